@@ -1,0 +1,52 @@
+# iap-ledger: two commands on a fresh machine.
+#   make run    installs what is missing, builds in release mode, serves on an embedded PostgreSQL
+#   make test   the same set-up, then the whole suite in debug and in release mode
+SHELL := /bin/bash
+SWIFT ?= swift
+# Debian packages the build, the tests and the benchmarks need. Checked one by one so a
+# machine that has them all never touches apt.
+PACKAGES := libpq-dev libssl-dev libmicrohttpd-dev postgresql libcurl4 openssl util-linux
+BENCH_PACKAGES := wrk
+ARGS ?=
+
+.PHONY: deps bench-deps build release run test test-debug test-release bench clean
+
+deps:
+	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+bench-deps: deps
+	@missing=""; for p in $(BENCH_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+run: release
+	.build/release/iap-ledger serve $(ARGS)
+
+test: deps test-debug test-release
+
+test-debug:
+	$(SWIFT) test
+
+# Some C-interop lifetime bugs only show with the optimizer on.
+test-release:
+	$(SWIFT) test -c release
+
+bench: bench-deps
+	$(SWIFT) build -c release --product iap-ledger
+	.build/release/iap-ledger bench $(ARGS)
+
+clean:
+	rm -rf .build

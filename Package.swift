@@ -1,0 +1,41 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// No outside Swift package: everything Swift lacks comes from Debian's C libraries
+// through systemLibrary targets, each owned by exactly one Swift target.
+let package = Package(
+    name: "iap-ledger",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "iap-ledger", targets: ["iap-ledger"]),
+    ],
+    targets: [
+        // C libraries (thin shims: macros and variadics Swift cannot call).
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+
+        // Pure Swift, no dependencies: a fast JSON reader and writer shared by every layer.
+        .target(name: "JSON"),
+        // The pure domain: events in, state out, time passed in as a value.
+        .target(name: "Ledger", dependencies: ["JSON"]),
+        // Adapters. They never import each other.
+        .target(name: "AppStore", dependencies: ["COpenSSL", "JSON"]),
+        .target(name: "EventStore", dependencies: ["CLibPQ"]),
+        .target(name: "HTTP", dependencies: ["CMicroHTTPD", "JSON"]),
+        // The only target that imports several siblings.
+        .target(name: "Service", dependencies: ["Ledger", "AppStore", "EventStore", "HTTP", "JSON"]),
+        .executableTarget(name: "iap-ledger", dependencies: ["Service"]),
+
+        // Shared by the test targets and the benchmarks: a private PostgreSQL per test run,
+        // and signed App Store vectors minted with the test PKI.
+        .target(name: "TestSupport", dependencies: ["EventStore", "AppStore", "JSON"]),
+
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "JSON"]),
+        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "TestSupport", "JSON"]),
+        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "TestSupport"]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "JSON"]),
+        .testTarget(name: "ServiceTests", dependencies: ["Service", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON"]),
+    ]
+)

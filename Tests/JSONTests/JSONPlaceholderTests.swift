@@ -1,0 +1,6 @@
+import Testing
+@testable import JSON
+
+@Suite struct JSONPlaceholderTests {
+    @Test func targetBuilds() { #expect(Bool(true)) }
+}
