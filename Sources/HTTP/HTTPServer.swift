@@ -7,10 +7,10 @@ import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd: a pool of worker threads (internal epoll) that run the
 /// handler synchronously, with keep-alive, a body limit, a connection limit and timeouts.
-public final class HTTPServer: @unchecked Sendable {
+public final class HTTPServer: Sendable {
     public let configuration: Configuration
     private let context: DaemonContext
-    /// The daemon and the port it listens on; `@unchecked Sendable` rests on this lock.
+    /// The daemon and the port it listens on, only touched under this lock.
     private let state = Mutex<Running?>(nil)
 
     private struct Running {

@@ -34,11 +34,12 @@ enum MHDCallbacks {
             withUnsafeMutablePointer(to: &state.headers) { headers in
                 _ = MHD_get_connection_values(connection, .HEADER_KIND, collectHeader, headers)
             }
-            if let length = state.headers["content-length"] {
-                guard let declared = Int(length), declared <= context.maxBodyBytes else {
+            if let length = state.headers["content-length"], let declared = Int(length) {
+                if declared > context.maxBodyBytes {
                     return queue(connection, tooLarge(context, state), context)
                 }
-                state.body.reserveCapacity(declared)
+                // Capped: a client declaring 1 MiB on many idle connections must not pin that much memory.
+                state.body.reserveCapacity(min(declared, 64 * 1024))
             }
             return .YES
         }

@@ -71,3 +71,10 @@ protocol MetricFamily: Sendable {
     var labelNames: [String] { get }
     func renderSamples(into out: inout [UInt8])
 }
+
+extension MetricsRegistry {
+    /// A `GET /metrics` answer: the rendered registry with the exposition content type.
+    public func response() -> HTTPResponse {
+        HTTPResponse(status: 200, headers: ["Content-Type": Self.contentType], body: render())
+    }
+}

@@ -169,6 +169,44 @@ import Testing
         #expect(server.port == nil)
     }
 
+    @Test func idleConnectionsAreClosedAfterTheTimeout() throws {
+        let (server, port) = try TestRoutes.server { $0.connectionTimeoutSeconds = 1 }
+        defer { server.stop() }
+        let client = try TestClient(port: port)
+        #expect(try client.request("GET", "/hello").status == 200)
+        let started = Date()
+        #expect(client.isClosedByPeer())
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+
+    @Test func aRequestHeadLargerThanTheLimitIsRefusedWithoutReachingTheHandler() throws {
+        let reached = Atomic<Int>(0)
+        var router = Router()
+        router.add("GET", "/hello") { _, _ in
+            reached.wrappingAdd(1, ordering: .relaxed)
+            return .text(200, "hello")
+        }
+        let (server, port) = try TestRoutes.server(router: router) { $0.maxHeaderBytes = 8 * 1024 }
+        defer { server.stop() }
+        let big = String(repeating: "a", count: 16 * 1024)
+        let response = try TestClient(port: port).request("GET", "/hello", headers: ["X-Big": big])
+        #expect(response.status == 431)
+        #expect(reached.load(ordering: .relaxed) == 0)
+        #expect(try TestClient(port: port).request("GET", "/hello").status == 200)
+        #expect(waitUntil { server.inFlightRequests == 0 })
+    }
+
+    @Test func headAnswersWithHeadersOnly() throws {
+        let (server, port) = try TestRoutes.server()
+        defer { server.stop() }
+        let client = try TestClient(port: port)
+        try client.send("HEAD /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+        let head = try client.readResponseHead()
+        #expect(head.status == 200)
+        #expect(head.headers["content-length"] == "5")
+        #expect(try client.request("GET", "/hello").text == "hello")
+    }
+
     private func expectProblem(_ response: TestClient.Response, status: Int, code: String) throws {
         #expect(response.status == status)
         #expect(response.headers["content-type"] == "application/problem+json")

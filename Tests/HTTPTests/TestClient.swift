@@ -82,7 +82,14 @@ final class TestClient {
         return try readResponse()
     }
 
-    func readResponse() throws -> Response {
+    /// Reads a status line and headers only (for HEAD, whose Content-Length announces no body).
+    func readResponseHead() throws -> Response {
+        var response = try readResponse(bodyless: true)
+        response.body = []
+        return response
+    }
+
+    func readResponse(bodyless: Bool = false) throws -> Response {
         while true {
             if let end = headerEnd() {
                 let head = String(decoding: buffer[..<end], as: UTF8.self)
@@ -97,7 +104,7 @@ final class TestClient {
                     guard let colon = line.firstIndex(of: ":") else { continue }
                     headers[line[..<colon].lowercased()] = String(line[line.index(after: colon)...].drop { $0 == " " })
                 }
-                let length = Int(headers["content-length"] ?? "0") ?? 0
+                let length = bodyless ? 0 : Int(headers["content-length"] ?? "0") ?? 0
                 while buffer.count < length { try fill() }
                 let body = Array(buffer[..<length])
                 buffer.removeFirst(length)
