@@ -31,7 +31,8 @@ public final class Gauge: MetricFamily {
     func renderSamples(into out: inout [UInt8]) {
         let snapshot = series.withLock { $0 }
         for labels in snapshot.keys.sorted(by: PrometheusText.labelOrder) {
-            PrometheusText.sample(into: &out, name: name, labelNames: labelNames, labels: labels, value: snapshot[labels]!)
+            PrometheusText.sample(
+                into: &out, name: name, labelNames: labelNames, labels: labels, value: snapshot[labels]!)
         }
     }
 }
@@ -44,7 +45,10 @@ final class CallbackGauge: MetricFamily {
     var type: String { "gauge" }
     private let sample: @Sendable () -> [(labels: [String], value: Double)]
 
-    init(name: String, help: String, labelNames: [String], sample: @escaping @Sendable () -> [(labels: [String], value: Double)]) {
+    init(
+        name: String, help: String, labelNames: [String],
+        sample: @escaping @Sendable () -> [(labels: [String], value: Double)]
+    ) {
         self.name = name
         self.help = help
         self.labelNames = labelNames

@@ -74,7 +74,8 @@ public final class HTTPServer: Sendable {
             context.stopping.store(true, ordering: .relaxed)
             let listenFD = MHD_quiesce_daemon(current.daemon)
             if listenFD >= 0 { close(listenFD) }
-            let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(configuration.shutdownGraceSeconds * 1000)))
+            let deadline = ContinuousClock.now.advanced(
+                by: .milliseconds(Int(configuration.shutdownGraceSeconds * 1000)))
             while context.liveRequests.load(ordering: .relaxed) > 0 && ContinuousClock.now < deadline {
                 usleep(2_000)
             }

@@ -55,13 +55,16 @@ public final class Histogram: MetricFamily {
             var cumulative: UInt64 = 0
             for (i, bound) in bounds.enumerated() {
                 cumulative += s.counts[i]
-                PrometheusText.sample(into: &out, name: name + "_bucket", labelNames: bucketLabels,
+                PrometheusText.sample(
+                    into: &out, name: name + "_bucket", labelNames: bucketLabels,
                     labels: labels + [PrometheusText.format(bound)], value: Double(cumulative))
             }
-            PrometheusText.sample(into: &out, name: name + "_bucket", labelNames: bucketLabels,
+            PrometheusText.sample(
+                into: &out, name: name + "_bucket", labelNames: bucketLabels,
                 labels: labels + ["+Inf"], value: Double(s.count))
             PrometheusText.sample(into: &out, name: name + "_sum", labelNames: labelNames, labels: labels, value: s.sum)
-            PrometheusText.sample(into: &out, name: name + "_count", labelNames: labelNames, labels: labels,
+            PrometheusText.sample(
+                into: &out, name: name + "_count", labelNames: labelNames, labels: labels,
                 value: Double(s.count))
         }
     }

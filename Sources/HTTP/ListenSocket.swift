@@ -79,9 +79,13 @@ enum ListenSocket {
         guard rc == 0 else { return nil }
         return withUnsafePointer(to: &storage) { p -> Int in
             if Int32(p.pointee.ss_family) == AF_INET {
-                return p.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+                return p.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                    Int(UInt16(bigEndian: $0.pointee.sin_port))
+                }
             }
-            return p.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+            return p.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                Int(UInt16(bigEndian: $0.pointee.sin6_port))
+            }
         }
     }
 

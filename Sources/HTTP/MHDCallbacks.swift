@@ -4,13 +4,14 @@ import CMicroHTTPD
 enum MHDCallbacks {
     /// Called with the raw request target before MHD unescapes anything; its return value becomes
     /// `*con_cls`, and it makes MHD send NOTIFY_COMPLETED even for requests that never reach the handler.
-    static let uriLog: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?)
-        -> UnsafeMutableRawPointer? = { cls, uri, _ in
-            let context = Unmanaged<DaemonContext>.fromOpaque(cls!).takeUnretainedValue()
-            context.liveRequests.wrappingAdd(1, ordering: .relaxed)
-            let state = RequestState(target: uri.map { String(cString: $0) } ?? "/")
-            return Unmanaged.passRetained(state).toOpaque()
-        }
+    static let uriLog:
+        @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?)
+            -> UnsafeMutableRawPointer? = { cls, uri, _ in
+                let context = Unmanaged<DaemonContext>.fromOpaque(cls!).takeUnretainedValue()
+                context.liveRequests.wrappingAdd(1, ordering: .relaxed)
+                let state = RequestState(target: uri.map { String(cString: $0) } ?? "/")
+                return Unmanaged.passRetained(state).toOpaque()
+            }
 
     static let completed: MHD_RequestCompletedCallback = { cls, _, conCls, _ in
         guard let conCls, let raw = conCls.pointee else { return }

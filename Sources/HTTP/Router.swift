@@ -50,7 +50,8 @@ public struct Router: Sendable {
             if segment.hasPrefix("{") && segment.hasSuffix("}") && segment.count > 2 {
                 let name = String(segment.dropFirst().dropLast())
                 if let existing = nodes[node].parameter {
-                    precondition(existing.name == name, "parameter {\(name)} clashes with {\(existing.name)} in \(pattern)")
+                    precondition(
+                        existing.name == name, "parameter {\(name)} clashes with {\(existing.name)} in \(pattern)")
                     node = existing.child
                 } else {
                     nodes.append(Node())
@@ -82,7 +83,8 @@ public struct Router: Sendable {
         let start = ContinuousClock.now
         let (response, pattern) = route(request)
         let elapsed = start.duration(to: .now).components
-        observer(request.method, pattern, response.status,
+        observer(
+            request.method, pattern, response.status,
             Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18)
         return response
     }
@@ -91,8 +93,11 @@ public struct Router: Sendable {
         let segments = Self.segments(of: Substring(request.path))
         var captured: [(name: String, value: String)] = []
         guard let node = match(0, segments, 0, &captured), let pattern = nodes[node].pattern else {
-            return (.problem(status: 404, code: "not_found", title: "Not Found",
-                detail: "No route for \(request.method) \(request.path)."), Self.unmatchedRoute)
+            return (
+                .problem(
+                    status: 404, code: "not_found", title: "Not Found",
+                    detail: "No route for \(request.method) \(request.path)."), Self.unmatchedRoute
+            )
         }
         let methods = nodes[node].methods
         guard let index = methods[request.method] ?? (request.method == "HEAD" ? methods["GET"] : nil) else {
@@ -118,7 +123,8 @@ public struct Router: Sendable {
             return response
         }
         guard scopes.contains(scope) else {
-            return .problem(status: 403, code: "forbidden", title: "Forbidden",
+            return .problem(
+                status: 403, code: "forbidden", title: "Forbidden",
                 detail: "This API key lacks the \"\(scope)\" scope.")
         }
         return nil
@@ -133,7 +139,9 @@ public struct Router: Sendable {
     }
 
     /// Depth-first, literal before parameter, so `/users/me` beats `/users/{id}`.
-    private func match(_ node: Int, _ segments: [Substring], _ i: Int, _ captured: inout [(name: String, value: String)])
+    private func match(
+        _ node: Int, _ segments: [Substring], _ i: Int, _ captured: inout [(name: String, value: String)]
+    )
         -> Int?
     {
         if i == segments.count { return nodes[node].pattern == nil ? nil : node }

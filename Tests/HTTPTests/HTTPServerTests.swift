@@ -76,7 +76,8 @@ import Testing
         let (server, port) = try TestRoutes.server()
         defer { server.stop() }
         let client = try TestClient(port: port)
-        let response = try client.chunkedRequest("POST", "/upload", body: TestRoutes.bytes(1_500_000), chunkSize: 65_536)
+        let response = try client.chunkedRequest(
+            "POST", "/upload", body: TestRoutes.bytes(1_500_000), chunkSize: 65_536)
         try expectProblem(response, status: 413, code: "payload_too_large")
         #expect(try TestClient(port: port).request("GET", "/hello").status == 200)
         #expect(waitUntil { server.inFlightRequests == 0 })
@@ -122,7 +123,9 @@ import Testing
                 defer { group.leave() }
                 guard let client = try? TestClient(port: port) else { return }
                 for i in 0..<50 {
-                    if let r = try? client.request("GET", "/echo/t\(t)-\(i)"), r.status == 200, r.text == "t\(t)-\(i)|-|-" {
+                    if let r = try? client.request("GET", "/echo/t\(t)-\(i)"), r.status == 200,
+                        r.text == "t\(t)-\(i)|-|-"
+                    {
                         answered.wrappingAdd(1, ordering: .relaxed)
                     }
                 }

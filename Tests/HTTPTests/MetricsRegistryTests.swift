@@ -25,8 +25,10 @@ import Testing
                 typed[String(parts[2])] = String(parts[3])
                 continue
             }
-            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]
-                .replacingOccurrences(of: "+Inf", with: "inf"))
+            guard let space = line.lastIndex(of: " "),
+                let value = Double(
+                    line[line.index(after: space)...]
+                        .replacingOccurrences(of: "+Inf", with: "inf"))
             else { throw Bad(line: String(line)) }
             let series = line[..<space]
             var name = String(series)
@@ -39,7 +41,8 @@ import Testing
                     guard let eq = pair.firstIndex(of: "="), pair[pair.index(after: eq)...].hasPrefix("\""),
                         pair.hasSuffix("\"")
                     else { throw Bad(line: String(line)) }
-                    labels[String(pair[..<eq])] = String(pair[pair.index(eq, offsetBy: 2)..<pair.index(before: pair.endIndex)])
+                    labels[String(pair[..<eq])] = String(
+                        pair[pair.index(eq, offsetBy: 2)..<pair.index(before: pair.endIndex)])
                 }
             }
             let family = ["_bucket", "_sum", "_count"].reduce(name) { n, suffix in

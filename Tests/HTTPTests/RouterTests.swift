@@ -59,9 +59,10 @@ import Testing
         _ = router.handle(get("/v1/users/u-42", headers: ["authorization": "Bearer reader-key"]))
         _ = router.handle(get("/v1/users/u-43"))
         _ = router.handle(get("/missing/1"))
-        #expect(seen.withLock { $0 } == [
-            "GET /v1/users/{userId} 200 true", "GET /v1/users/{userId} 401 true", "GET unmatched 404 true",
-        ])
+        #expect(
+            seen.withLock { $0 } == [
+                "GET /v1/users/{userId} 200 true", "GET /v1/users/{userId} 401 true", "GET unmatched 404 true",
+            ])
     }
 
     @Test func problemCarriesExtraMembersButNeverOverridesTheStandardOnes() throws {
