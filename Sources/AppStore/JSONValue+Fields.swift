@@ -1,3 +1,5 @@
+import JSON
+
 /// Tolerant field accessors used by the payload models: a field of the wrong type reads as absent.
 extension JSONValue {
     /// A string field; numeric lexemes are accepted too (ids are numeric-looking strings).

@@ -1,3 +1,5 @@
+import JSON
+
 /// Verified renewal info: `JWSRenewalInfoDecodedPayload`, or a legacy `pending_renewal_info` entry.
 ///
 /// [JWSRenewalInfoDecodedPayload](https://developer.apple.com/documentation/appstoreserverapi/jwsrenewalinfodecodedpayload)

@@ -1,3 +1,5 @@
+import JSON
+
 /// A verified transaction: StoreKit 2 `JWSTransactionDecodedPayload`, or a legacy receipt entry.
 ///
 /// [JWSTransactionDecodedPayload](https://developer.apple.com/documentation/appstoreserverapi/jwstransactiondecodedpayload)

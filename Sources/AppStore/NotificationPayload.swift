@@ -1,3 +1,5 @@
+import JSON
+
 /// App Store Server Notifications V2 `ResponseBodyV2DecodedPayload`.
 ///
 /// [responseBodyV2DecodedPayload](https://developer.apple.com/documentation/appstoreservernotifications/responsebodyv2decodedpayload)

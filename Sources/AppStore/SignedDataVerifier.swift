@@ -65,18 +65,24 @@ public final class SignedDataVerifier: Sendable {
     private func checkApp(bundleId: String?, appAppleId: Int64?, environment: String?, checksAppAppleId: Bool = false)
         throws(VerificationError)
     {
-        let candidates = apps.filter { $0.bundleId == bundleId }
+        var candidates = apps.filter { $0.bundleId == bundleId }
         guard !candidates.isEmpty else {
             throw VerificationError(.unknownApp, "bundleId \(bundleId ?? "missing") is not a configured app")
         }
-        let inEnvironment = candidates.filter { app in environment.map(app.environments.contains) ?? false }
-        guard !inEnvironment.isEmpty else {
-            throw VerificationError(.wrongEnvironment, "environment \(environment ?? "missing") is not accepted for \(bundleId!)")
-        }
-        if checksAppAppleId && environment == AppStoreEnvironment.production {
-            guard inEnvironment.contains(where: { $0.appAppleId == appAppleId }) else {
+        // As Apple: a Production notification must name the app's appAppleId; any appAppleId present
+        // must match (Apple's test: a Production-configured 1235 verifier rejects a 1234 notification).
+        if checksAppAppleId {
+            let matches = candidates.filter { app in
+                if environment == AppStoreEnvironment.production { return app.appAppleId == appAppleId }
+                return appAppleId == nil || app.appAppleId == nil || app.appAppleId == appAppleId
+            }
+            guard !matches.isEmpty else {
                 throw VerificationError(.unknownApp, "appAppleId \(appAppleId.map(String.init) ?? "missing") does not match \(bundleId!)")
             }
+            candidates = matches
+        }
+        guard candidates.contains(where: { app in environment.map(app.environments.contains) ?? false }) else {
+            throw VerificationError(.wrongEnvironment, "environment \(environment ?? "missing") is not accepted for \(bundleId!)")
         }
     }
 }
