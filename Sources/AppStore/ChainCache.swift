@@ -1,25 +1,19 @@
 import COpenSSL
 import Synchronization
 
-/// Chains already validated, keyed by SHA-256 of their x5c leaf and intermediate, so a hit skips
-/// certificate parsing and X509_verify_cert and keeps the parsed leaf key. Bounded (FIFO eviction).
+/// Chains already validated, keyed by SHA-256 of the JWS header (alg + x5c certificates), so a hit
+/// skips header parsing, certificate parsing and X509_verify_cert and keeps the parsed leaf key.
+/// Bounded (FIFO eviction).
 final class ChainCache: Sendable {
     struct Key: Hashable, Sendable {
         var a: UInt64, b: UInt64, c: UInt64, d: UInt64
 
-        /// Hashes the x5c entries' base64 text: equal text means equal certificates.
-        init(leaf: String, intermediate: String) {
-            var leaf = leaf, intermediate = intermediate
+        /// Hashes the JWS header segment: it holds exactly `alg` and the x5c certificates, so equal
+        /// text means the same certificates, and a hit skips decoding and parsing the header too.
+        init(header: UnsafeBufferPointer<UInt8>) {
             var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-            guard let ctx = EVP_MD_CTX_new() else { OpenSSLErrors.fatal("EVP_MD_CTX_new") }
-            defer { EVP_MD_CTX_free(ctx) }
-            EVP_DigestInit_ex(ctx, EVP_sha256(), nil)
-            leaf.withUTF8 { _ = EVP_DigestUpdate(ctx, $0.baseAddress, $0.count) }
-            var separator: UInt8 = 0
-            EVP_DigestUpdate(ctx, &separator, 1)
-            intermediate.withUTF8 { _ = EVP_DigestUpdate(ctx, $0.baseAddress, $0.count) }
             withUnsafeMutableBytes(of: &words) { buf in
-                _ = EVP_DigestFinal_ex(ctx, buf.baseAddress!.assumingMemoryBound(to: UInt8.self), nil)
+                _ = SHA256(header.baseAddress, header.count, buf.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
             (a, b, c, d) = words
         }

@@ -29,12 +29,16 @@ final class PublicKey: @unchecked Sendable {
         var der = [UInt8](repeating: 0, count: 80)
         let derLength = ECDSASignature.der(fromRaw: rawSignature, into: &der)
         guard derLength > 0 else { throw OpenSSLErrors.signature("cannot encode signature") }
-        guard let ctx = EVP_MD_CTX_new() else { OpenSSLErrors.fatal("EVP_MD_CTX_new") }
-        defer { EVP_MD_CTX_free(ctx) }
+        // Digest with the one-shot SHA256 and verify the digest: measurably cheaper than the
+        // EVP_DigestVerify path, which fetches the digest from the provider on every call.
+        var digest = [UInt8](repeating: 0, count: 32)
+        digest.withUnsafeMutableBufferPointer { d in _ = SHA256(signingInput.baseAddress, signingInput.count, d.baseAddress) }
         let ok = withExtendedLifetime(self) { () -> Bool in
-            guard EVP_DigestVerifyInit_ex(ctx, nil, "SHA256", nil, nil, raw, nil) == 1 else { return false }
+            guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, raw, nil) else { OpenSSLErrors.fatal("EVP_PKEY_CTX_new") }
+            defer { EVP_PKEY_CTX_free(ctx) }
+            guard EVP_PKEY_verify_init(ctx) == 1 else { return false }
             return der.withUnsafeBufferPointer { sig in
-                EVP_DigestVerify(ctx, sig.baseAddress, derLength, signingInput.baseAddress, signingInput.count) == 1
+                EVP_PKEY_verify(ctx, sig.baseAddress, derLength, digest, 32) == 1
             }
         }
         guard ok else { throw OpenSSLErrors.signature("ES256 signature does not verify with the leaf key") }

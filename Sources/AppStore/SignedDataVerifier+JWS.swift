@@ -49,7 +49,39 @@ extension SignedDataVerifier {
             return (payload, payloadBytes)
         }
 
-        // 2. Header: alg ES256, x5c with exactly three certificates.
+        // 4. Effective date: the payload's signedDate, so stored facts stay verifiable after leaf expiry.
+        let time: Int64
+        if let signedDate = payload.millis("signedDate") {
+            time = signedDate >= 0 ? signedDate / 1000 : (signedDate - 999) / 1000
+        } else {
+            time = Int64(Glibc.time(nil))
+        }
+
+        // 2, 3, 5, 6. Header and chain, cached by the header's hash; a hit still honours `time`.
+        let key = ChainCache.Key(header: headerPart)
+        let entry: ChainCache.Entry
+        if let hit = cache.lookup(key), hit.covers(time) {
+            entry = hit
+        } else {
+            entry = try validateHeader(headerPart, at: time)
+            cache.insert(entry, for: key)
+        }
+
+        // 8. ES256 signature over "header.payload" with the leaf key.
+        guard let signature = Base64.decodeURL(signaturePart) else {
+            throw VerificationError(.malformed, "signature is not base64url")
+        }
+        let signingInput = UnsafeBufferPointer(rebasing: bytes[0..<dots[1]])
+        try signature.withUnsafeBufferPointer { sig throws(VerificationError) in
+            try entry.leafKey.verifyES256(rawSignature: sig, signingInput: signingInput)
+        }
+        return (payload, payloadBytes)
+    }
+
+    /// Header checks (alg ES256, x5c of 3), then the chain at `time` and Apple's OIDs.
+    private func validateHeader(_ headerPart: UnsafeBufferPointer<UInt8>, at time: Int64)
+        throws(VerificationError) -> ChainCache.Entry
+    {
         guard let headerBytes = Base64.decodeURL(headerPart) else {
             throw VerificationError(.malformed, "header is not base64url")
         }
@@ -68,34 +100,8 @@ extension SignedDataVerifier {
         guard x5c.count == 3 else {
             throw VerificationError(.invalidChain, "x5c must hold 3 certificates, found \(x5c.count)")
         }
-
-        // 4. Effective date: the payload's signedDate, so stored facts stay verifiable after leaf expiry.
-        let time: Int64
-        if let signedDate = payload.millis("signedDate") {
-            time = signedDate >= 0 ? signedDate / 1000 : (signedDate - 999) / 1000
-        } else {
-            time = Int64(Glibc.time(nil))
-        }
-
-        // 3, 5, 6. Chain (cached by certificate hash) and Apple OIDs.
-        let key = ChainCache.Key(leaf: x5c[0], intermediate: x5c[1])
-        let entry: ChainCache.Entry
-        if let hit = cache.lookup(key), hit.covers(time) {
-            entry = hit
-        } else {
-            entry = try validateChain(leaf: x5c[0], intermediate: x5c[1], at: time)
-            cache.insert(entry, for: key)
-        }
-
-        // 8. ES256 signature over "header.payload" with the leaf key.
-        guard let signature = Base64.decodeURL(signaturePart) else {
-            throw VerificationError(.malformed, "signature is not base64url")
-        }
-        let signingInput = UnsafeBufferPointer(rebasing: bytes[0..<dots[1]])
-        try signature.withUnsafeBufferPointer { sig throws(VerificationError) in
-            try entry.leafKey.verifyES256(rawSignature: sig, signingInput: signingInput)
-        }
-        return (payload, payloadBytes)
+        // x5c[2] is ignored: the anchor is one of the configured roots.
+        return try validateChain(leaf: x5c[0], intermediate: x5c[1], at: time)
     }
 
     private func validateChain(leaf leafText: String, intermediate intermediateText: String, at time: Int64)
