@@ -1,3 +1,4 @@
+import JSON
 import Glibc
 
 /// Verifies App Store signed data (JWS) the way Apple's SignedDataVerifier does (FORMATS §1.2),
