@@ -116,8 +116,8 @@ import Testing
     @Test func malformedJSONIsAMalformedResponse() throws {
         let server = try StandInServer(["/prod": [(200, "<html>not json")]])
         defer { server.stop() }
-        guard case .malformedResponse? = error({ () throws(ReceiptError) in _ = try verifier(server).verify(receiptData: "x") })
-        else { Issue.record("expected malformedResponse"); return }
+        let outcome = error({ () throws(ReceiptError) in _ = try verifier(server).verify(receiptData: "x") })
+        guard case .malformedResponse? = outcome else { Issue.record("expected malformedResponse, got \(String(describing: outcome))"); return }
         let noStatus = try StandInServer(["/prod": [(200, #"{"receipt":{}}"#)]])
         defer { noStatus.stop() }
         guard case .malformedResponse? = error({ () throws(ReceiptError) in _ = try verifier(noStatus).verify(receiptData: "x") })
