@@ -38,15 +38,16 @@ final class StandInServer: @unchecked Sendable {
     func hitCount(_ path: String) -> Int { lock.withLock { hits[path] ?? 0 } }
     var requestBodies: [String] { lock.withLock { bodies } }
 
+    /// Stops listening. Only the serving thread closes the descriptor, so its number cannot be
+    /// recycled by another server while this thread might still call accept on it.
     func stop() {
         shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
     }
 
     private func serve() {
         while true {
             let client = accept(fd, nil, nil)
-            if client < 0 { return }
+            if client < 0 { close(fd); return }
             handle(client)
             close(client)
         }
