@@ -123,6 +123,22 @@ public final class EmbeddedPostgres: Sendable {
         log("PostgreSQL \(postmasterPID) stopped")
     }
 
+    /// Arms a watchdog process that shuts the server down (fast mode) if this process dies
+    /// without calling `stop()` (crash, SIGKILL), so no server is left running behind it.
+    /// With `removingDataDirectory` it then deletes the data directory (throwaway test clusters).
+    public func stopWhenProcessExits(removingDataDirectory: Bool = false) {
+        let pidFile = dataDirectory + "/pgdata/postmaster.pid"
+        var script = """
+            while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
+            if [ "$(head -n 1 \(shellQuoted(pidFile)) 2>/dev/null)" = "\(postmasterPID)" ]; then
+                kill -INT \(postmasterPID)
+                while kill -0 \(postmasterPID) 2>/dev/null; do sleep 0.2; done
+            fi
+            """
+        if removingDataDirectory { script += "\nrm -rf \(shellQuoted(dataDirectory))" }
+        Subprocess.spawnDetached(["/bin/sh", "-c", script])
+    }
+
     /// Whether `pid` names a live (not zombie) process.
     public static func isAlive(_ pid: Int32) -> Bool {
         guard let stat = Subprocess.readFile("/proc/\(pid)/stat"),

@@ -66,3 +66,21 @@ enum Subprocess {
         return nil
     }
 }
+
+extension Subprocess {
+    /// Starts `argv` and does not wait for it (a watchdog that must outlive us).
+    @discardableResult
+    static func spawnDetached(_ argv: [String]) -> Bool {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let args: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        let env: [UnsafeMutablePointer<CChar>?] = [strdup("PATH=/usr/bin:/bin:/usr/sbin:/sbin"), nil]
+        defer { for pointer in args + env { free(pointer) } }
+        var pid: pid_t = 0
+        return posix_spawn(&pid, args[0]!, &actions, nil, args, env) == 0
+    }
+}

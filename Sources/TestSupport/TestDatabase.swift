@@ -81,6 +81,8 @@ public final class TestDatabase: Sendable {
             state.directory = directory
             atexit { TestDatabase.shared.stop() }
             let server = try EmbeddedPostgres.start(dataDirectory: directory, settings: settings)
+            // atexit does not run when a test crashes the process: the watchdog covers that.
+            server.stopWhenProcessExits(removingDataDirectory: true)
             state.server = server
             return server
         } catch {
