@@ -116,8 +116,14 @@ public final class EmbeddedPostgres: Sendable {
         guard !alreadyStopped else { return }
         let result = tools.run([tools.pgCtl, "stop", "-w", "-t", "60", "-m", "fast", "-D", dataDirectory + "/pgdata"])
         if !result.succeeded, Self.isAlive(postmasterPID) {
-            log("pg_ctl stop failed: \(lastLines(result.output, 2)); sending SIGTERM")
-            kill(postmasterPID, SIGTERM)
+            log("pg_ctl stop failed: \(lastLines(result.output, 2)); sending SIGINT")
+            kill(postmasterPID, SIGINT)
+        }
+        // pg_ctl returns once postmaster.pid is gone, a moment before the process itself exits.
+        var waited = 0
+        while Self.isAlive(postmasterPID) && waited < 30_000 {
+            usleep(10_000)
+            waited += 10
         }
         if ownsSocketDirectory { rmdir(socketDirectory) }
         log("PostgreSQL \(postmasterPID) stopped")

@@ -8,6 +8,12 @@ public struct MigrationError: Error, Sendable, CustomStringConvertible {
     /// The underlying database error, if any.
     public let databaseError: DatabaseError?
 
+    public init(file: String?, message: String, databaseError: DatabaseError?) {
+        self.file = file
+        self.message = message
+        self.databaseError = databaseError
+    }
+
     public var description: String {
         if let file { return "migration \(file) failed: \(message)" }
         return "migration failed: \(message)"

@@ -42,11 +42,11 @@ final class Barrier: @unchecked Sendable {
 func json(_ text: String) -> [UInt8] { Array(text.utf8) }
 
 /// Polls `read` until it answers a non-empty array (or 10 s pass), like a catch-up loop would.
-func eventually<T>(_ read: () throws -> [T]) throws -> [T] {
+func eventually<T>(until done: ([T]) -> Bool = { !$0.isEmpty }, _ read: () throws -> [T]) throws -> [T] {
     let deadline = ContinuousClock.now + .seconds(10)
     while true {
         let value = try read()
-        if !value.isEmpty || ContinuousClock.now > deadline { return value }
+        if done(value) || ContinuousClock.now > deadline { return value }
         Thread.sleep(forTimeInterval: 0.02)
     }
 }
