@@ -177,8 +177,9 @@ private struct Retry: Error {}
         try writerA.executeScript("COMMIT")
         // The horizon is cluster-wide: other tests' open transactions can hold it back briefly,
         // so read as a catch-up loop does, polling.
-        let both = try eventually { try store.readAll(after: .start, limit: 100, on: reader) }
+        let both = try eventually(until: { $0.count == 2 }) { try store.readAll(after: .start, limit: 100, on: reader) }
         #expect(both.map(\.type) == ["A", "B"])
+        try #require(both.count == 2)
         #expect(both.map(\.seq) == [a[0].seq, b[0].seq])
 
         // Paging from a checkpoint continues after it.
