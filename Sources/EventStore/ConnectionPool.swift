@@ -71,7 +71,10 @@ public final class ConnectionPool: Sendable {
         }
         if let existing = connection, !existing.isHealthy || existing.hasUnexpectedInput {
             connection = nil
-            state.withLock { $0.stats.open -= 1; $0.stats.discards += 1 }
+            state.withLock {
+                $0.stats.open -= 1
+                $0.stats.discards += 1
+            }
         }
         let lent: Connection
         if let connection {

@@ -19,17 +19,21 @@ extension EmbeddedPostgres {
             directories += ["/usr/local/pgsql/bin", "/usr/pgsql/bin"]
             guard let initdb = Subprocess.find("initdb", in: directories) else {
                 throw EmbeddedPostgresError(
-                    .notInstalled, "PostgreSQL's initdb was not found: install the `postgresql` package (apt-get install postgresql)")
+                    .notInstalled,
+                    "PostgreSQL's initdb was not found: install the `postgresql` package (apt-get install postgresql)")
             }
             let bindir = String(initdb.dropLast("/initdb".count))
             guard let pgCtl = Subprocess.find("pg_ctl", in: [bindir] + directories) else {
-                throw EmbeddedPostgresError(.notInstalled, "PostgreSQL's pg_ctl was not found next to \(initdb): install the `postgresql` package")
+                throw EmbeddedPostgresError(
+                    .notInstalled,
+                    "PostgreSQL's pg_ctl was not found next to \(initdb): install the `postgresql` package")
             }
             var runuser: String? = nil
             if geteuid() == 0 {
                 guard getpwnam(EmbeddedPostgres.superuser) != nil else {
                     throw EmbeddedPostgresError(
-                        .notInstalled, "running as root needs the `postgres` OS user (created by the `postgresql` package)")
+                        .notInstalled,
+                        "running as root needs the `postgres` OS user (created by the `postgresql` package)")
                 }
                 guard let found = Subprocess.find("runuser", in: ["/usr/sbin", "/sbin", "/usr/bin", "/bin"]) else {
                     throw EmbeddedPostgresError(.notInstalled, "running as root needs `runuser` (util-linux)")
@@ -69,17 +73,20 @@ extension EmbeddedPostgres {
             throw EmbeddedPostgresError(.dataDirectory, "data directory \(path) is not a directory")
         }
         guard let resolved = realpath(path, nil) else {
-            throw EmbeddedPostgresError(.dataDirectory, "cannot resolve data directory \(path): \(Subprocess.errorText(errno))")
+            throw EmbeddedPostgresError(
+                .dataDirectory, "cannot resolve data directory \(path): \(Subprocess.errorText(errno))")
         }
         let absolute = String(cString: resolved)
         free(resolved)
         guard access(absolute, R_OK | W_OK | X_OK) == 0 else {
             throw EmbeddedPostgresError(
-                .dataDirectory, "data directory \(absolute) is not readable and writable: \(Subprocess.errorText(errno))")
+                .dataDirectory,
+                "data directory \(absolute) is not readable and writable: \(Subprocess.errorText(errno))")
         }
         guard tools.chownToPostgres(absolute), chmod(absolute, 0o700) == 0 else {
             throw EmbeddedPostgresError(
-                .dataDirectory, "cannot give data directory \(absolute) to the postgres user: \(Subprocess.errorText(errno))")
+                .dataDirectory,
+                "cannot give data directory \(absolute) to the postgres user: \(Subprocess.errorText(errno))")
         }
         if tools.runuser != nil {
             // A parent directory that `postgres` cannot search (e.g. /root) fails here, clearly.
@@ -87,7 +94,8 @@ extension EmbeddedPostgres {
             guard probe.succeeded else {
                 throw EmbeddedPostgresError(
                     .dataDirectory,
-                    "data directory \(absolute) is not writable by the postgres OS user (is every parent directory searchable?)")
+                    "data directory \(absolute) is not writable by the postgres OS user (is every parent directory searchable?)"
+                )
             }
         }
         return absolute
@@ -103,7 +111,10 @@ extension EmbeddedPostgres {
             log("stopping PostgreSQL \(pid) left running in \(cluster)")
             let result = tools.run([tools.pgCtl, "stop", "-w", "-t", "60", "-m", "fast", "-D", cluster])
             guard result.succeeded else {
-                throw EmbeddedPostgresError(.start, "a PostgreSQL server (\(pid)) already runs in \(cluster) and did not stop: \(lastLines(result.output, 2))")
+                throw EmbeddedPostgresError(
+                    .start,
+                    "a PostgreSQL server (\(pid)) already runs in \(cluster) and did not stop: \(lastLines(result.output, 2))"
+                )
             }
         } else {
             log("removing stale \(cluster)/postmaster.pid (pid \(pid) is gone)")
@@ -129,7 +140,8 @@ extension EmbeddedPostgres {
     static func makeShortSocketDirectory(tools: Tools) throws(EmbeddedPostgresError) -> String {
         var template = Array("/tmp/iapl-XXXXXX".utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            throw EmbeddedPostgresError(.dataDirectory, "cannot create a socket directory in /tmp: \(Subprocess.errorText(errno))")
+            throw EmbeddedPostgresError(
+                .dataDirectory, "cannot create a socket directory in /tmp: \(Subprocess.errorText(errno))")
         }
         let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         guard tools.chownToPostgres(path) else {

@@ -98,7 +98,7 @@ public final class EmbeddedPostgres: Sendable {
                 if let template { sql += " TEMPLATE \(quotedIdentifier(template))" }
                 do {
                     try connection.executeScript(sql)
-                } catch where error.sqlState == "42P04" {
+                } catch  where error.sqlState == "42P04" {
                     // Created concurrently by someone else: fine.
                 }
             }

@@ -127,7 +127,8 @@ public struct EventStore: Sendable {
     }
 
     /// Saves the named reader's position; call it in the transaction that applied the events.
-    public func saveCheckpoint(name: String, _ checkpoint: Checkpoint, on connection: Connection) throws(DatabaseError) {
+    public func saveCheckpoint(name: String, _ checkpoint: Checkpoint, on connection: Connection) throws(DatabaseError)
+    {
         try connection.execute(
             """
             INSERT INTO es.checkpoints (name, tx, seq, updated_at) VALUES ($1, $2::xid8, $3::bigint, now())

@@ -7,7 +7,10 @@ public struct NewEvent: Sendable, Equatable {
     /// The verified source the event was derived from (JWS or verifyReceipt JSON), if any.
     public var payload: String?
 
-    public init(type: String, schemaVersion: Int = 1, data: [UInt8], metadata: [UInt8] = Array("{}".utf8), payload: String? = nil) {
+    public init(
+        type: String, schemaVersion: Int = 1, data: [UInt8], metadata: [UInt8] = Array("{}".utf8),
+        payload: String? = nil
+    ) {
         self.type = type
         self.schemaVersion = schemaVersion
         self.data = data

@@ -61,7 +61,8 @@ public enum Migrator {
         var done: [String] = []
         for file in files where !applied.contains(file.version) {
             guard let sql = Subprocess.readFile(directory + "/" + file.name) else {
-                throw MigrationError(file: file.name, message: "cannot read \(directory)/\(file.name)", databaseError: nil)
+                throw MigrationError(
+                    file: file.name, message: "cannot read \(directory)/\(file.name)", databaseError: nil)
             }
             do {
                 try connection.transaction { connection in
@@ -83,7 +84,8 @@ public enum Migrator {
     /// The `NNNN_name.sql` files of `directory`, sorted by number; duplicate numbers are refused.
     static func migrationFiles(in directory: String) throws(MigrationError) -> [(version: Int, name: String)] {
         guard let names = EmbeddedPostgres.listDirectory(directory) else {
-            throw MigrationError(file: nil, message: "cannot read migrations directory \(directory)", databaseError: nil)
+            throw MigrationError(
+                file: nil, message: "cannot read migrations directory \(directory)", databaseError: nil)
         }
         var files: [(version: Int, name: String)] = []
         for name in names where name.hasSuffix(".sql") {
@@ -92,7 +94,8 @@ public enum Migrator {
                 throw MigrationError(file: name, message: "migration files are named NNNN_name.sql", databaseError: nil)
             }
             if let other = files.first(where: { $0.version == version }) {
-                throw MigrationError(file: name, message: "version \(version) is also used by \(other.name)", databaseError: nil)
+                throw MigrationError(
+                    file: name, message: "version \(version) is also used by \(other.name)", databaseError: nil)
             }
             files.append((version, name))
         }

@@ -1,6 +1,6 @@
 import EventStore
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct AppendOnlyTests {
     private func seeded() throws -> Connection {
@@ -27,7 +27,9 @@ import TestSupport
         // What it may do: append, read, keep checkpoints.
         let store = EventStore()
         let result = try connection.transaction { connection in
-            try store.append(to: "user:a", expectedVersion: .exactly(1), events: [NewEvent(type: "Debited", data: json("{}"))], on: connection)
+            try store.append(
+                to: "user:a", expectedVersion: .exactly(1), events: [NewEvent(type: "Debited", data: json("{}"))],
+                on: connection)
         }
         guard case .appended(let events) = result else {
             Issue.record("service role could not append: \(result)")

@@ -1,13 +1,14 @@
 import EventStore
 import Foundation
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ConnectionPoolTests {
     @Test func lendsConnectionsWithTheirSetupStatementsAndCleansUp() throws {
         let pool = ConnectionPool(
-            conninfo: try TestDatabase.shared.freshDatabase(), size: 2, setupStatements: ["SET ROLE iap_ledger_service"])
+            conninfo: try TestDatabase.shared.freshDatabase(), size: 2, setupStatements: ["SET ROLE iap_ledger_service"]
+        )
         #expect(try pool.withConnection { try $0.query("SELECT current_user AS u")[0, "u"] } == "iap_ledger_service")
         // A transaction left open by the body is rolled back before the connection is reused.
         try pool.withConnection { try $0.executeScript("BEGIN; CREATE TEMP TABLE leftover (id int)") }
@@ -36,7 +37,8 @@ import TestSupport
     }
 
     @Test func timesOutWithARetryableErrorWhenExhausted() throws {
-        let pool = ConnectionPool(conninfo: try TestDatabase.shared.freshDatabase(), size: 1, acquireTimeout: .milliseconds(100))
+        let pool = ConnectionPool(
+            conninfo: try TestDatabase.shared.freshDatabase(), size: 1, acquireTimeout: .milliseconds(100))
         let error = try pool.withConnection { _ in
             #expect(throws: DatabaseError.self) { try pool.withConnection { _ in } }
         }

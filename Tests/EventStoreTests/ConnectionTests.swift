@@ -1,18 +1,21 @@
 import EventStore
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ConnectionTests {
     @Test func bindsTextParametersAndNulls() throws {
         let connection = try Connection(try TestDatabase.shared.freshDatabase(migrated: false))
-        let rows = try connection.query("SELECT $1::text AS a, $2::int8 + 1 AS b, $3::text AS c", ["it's \"x\"", "41", nil])
+        let rows = try connection.query(
+            "SELECT $1::text AS a, $2::int8 + 1 AS b, $3::text AS c", ["it's \"x\"", "41", nil])
         #expect(rows.count == 1)
         #expect(rows[0, "a"] == "it's \"x\"")
         #expect(rows.int64(0, "b") == 42)
         #expect(rows[0, "c"] == nil)
         #expect(rows[0, 1] == "42")
         // The same SQL again runs the cached prepared statement.
-        #expect(try connection.query("SELECT $1::text AS a, $2::int8 + 1 AS b, $3::text AS c", ["y", "1", "z"])[0, "b"] == "2")
+        #expect(
+            try connection.query("SELECT $1::text AS a, $2::int8 + 1 AS b, $3::text AS c", ["y", "1", "z"])[0, "b"]
+                == "2")
     }
 
     @Test func reportsSQLStateAndMessage() throws {
@@ -61,7 +64,9 @@ import TestSupport
         #expect(data.count > 5000)
         try connection.copyIn("COPY dst FROM STDIN", data: data)
         #expect(try connection.query("SELECT count(*) AS n FROM dst WHERE name = 'n' || id").int64(0, "n") == 5000)
-        let bad = #expect(throws: DatabaseError.self) { try connection.copyIn("COPY dst FROM STDIN", data: json("x\ty\n")) }
+        let bad = #expect(throws: DatabaseError.self) {
+            try connection.copyIn("COPY dst FROM STDIN", data: json("x\ty\n"))
+        }
         #expect(bad?.sqlState == "22P02")
         #expect(try connection.query("SELECT 1 AS one")[0, "one"] == "1")
     }

@@ -1,8 +1,8 @@
 import EventStore
 import Foundation
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct EmbeddedPostgresTests {
     @Test func startThenStopLeavesNoServerRunning() throws {
@@ -67,6 +67,21 @@ import TestSupport
         #expect(try Connection(fresh.connectionString()).query("SELECT 1 AS one")[0, "one"] == "1")
         fresh.stop()
         #expect(!EmbeddedPostgres.isAlive(fresh.postmasterPID))
+    }
+
+    @Test func movesTheSocketWhenTheDataDirectoryPathIsTooLongForIt() throws {
+        let top = try TestDatabase.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: top) }
+        chmod(top, 0o755)
+        let directory = top + "/" + String(repeating: "d", count: 100)  // socket path would pass 107 bytes
+        let server = try EmbeddedPostgres.start(dataDirectory: directory, settings: TestDatabase.settings)
+        server.stopWhenProcessExits()
+        defer { server.stop() }
+        #expect(server.socketDirectory != directory)
+        #expect((server.socketDirectory + "/.s.PGSQL.5432").utf8.count <= 107)
+        #expect(try Connection(server.connectionString()).query("SELECT 1 AS one")[0, "one"] == "1")
+        server.stop()
+        #expect(!FileManager.default.fileExists(atPath: server.socketDirectory))
     }
 
     @Test func refusesADataDirectoryThatCannotExist() throws {

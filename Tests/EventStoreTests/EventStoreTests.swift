@@ -1,8 +1,8 @@
 import EventStore
 import Foundation
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 private struct Retry: Error {}
 
@@ -26,7 +26,10 @@ private struct Retry: Error {}
         let connection = try Connection(try TestDatabase.shared.freshDatabase())
         let result = try appendOne(
             connection, "user:a", .noStream, [event("Granted", #"{"n": 1}"#, payload: "jws"), event("Debited")])
-        guard case .appended(let recorded) = result else { Issue.record("expected appended, got \(result)"); return }
+        guard case .appended(let recorded) = result else {
+            Issue.record("expected appended, got \(result)")
+            return
+        }
         #expect(recorded.map(\.version) == [1, 2])
         #expect(recorded.map(\.type) == ["Granted", "Debited"])
         #expect(recorded[0].seq < recorded[1].seq)
@@ -157,7 +160,9 @@ private struct Retry: Error {}
 
         // T_A inserts first (lower seq) and keeps its transaction open.
         try writerA.executeScript("BEGIN")
-        guard case .appended(let a) = try store.append(to: "user:A", expectedVersion: .noStream, events: [event("A")], on: writerA)
+        guard
+            case .appended(let a) = try store.append(
+                to: "user:A", expectedVersion: .noStream, events: [event("A")], on: writerA)
         else {
             Issue.record("A not appended")
             return
@@ -186,7 +191,10 @@ private struct Retry: Error {}
         let firstPage = try eventually { try store.readAll(after: .start, limit: 1, on: reader) }
         #expect(firstPage.map(\.type) == ["A"])
         try #require(firstPage.count == 1)
-        #expect(try eventually { try store.readAll(after: firstPage[0].checkpoint, limit: 10, on: reader) }.map(\.type) == ["B"])
+        #expect(
+            try eventually { try store.readAll(after: firstPage[0].checkpoint, limit: 10, on: reader) }.map(\.type) == [
+                "B"
+            ])
         #expect(try store.readAll(after: both[1].checkpoint, limit: 10, on: reader).isEmpty)
     }
 
@@ -219,7 +227,8 @@ private struct Retry: Error {}
         // Even aimed at another stream, the key is the same fact.
         #expect(try appendOne(connection, "chain:2", .any, [event("Renewed")], key: key) == .duplicate)
         #expect(try connection.query("SELECT count(*) AS n FROM es.events").int64(0, "n") == 1)
-        let other = try appendOne(connection, "chain:1", .any, [event("Renewed")], key: .init(source: "apple", externalId: "n-2"))
+        let other = try appendOne(
+            connection, "chain:1", .any, [event("Renewed")], key: .init(source: "apple", externalId: "n-2"))
         guard case .appended(let events) = other else {
             Issue.record("expected appended")
             return
@@ -232,7 +241,9 @@ private struct Retry: Error {}
         let key = IdempotencyKey(source: "apple", externalId: "dup")
         let holder = try Connection(conninfo)
         try holder.executeScript("BEGIN")
-        guard case .appended = try store.append(to: "chain:x", expectedVersion: .any, events: [event("E")], idempotencyKey: key, on: holder)
+        guard
+            case .appended = try store.append(
+                to: "chain:x", expectedVersion: .any, events: [event("E")], idempotencyKey: key, on: holder)
         else {
             Issue.record("expected appended")
             return
@@ -244,7 +255,9 @@ private struct Retry: Error {}
             let connection = try? Connection(conninfo)
             started.wait()
             let result = try? connection?.transaction { connection in
-                try store.append(to: "chain:y", expectedVersion: .any, events: [NewEvent(type: "E", data: json("{}"))], idempotencyKey: key, on: connection)
+                try store.append(
+                    to: "chain:y", expectedVersion: .any, events: [NewEvent(type: "E", data: json("{}"))],
+                    idempotencyKey: key, on: connection)
             }
             second.withLock { $0 = result }
             started.wait()
@@ -263,7 +276,8 @@ private struct Retry: Error {}
         _ = try appendOne(connection, "user:A", .noStream, [event("Granted")])
         let transfer = [
             StreamAppend(stream: "user:A", expectedVersion: .exactly(1), events: [event("TransferredOut")]),
-            StreamAppend(stream: "user:B", expectedVersion: .noStream, events: [event("TransferredIn"), event("Noted")]),
+            StreamAppend(
+                stream: "user:B", expectedVersion: .noStream, events: [event("TransferredIn"), event("Noted")]),
         ]
         let result = try connection.transaction { try store.append(transfer, idempotencyKey: nil, on: $0) }
         guard case .appended(let events) = result else {
@@ -296,7 +310,9 @@ private struct Retry: Error {}
                     // Half the writers name the streams in the opposite order.
                     let names = writer % 2 == 0 ? ["user:P", "user:Q"] : ["user:Q", "user:P"]
                     let appends = names.map {
-                        StreamAppend(stream: $0, expectedVersion: .any, events: [NewEvent(type: "T", data: json(#"{"i": \#(index)}"#))])
+                        StreamAppend(
+                            stream: $0, expectedVersion: .any,
+                            events: [NewEvent(type: "T", data: json(#"{"i": \#(index)}"#))])
                     }
                     _ = try connection.transaction { try store.append(appends, idempotencyKey: nil, on: $0) }
                 }
@@ -322,7 +338,8 @@ private struct Retry: Error {}
     @Test func jsonWithQuotesAndBackslashesSurvivesTheArrayEncoding() throws {
         let connection = try Connection(try TestDatabase.shared.freshDatabase())
         let tricky = #"{"s": "a \"quoted\" \\ back\\slash, {braces} and ünïcode"}"#
-        let result = try appendOne(connection, "user:q\"uote", .noStream, [NewEvent(type: "T,{x}", data: json(tricky), payload: "p\"\\{,}")])
+        let result = try appendOne(
+            connection, "user:q\"uote", .noStream, [NewEvent(type: "T,{x}", data: json(tricky), payload: "p\"\\{,}")])
         guard case .appended = result else {
             Issue.record("expected appended, got \(result)")
             return

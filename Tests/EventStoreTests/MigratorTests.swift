@@ -1,8 +1,8 @@
 import EventStore
 import Foundation
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct MigratorTests {
     private func migrationFiles() throws -> [String] {
@@ -56,7 +56,8 @@ import TestSupport
             let result: Result<[String], MigrationError>
             do {
                 let connection = try Connection(conninfo)
-                result = .success(try Migrator.migrate(connection: connection, directory: TestDatabase.migrationsDirectory))
+                result = .success(
+                    try Migrator.migrate(connection: connection, directory: TestDatabase.migrationsDirectory))
             } catch let error as MigrationError {
                 result = .failure(error)
             } catch {
@@ -74,11 +75,15 @@ import TestSupport
         try "SELECT 1;".write(toFile: directory + "/0001_a.sql", atomically: true, encoding: .utf8)
         try "SELECT 1;".write(toFile: directory + "/0001_b.sql", atomically: true, encoding: .utf8)
         let connection = try Connection(try TestDatabase.shared.freshDatabase(migrated: false))
-        let duplicate = #expect(throws: MigrationError.self) { try Migrator.migrate(connection: connection, directory: directory) }
+        let duplicate = #expect(throws: MigrationError.self) {
+            try Migrator.migrate(connection: connection, directory: directory)
+        }
         #expect(duplicate?.message.contains("also used by") == true)
         try FileManager.default.removeItem(atPath: directory + "/0001_b.sql")
         try "SELECT 1;".write(toFile: directory + "/2_bad.sql", atomically: true, encoding: .utf8)
-        let misnamed = #expect(throws: MigrationError.self) { try Migrator.migrate(connection: connection, directory: directory) }
+        let misnamed = #expect(throws: MigrationError.self) {
+            try Migrator.migrate(connection: connection, directory: directory)
+        }
         #expect(misnamed?.file == "2_bad.sql")
     }
 }

@@ -1,7 +1,7 @@
 import EventStore
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Opt-in measurements (`IAP_LEDGER_BENCH=1 swift test -c release --filter PoolBenchmarkTests`);
 /// they print numbers and assert nothing about speed.
@@ -12,7 +12,9 @@ struct PoolBenchmarkTests {
         body()
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        print("BENCH \(label): \(Int(Double(operations) / seconds)) ops/s (\(operations) in \(String(format: "%.2f", seconds)) s)")
+        print(
+            "BENCH \(label): \(Int(Double(operations) / seconds)) ops/s (\(operations) in \(String(format: "%.2f", seconds)) s)"
+        )
     }
 
     @Test func selectThroughPoolVersusOwnConnections() throws {
@@ -59,14 +61,18 @@ struct PoolBenchmarkTests {
                         _ = try? connection.transaction { connection in
                             try store.append(
                                 to: stream, expectedVersion: .any,
-                                events: [NewEvent(type: "Granted", data: Array(#"{"product":"pro"}"#.utf8))], on: connection)
+                                events: [NewEvent(type: "Granted", data: Array(#"{"product":"pro"}"#.utf8))],
+                                on: connection)
                         }
                     }
                 }
             }
         }
         let connection = try Connection(conninfo)
-        measure("readAll 1000-row pages", operations: try connection.query("SELECT count(*) AS n FROM es.events").int64(0, "n").map { Int($0) } ?? 0) {
+        measure(
+            "readAll 1000-row pages",
+            operations: try connection.query("SELECT count(*) AS n FROM es.events").int64(0, "n").map { Int($0) } ?? 0
+        ) {
             var checkpoint = Checkpoint.start
             while let page = try? store.readAll(after: checkpoint, limit: 1000, on: connection), let last = page.last {
                 checkpoint = last.checkpoint
