@@ -62,7 +62,8 @@ public final class ConnectionPool: Sendable {
     public var stats: Stats { state.withLock { $0.stats } }
 
     /// Lends a connection to `body`. Transactions left open by `body` are rolled back; broken
-    /// connections are dropped. Errors from `body` are rethrown unchanged.
+    /// connections are dropped. Errors from `body` are rethrown unchanged. Do not nest calls on
+    /// one pool: the inner call may wait for a slot the outer one holds (then fails with 53300).
     public func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
         try acquireSlot()
         var connection = state.withLock { state -> Connection? in
@@ -96,6 +97,12 @@ public final class ConnectionPool: Sendable {
             release(broken ? nil : lent, discarding: broken ? lent : nil)
             throw error
         }
+    }
+
+    /// `withConnection` + `Connection.transaction`: one unit of work, committed or rolled back.
+    @discardableResult
+    public func withTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
+        try withConnection { connection in try connection.transaction(body) }
     }
 
     /// True when the server accepts connections right now (for `/readyz`); does not use a slot.

@@ -14,6 +14,8 @@ import Testing
         try pool.withConnection { try $0.executeScript("BEGIN; CREATE TEMP TABLE leftover (id int)") }
         try pool.withConnection { try $0.executeScript("BEGIN; CREATE TEMP TABLE leftover (id int); ROLLBACK") }
         #expect(pool.ping())
+        try pool.withTransaction { try $0.executeScript("CREATE TABLE proj.kept (id int)") }
+        #expect(try pool.withConnection { try $0.query("SELECT to_regclass('proj.kept') AS t")[0, "t"] } == "proj.kept")
         let stats = pool.stats
         #expect(stats.size == 2 && stats.inUse == 0 && stats.open == 1 && stats.connects == 1)
     }

@@ -49,11 +49,23 @@ private struct Retry: Error {}
         #expect(conflict == .conflict(stream: "user:a", expected: 1, actual: 2))
         let noStream = try appendOne(connection, "user:a", .noStream, [event("Late")])
         #expect(noStream == .conflict(stream: "user:a", expected: 0, actual: 2))
+        // A conflict leaves the transaction usable: nothing was written, so it may even retry in place
+        // (the Service instead rolls back and redoes the whole unit of work).
+        let retried = try connection.transaction { connection in
+            let first = try store.append(to: "user:a", expectedVersion: .exactly(1), events: [event("Retry")], on: connection)
+            #expect(first == .conflict(stream: "user:a", expected: 1, actual: 2))
+            return try store.append(to: "user:a", expectedVersion: .exactly(2), events: [event("Retry")], on: connection)
+        }
+        guard case .appended(let retriedEvents) = retried else {
+            Issue.record("expected appended, got \(retried)")
+            return
+        }
+        #expect(retriedEvents.map(\.version) == [3])
         guard case .appended(let third) = try appendOne(connection, "user:a", .any, [event("Any")]) else {
             Issue.record("expected appended")
             return
         }
-        #expect(third.map(\.version) == [3])
+        #expect(third.map(\.version) == [4])
     }
 
     @Test func readsAStreamAsOfARecordedTime() throws {
@@ -264,8 +276,17 @@ private struct Retry: Error {}
         }
         waiter.start()
         started.wait()
-        try holder.executeScript("SELECT pg_sleep(0.2)")
-        #expect(second.withLock { $0 } == nil)  // still waiting on the key's lock
+        // The second append waits on the idempotency key's advisory lock (it names another stream).
+        let waiting = try eventually {
+            try holder.query(
+                """
+                SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+                  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                """
+            ).isEmpty ? [] : [true]
+        }
+        #expect(waiting == [true])
+        #expect(second.withLock { $0 } == nil)
         try holder.executeScript("COMMIT")
         started.wait()
         #expect(second.withLock { $0 } == .duplicate)
