@@ -22,6 +22,8 @@ public struct MigrationError: Error, Sendable, CustomStringConvertible {
 
 /// Applies `NNNN_name.sql` files in order, each in its own transaction, recorded in
 /// `public.schema_migrations`. Run with the admin connection (not the service role).
+/// A file must not contain transaction control (BEGIN/COMMIT) nor statements that cannot run
+/// in a transaction (CREATE INDEX CONCURRENTLY); an applied file is never edited.
 public enum Migrator {
     /// Arbitrary constant: the session-level advisory lock that serialises migrating processes.
     static let lockKey = "7345112093411"

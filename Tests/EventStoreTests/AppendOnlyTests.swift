@@ -48,7 +48,7 @@ import Testing
             "DELETE FROM es.inbox", "TRUNCATE es.inbox",
         ] {
             let error = #expect(throws: DatabaseError.self, "\(sql)") { try connection.execute(sql) }
-            #expect(error?.sqlState == "ES002", "\(sql)")
+            #expect(error?.sqlState == DatabaseError.appendOnlyViolation, "\(sql)")
             #expect(error?.message.contains("append-only") == true)
         }
         #expect(try connection.query("SELECT type FROM es.events")[0, "type"] == "Granted")

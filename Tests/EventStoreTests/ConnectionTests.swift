@@ -84,6 +84,12 @@ import Testing
         #expect(try connection.query("SELECT 5 AS v")[0, "v"] == "5")
     }
 
+    @Test func connectsWithAURLToo() throws {
+        let server = try TestDatabase.shared.server()
+        let url = "postgresql:///iap_ledger?host=\(server.socketDirectory)&port=5432&user=postgres"
+        #expect(try Connection(url).query("SELECT current_database() AS d")[0, "d"] == "iap_ledger")
+    }
+
     @Test func refusesAnUnreachableServerWithARetryableError() throws {
         let error = #expect(throws: DatabaseError.self) {
             try Connection("host=/nonexistent-socket-dir port=5432 dbname=x", connectTimeout: 1)

@@ -218,7 +218,7 @@ private struct Retry: Error {}
                 return try store.append(to: "user:x", expectedVersion: .any, events: [event("X")], on: connection)
             }
         }
-        #expect(error?.sqlState == "ES001")
+        #expect(error?.sqlState == DatabaseError.appendNotFirstWrite)
         // Projection writes after the append, in the same transaction, are fine.
         try connection.transaction { connection in
             _ = try store.append(to: "user:x", expectedVersion: .noStream, events: [event("X")], on: connection)
