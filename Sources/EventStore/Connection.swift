@@ -1,0 +1,145 @@
+import CLibPQ
+import Glibc
+
+/// One libpq connection. Not safe for concurrent use: one thread at a time (the pool enforces it).
+///
+/// Every `query`/`execute` is an automatically prepared statement (text parameters and results),
+/// prepared once per connection and SQL text, then executed with `PQexecPrepared`.
+public final class Connection: @unchecked Sendable {
+    let handle: OpaquePointer  // PGconn*; only used inside methods of self
+    private var statements: [String: String] = [:]  // SQL text -> prepared statement name
+    private var statementCounter = 0
+    /// Set when a protocol exchange was abandoned half-way; the pool then discards the connection.
+    var isPoisoned = false
+    /// More distinct SQL texts than this means SQL is being built dynamically; start over.
+    private static let statementCacheLimit = 512
+
+    /// Connects with a conninfo (`host=/tmp port=5432 dbname=x`) or URL (`postgresql://…`) string.
+    /// `connectTimeout` (seconds) applies unless the string sets `connect_timeout` itself.
+    public init(_ conninfo: String, connectTimeout: Int? = nil) throws(DatabaseError) {
+        var keywords: [String?] = []
+        var values: [String?] = []
+        if let connectTimeout {
+            keywords.append("connect_timeout")
+            values.append(String(connectTimeout))
+        }
+        // Entries after `dbname` override the expanded string, entries before it are overridden.
+        keywords += ["dbname", "fallback_application_name", nil]
+        values += [conninfo, "iap-ledger", nil]
+        let connection = withCStringArray(keywords) { keys in
+            withCStringArray(values) { vals in PQconnectdbParams(keys, vals, 1) }
+        }
+        guard let connection else { throw .unableToConnect("libpq could not allocate a connection") }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = DatabaseError.connectionMessage(connection)
+            PQfinish(connection)
+            throw .unableToConnect(message)
+        }
+        // Server NOTICEs (e.g. "role is already a member") would go to stderr by default.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        handle = connection
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// Runs one statement with bound text parameters (`$1`, `$2`, … ; nil binds SQL NULL).
+    public func query(_ sql: String, _ params: [String?] = []) throws(DatabaseError) -> Rows {
+        let name = try preparedName(for: sql)
+        let result = withCStringArray(params) { pointers in
+            PQexecPrepared(handle, name, Int32(params.count), pointers, nil, nil, 0)
+        }
+        return try rows(from: result)
+    }
+
+    /// Runs one statement that returns no rows; answers the number of affected rows.
+    @discardableResult
+    public func execute(_ sql: String, _ params: [String?] = []) throws(DatabaseError) -> Int {
+        try query(sql, params).affectedRows
+    }
+
+    /// Runs a script of one or more statements with the simple protocol (no parameters).
+    /// For migrations and transaction control only: never put values into `sql`.
+    public func executeScript(_ sql: String) throws(DatabaseError) {
+        _ = try rows(from: PQexec(handle, sql))
+    }
+
+    /// Runs `body` inside BEGIN … COMMIT; any error thrown by `body` (or by COMMIT) rolls back
+    /// and is rethrown. READ COMMITTED, the server default, which `EventStore.append` relies on.
+    @discardableResult
+    public func transaction<T>(_ body: (Connection) throws -> T) throws -> T {
+        precondition(PQtransactionStatus(handle) == PQTRANS_IDLE, "transaction() cannot be nested")
+        try executeScript("BEGIN")
+        do {
+            let value = try body(self)
+            if PQtransactionStatus(handle) == PQTRANS_INERROR {
+                // COMMIT of an aborted transaction "succeeds" as ROLLBACK: never report success.
+                throw DatabaseError(
+                    sqlState: "25P02", message: "current transaction is aborted; it was rolled back")
+            }
+            try executeScript("COMMIT")
+            return value
+        } catch {
+            rollbackIfNeeded()
+            throw error
+        }
+    }
+
+    /// False once libpq has seen the connection break.
+    public var isHealthy: Bool { !isPoisoned && PQstatus(handle) == CONNECTION_OK }
+
+    /// True when no transaction is open (what a pooled connection must be between uses).
+    var isIdle: Bool { PQtransactionStatus(handle) == PQTRANS_IDLE }
+
+    /// Rolls back an open or failed transaction; a broken connection is left to the pool.
+    func rollbackIfNeeded() {
+        let status = PQtransactionStatus(handle)
+        guard status == PQTRANS_INTRANS || status == PQTRANS_INERROR else { return }
+        if let result = PQexec(handle, "ROLLBACK") { PQclear(result) }
+    }
+
+    /// An idle connection has nothing to read; data (or EOF) means the server ended the session
+    /// (e.g. a restart sent FATAL 57P01). Checked by the pool before handing the connection out.
+    var hasUnexpectedInput: Bool {
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        guard descriptor.fd >= 0 else { return true }
+        return poll(&descriptor, 1, 0) != 0
+    }
+
+    // MARK: - libpq plumbing (only called with `self` alive, so `handle` never dangles)
+
+    func preparedName(for sql: String) throws(DatabaseError) -> String {
+        if let name = statements[sql] { return name }
+        if statements.count >= Self.statementCacheLimit {
+            try executeScript("DEALLOCATE ALL")
+            statements.removeAll()
+        }
+        statementCounter += 1
+        let name = "iap_\(statementCounter)"
+        _ = try rows(from: PQprepare(handle, name, sql, 0, nil))
+        statements[sql] = name
+        return name
+    }
+
+    /// Converts a result to `Rows` or throws; always frees it.
+    func rows(from result: OpaquePointer?) throws(DatabaseError) -> Rows {
+        guard let result else { throw DatabaseError.from(result: nil, connection: handle) }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK || status == PGRES_EMPTY_QUERY else {
+            throw DatabaseError.from(result: result, connection: handle)
+        }
+        return Rows(result: result)
+    }
+}
+
+extension Connection {
+    /// Whether a server accepts connections at `conninfo` (no authentication is attempted).
+    public static func ping(_ conninfo: String, timeout seconds: Int = 2) -> Bool {
+        let keywords: [String?] = ["connect_timeout", "dbname", nil]
+        let values: [String?] = [String(seconds), conninfo, nil]
+        let answer = withCStringArray(keywords) { keys in
+            withCStringArray(values) { vals in PQpingParams(keys, vals, 1) }
+        }
+        return answer == PQPING_OK
+    }
+}

@@ -1,0 +1,106 @@
+import Glibc
+
+/// Why migrating stopped. `description` names the file and carries PostgreSQL's message.
+public struct MigrationError: Error, Sendable, CustomStringConvertible {
+    /// The migration file that failed (nil when the failure is not about one file).
+    public let file: String?
+    public let message: String
+    /// The underlying database error, if any.
+    public let databaseError: DatabaseError?
+
+    public init(file: String?, message: String, databaseError: DatabaseError?) {
+        self.file = file
+        self.message = message
+        self.databaseError = databaseError
+    }
+
+    public var description: String {
+        if let file { return "migration \(file) failed: \(message)" }
+        return "migration failed: \(message)"
+    }
+}
+
+/// Applies `NNNN_name.sql` files in order, each in its own transaction, recorded in
+/// `public.schema_migrations`. Run with the admin connection (not the service role).
+/// A file must not contain transaction control (BEGIN/COMMIT) nor statements that cannot run
+/// in a transaction (CREATE INDEX CONCURRENTLY); an applied file is never edited.
+public enum Migrator {
+    /// Arbitrary constant: the session-level advisory lock that serialises migrating processes.
+    static let lockKey = "7345112093411"
+
+    /// Applies the pending migrations of `directory`; answers the file names applied.
+    @discardableResult
+    public static func migrate(connection: Connection, directory: String) throws(MigrationError) -> [String] {
+        let files = try migrationFiles(in: directory)
+        do {
+            // Lock first: two processes creating the table at once would collide too.
+            _ = try connection.query("SELECT pg_advisory_lock($1::bigint)", [lockKey])
+        } catch {
+            throw MigrationError(file: nil, message: error.message, databaseError: error)
+        }
+        defer { _ = try? connection.query("SELECT pg_advisory_unlock($1::bigint)", [lockKey]) }
+        do {
+            try connection.executeScript(
+                """
+                CREATE TABLE IF NOT EXISTS public.schema_migrations (
+                    version integer NOT NULL,
+                    name text NOT NULL,
+                    applied_at timestamptz NOT NULL DEFAULT now(),
+                    CONSTRAINT schema_migrations_pkey PRIMARY KEY (version)
+                )
+                """)
+        } catch {
+            throw MigrationError(file: nil, message: error.message, databaseError: error)
+        }
+
+        let applied: Set<Int>
+        do {
+            let rows = try connection.query("SELECT version FROM public.schema_migrations")
+            applied = Set((0..<rows.count).map { Int(rows.int64($0, "version")!) })
+        } catch {
+            throw MigrationError(file: nil, message: error.message, databaseError: error)
+        }
+        var done: [String] = []
+        for file in files where !applied.contains(file.version) {
+            guard let sql = Subprocess.readFile(directory + "/" + file.name) else {
+                throw MigrationError(
+                    file: file.name, message: "cannot read \(directory)/\(file.name)", databaseError: nil)
+            }
+            do {
+                try connection.transaction { connection in
+                    try connection.executeScript(sql)
+                    try connection.execute(
+                        "INSERT INTO public.schema_migrations (version, name) VALUES ($1, $2)",
+                        [String(file.version), file.name])
+                }
+            } catch let error as DatabaseError {
+                throw MigrationError(file: file.name, message: error.message, databaseError: error)
+            } catch {
+                throw MigrationError(file: file.name, message: "\(error)", databaseError: nil)
+            }
+            done.append(file.name)
+        }
+        return done
+    }
+
+    /// The `NNNN_name.sql` files of `directory`, sorted by number; duplicate numbers are refused.
+    static func migrationFiles(in directory: String) throws(MigrationError) -> [(version: Int, name: String)] {
+        guard let names = EmbeddedPostgres.listDirectory(directory) else {
+            throw MigrationError(
+                file: nil, message: "cannot read migrations directory \(directory)", databaseError: nil)
+        }
+        var files: [(version: Int, name: String)] = []
+        for name in names where name.hasSuffix(".sql") {
+            let digits = name.prefix { $0.isASCII && $0.isNumber }
+            guard digits.count == 4, name.dropFirst(4).first == "_", let version = Int(digits) else {
+                throw MigrationError(file: name, message: "migration files are named NNNN_name.sql", databaseError: nil)
+            }
+            if let other = files.first(where: { $0.version == version }) {
+                throw MigrationError(
+                    file: name, message: "version \(version) is also used by \(other.name)", databaseError: nil)
+            }
+            files.append((version, name))
+        }
+        return files.sorted { $0.version < $1.version }
+    }
+}

@@ -1,0 +1,100 @@
+import EventStore
+import TestSupport
+import Testing
+
+@Suite struct ConnectionTests {
+    @Test func bindsTextParametersAndNulls() throws {
+        let connection = try Connection(try TestDatabase.shared.freshDatabase(migrated: false))
+        let rows = try connection.query(
+            "SELECT $1::text AS a, $2::int8 + 1 AS b, $3::text AS c", ["it's \"x\"", "41", nil])
+        #expect(rows.count == 1)
+        #expect(rows[0, "a"] == "it's \"x\"")
+        #expect(rows.int64(0, "b") == 42)
+        #expect(rows[0, "c"] == nil)
+        #expect(rows[0, 1] == "42")
+        // The same SQL again runs the cached prepared statement.
+        #expect(
+            try connection.query("SELECT $1::text AS a, $2::int8 + 1 AS b, $3::text AS c", ["y", "1", "z"])[0, "b"]
+                == "2")
+    }
+
+    @Test func reportsSQLStateAndMessage() throws {
+        let connection = try Connection(try TestDatabase.shared.freshDatabase(migrated: false))
+        try connection.executeScript("CREATE TABLE t (id int PRIMARY KEY)")
+        try connection.execute("INSERT INTO t VALUES ($1)", ["1"])
+        let error = #expect(throws: DatabaseError.self) { try connection.execute("INSERT INTO t VALUES ($1)", ["1"]) }
+        #expect(error?.sqlState == "23505")
+        #expect(error?.isUniqueViolation == true)
+        #expect(error?.constraint == "t_pkey")
+        #expect(error?.isRetryable == false)
+        let syntax = #expect(throws: DatabaseError.self) { try connection.query("SELEC 1") }
+        #expect(syntax?.sqlState == "42601")
+        #expect(syntax?.message.contains("syntax error") == true)
+        // The connection is still usable.
+        #expect(try connection.query("SELECT 1 AS one")[0, "one"] == "1")
+    }
+
+    @Test func transactionCommitsOrRollsBack() throws {
+        let connection = try Connection(try TestDatabase.shared.freshDatabase(migrated: false))
+        try connection.executeScript("CREATE TABLE t (id int)")
+        try connection.transaction { try $0.execute("INSERT INTO t VALUES (1)") }
+        struct Boom: Error {}
+        #expect(throws: Boom.self) {
+            try connection.transaction { connection in
+                try connection.execute("INSERT INTO t VALUES (2)")
+                throw Boom()
+            }
+        }
+        // A swallowed SQL error inside the body must not be reported as a commit.
+        let aborted = #expect(throws: DatabaseError.self) {
+            try connection.transaction { connection in
+                try connection.execute("INSERT INTO t VALUES (3)")
+                _ = try? connection.query("SELECT 1/0")
+            }
+        }
+        #expect(aborted?.sqlState == "25P02")
+        #expect(try connection.query("SELECT count(*) AS n FROM t").int64(0, "n") == 1)
+    }
+
+    @Test func copiesOutAndIn() throws {
+        let connection = try Connection(try TestDatabase.shared.freshDatabase(migrated: false))
+        try connection.executeScript("CREATE TABLE src (id int, name text); CREATE TABLE dst (id int, name text)")
+        try connection.execute("INSERT INTO src SELECT g, 'n' || g FROM generate_series(1, 5000) g")
+        let data = try connection.copyOut("COPY src TO STDOUT")
+        #expect(data.count > 5000)
+        try connection.copyIn("COPY dst FROM STDIN", data: data)
+        #expect(try connection.query("SELECT count(*) AS n FROM dst WHERE name = 'n' || id").int64(0, "n") == 5000)
+        let bad = #expect(throws: DatabaseError.self) {
+            try connection.copyIn("COPY dst FROM STDIN", data: json("x\ty\n"))
+        }
+        #expect(bad?.sqlState == "22P02")
+        #expect(try connection.query("SELECT 1 AS one")[0, "one"] == "1")
+    }
+
+    @Test func pipelinesBatchesInOrder() throws {
+        let connection = try Connection(try TestDatabase.shared.freshDatabase(migrated: false))
+        let statements = (1...1000).map { Connection.Statement("SELECT $1::int * 2 AS v", [String($0)]) }
+        let results = try connection.pipeline(statements, chunkSize: 300)
+        #expect(results.count == 1000)
+        #expect(results.map { $0.int64(0, "v")! } == (1...1000).map { Int64($0) * 2 })
+        let failing = #expect(throws: DatabaseError.self) {
+            try connection.pipeline([.init("SELECT 1"), .init("SELECT 1/0"), .init("SELECT 3")])
+        }
+        #expect(failing?.sqlState == "22012")
+        #expect(try connection.query("SELECT 5 AS v")[0, "v"] == "5")
+    }
+
+    @Test func connectsWithAURLToo() throws {
+        let server = try TestDatabase.shared.server()
+        let url = "postgresql:///iap_ledger?host=\(server.socketDirectory)&port=5432&user=postgres"
+        #expect(try Connection(url).query("SELECT current_database() AS d")[0, "d"] == "iap_ledger")
+    }
+
+    @Test func refusesAnUnreachableServerWithARetryableError() throws {
+        let error = #expect(throws: DatabaseError.self) {
+            try Connection("host=/nonexistent-socket-dir port=5432 dbname=x", connectTimeout: 1)
+        }
+        #expect(error?.sqlState == "08001")
+        #expect(error?.isRetryable == true)
+    }
+}
