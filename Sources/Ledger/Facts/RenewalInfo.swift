@@ -56,6 +56,9 @@ public struct RenewalInfo: Sendable, Hashable {
         if (autoRenewProductId ?? "") != (other.autoRenewProductId ?? "") {
             return (autoRenewProductId ?? "") > (other.autoRenewProductId ?? "")
         }
-        return (expirationIntent ?? -1) > (other.expirationIntent ?? -1)
+        if (expirationIntent ?? -1) != (other.expirationIntent ?? -1) {
+            return (expirationIntent ?? -1) > (other.expirationIntent ?? -1)
+        }
+        return FactOrder.precedes(other, self)
     }
 }

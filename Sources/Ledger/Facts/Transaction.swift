@@ -84,6 +84,6 @@ public struct Transaction: Sendable, Hashable {
         if (expiresDate ?? -1) != (other.expiresDate ?? -1) { return (expiresDate ?? -1) > (other.expiresDate ?? -1) }
         if isUpgraded != other.isUpgraded { return isUpgraded }
         if productId != other.productId { return productId > other.productId }
-        return false
+        return FactOrder.precedes(other, self)
     }
 }
