@@ -1,0 +1,202 @@
+import Foundation
+import JSON
+
+extension Configuration {
+    /// Reads and validates a configuration file. Relative `trustedRoots` paths are resolved
+    /// against the file's own directory, so a config can travel with its certificates.
+    public static func load(path: String) throws(ConfigurationError) -> Configuration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(file: path, key: "", message: "cannot read the file")
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        return try parse(Array(data), file: path, baseDirectory: directory.isEmpty ? "." : directory)
+    }
+
+    public static func parse(_ bytes: [UInt8], file: String, baseDirectory: String) throws(ConfigurationError)
+        -> Configuration
+    {
+        let root: JSONValue
+        do {
+            root = try JSONValue.parse(bytes)
+        } catch {
+            throw ConfigurationError(file: file, key: "", message: "bad JSON: \(error)")
+        }
+        let reader = ConfigurationReader(file: file)
+        let top = try reader.object(root, at: "")
+        try reader.allowOnly(["apps", "trustedRoots", "verifyReceipt", "transferPolicy"], in: top, at: "")
+
+        var configuration = Configuration.empty
+        if let apps = top["apps"] {
+            let list = try reader.array(apps, at: "apps")
+            for (index, app) in list.enumerated() {
+                configuration.apps.append(try reader.app(app, at: "apps[\(index)]"))
+            }
+            var seen = Set<String>()
+            for (index, app) in configuration.apps.enumerated() where !seen.insert(app.bundleId).inserted {
+                throw ConfigurationError(
+                    file: file, key: "apps[\(index)].bundleId", message: "\(app.bundleId) is configured twice")
+            }
+        }
+        if let roots = top["trustedRoots"] {
+            for (index, entry) in try reader.array(roots, at: "trustedRoots").enumerated() {
+                let key = "trustedRoots[\(index)]"
+                let path = try reader.string(entry, at: key)
+                let resolved = path.hasPrefix("/") ? path : baseDirectory + "/" + path
+                guard let data = FileManager.default.contents(atPath: resolved), !data.isEmpty else {
+                    throw ConfigurationError(file: file, key: key, message: "cannot read root certificate \(resolved)")
+                }
+                configuration.trustedRootsDER.append(Array(data))
+                configuration.trustedRootPaths.append(resolved)
+            }
+            if configuration.trustedRootsDER.isEmpty {
+                throw ConfigurationError(file: file, key: "trustedRoots", message: "must name at least one root")
+            }
+        }
+        if let verify = top["verifyReceipt"] {
+            let members = try reader.object(verify, at: "verifyReceipt")
+            try reader.allowOnly(["production", "sandbox", "timeoutSeconds", "retries"], in: members, at: "verifyReceipt")
+            if let url = members["production"] {
+                configuration.verifyReceipt.production = try reader.url(url, at: "verifyReceipt.production")
+            }
+            if let url = members["sandbox"] {
+                configuration.verifyReceipt.sandbox = try reader.url(url, at: "verifyReceipt.sandbox")
+            }
+            if let timeout = members["timeoutSeconds"] {
+                guard let seconds = timeout.doubleValue, seconds > 0, seconds <= 120 else {
+                    throw ConfigurationError(
+                        file: file, key: "verifyReceipt.timeoutSeconds", message: "expected a number of seconds in (0, 120]")
+                }
+                configuration.verifyReceipt.timeoutSeconds = seconds
+            }
+            if let retries = members["retries"] {
+                guard let count = retries.int64Value, (0...10).contains(count) else {
+                    throw ConfigurationError(file: file, key: "verifyReceipt.retries", message: "expected an integer 0…10")
+                }
+                configuration.verifyReceipt.retries = Int(count)
+            }
+        }
+        if let policy = top["transferPolicy"] {
+            let word = try reader.string(policy, at: "transferPolicy")
+            guard let parsed = TransferPolicy(rawValue: word) else {
+                throw ConfigurationError(
+                    file: file, key: "transferPolicy", message: "expected \"transfer\" or \"keep\", got \"\(word)\"")
+            }
+            configuration.transferPolicy = parsed
+        }
+        return configuration
+    }
+}
+
+/// Type checks with messages that name the offending key.
+private struct ConfigurationReader {
+    let file: String
+
+    func error(_ key: String, _ message: String) -> ConfigurationError {
+        ConfigurationError(file: file, key: key, message: message)
+    }
+
+    func object(_ value: JSONValue, at key: String) throws(ConfigurationError) -> [String: JSONValue] {
+        guard let members = value.objectValue else { throw error(key, "expected an object") }
+        return members
+    }
+
+    func array(_ value: JSONValue, at key: String) throws(ConfigurationError) -> [JSONValue] {
+        guard let items = value.arrayValue else { throw error(key, "expected an array") }
+        return items
+    }
+
+    func string(_ value: JSONValue, at key: String) throws(ConfigurationError) -> String {
+        guard let text = value.stringValue else { throw error(key, "expected a string") }
+        return text
+    }
+
+    func url(_ value: JSONValue, at key: String) throws(ConfigurationError) -> String {
+        let text = try string(value, at: key)
+        guard text.hasPrefix("http://") || text.hasPrefix("https://") else {
+            throw error(key, "expected an http(s) URL, got \"\(text)\"")
+        }
+        return text
+    }
+
+    func allowOnly(_ names: Set<String>, in members: [String: JSONValue], at key: String) throws(ConfigurationError) {
+        for name in members.keys.sorted() where !names.contains(name) {
+            let path = key.isEmpty ? name : "\(key).\(name)"
+            throw error(path, "unknown key (expected one of: \(names.sorted().joined(separator: ", ")))")
+        }
+    }
+
+    func app(_ value: JSONValue, at key: String) throws(ConfigurationError) -> Configuration.App {
+        let members = try object(value, at: key)
+        try allowOnly(["bundleId", "appAppleId", "environments", "sharedSecret", "products"], in: members, at: key)
+        guard let bundleValue = members["bundleId"] else { throw error("\(key).bundleId", "is required") }
+        let bundleId = try string(bundleValue, at: "\(key).bundleId")
+        guard !bundleId.isEmpty else { throw error("\(key).bundleId", "must not be empty") }
+        var appAppleId: Int64?
+        if let id = members["appAppleId"], !id.isNull {
+            guard let number = id.int64Value, number > 0, case .number(let lexeme) = id, Int64(lexeme) != nil else {
+                throw error("\(key).appAppleId", "expected a positive integer")
+            }
+            appAppleId = number
+        }
+        var environments = ["Production", "Sandbox"]
+        if let list = members["environments"] {
+            environments = []
+            for (index, entry) in try array(list, at: "\(key).environments").enumerated() {
+                let name = try string(entry, at: "\(key).environments[\(index)]")
+                guard Configuration.knownEnvironments.contains(name) else {
+                    throw error(
+                        "\(key).environments[\(index)]",
+                        "unknown environment \"\(name)\" (expected \(Configuration.knownEnvironments.sorted().joined(separator: ", ")))")
+                }
+                environments.append(name)
+            }
+            guard !environments.isEmpty else { throw error("\(key).environments", "must name at least one environment") }
+        }
+        if environments.contains("Production") && appAppleId == nil {
+            // Apple's own verifier refuses Production without the app's Apple id.
+            throw error("\(key).appAppleId", "is required when environments include Production")
+        }
+        var sharedSecret: String?
+        if let secret = members["sharedSecret"], !secret.isNull {
+            sharedSecret = try string(secret, at: "\(key).sharedSecret")
+        }
+        var products: [String: Configuration.Product] = [:]
+        if let list = members["products"] {
+            for (productId, entry) in try object(list, at: "\(key).products") {
+                products[productId] = try product(entry, at: "\(key).products.\(productId)")
+            }
+        }
+        return .init(
+            bundleId: bundleId, appAppleId: appAppleId, environments: environments, sharedSecret: sharedSecret,
+            products: products)
+    }
+
+    func product(_ value: JSONValue, at key: String) throws(ConfigurationError) -> Configuration.Product {
+        let members = try object(value, at: key)
+        try allowOnly(["type", "entitlements", "grants"], in: members, at: key)
+        guard let typeValue = members["type"] else { throw error("\(key).type", "is required") }
+        let typeWord = try string(typeValue, at: "\(key).type")
+        guard let kind = Configuration.Product.Kind(rawValue: typeWord) else {
+            let words = Configuration.Product.Kind.allCases.map(\.rawValue).joined(separator: ", ")
+            throw error("\(key).type", "unknown product type \"\(typeWord)\" (expected one of: \(words))")
+        }
+        var entitlements: [String] = []
+        if let list = members["entitlements"] {
+            for (index, entry) in try array(list, at: "\(key).entitlements").enumerated() {
+                entitlements.append(try string(entry, at: "\(key).entitlements[\(index)]"))
+            }
+        }
+        var grants: [String: Int64] = [:]
+        if let map = members["grants"] {
+            for (currency, amount) in try object(map, at: "\(key).grants") {
+                guard let units = amount.int64Value, units > 0, case .number(let lexeme) = amount, Int64(lexeme) != nil
+                else { throw error("\(key).grants.\(currency)", "expected a positive integer") }
+                grants[currency] = units
+            }
+        }
+        if kind == .consumable && !entitlements.isEmpty {
+            throw error("\(key).entitlements", "a consumable grants balances, not entitlements")
+        }
+        return .init(kind: kind, entitlements: entitlements, grants: grants)
+    }
+}
