@@ -98,7 +98,7 @@ import JSON
         var world = World()
         try world.claim("2000000001", for: "u-1")
         try world.claim("6000", for: "u-1")
-        let expires = RFC3339.milliseconds(from: "2026-12-29T10:00:00.000Z")!
+        let expires = RFC3339.parse("2026-12-29T10:00:00.000Z")!
         world.record(F.period("2000000001", otid: "2000000001", start: expires - F.month, expires: expires))
         world.record(F.renewal(otid: "2000000001", signed: expires - F.month))
         world.record(F.nonConsumable("6000", at: F.t0))
