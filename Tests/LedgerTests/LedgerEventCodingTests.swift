@@ -69,6 +69,19 @@ import JSON
         }
     }
 
+    @Test func dataAsPostgresJsonbReturnsItDecodes() throws {
+        // jsonb reorders keys, adds spaces, and may carry fields a later version added.
+        let data = Array(#"{"at": 1767225600000, "to": "u-1", "userId": "u-2", "newField": {"x": [1]}, "originalTransactionId": "1000"}"#.utf8)
+        let event = try LedgerEvent.decode(type: "ChainReleased", schemaVersion: 1, data: data)
+        #expect(event == .chainReleased(userId: "u-2", originalTransactionId: "1000", to: "u-1", at: F.t0))
+    }
+
+    @Test func escapedStringsTakeTheFullParser() throws {
+        let event = LedgerEvent.balanceDebited(userId: "u-\"1\"\n", currency: "coins", amount: 1,
+                                               idempotencyKey: "ключ-🔑", reason: "a\\b", balanceAfter: 0, at: 1)
+        #expect(try LedgerEvent.decode(type: "BalanceDebited", schemaVersion: 1, data: event.encode()) == event)
+    }
+
     @Test func xcodeFractionalDatesAreTruncated() throws {
         let data = Array(#"{"transactionId":"0","originalTransactionId":"0","productId":"p","bundleId":"b","type":"Consumable","purchaseDate":1697679936049.7297,"signedDate":1697679936056.2,"environment":"Xcode"}"#.utf8)
         let event = try LedgerEvent.decode(type: "TransactionRecorded", schemaVersion: 1, data: data)

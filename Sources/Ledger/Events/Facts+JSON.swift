@@ -33,21 +33,21 @@ extension Transaction {
 
     init(fields f: inout Fields) throws(EventDecodingError) {
         self.init(
-            transactionId: try f.string("transactionId"), originalTransactionId: try f.string("originalTransactionId"),
-            productId: try f.string("productId"), bundleId: try f.string("bundleId"), type: try f.string("type"),
-            purchaseDate: try f.int("purchaseDate"), originalPurchaseDate: f.optionalInt("originalPurchaseDate"),
-            expiresDate: f.optionalInt("expiresDate"), quantity: f.optionalInt("quantity") ?? 1,
-            inAppOwnershipType: f.optionalString("inAppOwnershipType") ?? "PURCHASED",
-            signedDate: try f.int("signedDate"), revocationDate: f.optionalInt("revocationDate"),
-            revocationReason: f.optionalInt("revocationReason"), revocationType: f.optionalString("revocationType"),
-            isUpgraded: f.optionalBool("isUpgraded") ?? false, offerType: f.optionalInt("offerType"),
-            offerDiscountType: f.optionalString("offerDiscountType"),
-            offerIdentifier: f.optionalString("offerIdentifier"), environment: try f.string("environment"),
-            appAccountToken: f.optionalString("appAccountToken"),
-            webOrderLineItemId: f.optionalString("webOrderLineItemId"),
-            transactionReason: f.optionalString("transactionReason"), price: f.optionalInt("price"),
-            currency: f.optionalString("currency"), storefront: f.optionalString("storefront"),
-            subscriptionGroupIdentifier: f.optionalString("subscriptionGroupIdentifier"))
+            transactionId: try f.string(.transactionId), originalTransactionId: try f.string(.originalTransactionId),
+            productId: try f.string(.productId), bundleId: try f.string(.bundleId), type: try f.string(.type),
+            purchaseDate: try f.int(.purchaseDate), originalPurchaseDate: f.optionalInt(.originalPurchaseDate),
+            expiresDate: f.optionalInt(.expiresDate), quantity: f.optionalInt(.quantity) ?? 1,
+            inAppOwnershipType: f.optionalString(.inAppOwnershipType) ?? "PURCHASED",
+            signedDate: try f.int(.signedDate), revocationDate: f.optionalInt(.revocationDate),
+            revocationReason: f.optionalInt(.revocationReason), revocationType: f.optionalString(.revocationType),
+            isUpgraded: f.optionalBool(.isUpgraded) ?? false, offerType: f.optionalInt(.offerType),
+            offerDiscountType: f.optionalString(.offerDiscountType),
+            offerIdentifier: f.optionalString(.offerIdentifier), environment: try f.string(.environment),
+            appAccountToken: f.optionalString(.appAccountToken),
+            webOrderLineItemId: f.optionalString(.webOrderLineItemId),
+            transactionReason: f.optionalString(.transactionReason), price: f.optionalInt(.price),
+            currency: f.optionalString(.currency), storefront: f.optionalString(.storefront),
+            subscriptionGroupIdentifier: f.optionalString(.subscriptionGroupIdentifier))
     }
 }
 
@@ -71,14 +71,14 @@ extension RenewalInfo {
 
     init(fields f: inout Fields) throws(EventDecodingError) {
         self.init(
-            originalTransactionId: try f.string("originalTransactionId"), productId: f.optionalString("productId"),
-            autoRenewProductId: f.optionalString("autoRenewProductId"), autoRenewStatus: f.optionalInt("autoRenewStatus"),
-            isInBillingRetryPeriod: f.optionalBool("isInBillingRetryPeriod"),
-            gracePeriodExpiresDate: f.optionalInt("gracePeriodExpiresDate"),
-            expirationIntent: f.optionalInt("expirationIntent"), signedDate: try f.int("signedDate"),
-            environment: try f.string("environment"), renewalDate: f.optionalInt("renewalDate"),
-            offerType: f.optionalInt("offerType"), priceIncreaseStatus: f.optionalInt("priceIncreaseStatus"),
-            recentSubscriptionStartDate: f.optionalInt("recentSubscriptionStartDate"))
+            originalTransactionId: try f.string(.originalTransactionId), productId: f.optionalString(.productId),
+            autoRenewProductId: f.optionalString(.autoRenewProductId), autoRenewStatus: f.optionalInt(.autoRenewStatus),
+            isInBillingRetryPeriod: f.optionalBool(.isInBillingRetryPeriod),
+            gracePeriodExpiresDate: f.optionalInt(.gracePeriodExpiresDate),
+            expirationIntent: f.optionalInt(.expirationIntent), signedDate: try f.int(.signedDate),
+            environment: try f.string(.environment), renewalDate: f.optionalInt(.renewalDate),
+            offerType: f.optionalInt(.offerType), priceIncreaseStatus: f.optionalInt(.priceIncreaseStatus),
+            recentSubscriptionStartDate: f.optionalInt(.recentSubscriptionStartDate))
     }
 }
 
@@ -96,9 +96,9 @@ extension NotificationFact {
 
     init(fields f: inout Fields) throws(EventDecodingError) {
         self.init(
-            notificationUUID: try f.string("notificationUUID"), notificationType: try f.string("notificationType"),
-            subtype: f.optionalString("subtype"), signedDate: try f.int("signedDate"),
-            environment: f.optionalString("environment"), originalTransactionId: f.optionalString("originalTransactionId"),
-            transactionId: f.optionalString("transactionId"))
+            notificationUUID: try f.string(.notificationUUID), notificationType: try f.string(.notificationType),
+            subtype: f.optionalString(.subtype), signedDate: try f.int(.signedDate),
+            environment: f.optionalString(.environment), originalTransactionId: f.optionalString(.originalTransactionId),
+            transactionId: f.optionalString(.transactionId))
     }
 }

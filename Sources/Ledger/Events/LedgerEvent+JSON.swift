@@ -71,14 +71,13 @@ extension LedgerEvent {
         guard schemaVersion == 1 else {
             throw EventDecodingError(type: type, schemaVersion: schemaVersion, message: "unknown schema version")
         }
-        let json: JSONValue
-        do { json = try JSONValue.parse(data) } catch {
-            throw EventDecodingError(type: type, schemaVersion: schemaVersion, message: error.description)
+        let values: [EventValue?]
+        if let fast = data.withContiguousStorageIfAvailable(FlatObjectReader.read), let fast {
+            values = fast
+        } else {
+            values = try slowValues(type: type, schemaVersion: schemaVersion, data: data)
         }
-        guard case .object(let o) = json else {
-            throw EventDecodingError(type: type, schemaVersion: schemaVersion, message: "data is not an object")
-        }
-        var fields = Fields(o: o, type: type, schemaVersion: schemaVersion)
+        var fields = Fields(values: values, type: type, schemaVersion: schemaVersion)
         let event: LedgerEvent
         switch type {
         case "TransactionRecorded": event = .transactionRecorded(try Transaction(fields: &fields))
@@ -86,58 +85,92 @@ extension LedgerEvent {
         case "NotificationReceived": event = .notificationReceived(try NotificationFact(fields: &fields))
         case "ChainClaimed":
             event = .chainClaimed(
-                userId: try fields.string("userId"), originalTransactionId: try fields.string("originalTransactionId"),
-                from: fields.optionalString("from"), at: try fields.int("at"))
+                userId: try fields.string(.userId), originalTransactionId: try fields.string(.originalTransactionId),
+                from: fields.optionalString(.from), at: try fields.int(.at))
         case "ChainReleased":
             event = .chainReleased(
-                userId: try fields.string("userId"), originalTransactionId: try fields.string("originalTransactionId"),
-                to: try fields.string("to"), at: try fields.int("at"))
+                userId: try fields.string(.userId), originalTransactionId: try fields.string(.originalTransactionId),
+                to: try fields.string(.to), at: try fields.int(.at))
         case "BalanceDebited":
             event = .balanceDebited(
-                userId: try fields.string("userId"), currency: try fields.string("currency"),
-                amount: try fields.int("amount"), idempotencyKey: try fields.string("idempotencyKey"),
-                reason: try fields.string("reason"), balanceAfter: try fields.int("balanceAfter"),
-                at: try fields.int("at"))
+                userId: try fields.string(.userId), currency: try fields.string(.currency),
+                amount: try fields.int(.amount), idempotencyKey: try fields.string(.idempotencyKey),
+                reason: try fields.string(.reason), balanceAfter: try fields.int(.balanceAfter),
+                at: try fields.int(.at))
         case "BalanceCredited":
             event = .balanceCredited(
-                userId: try fields.string("userId"), currency: try fields.string("currency"),
-                amount: try fields.int("amount"), idempotencyKey: try fields.string("idempotencyKey"),
-                reason: try fields.string("reason"), at: try fields.int("at"))
+                userId: try fields.string(.userId), currency: try fields.string(.currency),
+                amount: try fields.int(.amount), idempotencyKey: try fields.string(.idempotencyKey),
+                reason: try fields.string(.reason), at: try fields.int(.at))
         case "EntitlementGranted":
             event = .entitlementGranted(
-                userId: try fields.string("userId"), entitlement: try fields.string("entitlement"),
-                reason: try fields.string("reason"), expiresAt: fields.optionalInt("expiresAt"), at: try fields.int("at"))
+                userId: try fields.string(.userId), entitlement: try fields.string(.entitlement),
+                reason: try fields.string(.reason), expiresAt: fields.optionalInt(.expiresAt), at: try fields.int(.at))
         case "EntitlementRevoked":
             event = .entitlementRevoked(
-                userId: try fields.string("userId"), entitlement: try fields.string("entitlement"),
-                reason: try fields.string("reason"), at: try fields.int("at"))
+                userId: try fields.string(.userId), entitlement: try fields.string(.entitlement),
+                reason: try fields.string(.reason), at: try fields.int(.at))
         default:
             throw EventDecodingError(type: type, schemaVersion: schemaVersion, message: "unknown event type")
         }
         return event
     }
+
+    /// The full parser, for data the flat reader declines (escapes, fractional numbers).
+    private static func slowValues(
+        type: String, schemaVersion: Int, data: some Collection<UInt8>
+    ) throws(EventDecodingError) -> [EventValue?] {
+        let json: JSONValue
+        do { json = try JSONValue.parse(data) } catch {
+            throw EventDecodingError(type: type, schemaVersion: schemaVersion, message: error.description)
+        }
+        guard case .object(let members) = json else {
+            throw EventDecodingError(type: type, schemaVersion: schemaVersion, message: "data is not an object")
+        }
+        var values = [EventValue?](repeating: nil, count: EventField.allCases.count)
+        for (name, member) in members {
+            guard let field = EventField.lookup(name) else { continue }
+            switch member {
+            case .string(let s): values[field.rawValue] = .string(s)
+            case .bool(let b): values[field.rawValue] = .bool(b)
+            case .null: values[field.rawValue] = .null
+            case .number: values[field.rawValue] = member.int64Value.map(EventValue.int)
+            case .array, .object: continue
+            }
+        }
+        return values
+    }
 }
 
 /// Typed access to a decoded data object, naming the missing field on failure.
 struct Fields {
-    let o: [String: JSONValue]
+    let values: [EventValue?]
     let type: String
     let schemaVersion: Int
 
-    func string(_ key: String) throws(EventDecodingError) -> String {
-        guard let value = o[key]?.stringValue else { throw missing(key) }
+    func string(_ field: EventField) throws(EventDecodingError) -> String {
+        guard case .string(let value)? = values[field.rawValue] else { throw missing(field) }
         return value
     }
-    func int(_ key: String) throws(EventDecodingError) -> Int64 {
-        guard let value = o[key]?.int64Value else { throw missing(key) }
+    func int(_ field: EventField) throws(EventDecodingError) -> Int64 {
+        guard case .int(let value)? = values[field.rawValue] else { throw missing(field) }
         return value
     }
-    func optionalString(_ key: String) -> String? { o[key]?.stringValue }
-    func optionalInt(_ key: String) -> Int64? { o[key]?.int64Value }
-    func optionalBool(_ key: String) -> Bool? { o[key]?.boolValue }
+    func optionalString(_ field: EventField) -> String? {
+        if case .string(let value)? = values[field.rawValue] { return value }
+        return nil
+    }
+    func optionalInt(_ field: EventField) -> Int64? {
+        if case .int(let value)? = values[field.rawValue] { return value }
+        return nil
+    }
+    func optionalBool(_ field: EventField) -> Bool? {
+        if case .bool(let value)? = values[field.rawValue] { return value }
+        return nil
+    }
 
-    private func missing(_ key: String) -> EventDecodingError {
-        EventDecodingError(type: type, schemaVersion: schemaVersion, message: "missing or mistyped \(key)")
+    private func missing(_ field: EventField) -> EventDecodingError {
+        EventDecodingError(type: type, schemaVersion: schemaVersion, message: "missing or mistyped \(field.name)")
     }
 }
 
