@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Ledger
 
 @Suite struct AccountTests {
@@ -11,7 +12,8 @@ import Testing
     }
 
     @Test func theFirstClaimBindsTheChain() throws {
-        #expect(try claim(owner: nil) == [.chainClaimed(userId: "u-1", originalTransactionId: "1000", from: nil, at: F.t0)])
+        #expect(
+            try claim(owner: nil) == [.chainClaimed(userId: "u-1", originalTransactionId: "1000", from: nil, at: F.t0)])
     }
 
     @Test func claimingAnOwnedChainAgainDecidesNothing() throws {
@@ -20,10 +22,11 @@ import Testing
     }
 
     @Test func underTransferALaterClaimMovesTheChainAndTellsTheOldOwner() throws {
-        #expect(try claim(owner: "u-2") == [
-            .chainClaimed(userId: "u-1", originalTransactionId: "1000", from: "u-2", at: F.t0),
-            .chainReleased(userId: "u-2", originalTransactionId: "1000", to: "u-1", at: F.t0),
-        ])
+        #expect(
+            try claim(owner: "u-2") == [
+                .chainClaimed(userId: "u-1", originalTransactionId: "1000", from: "u-2", at: F.t0),
+                .chainReleased(userId: "u-2", originalTransactionId: "1000", to: "u-1", at: F.t0),
+            ])
     }
 
     @Test func underKeepALaterClaimIsRefused() {
@@ -52,10 +55,15 @@ import Testing
 
     @Test func aDebitTakesFromTheBalanceAndAnswersWithWhatIsLeft() throws {
         let events = try Account.decide(
-            .debit(userId: "u-1", currency: "coins", amount: 30, idempotencyKey: "order-881", reason: "sword", at: F.t0),
+            .debit(
+                userId: "u-1", currency: "coins", amount: 30, idempotencyKey: "order-881", reason: "sword", at: F.t0),
             .initial, context: AccountContext(balance: 100))
-        #expect(events == [.balanceDebited(userId: "u-1", currency: "coins", amount: 30, idempotencyKey: "order-881",
-                                           reason: "sword", balanceAfter: 70, at: F.t0)])
+        #expect(
+            events == [
+                .balanceDebited(
+                    userId: "u-1", currency: "coins", amount: 30, idempotencyKey: "order-881",
+                    reason: "sword", balanceAfter: 70, at: F.t0)
+            ])
     }
 
     @Test func theSameDebitKeyAgainDecidesNothingAndKeepsTheFirstAnswer() throws {
@@ -79,27 +87,34 @@ import Testing
 
     @Test func aDebitAmountMustBePositive() {
         #expect(throws: Rejection.invalidAmount(0)) {
-            try Account.decide(.debit(userId: "u-1", currency: "coins", amount: 0, idempotencyKey: "k", reason: "", at: 0),
-                               .initial, context: AccountContext(balance: 10))
+            try Account.decide(
+                .debit(userId: "u-1", currency: "coins", amount: 0, idempotencyKey: "k", reason: "", at: 0),
+                .initial, context: AccountContext(balance: 10))
         }
     }
 
     @Test func anAdminGrantIsActiveUntilItExpiresAndRevokeEndsIt() throws {
         var world = World()
-        try world.command("u-1", .grant(userId: "u-1", entitlement: "pro", reason: "support", expiresAt: F.t0 + F.day, at: F.t0))
-        #expect(try world.command("u-1", .grant(userId: "u-1", entitlement: "pro", reason: "support", expiresAt: F.t0 + F.day, at: F.t0)) == [])
+        try world.command(
+            "u-1", .grant(userId: "u-1", entitlement: "pro", reason: "support", expiresAt: F.t0 + F.day, at: F.t0))
+        #expect(
+            try world.command(
+                "u-1", .grant(userId: "u-1", entitlement: "pro", reason: "support", expiresAt: F.t0 + F.day, at: F.t0))
+                == [])
         #expect(world.customer(at: F.t0 + F.day - 1).entitlements["pro"]?.source == .admin)
         #expect(world.pro(at: F.t0 + F.day - 1))
         #expect(!world.pro(at: F.t0 + F.day))
         #expect(CustomerView.nextChange(account: world.accounts["u-1"]!, chains: [:], after: F.t0) == F.t0 + F.day)
         try world.command("u-1", .revoke(userId: "u-1", entitlement: "pro", reason: "abuse", at: F.t0 + 1))
         #expect(world.customer(at: F.t0 + 2).entitlements["pro"] == nil)
-        #expect(try world.command("u-1", .revoke(userId: "u-1", entitlement: "pro", reason: "abuse", at: F.t0 + 1)) == [])
+        #expect(
+            try world.command("u-1", .revoke(userId: "u-1", entitlement: "pro", reason: "abuse", at: F.t0 + 1)) == [])
     }
 
     @Test func anAdminCreditAddsToTheBalanceOncePerKey() throws {
         var world = World()
-        let credit = AccountCommand.credit(userId: "u-1", currency: "coins", amount: 50, idempotencyKey: "gift", reason: "sorry", at: F.t0)
+        let credit = AccountCommand.credit(
+            userId: "u-1", currency: "coins", amount: 50, idempotencyKey: "gift", reason: "sorry", at: F.t0)
         try world.command("u-1", credit)
         #expect(try world.command("u-1", credit) == [])
         #expect(world.balance("u-1", "coins") == 50)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Ledger
 
 @Suite struct ChainTests {
@@ -16,7 +17,8 @@ import Testing
         var refunded = first
         refunded.signedDate += F.day
         refunded.revocationDate = refunded.signedDate
-        #expect(given([.recordTransaction(first)]).when(.recordTransaction(refunded)) == [.transactionRecorded(refunded)])
+        #expect(
+            given([.recordTransaction(first)]).when(.recordTransaction(refunded)) == [.transactionRecorded(refunded)])
     }
 
     @Test func anOlderVersionArrivingLateIsKeptButDoesNotWin() {
@@ -58,6 +60,7 @@ import Testing
     @Test func eventsNameTheirStreams() {
         #expect(LedgerEvent.transactionRecorded(first).stream == "chain:1000")
         #expect(LedgerEvent.notificationReceived(F.note("TEST", signed: 0, otid: nil)).stream == "apple:notifications")
-        #expect(LedgerEvent.chainReleased(userId: "u-2", originalTransactionId: "1", to: "u-1", at: 0).stream == "user:u-2")
+        #expect(
+            LedgerEvent.chainReleased(userId: "u-2", originalTransactionId: "1", to: "u-1", at: 0).stream == "user:u-2")
     }
 }

@@ -1,5 +1,6 @@
-import Testing
 import JSON
+import Testing
+
 @testable import Ledger
 
 @Suite struct CustomerViewTests {
@@ -75,8 +76,10 @@ import JSON
     @Test func aUserNeverSeenHasAnEmptyDocument() {
         let doc = World().customer("nobody", at: F.t0)
         #expect(doc == Customer(userId: "nobody"))
-        #expect(String(decoding: doc.jsonBytes(), as: UTF8.self) ==
-            #"{"userId":"nobody","entitlements":{},"subscriptions":[],"nonConsumables":[],"balances":{},"version":0}"#)
+        #expect(
+            String(decoding: doc.jsonBytes(), as: UTF8.self)
+                == #"{"userId":"nobody","entitlements":{},"subscriptions":[],"nonConsumables":[],"balances":{},"version":0}"#
+        )
     }
 
     @Test func nextChangeIsTheEarliestFutureExpiryOrGraceEnd() throws {

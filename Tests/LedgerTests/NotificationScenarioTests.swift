@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Ledger
 
 /// Every App Store Server Notification V2 type/subtype that changes access (FORMATS.md §2),
@@ -12,25 +13,31 @@ import Testing
     func subscribed() -> World {
         var world = World()
         try! world.claim("1000", for: "u-1")
-        world.notify(F.note("SUBSCRIBED", "INITIAL_BUY", signed: F.t0), transaction: p1, renewal: F.renewal(signed: F.t0))
+        world.notify(
+            F.note("SUBSCRIBED", "INITIAL_BUY", signed: F.t0), transaction: p1, renewal: F.renewal(signed: F.t0))
         return world
     }
 
     @Test func subscribedInitialBuyGrantsAccessThatWillRenew() {
         let doc = subscribed().customer(at: F.t0 + 1)
-        #expect(doc.entitlements["pro"] == EntitlementState(
-            active: true, expiresAt: end1, productId: F.monthly, source: .subscription, originalTransactionId: "1000",
-            willRenew: true, inGracePeriod: false))
+        #expect(
+            doc.entitlements["pro"]
+                == EntitlementState(
+                    active: true, expiresAt: end1, productId: F.monthly, source: .subscription,
+                    originalTransactionId: "1000",
+                    willRenew: true, inGracePeriod: false))
         #expect(doc.subscriptions.map(\.status) == [.active])
     }
 
     @Test func subscribedResubscribeRestoresAccessAfterALapse() {
         var world = subscribed()
-        world.notify(F.note("EXPIRED", "VOLUNTARY", signed: end1), renewal: F.renewal(signed: end1, autoRenew: false, intent: 1))
+        world.notify(
+            F.note("EXPIRED", "VOLUNTARY", signed: end1), renewal: F.renewal(signed: end1, autoRenew: false, intent: 1))
         #expect(!world.pro(at: end1 + F.day))
         let again = F.period("1001", start: end1 + 10 * F.day)
-        world.notify(F.note("SUBSCRIBED", "RESUBSCRIBE", signed: again.purchaseDate), transaction: again,
-                     renewal: F.renewal(signed: again.purchaseDate))
+        world.notify(
+            F.note("SUBSCRIBED", "RESUBSCRIBE", signed: again.purchaseDate), transaction: again,
+            renewal: F.renewal(signed: again.purchaseDate))
         #expect(world.pro(at: again.purchaseDate + 1))
         #expect(world.customer(at: again.purchaseDate + 1).entitlements["pro"]?.expiresAt == again.expiresDate)
     }
@@ -45,11 +52,13 @@ import Testing
 
     @Test func didRenewBillingRecoveryEndsBillingRetry() {
         var world = subscribed()
-        world.notify(F.note("DID_FAIL_TO_RENEW", signed: end1), renewal: F.renewal(signed: end1, retry: true, intent: 2))
+        world.notify(
+            F.note("DID_FAIL_TO_RENEW", signed: end1), renewal: F.renewal(signed: end1, retry: true, intent: 2))
         #expect(world.status(at: end1 + F.day) == .inBillingRetry)
         let recovered = F.period("1001", start: end1 + 3 * F.day)
-        world.notify(F.note("DID_RENEW", "BILLING_RECOVERY", signed: recovered.purchaseDate), transaction: recovered,
-                     renewal: F.renewal(signed: recovered.purchaseDate, retry: false))
+        world.notify(
+            F.note("DID_RENEW", "BILLING_RECOVERY", signed: recovered.purchaseDate), transaction: recovered,
+            renewal: F.renewal(signed: recovered.purchaseDate, retry: false))
         #expect(world.status(at: recovered.purchaseDate + 1) == .active)
         #expect(world.pro(at: recovered.purchaseDate + 1))
     }
@@ -57,8 +66,9 @@ import Testing
     @Test func didFailToRenewGracePeriodKeepsAccessUntilGraceEnds() {
         var world = subscribed()
         let grace = end1 + 16 * F.day
-        world.notify(F.note("DID_FAIL_TO_RENEW", "GRACE_PERIOD", signed: end1),
-                     renewal: F.renewal(signed: end1, grace: grace, retry: true, intent: 2))
+        world.notify(
+            F.note("DID_FAIL_TO_RENEW", "GRACE_PERIOD", signed: end1),
+            renewal: F.renewal(signed: end1, grace: grace, retry: true, intent: 2))
         let doc = world.customer(at: end1 + F.day)
         #expect(doc.entitlements["pro"]?.active == true)
         #expect(doc.entitlements["pro"]?.inGracePeriod == true)
@@ -69,7 +79,8 @@ import Testing
 
     @Test func didFailToRenewWithoutGraceStopsAccess() {
         var world = subscribed()
-        world.notify(F.note("DID_FAIL_TO_RENEW", signed: end1), renewal: F.renewal(signed: end1, retry: true, intent: 2))
+        world.notify(
+            F.note("DID_FAIL_TO_RENEW", signed: end1), renewal: F.renewal(signed: end1, retry: true, intent: 2))
         #expect(world.status(at: end1) == .inBillingRetry)
         #expect(!world.pro(at: end1))
         #expect(world.pro(at: end1 - 1))
@@ -78,22 +89,26 @@ import Testing
     @Test func gracePeriodExpiredTurnsAccessOffWhileRetryGoesOn() {
         var world = subscribed()
         let grace = end1 + 6 * F.day
-        world.notify(F.note("DID_FAIL_TO_RENEW", "GRACE_PERIOD", signed: end1),
-                     renewal: F.renewal(signed: end1, grace: grace, retry: true, intent: 2))
-        world.notify(F.note("GRACE_PERIOD_EXPIRED", signed: grace),
-                     renewal: F.renewal(signed: grace, grace: grace, retry: true, intent: 2))
+        world.notify(
+            F.note("DID_FAIL_TO_RENEW", "GRACE_PERIOD", signed: end1),
+            renewal: F.renewal(signed: end1, grace: grace, retry: true, intent: 2))
+        world.notify(
+            F.note("GRACE_PERIOD_EXPIRED", signed: grace),
+            renewal: F.renewal(signed: grace, grace: grace, retry: true, intent: 2))
         #expect(world.status(at: grace) == .inBillingRetry)
         #expect(!world.pro(at: grace))
     }
 
-    @Test(arguments: [
-        ("VOLUNTARY", Int64(1), false), ("BILLING_RETRY", 2, false), ("PRICE_INCREASE", 3, false),
-        ("PRODUCT_NOT_FOR_SALE", 4, false), (nil, 5, false),
-    ] as [(String?, Int64, Bool)])
+    @Test(
+        arguments: [
+            ("VOLUNTARY", Int64(1), false), ("BILLING_RETRY", 2, false), ("PRICE_INCREASE", 3, false),
+            ("PRODUCT_NOT_FOR_SALE", 4, false), (nil, 5, false),
+        ] as [(String?, Int64, Bool)])
     func expiredEndsAccessWhateverTheSubtype(subtype: String?, intent: Int64, retry: Bool) {
         var world = subscribed()
-        world.notify(F.note("EXPIRED", subtype, signed: end1),
-                     renewal: F.renewal(signed: end1, autoRenew: false, retry: retry, intent: intent))
+        world.notify(
+            F.note("EXPIRED", subtype, signed: end1),
+            renewal: F.renewal(signed: end1, autoRenew: false, retry: retry, intent: intent))
         #expect(world.status(at: end1) == .expired)
         let doc = world.customer(at: end1)
         #expect(doc.entitlements["pro"]?.active == false)
@@ -107,8 +122,9 @@ import Testing
         old.signedDate = at
         old.isUpgraded = true
         let plus = F.period("1001", product: F.plus, start: at)
-        world.notify(F.note("DID_CHANGE_RENEWAL_PREF", "UPGRADE", signed: at), transaction: plus,
-                     renewal: F.renewal(signed: at, autoRenewProductId: F.plus, product: F.plus))
+        world.notify(
+            F.note("DID_CHANGE_RENEWAL_PREF", "UPGRADE", signed: at), transaction: plus,
+            renewal: F.renewal(signed: at, autoRenewProductId: F.plus, product: F.plus))
         world.record(old)
         let doc = world.customer(at: at + 1)
         #expect(doc.entitlements["plus"]?.active == true)
@@ -118,26 +134,30 @@ import Testing
 
     @Test func didChangeRenewalPrefDowngradeWaitsForTheNextRenewal() {
         var world = subscribed()
-        world.notify(F.note("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE", signed: F.t0 + F.day),
-                     renewal: F.renewal(signed: F.t0 + F.day, autoRenewProductId: F.yearly))
+        world.notify(
+            F.note("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE", signed: F.t0 + F.day),
+            renewal: F.renewal(signed: F.t0 + F.day, autoRenewProductId: F.yearly))
         var sub = world.customer(at: F.t0 + 2 * F.day).subscriptions[0]
         #expect(sub.productId == F.monthly)
         #expect(sub.autoRenewProductId == F.yearly)
-        world.notify(F.note("DID_CHANGE_RENEWAL_PREF", signed: F.t0 + 2 * F.day),
-                     renewal: F.renewal(signed: F.t0 + 2 * F.day, autoRenewProductId: F.monthly))
+        world.notify(
+            F.note("DID_CHANGE_RENEWAL_PREF", signed: F.t0 + 2 * F.day),
+            renewal: F.renewal(signed: F.t0 + 2 * F.day, autoRenewProductId: F.monthly))
         sub = world.customer(at: F.t0 + 3 * F.day).subscriptions[0]
         #expect(sub.autoRenewProductId == F.monthly)
     }
 
     @Test func didChangeRenewalStatusTogglesWillRenewOnly() {
         var world = subscribed()
-        world.notify(F.note("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", signed: F.t0 + F.day),
-                     renewal: F.renewal(signed: F.t0 + F.day, autoRenew: false))
+        world.notify(
+            F.note("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", signed: F.t0 + F.day),
+            renewal: F.renewal(signed: F.t0 + F.day, autoRenew: false))
         var pro = world.customer(at: F.t0 + 2 * F.day).entitlements["pro"]
         #expect(pro?.active == true)
         #expect(pro?.willRenew == false)
-        world.notify(F.note("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED", signed: F.t0 + 2 * F.day),
-                     renewal: F.renewal(signed: F.t0 + 2 * F.day, autoRenew: true))
+        world.notify(
+            F.note("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED", signed: F.t0 + 2 * F.day),
+            renewal: F.renewal(signed: F.t0 + 2 * F.day, autoRenew: true))
         pro = world.customer(at: F.t0 + 3 * F.day).entitlements["pro"]
         #expect(pro?.willRenew == true)
     }
@@ -145,8 +165,9 @@ import Testing
     @Test func offerRedeemedGrantsTheOfferPeriod() {
         var world = subscribed()
         let offer = F.period("1001", start: end1, length: 3 * F.month, offerType: 3, offerDiscountType: "PAY_UP_FRONT")
-        world.notify(F.note("OFFER_REDEEMED", "RESUBSCRIBE", signed: end1), transaction: offer,
-                     renewal: F.renewal(signed: end1))
+        world.notify(
+            F.note("OFFER_REDEEMED", "RESUBSCRIBE", signed: end1), transaction: offer,
+            renewal: F.renewal(signed: end1))
         #expect(world.pro(at: end1 + 2 * F.month))
         #expect(world.customer(at: end1 + 1).subscriptions[0].offerType == 3)
     }
@@ -216,8 +237,10 @@ import Testing
         var world = World()
         try! world.claim("6000", for: "u-1")
         world.record(F.nonConsumable("6000", ownership: "FAMILY_SHARED"))
-        world.notify(F.note("REVOKE", signed: F.t0 + F.day, otid: "6000"),
-                     transaction: F.nonConsumable("6000", signed: F.t0 + F.day, revoked: F.t0 + F.day, ownership: "FAMILY_SHARED"))
+        world.notify(
+            F.note("REVOKE", signed: F.t0 + F.day, otid: "6000"),
+            transaction: F.nonConsumable(
+                "6000", signed: F.t0 + F.day, revoked: F.t0 + F.day, ownership: "FAMILY_SHARED"))
         #expect(world.customer(at: F.t0 + 2 * F.day).entitlements["no_ads"]?.active == false)
     }
 
@@ -226,16 +249,19 @@ import Testing
         var extended = p1
         extended.signedDate = F.t0 + 20 * F.day
         extended.expiresDate = end1 + 7 * F.day
-        world.notify(F.note("RENEWAL_EXTENDED", signed: extended.signedDate), transaction: extended,
-                     renewal: F.renewal(signed: extended.signedDate))
+        world.notify(
+            F.note("RENEWAL_EXTENDED", signed: extended.signedDate), transaction: extended,
+            renewal: F.renewal(signed: extended.signedDate))
         #expect(world.pro(at: end1 + 6 * F.day))
         #expect(!world.pro(at: end1 + 7 * F.day))
     }
 
     @Test func oneTimeChargeCreditsConsumablesAndGrantsOneOffs() {
         var world = World()
-        for (tid, t) in [("7000", F.consumable("7000", quantity: 3)), ("7001", F.nonConsumable("7001")),
-                         ("7002", F.oneOff("7002", product: F.season, type: "Non-Renewing Subscription"))] {
+        for (tid, t) in [
+            ("7000", F.consumable("7000", quantity: 3)), ("7001", F.nonConsumable("7001")),
+            ("7002", F.oneOff("7002", product: F.season, type: "Non-Renewing Subscription")),
+        ] {
             try! world.claim(tid, for: "u-1")
             world.notify(F.note("ONE_TIME_CHARGE", signed: F.t0, otid: tid), transaction: t)
         }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Ledger
 
 /// The same events, in any arrival order and with redeliveries, give the same answer.
@@ -17,11 +18,12 @@ import Testing
                 let expected = baseline.customer(at: now)
                 let actual = world.customer(at: now)
                 #expect(actual == expected, "seed \(seed) at \(now)")
-                #expect(actual.jsonBytes() == expected.jsonBytes())
-                #expect(CustomerView.nextChange(account: world.accounts["u-1"]!, chains: world.chains, after: now)
-                    == CustomerView.nextChange(account: baseline.accounts["u-1"]!, chains: baseline.chains, after: now))
+                #expect(String(decoding: actual.jsonBytes(), as: UTF8.self) == String(decoding: expected.jsonBytes(), as: UTF8.self))
+                #expect(
+                    CustomerView.nextChange(account: world.accounts["u-1"]!, chains: world.chains, after: now)
+                        == CustomerView.nextChange(
+                            account: baseline.accounts["u-1"]!, chains: baseline.chains, after: now))
             }
-            if world.customer(at: history.instants[0]) != baseline.customer(at: history.instants[0]) { return }
         }
     }
 

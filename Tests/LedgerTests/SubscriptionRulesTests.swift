@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Ledger
 
 /// One test per row and rule of domain.md "Subscriptions".
@@ -22,7 +23,8 @@ import Testing
         let expires = p1.expiresDate!
         let grace = expires + 6 * F.day
         let state = given([
-            .recordTransaction(p1), .recordRenewalInfo(F.renewal(signed: expires + 1, grace: grace, retry: true, intent: 2)),
+            .recordTransaction(p1),
+            .recordRenewalInfo(F.renewal(signed: expires + 1, grace: grace, retry: true, intent: 2)),
         ])
         #expect(state.status(at: expires)?.status == .inGracePeriod)
         #expect(state.status(at: grace - 1)?.status == .inGracePeriod)
@@ -109,7 +111,9 @@ import Testing
         revoked.revocationType = "FAMILY_REVOKE"
         #expect(given([.recordTransaction(shared)]).status(at: F.t0 + F.day)?.status == .active)
         #expect(given([.recordTransaction(shared)]).status(at: F.t0 + F.day)?.ownership == "FAMILY_SHARED")
-        #expect(given([.recordTransaction(shared), .recordTransaction(revoked)]).status(at: F.t0 + 4 * F.day)?.status == .revoked)
+        #expect(
+            given([.recordTransaction(shared), .recordTransaction(revoked)]).status(at: F.t0 + 4 * F.day)?.status
+                == .revoked)
     }
 
     @Test func aStaleRenewalInfoFromAnEarlierPeriodDoesNotHideARecovery() {

@@ -59,7 +59,10 @@ extension Account {
             ]
         case .grant(let userId, let entitlement, let reason, let expiresAt, let at):
             if let existing = state.grants[entitlement], existing.expiresAt == expiresAt { return [] }
-            return [.entitlementGranted(userId: userId, entitlement: entitlement, reason: reason, expiresAt: expiresAt, at: at)]
+            return [
+                .entitlementGranted(
+                    userId: userId, entitlement: entitlement, reason: reason, expiresAt: expiresAt, at: at)
+            ]
         case .revoke(let userId, let entitlement, let reason, let at):
             if state.grants[entitlement] == nil { return [] }
             return [.entitlementRevoked(userId: userId, entitlement: entitlement, reason: reason, at: at)]

@@ -12,7 +12,8 @@ public enum Chain {
         case .recordRenewalInfo(let info):
             return state.renewalInfos.contains(info) ? [] : [.renewalInfoRecorded(info)]
         case .recordNotification(let notification):
-            return state.notifications[notification.notificationUUID] == nil ? [.notificationReceived(notification)] : []
+            return state.notifications[notification.notificationUUID] == nil
+                ? [.notificationReceived(notification)] : []
         }
     }
 

@@ -24,8 +24,10 @@ public struct SubscriptionDetail: Sendable, Hashable {
     public func jsonBytes() -> [UInt8] {
         var w = JSONWriter(capacity: 1024)
         w.beginObject()
-        w.key("originalTransactionId"); w.string(originalTransactionId)
-        w.key("owner"); w.stringOrNull(owner)
+        w.key("originalTransactionId")
+        w.string(originalTransactionId)
+        w.key("owner")
+        w.stringOrNull(owner)
         w.key("state")
         if let judged {
             SubscriptionView(originalTransactionId: originalTransactionId, judged: judged).write(to: &w)
@@ -35,13 +37,17 @@ public struct SubscriptionDetail: Sendable, Hashable {
         w.key("transactions")
         w.beginArray()
         for t in transactions {
-            w.beginObject(); t.writeFields(to: &w); w.endObject()
+            w.beginObject()
+            t.writeFields(to: &w)
+            w.endObject()
         }
         w.endArray()
         w.key("renewalInfos")
         w.beginArray()
         for r in renewalInfos {
-            w.beginObject(); r.writeFields(to: &w); w.endObject()
+            w.beginObject()
+            r.writeFields(to: &w)
+            w.endObject()
         }
         w.endArray()
         w.endObject()

@@ -98,7 +98,8 @@ extension NotificationFact {
         self.init(
             notificationUUID: try f.string(.notificationUUID), notificationType: try f.string(.notificationType),
             subtype: f.optionalString(.subtype), signedDate: try f.int(.signedDate),
-            environment: f.optionalString(.environment), originalTransactionId: f.optionalString(.originalTransactionId),
+            environment: f.optionalString(.environment),
+            originalTransactionId: f.optionalString(.originalTransactionId),
             transactionId: f.optionalString(.transactionId))
     }
 }

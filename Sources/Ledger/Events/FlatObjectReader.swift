@@ -16,7 +16,10 @@ enum FlatObjectReader {
             let start = i
             while i < n {
                 let c = b[i]
-                if c == 0x22 { i += 1; return start..<(i - 1) }
+                if c == 0x22 {
+                    i += 1
+                    return start..<(i - 1)
+                }
                 if c == 0x5C || c < 0x20 { return nil }
                 i += 1
             }
@@ -75,8 +78,14 @@ enum FlatObjectReader {
             if let field = EventField.lookup(UnsafeBufferPointer(rebasing: b[key])) { values[field.rawValue] = value }
             skipSpace()
             guard i < n else { return nil }
-            if b[i] == 0x2C { i += 1; continue }
-            if b[i] == 0x7D { i += 1; break }
+            if b[i] == 0x2C {
+                i += 1
+                continue
+            }
+            if b[i] == 0x7D {
+                i += 1
+                break
+            }
             return nil
         }
         skipSpace()

@@ -25,41 +25,75 @@ extension LedgerEvent {
         case .renewalInfoRecorded(let r): r.writeFields(to: &w)
         case .notificationReceived(let n): n.writeFields(to: &w)
         case .chainClaimed(let userId, let otid, let from, let at):
-            w.key("userId"); w.string(userId)
-            w.key("originalTransactionId"); w.string(otid)
-            if let from { w.key("from"); w.string(from) }
-            w.key("at"); w.int(at)
+            w.key("userId")
+            w.string(userId)
+            w.key("originalTransactionId")
+            w.string(otid)
+            if let from {
+                w.key("from")
+                w.string(from)
+            }
+            w.key("at")
+            w.int(at)
         case .chainReleased(let userId, let otid, let to, let at):
-            w.key("userId"); w.string(userId)
-            w.key("originalTransactionId"); w.string(otid)
-            w.key("to"); w.string(to)
-            w.key("at"); w.int(at)
+            w.key("userId")
+            w.string(userId)
+            w.key("originalTransactionId")
+            w.string(otid)
+            w.key("to")
+            w.string(to)
+            w.key("at")
+            w.int(at)
         case .balanceDebited(let userId, let currency, let amount, let key, let reason, let balanceAfter, let at):
-            w.key("userId"); w.string(userId)
-            w.key("currency"); w.string(currency)
-            w.key("amount"); w.int(amount)
-            w.key("idempotencyKey"); w.string(key)
-            w.key("reason"); w.string(reason)
-            w.key("balanceAfter"); w.int(balanceAfter)
-            w.key("at"); w.int(at)
+            w.key("userId")
+            w.string(userId)
+            w.key("currency")
+            w.string(currency)
+            w.key("amount")
+            w.int(amount)
+            w.key("idempotencyKey")
+            w.string(key)
+            w.key("reason")
+            w.string(reason)
+            w.key("balanceAfter")
+            w.int(balanceAfter)
+            w.key("at")
+            w.int(at)
         case .balanceCredited(let userId, let currency, let amount, let key, let reason, let at):
-            w.key("userId"); w.string(userId)
-            w.key("currency"); w.string(currency)
-            w.key("amount"); w.int(amount)
-            w.key("idempotencyKey"); w.string(key)
-            w.key("reason"); w.string(reason)
-            w.key("at"); w.int(at)
+            w.key("userId")
+            w.string(userId)
+            w.key("currency")
+            w.string(currency)
+            w.key("amount")
+            w.int(amount)
+            w.key("idempotencyKey")
+            w.string(key)
+            w.key("reason")
+            w.string(reason)
+            w.key("at")
+            w.int(at)
         case .entitlementGranted(let userId, let entitlement, let reason, let expiresAt, let at):
-            w.key("userId"); w.string(userId)
-            w.key("entitlement"); w.string(entitlement)
-            w.key("reason"); w.string(reason)
-            if let expiresAt { w.key("expiresAt"); w.int(expiresAt) }
-            w.key("at"); w.int(at)
+            w.key("userId")
+            w.string(userId)
+            w.key("entitlement")
+            w.string(entitlement)
+            w.key("reason")
+            w.string(reason)
+            if let expiresAt {
+                w.key("expiresAt")
+                w.int(expiresAt)
+            }
+            w.key("at")
+            w.int(at)
         case .entitlementRevoked(let userId, let entitlement, let reason, let at):
-            w.key("userId"); w.string(userId)
-            w.key("entitlement"); w.string(entitlement)
-            w.key("reason"); w.string(reason)
-            w.key("at"); w.int(at)
+            w.key("userId")
+            w.string(userId)
+            w.key("entitlement")
+            w.string(entitlement)
+            w.key("reason")
+            w.string(reason)
+            w.key("at")
+            w.int(at)
         }
         w.endObject()
     }
@@ -176,12 +210,21 @@ struct Fields {
 
 extension JSONWriter {
     mutating func field(_ name: String, _ value: String?) {
-        if let value { key(name); string(value) }
+        if let value {
+            key(name)
+            string(value)
+        }
     }
     mutating func field(_ name: String, _ value: Int64?) {
-        if let value { key(name); int(value) }
+        if let value {
+            key(name)
+            int(value)
+        }
     }
     mutating func field(_ name: String, _ value: Bool?) {
-        if let value { key(name); bool(value) }
+        if let value {
+            key(name)
+            bool(value)
+        }
     }
 }

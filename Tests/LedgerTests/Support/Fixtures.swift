@@ -53,15 +53,20 @@ enum F {
             revocationReason: revoked == nil ? nil : 1)
     }
 
-    static func consumable(_ tid: String, product: String = coins, quantity: Int64 = 1, at: Int64 = t0,
-                           signed: Int64? = nil, revoked: Int64? = nil) -> Transaction {
+    static func consumable(
+        _ tid: String, product: String = coins, quantity: Int64 = 1, at: Int64 = t0,
+        signed: Int64? = nil, revoked: Int64? = nil
+    ) -> Transaction {
         oneOff(tid, product: product, type: "Consumable", quantity: quantity, at: at, signed: signed, revoked: revoked)
     }
 
-    static func nonConsumable(_ tid: String, product: String = removeAds, at: Int64 = t0, signed: Int64? = nil,
-                              revoked: Int64? = nil, ownership: String = "PURCHASED") -> Transaction {
-        oneOff(tid, product: product, type: "Non-Consumable", at: at, signed: signed, revoked: revoked,
-               ownership: ownership)
+    static func nonConsumable(
+        _ tid: String, product: String = removeAds, at: Int64 = t0, signed: Int64? = nil,
+        revoked: Int64? = nil, ownership: String = "PURCHASED"
+    ) -> Transaction {
+        oneOff(
+            tid, product: product, type: "Non-Consumable", at: at, signed: signed, revoked: revoked,
+            ownership: ownership)
     }
 
     static func renewal(
@@ -74,8 +79,10 @@ enum F {
             expirationIntent: intent, signedDate: signed)
     }
 
-    static func note(_ type: String, _ subtype: String? = nil, signed: Int64, otid: String? = "1000",
-                     tid: String? = nil, uuid: String? = nil) -> NotificationFact {
+    static func note(
+        _ type: String, _ subtype: String? = nil, signed: Int64, otid: String? = "1000",
+        tid: String? = nil, uuid: String? = nil
+    ) -> NotificationFact {
         NotificationFact(
             notificationUUID: uuid ?? "\(type)-\(subtype ?? "")-\(signed)-\(otid ?? "")", notificationType: type,
             subtype: subtype, signedDate: signed, environment: "Production", originalTransactionId: otid,

@@ -62,19 +62,26 @@ struct History {
             for p in 0..<periods {
                 let tid = p == 0 ? otid : "\(otid)-\(p)"
                 let length = product == F.yearly ? 365 * F.day : F.month
-                let period = F.period(tid, otid: otid, product: product, start: start, length: length,
-                                      ownership: chance(20) ? "FAMILY_SHARED" : "PURCHASED",
-                                      offerType: p == 0 && chance(30) ? 1 : nil,
-                                      offerDiscountType: p == 0 && chance(30) ? "FREE_TRIAL" : nil)
+                let period = F.period(
+                    tid, otid: otid, product: product, start: start, length: length,
+                    ownership: chance(20) ? "FAMILY_SHARED" : "PURCHASED",
+                    offerType: p == 0 && chance(30) ? 1 : nil,
+                    offerDiscountType: p == 0 && chance(30) ? "FREE_TRIAL" : nil)
                 h.facts.append(.recordTransaction(period))
-                h.facts.append(.recordNotification(F.note(p == 0 ? "SUBSCRIBED" : "DID_RENEW", signed: start,
-                                                          otid: otid, tid: tid, uuid: "n-\(tid)")))
+                h.facts.append(
+                    .recordNotification(
+                        F.note(
+                            p == 0 ? "SUBSCRIBED" : "DID_RENEW", signed: start,
+                            otid: otid, tid: tid, uuid: "n-\(tid)")))
                 let expires = period.expiresDate!
-                h.facts.append(.recordRenewalInfo(F.renewal(
-                    otid: otid, signed: chance(50) ? start + ms(0...F.day) : expires + ms(0...F.day),
-                    autoRenew: chance(70), autoRenewProductId: chance(80) ? product : F.monthly, product: product,
-                    grace: chance(30) ? expires + ms(1...16) * F.day : nil, retry: chance(30) ? true : nil,
-                    intent: chance(30) ? ms(1...5) : nil)))
+                h.facts.append(
+                    .recordRenewalInfo(
+                        F.renewal(
+                            otid: otid, signed: chance(50) ? start + ms(0...F.day) : expires + ms(0...F.day),
+                            autoRenew: chance(70), autoRenewProductId: chance(80) ? product : F.monthly,
+                            product: product,
+                            grace: chance(30) ? expires + ms(1...16) * F.day : nil, retry: chance(30) ? true : nil,
+                            intent: chance(30) ? ms(1...5) : nil)))
                 var next = expires + (chance(20) ? ms(1...20) * F.day : 0)
                 switch Int.random(in: 0..<6, using: &rng) {
                 case 0:  // refund, maybe reversed
@@ -115,7 +122,8 @@ struct History {
             h.userEvents.append(.chainClaimed(userId: "u-1", originalTransactionId: tid, from: nil, at: F.t0))
             let bought = F.consumable(tid, quantity: ms(1...3), at: F.t0 + ms(0...30) * F.day)
             h.facts.append(.recordTransaction(bought))
-            h.facts.append(.recordNotification(F.note("ONE_TIME_CHARGE", signed: bought.signedDate, otid: tid, uuid: "n-\(tid)")))
+            h.facts.append(
+                .recordNotification(F.note("ONE_TIME_CHARGE", signed: bought.signedDate, otid: tid, uuid: "n-\(tid)")))
             if chance(40) {
                 var refunded = bought
                 refunded.signedDate += ms(1...10) * F.day
@@ -141,13 +149,17 @@ struct History {
             }
         }
         for d in 0..<Int.random(in: 0...4, using: &rng) {
-            h.userEvents.append(.balanceDebited(userId: "u-1", currency: "coins", amount: ms(1...60),
-                                                idempotencyKey: "d\(d)", reason: "spend", balanceAfter: 0,
-                                                at: F.t0 + Int64(d)))
+            h.userEvents.append(
+                .balanceDebited(
+                    userId: "u-1", currency: "coins", amount: ms(1...60),
+                    idempotencyKey: "d\(d)", reason: "spend", balanceAfter: 0,
+                    at: F.t0 + Int64(d)))
         }
         if chance(30) {
-            h.userEvents.append(.entitlementGranted(userId: "u-1", entitlement: "plus", reason: "support",
-                                                    expiresAt: F.t0 + ms(1...90) * F.day, at: F.t0))
+            h.userEvents.append(
+                .entitlementGranted(
+                    userId: "u-1", entitlement: "plus", reason: "support",
+                    expiresAt: F.t0 + ms(1...90) * F.day, at: F.t0))
         }
         h.instants = [F.t0 - 1] + (0..<12).map { _ in ms(F.t0...last) }
         return h
