@@ -1,0 +1,36 @@
+import Synchronization
+
+/// A Prometheus counter family; one series per distinct label-value tuple.
+public final class Counter: MetricFamily {
+    let name: String
+    let help: String
+    let labelNames: [String]
+    var type: String { "counter" }
+    private let series = Mutex<[[String]: Double]>([:])
+
+    init(name: String, help: String, labelNames: [String]) {
+        self.name = name
+        self.help = help
+        self.labelNames = labelNames
+    }
+
+    /// Adds `amount` (≥ 0) to the series named by `labels` (values in registration order).
+    public func increment(_ labels: [String] = [], by amount: Double = 1) {
+        precondition(labels.count == labelNames.count, "\(name) takes labels \(labelNames)")
+        precondition(amount >= 0, "a counter only goes up")
+        series.withLock { $0[labels, default: 0] += amount }
+    }
+
+    /// The current value of one series (0 when never incremented).
+    public func value(_ labels: [String] = []) -> Double {
+        series.withLock { $0[labels] ?? 0 }
+    }
+
+    func renderSamples(into out: inout [UInt8]) {
+        let snapshot = series.withLock { $0 }
+        for labels in snapshot.keys.sorted(by: PrometheusText.labelOrder) {
+            PrometheusText.sample(
+                into: &out, name: name, labelNames: labelNames, labels: labels, value: snapshot[labels]!)
+        }
+    }
+}

@@ -1,0 +1,31 @@
+import Synchronization
+
+/// What MHD's C callbacks reach through `cls`: the handler, the limits and the live counters.
+/// The server keeps it alive until `MHD_stop_daemon` has returned, so callbacks borrow it unretained.
+final class DaemonContext: Sendable {
+    let handler: @Sendable (HTTPRequest) -> HTTPResponse
+    let maxBodyBytes: Int
+    /// Requests between their request line and MHD's completion notice (incl. uploads and aborts).
+    let liveRequests = Atomic<Int>(0)
+    /// Set by `stop()`: responses then carry `Connection: close` so keep-alive clients move on.
+    let stopping = Atomic<Bool>(false)
+
+    init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maxBodyBytes: Int) {
+        self.handler = handler
+        self.maxBodyBytes = maxBodyBytes
+    }
+}
+
+/// Per-request state kept in MHD's `*con_cls` from the request line until completion.
+/// Only the one MHD thread serving the connection touches it.
+final class RequestState {
+    let target: String
+    var started = false
+    var headers: [String: String] = [:]
+    var body: [UInt8] = []
+    var tooLarge = false
+
+    init(target: String) {
+        self.target = target
+    }
+}

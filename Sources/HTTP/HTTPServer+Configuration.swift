@@ -1,0 +1,29 @@
+extension HTTPServer {
+    /// How the server listens and what it accepts.
+    public struct Configuration: Sendable {
+        /// The address to bind: an IPv4 or IPv6 literal, or "localhost". Never all interfaces by accident.
+        public var host: String = "127.0.0.1"
+        /// 0 picks a free port; `start()` returns the real one.
+        public var port: Int = 0
+        /// MHD worker threads; handlers run on them, synchronously.
+        public var threadCount: Int = 4
+        /// Open connections beyond this are refused by MHD.
+        public var connectionLimit: Int = 1024
+        /// An idle (or stalled) connection is closed after this many seconds.
+        public var connectionTimeoutSeconds: Int = 30
+        /// Request bodies past this answer 413 (by `Content-Length` before reading, or after a chunked upload).
+        public var maxBodyBytes: Int = 1 << 20
+        /// MHD's per-connection memory pool, which the request line and headers must fit in;
+        /// a larger request head is refused by MHD itself (431/414).
+        public var maxHeaderBytes: Int = 32 * 1024
+        /// `stop()` waits at most this long for in-flight requests before closing everything.
+        public var shutdownGraceSeconds: Double = 10
+        /// The listen backlog.
+        public var backlog: Int = 1024
+
+        public init(host: String = "127.0.0.1", port: Int = 0) {
+            self.host = host
+            self.port = port
+        }
+    }
+}

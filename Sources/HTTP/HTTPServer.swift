@@ -1,0 +1,85 @@
+import CMicroHTTPD
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// An HTTP/1.1 server on libmicrohttpd: a pool of worker threads (internal epoll) that run the
+/// handler synchronously, with keep-alive, a body limit, a connection limit and timeouts.
+public final class HTTPServer: Sendable {
+    public let configuration: Configuration
+    private let context: DaemonContext
+    /// The daemon and the port it listens on, only touched under this lock.
+    private let state = Mutex<Running?>(nil)
+
+    private struct Running {
+        nonisolated(unsafe) var daemon: OpaquePointer
+        var port: Int
+    }
+
+    public init(configuration: Configuration, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
+        self.configuration = configuration
+        self.context = DaemonContext(handler: handler, maxBodyBytes: configuration.maxBodyBytes)
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Binds, starts the workers and returns the port actually bound (useful with port 0).
+    @discardableResult
+    public func start() throws(HTTPServerError) -> Int {
+        try state.withLock { (running: inout Running?) throws(HTTPServerError) -> Int in
+            if let running { throw HTTPServerError(.alreadyStarted, "server already listens on port \(running.port)") }
+            let c = configuration
+            let (fd, port) = try ListenSocket.open(host: c.host, port: c.port, backlog: c.backlog)
+            let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
+            let cls = Unmanaged.passUnretained(context).toOpaque()
+            let daemon = CMHD_start_daemon(
+                flags, fd,
+                MHDCallbacks.access, cls,
+                MHDCallbacks.completed, cls,
+                MHDCallbacks.uriLog, cls,
+                UInt32(clamping: max(1, c.threadCount)),
+                UInt32(clamping: max(1, c.connectionLimit)),
+                UInt32(clamping: max(0, c.connectionTimeoutSeconds)),
+                max(4096, c.maxHeaderBytes))
+            guard let daemon else {
+                // MHD may or may not have closed the socket on failure; a leaked fd beats a double close.
+                throw HTTPServerError(.daemon, "libmicrohttpd refused to start on \(c.host):\(port)")
+            }
+            context.stopping.store(false, ordering: .relaxed)
+            running = Running(daemon: daemon, port: port)
+            return port
+        }
+    }
+
+    /// The bound port while running, else nil.
+    public var port: Int? {
+        state.withLock { $0?.port }
+    }
+
+    /// Requests currently being read, handled or answered.
+    public var inFlightRequests: Int {
+        context.liveRequests.load(ordering: .relaxed)
+    }
+
+    /// Graceful stop: refuse new connections at once, let in-flight requests finish (at most
+    /// `shutdownGraceSeconds`), then close every connection and join the workers. Idempotent.
+    public func stop() {
+        state.withLock { running in
+            guard let current = running else { return }
+            running = nil
+            context.stopping.store(true, ordering: .relaxed)
+            let listenFD = MHD_quiesce_daemon(current.daemon)
+            if listenFD >= 0 { close(listenFD) }
+            let deadline = ContinuousClock.now.advanced(
+                by: .milliseconds(Int(configuration.shutdownGraceSeconds * 1000)))
+            while context.liveRequests.load(ordering: .relaxed) > 0 && ContinuousClock.now < deadline {
+                usleep(2_000)
+            }
+            MHD_stop_daemon(current.daemon)
+        }
+    }
+}

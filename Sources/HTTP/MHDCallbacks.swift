@@ -1,0 +1,137 @@
+import CMicroHTTPD
+
+/// The C entry points MHD calls. They are non-capturing; context travels through `cls`/`con_cls`.
+enum MHDCallbacks {
+    /// Called with the raw request target before MHD unescapes anything; its return value becomes
+    /// `*con_cls`, and it makes MHD send NOTIFY_COMPLETED even for requests that never reach the handler.
+    static let uriLog:
+        @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?)
+            -> UnsafeMutableRawPointer? = { cls, uri, _ in
+                let context = Unmanaged<DaemonContext>.fromOpaque(cls!).takeUnretainedValue()
+                context.liveRequests.wrappingAdd(1, ordering: .relaxed)
+                let state = RequestState(target: uri.map { String(cString: $0) } ?? "/")
+                return Unmanaged.passRetained(state).toOpaque()
+            }
+
+    static let completed: MHD_RequestCompletedCallback = { cls, _, conCls, _ in
+        guard let conCls, let raw = conCls.pointee else { return }
+        Unmanaged<RequestState>.fromOpaque(raw).release()
+        conCls.pointee = nil
+        let context = Unmanaged<DaemonContext>.fromOpaque(cls!).takeUnretainedValue()
+        context.liveRequests.wrappingAdd(-1, ordering: .relaxed)
+    }
+
+    static let access: MHD_AccessHandlerCallback = {
+        cls, connection, _, method, _, uploadData, uploadSize, conCls in
+        let context = Unmanaged<DaemonContext>.fromOpaque(cls!).takeUnretainedValue()
+        guard let conCls, let raw = conCls.pointee else { return .NO }  // uriLog always sets it
+        let state = Unmanaged<RequestState>.fromOpaque(raw).takeUnretainedValue()
+
+        if !state.started {
+            // First call: headers only. Return YES without queueing (pitfall 1: queueing now makes
+            // MHD answer `Connection: close`), except for a declared oversize body, refused before
+            // `100 Continue` is sent (pitfall 3).
+            state.started = true
+            withUnsafeMutablePointer(to: &state.headers) { headers in
+                _ = MHD_get_connection_values(connection, .HEADER_KIND, collectHeader, headers)
+            }
+            if let length = state.headers["content-length"], let declared = Int(length) {
+                if declared > context.maxBodyBytes {
+                    return queue(connection, tooLarge(context, state), context)
+                }
+                // Capped: a client declaring 1 MiB on many idle connections must not pin that much memory.
+                state.body.reserveCapacity(min(declared, 64 * 1024))
+            }
+            return .YES
+        }
+
+        if let uploadSize, uploadSize.pointee > 0 {
+            let count = uploadSize.pointee
+            if !state.tooLarge {
+                if state.body.count + count > context.maxBodyBytes {
+                    state.tooLarge = true
+                    state.body = []
+                } else if let uploadData {
+                    state.body.append(
+                        contentsOf: UnsafeRawBufferPointer(start: UnsafeRawPointer(uploadData), count: count))
+                }
+            }
+            // Keep consuming an oversize chunked body: a 413 queued mid-upload drops the socket (pitfall 3).
+            uploadSize.pointee = 0
+            return .YES
+        }
+
+        if state.tooLarge {
+            return queue(connection, tooLarge(context, state), context)
+        }
+        let request = makeRequest(method: method, state: state)
+        var response = context.handler(request)
+        response.headers["X-Request-Id"] = request.requestId
+        return queue(connection, response, context)
+    }
+
+    private static let collectHeader: MHD_KeyValueIterator = { cls, _, key, value in
+        guard let cls, let key else { return .YES }
+        let headers = cls.assumingMemoryBound(to: [String: String].self)
+        let name = String(cString: key).lowercased()
+        let text = value.map { String(cString: $0) } ?? ""
+        if let existing = headers.pointee[name] {
+            headers.pointee[name] = existing + ", " + text
+        } else {
+            headers.pointee[name] = text
+        }
+        return .YES
+    }
+
+    private static func makeRequest(method: UnsafePointer<CChar>?, state: RequestState) -> HTTPRequest {
+        let target = Substring(state.target)
+        let path: Substring
+        let query: [String: String]
+        if let mark = target.firstIndex(of: "?") {
+            path = target[..<mark]
+            query = PercentDecoding.parseQuery(target[target.index(after: mark)...])
+        } else {
+            path = target
+            query = [:]
+        }
+        let body = state.body
+        state.body = []
+        return HTTPRequest(
+            method: method.map { String(cString: $0) } ?? "GET",
+            path: String(path),
+            query: query,
+            headers: state.headers,
+            body: body,
+            requestId: RequestID.accept(state.headers["x-request-id"]) ?? RequestID.next())
+    }
+
+    private static func tooLarge(_ context: DaemonContext, _ state: RequestState) -> HTTPResponse {
+        var response = HTTPResponse.problem(
+            status: 413, code: "payload_too_large", title: "Payload Too Large",
+            detail: "The request body is larger than \(context.maxBodyBytes) bytes.")
+        response.headers["X-Request-Id"] = RequestID.accept(state.headers["x-request-id"]) ?? RequestID.next()
+        return response
+    }
+
+    private static func queue(_ connection: OpaquePointer?, _ response: HTTPResponse, _ context: DaemonContext)
+        -> MHD_Result
+    {
+        let mhdResponse = response.body.withUnsafeBytes { bytes in
+            MHD_create_response_from_buffer(
+                bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+        }
+        guard let mhdResponse else { return .NO }
+        defer { MHD_destroy_response(mhdResponse) }
+        for (name, value) in response.headers where !isContentLength(name) {
+            _ = MHD_add_response_header(mhdResponse, name, value)
+        }
+        if context.stopping.load(ordering: .relaxed) {
+            _ = MHD_add_response_header(mhdResponse, "Connection", "close")
+        }
+        return MHD_queue_response(connection, UInt32(clamping: response.status), mhdResponse)
+    }
+
+    private static func isContentLength(_ name: String) -> Bool {
+        name.utf8.count == 14 && name.lowercased() == "content-length"
+    }
+}

@@ -1,0 +1,177 @@
+/// Routes requests by method and path pattern (`/v1/users/{userId}`), checks Bearer keys
+/// against a route's scope, and answers 401/403/404/405 as problem+json.
+/// Build it once (`add`), then share it: matching is a walk down a segment tree, no regex.
+public struct Router: Sendable {
+    public typealias Handler = @Sendable (HTTPRequest, Parameters) -> HTTPResponse
+    /// Maps a Bearer token to its scopes, or nil for an unknown token.
+    public typealias Authenticator = @Sendable (String) -> Set<String>?
+    /// Called once per response with the route *pattern* (not the raw path, to bound label
+    /// cardinality), or "unmatched" for a 404.
+    public typealias Observer = @Sendable (_ method: String, _ route: String, _ status: Int, _ seconds: Double) -> Void
+
+    /// The route label given to requests that matched no path.
+    public static let unmatchedRoute = "unmatched"
+
+    private struct Route: Sendable {
+        let method: String
+        let pattern: String
+        let scope: String?
+        let handler: Handler
+    }
+
+    private struct Node: Sendable {
+        var literals: [String: Int] = [:]
+        var parameter: (name: String, child: Int)?
+        var pattern: String?
+        var methods: [String: Int] = [:]  // method → index in `table`
+    }
+
+    private var nodes = [Node()]
+    private var table: [Route] = []
+    private let authenticator: Authenticator
+    public var observer: Observer?
+
+    public init(authenticator: @escaping Authenticator = { _ in nil }, observer: Observer? = nil) {
+        self.authenticator = authenticator
+        self.observer = observer
+    }
+
+    /// Every route in the order added, for documentation checks (OpenAPI).
+    public var routes: [(method: String, pattern: String, scope: String?)] {
+        table.map { ($0.method, $0.pattern, $0.scope) }
+    }
+
+    /// Adds a route. A `scope` makes it require `Authorization: Bearer <token>` whose scopes contain it.
+    /// A pattern is `/`-separated literal or `{name}` segments; a clash is a programmer error and traps.
+    public mutating func add(_ method: String, _ pattern: String, scope: String? = nil, _ handler: @escaping Handler) {
+        precondition(pattern.hasPrefix("/"), "route pattern must start with /: \(pattern)")
+        var node = 0
+        for segment in Self.segments(of: Substring(pattern)) {
+            if segment.hasPrefix("{") && segment.hasSuffix("}") && segment.count > 2 {
+                let name = String(segment.dropFirst().dropLast())
+                if let existing = nodes[node].parameter {
+                    precondition(
+                        existing.name == name, "parameter {\(name)} clashes with {\(existing.name)} in \(pattern)")
+                    node = existing.child
+                } else {
+                    nodes.append(Node())
+                    nodes[node].parameter = (name, nodes.count - 1)
+                    node = nodes.count - 1
+                }
+            } else {
+                precondition(!segment.contains("{") && !segment.contains("}"), "malformed segment in \(pattern)")
+                let literal = PercentDecoding.decode(segment, plusIsSpace: false)
+                if let child = nodes[node].literals[literal] {
+                    node = child
+                } else {
+                    nodes.append(Node())
+                    nodes[node].literals[literal] = nodes.count - 1
+                    node = nodes.count - 1
+                }
+            }
+        }
+        let method = method.uppercased()
+        precondition(nodes[node].methods[method] == nil, "duplicate route \(method) \(pattern)")
+        nodes[node].pattern = pattern
+        nodes[node].methods[method] = table.count
+        table.append(Route(method: method, pattern: pattern, scope: scope, handler: handler))
+    }
+
+    /// Routes one request; never throws, every failure is a problem+json response.
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        guard let observer else { return route(request).response }
+        let start = ContinuousClock.now
+        let (response, pattern) = route(request)
+        let elapsed = start.duration(to: .now).components
+        observer(
+            request.method, pattern, response.status,
+            Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18)
+        return response
+    }
+
+    private func route(_ request: HTTPRequest) -> (response: HTTPResponse, pattern: String) {
+        let segments = Self.segments(of: Substring(request.path))
+        var captured: [(name: String, value: String)] = []
+        guard let node = match(0, segments, 0, &captured), let pattern = nodes[node].pattern else {
+            return (
+                .problem(
+                    status: 404, code: "not_found", title: "Not Found",
+                    detail: "No route for \(request.method) \(request.path)."), Self.unmatchedRoute
+            )
+        }
+        let methods = nodes[node].methods
+        guard let index = methods[request.method] ?? (request.method == "HEAD" ? methods["GET"] : nil) else {
+            var response = HTTPResponse.problem(
+                status: 405, code: "method_not_allowed", title: "Method Not Allowed",
+                detail: "\(pattern) does not allow \(request.method).")
+            response.headers["Allow"] = methods.keys.sorted().joined(separator: ", ")
+            return (response, pattern)
+        }
+        let route = table[index]
+        if let scope = route.scope, let refusal = authorize(request, scope: scope) {
+            return (refusal, pattern)
+        }
+        return (route.handler(request, Parameters(captured)), pattern)
+    }
+
+    private func authorize(_ request: HTTPRequest, scope: String) -> HTTPResponse? {
+        guard let token = Self.bearerToken(request.headers["authorization"]), let scopes = authenticator(token) else {
+            var response = HTTPResponse.problem(
+                status: 401, code: "unauthorized", title: "Unauthorized",
+                detail: "A valid API key is required: Authorization: Bearer <key>.")
+            response.headers["WWW-Authenticate"] = "Bearer"
+            return response
+        }
+        guard scopes.contains(scope) else {
+            return .problem(
+                status: 403, code: "forbidden", title: "Forbidden",
+                detail: "This API key lacks the \"\(scope)\" scope.")
+        }
+        return nil
+    }
+
+    static func bearerToken(_ header: String?) -> String? {
+        guard let header, header.utf8.count > 7 else { return nil }
+        let scheme = header.prefix(7)
+        guard scheme.lowercased() == "bearer " else { return nil }
+        let token = header.dropFirst(7).trimmingSpaces()
+        return token.isEmpty ? nil : String(token)
+    }
+
+    /// Depth-first, literal before parameter, so `/users/me` beats `/users/{id}`.
+    private func match(
+        _ node: Int, _ segments: [Substring], _ i: Int, _ captured: inout [(name: String, value: String)]
+    )
+        -> Int?
+    {
+        if i == segments.count { return nodes[node].pattern == nil ? nil : node }
+        let segment = segments[i]
+        if let child = nodes[node].literals[PercentDecoding.decode(segment, plusIsSpace: false)],
+            let found = match(child, segments, i + 1, &captured)
+        {
+            return found
+        }
+        if let parameter = nodes[node].parameter, !segment.isEmpty {
+            captured.append((parameter.name, PercentDecoding.decode(segment, plusIsSpace: false)))
+            if let found = match(parameter.child, segments, i + 1, &captured) { return found }
+            captured.removeLast()
+        }
+        return nil
+    }
+
+    /// "/a/b" → ["a", "b"]; "/" → []; "/a/" → ["a", ""] (a trailing slash is a different path).
+    private static func segments(of path: Substring) -> [Substring] {
+        let trimmed = path.hasPrefix("/") ? path.dropFirst() : path
+        if trimmed.isEmpty { return [] }
+        return trimmed.split(separator: "/", omittingEmptySubsequences: false)
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingSpaces() -> Substring {
+        var s = self
+        while s.first == " " || s.first == "\t" { s = s.dropFirst() }
+        while s.last == " " || s.last == "\t" { s = s.dropLast() }
+        return s
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+import HTTP
+import JSON
+import Synchronization
+import Testing
+
+@Suite struct HTTPServerTests {
+    @Test func pathParametersAndQueryValuesArriveDecoded() throws {
+        let (server, port) = try TestRoutes.server()
+        defer { server.stop() }
+        let client = try TestClient(port: port)
+        let response = try client.request("GET", "/echo/a%2Fb%20c?asOf=2026-12-29T10%3A00%3A00.000Z&x=1+2")
+        #expect(response.status == 200)
+        #expect(response.text == "a/b c|2026-12-29T10:00:00.000Z|1 2")
+        #expect(response.headers["content-type"] == "text/plain; charset=utf-8")
+        #expect(response.headers["content-length"] == String(response.body.count))
+    }
+
+    @Test func twoRequestsOnOneKeepAliveConnectionAreBothAnswered() throws {
+        let (server, port) = try TestRoutes.server()
+        defer { server.stop() }
+        let client = try TestClient(port: port)
+        let first = try client.request("GET", "/hello")
+        let second = try client.request("GET", "/echo/again")
+        #expect(first.status == 200 && first.text == "hello")
+        #expect(first.headers["connection"]?.lowercased() != "close")
+        #expect(second.status == 200 && second.text == "again|-|-")
+    }
+
+    @Test func requestIdIsEchoedOrGenerated() throws {
+        let (server, port) = try TestRoutes.server()
+        defer { server.stop() }
+        let client = try TestClient(port: port)
+        let echoed = try client.request("GET", "/hello", headers: ["X-Request-Id": "abc-123"])
+        let first = try client.request("GET", "/hello")
+        let second = try client.request("GET", "/hello")
+        #expect(echoed.headers["x-request-id"] == "abc-123")
+        let a = try #require(first.headers["x-request-id"])
+        let b = try #require(second.headers["x-request-id"])
+        #expect(a != b && !a.isEmpty)
+    }
+
+    @Test(arguments: [0, 17, 1 << 20])
+    func postBodiesArriveWhole(size: Int) throws {
+        let (server, port) = try TestRoutes.server()
+        defer { server.stop() }
+        let body = TestRoutes.bytes(size)
+        let response = try TestClient(port: port).request("POST", "/upload", body: body)
+        #expect(response.status == 200)
+        #expect(response.text == TestRoutes.checksum(body))
+    }
+
+    @Test func chunkedBodiesArriveWhole() throws {
+        let (server, port) = try TestRoutes.server()
+        defer { server.stop() }
+        let body = TestRoutes.bytes(300_000)
+        let client = try TestClient(port: port)
+        let response = try client.chunkedRequest("POST", "/upload", body: body, chunkSize: 7_000)
+        #expect(response.status == 200)
+        #expect(response.text == TestRoutes.checksum(body))
+        #expect(try client.request("GET", "/hello").status == 200)
+    }
+
+    @Test func declaredOversizeBodyGets413BeforeItIsSent() throws {
+        let (server, port) = try TestRoutes.server()
+        defer { server.stop() }
+        let client = try TestClient(port: port)
+        try client.send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: \((1 << 20) + 1)\r\n\r\n")
+        let response = try client.readResponse()
+        try expectProblem(response, status: 413, code: "payload_too_large")
+        #expect(try TestClient(port: port).request("GET", "/hello").status == 200)
+        #expect(waitUntil { server.inFlightRequests == 0 })
+    }
+
+    @Test func oversizeChunkedBodyGets413AndTheServerStaysHealthy() throws {
+        let (server, port) = try TestRoutes.server()
+        defer { server.stop() }
+        let client = try TestClient(port: port)
+        let response = try client.chunkedRequest(
+            "POST", "/upload", body: TestRoutes.bytes(1_500_000), chunkSize: 65_536)
+        try expectProblem(response, status: 413, code: "payload_too_large")
+        #expect(try TestClient(port: port).request("GET", "/hello").status == 200)
+        #expect(waitUntil { server.inFlightRequests == 0 })
+    }
+
+    @Test func unknownPathAndWrongMethodAreProblems() throws {
+        let (server, port) = try TestRoutes.server()
+        defer { server.stop() }
+        let client = try TestClient(port: port)
+        try expectProblem(try client.request("GET", "/nope"), status: 404, code: "not_found")
+        let wrong = try client.request("PUT", "/hello", body: [])
+        try expectProblem(wrong, status: 405, code: "method_not_allowed")
+        #expect(wrong.headers["allow"] == "GET")
+    }
+
+    @Test func bearerKeysAreCheckedAgainstTheRouteScope() throws {
+        let (server, port) = try TestRoutes.server()
+        defer { server.stop() }
+        let client = try TestClient(port: port)
+        let missing = try client.request("GET", "/v1/users/u-1")
+        try expectProblem(missing, status: 401, code: "unauthorized")
+        #expect(missing.headers["www-authenticate"] == "Bearer")
+        try expectProblem(
+            try client.request("GET", "/v1/users/u-1", headers: ["Authorization": "Bearer nobody"]),
+            status: 401, code: "unauthorized")
+        try expectProblem(
+            try client.request("GET", "/v1/users/u-1", headers: ["Authorization": "Bearer writer-key"]),
+            status: 403, code: "forbidden")
+        let ok = try client.request("GET", "/v1/users/u-1", headers: ["Authorization": "Bearer reader-key"])
+        #expect(ok.status == 200)
+        #expect(ok.headers["content-type"] == "application/json")
+        #expect(ok.text == #"{"userId":"u-1"}"#)
+    }
+
+    @Test func manyConcurrentClientsAreAllAnswered() throws {
+        let (server, port) = try TestRoutes.server { $0.threadCount = 4 }
+        defer { server.stop() }
+        let answered = Atomic<Int>(0)
+        let group = DispatchGroup()
+        for t in 0..<32 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                guard let client = try? TestClient(port: port) else { return }
+                for i in 0..<50 {
+                    if let r = try? client.request("GET", "/echo/t\(t)-\(i)"), r.status == 200,
+                        r.text == "t\(t)-\(i)|-|-"
+                    {
+                        answered.wrappingAdd(1, ordering: .relaxed)
+                    }
+                }
+            }.start()
+        }
+        #expect(group.wait(timeout: .now() + 60) == .success)
+        #expect(answered.load(ordering: .relaxed) == 32 * 50)
+    }
+
+    @Test func startOnAPortInUseFailsWithATypedError() throws {
+        let (server, port) = try TestRoutes.server()
+        defer { server.stop() }
+        var configuration = HTTPServer.Configuration()
+        configuration.port = port
+        let second = HTTPServer(configuration: configuration) { _ in HTTPResponse(status: 200) }
+        #expect(throws: HTTPServerError.self) { try second.start() }
+        do {
+            try second.start()
+        } catch {
+            #expect(error.code == .portInUse)
+            #expect(error.description == "port \(port) is already in use")
+        }
+    }
+
+    @Test func stopLetsASlowHandlerFinishThenRefusesConnections() throws {
+        let entered = DispatchSemaphore(value: 0)
+        var router = Router()
+        router.add("GET", "/slow") { _, _ in
+            entered.signal()
+            Thread.sleep(forTimeInterval: 0.4)
+            return .text(200, "done")
+        }
+        let (server, port) = try TestRoutes.server(router: router)
+        let client = try TestClient(port: port)
+        try client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(entered.wait(timeout: .now() + 5) == .success)
+        let started = Date()
+        server.stop()
+        #expect(Date().timeIntervalSince(started) > 0.2)
+        let response = try client.readResponse()
+        #expect(response.status == 200 && response.text == "done")
+        #expect(response.headers["connection"]?.lowercased() == "close")
+        #expect(throws: TestClient.Failure.self) { try TestClient(port: port) }
+        #expect(server.port == nil)
+    }
+
+    @Test func idleConnectionsAreClosedAfterTheTimeout() throws {
+        let (server, port) = try TestRoutes.server { $0.connectionTimeoutSeconds = 1 }
+        defer { server.stop() }
+        let client = try TestClient(port: port)
+        #expect(try client.request("GET", "/hello").status == 200)
+        let started = Date()
+        #expect(client.isClosedByPeer())
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+
+    @Test func aRequestHeadLargerThanTheLimitIsRefusedWithoutReachingTheHandler() throws {
+        let reached = Atomic<Int>(0)
+        var router = Router()
+        router.add("GET", "/hello") { _, _ in
+            reached.wrappingAdd(1, ordering: .relaxed)
+            return .text(200, "hello")
+        }
+        let (server, port) = try TestRoutes.server(router: router) { $0.maxHeaderBytes = 8 * 1024 }
+        defer { server.stop() }
+        let big = String(repeating: "a", count: 16 * 1024)
+        let response = try TestClient(port: port).request("GET", "/hello", headers: ["X-Big": big])
+        #expect(response.status == 431)
+        #expect(reached.load(ordering: .relaxed) == 0)
+        #expect(try TestClient(port: port).request("GET", "/hello").status == 200)
+        #expect(waitUntil { server.inFlightRequests == 0 })
+    }
+
+    @Test func headAnswersWithHeadersOnly() throws {
+        let (server, port) = try TestRoutes.server()
+        defer { server.stop() }
+        let client = try TestClient(port: port)
+        try client.send("HEAD /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+        let head = try client.readResponseHead()
+        #expect(head.status == 200)
+        #expect(head.headers["content-length"] == "5")
+        #expect(try client.request("GET", "/hello").text == "hello")
+    }
+
+    private func expectProblem(_ response: TestClient.Response, status: Int, code: String) throws {
+        #expect(response.status == status)
+        #expect(response.headers["content-type"] == "application/problem+json")
+        let json = try JSONValue.parse(response.body)
+        #expect(json["code"]?.stringValue == code)
+        #expect(json["status"]?.int64Value == Int64(status))
+        #expect(json["type"]?.stringValue == HTTPResponse.problemTypeBase + code)
+        #expect(json["title"]?.stringValue != nil && json["detail"]?.stringValue != nil)
+    }
+
+    private func waitUntil(_ condition: () -> Bool) -> Bool {
+        for _ in 0..<500 {
+            if condition() { return true }
+            usleep(10_000)
+        }
+        return condition()
+    }
+}

@@ -1,0 +1,78 @@
+import HTTP
+import JSON
+import Synchronization
+import Testing
+
+@Suite struct RouterTests {
+    private func get(_ path: String, headers: [String: String] = [:]) -> HTTPRequest {
+        HTTPRequest(method: "GET", path: path, headers: headers)
+    }
+
+    @Test func literalSegmentsWinOverParameters() {
+        var router = Router()
+        router.add("GET", "/users/{id}") { _, p in .text(200, "id=\(p["id"]!)") }
+        router.add("GET", "/users/me") { _, _ in .text(200, "me") }
+        router.add("GET", "/users/{id}/events") { _, p in .text(200, "events of \(p["id"]!)") }
+        #expect(router.handle(get("/users/me")).body == Array("me".utf8))
+        #expect(router.handle(get("/users/u%201")).body == Array("id=u 1".utf8))
+        #expect(router.handle(get("/users/me/events")).body == Array("events of me".utf8))
+    }
+
+    @Test func trailingSlashesAndEmptySegmentsDoNotMatch() {
+        var router = Router()
+        router.add("GET", "/users/{id}") { _, _ in .text(200, "x") }
+        #expect(router.handle(get("/users/")).status == 404)
+        #expect(router.handle(get("/users/a/")).status == 404)
+        #expect(router.handle(get("/")).status == 404)
+    }
+
+    @Test func headFallsBackToGetAndAllowListsEveryMethod() throws {
+        var router = Router()
+        router.add("GET", "/thing") { _, _ in .text(200, "x") }
+        router.add("POST", "/thing") { _, _ in .text(201, "y") }
+        #expect(router.handle(HTTPRequest(method: "HEAD", path: "/thing")).status == 200)
+        let refused = router.handle(HTTPRequest(method: "DELETE", path: "/thing"))
+        #expect(refused.status == 405)
+        #expect(refused.headers["Allow"] == "GET, POST")
+        #expect(try JSONValue.parse(refused.body)["code"]?.stringValue == "method_not_allowed")
+    }
+
+    @Test func routesListEveryMethodPatternAndScope() {
+        let routes = TestRoutes.router().routes
+        #expect(routes.count == 5)
+        #expect(routes.contains { $0.method == "GET" && $0.pattern == "/v1/users/{userId}" && $0.scope == "read" })
+        #expect(routes.contains { $0.method == "GET" && $0.pattern == "/hello" && $0.scope == nil })
+    }
+
+    @Test func bearerSchemeIsCaseInsensitiveAndOtherSchemesAreRefused() {
+        let router = TestRoutes.router()
+        #expect(router.handle(get("/v1/users/u", headers: ["authorization": "bearer reader-key"])).status == 200)
+        #expect(router.handle(get("/v1/users/u", headers: ["authorization": "Basic cmVhZGVyLWtleQ=="])).status == 401)
+        #expect(router.handle(get("/v1/users/u", headers: ["authorization": "Bearer "])).status == 401)
+    }
+
+    @Test func observerSeesTheRoutePatternNotTheRawPath() {
+        let seen = Mutex<[String]>([])
+        let router = TestRoutes.router { method, route, status, seconds in
+            seen.withLock { $0.append("\(method) \(route) \(status) \(seconds >= 0)") }
+        }
+        _ = router.handle(get("/v1/users/u-42", headers: ["authorization": "Bearer reader-key"]))
+        _ = router.handle(get("/v1/users/u-43"))
+        _ = router.handle(get("/missing/1"))
+        #expect(
+            seen.withLock { $0 } == [
+                "GET /v1/users/{userId} 200 true", "GET /v1/users/{userId} 401 true", "GET unmatched 404 true",
+            ])
+    }
+
+    @Test func problemCarriesExtraMembersButNeverOverridesTheStandardOnes() throws {
+        let response = HTTPResponse.problem(
+            status: 409, code: "insufficient_balance", title: "Conflict", detail: "Only 5 coins.",
+            extra: ["balance": .number("5"), "code": .string("hijack")])
+        let json = try JSONValue.parse(response.body)
+        #expect(json["balance"]?.int64Value == 5)
+        #expect(json["code"]?.stringValue == "insufficient_balance")
+        #expect(json["status"]?.int64Value == 409)
+        #expect(response.headers["Content-Type"] == "application/problem+json")
+    }
+}
