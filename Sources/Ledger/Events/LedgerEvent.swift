@@ -2,7 +2,7 @@
 /// user decisions to `user:<userId>`; `stream` names the one each event belongs to.
 ///
 /// Each case carries all a replay needs: folding the log never calls Apple again.
-public enum LedgerEvent: Sendable, Hashable {
+public indirect enum LedgerEvent: Sendable, Hashable {
     /// A verified transaction (or a re-signed version of one) was recorded.
     case transactionRecorded(Transaction)
     /// A verified renewal info was recorded.
