@@ -16,6 +16,8 @@ enum EventField: Int, CaseIterable {
 
     var name: String { String(describing: self) }
 
+    static let count = allCases.count
+
     /// Open-addressing table from FNV-1a of the name's bytes to the field.
     private static let table: [(hash: UInt64, field: EventField?)] = {
         var slots = [(hash: UInt64, field: EventField?)](repeating: (0, nil), count: 256)
@@ -30,7 +32,7 @@ enum EventField: Int, CaseIterable {
 
     private static let names: [[UInt8]] = allCases.map { Array($0.name.utf8) }
 
-    static func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
+    @inline(__always) static func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
         return h
@@ -41,10 +43,18 @@ enum EventField: Int, CaseIterable {
         let h = hash(bytes)
         var i = Int(h & 255)
         while let field = table[i].field {
-            if table[i].hash == h, names[field.rawValue].elementsEqual(bytes) { return field }
+            if table[i].hash == h, equal(names[field.rawValue], bytes) { return field }
             i = (i + 1) & 255
         }
         return nil
+    }
+
+    @inline(__always) private static func equal(_ name: [UInt8], _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard name.count == bytes.count else { return false }
+        return name.withUnsafeBufferPointer { n in
+            for k in 0..<n.count where n[k] != bytes[k] { return false }
+            return true
+        }
     }
 
     static func lookup(_ name: String) -> EventField? {
