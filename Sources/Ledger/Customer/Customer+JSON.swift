@@ -97,6 +97,8 @@ extension SubscriptionView {
         w.timestampOrNull(revokedAt)
         w.key("isTrial")
         w.bool(isTrial)
+        w.key("offerType")
+        w.intOrNull(offerType)
         w.key("isIntroductoryOffer")
         w.bool(isIntroductoryOffer)
         w.endObject()
