@@ -14,4 +14,9 @@
 #include <openssl/objects.h>
 // Swift cannot expand C macros: static inline wrappers live here.
 static inline void COpenSSL_free(void *p) { OPENSSL_free(p); }
+static inline struct stack_st_X509 *COpenSSL_sk_X509_new_null(void) { return sk_X509_new_null(); }
+static inline int COpenSSL_sk_X509_push(struct stack_st_X509 *sk, X509 *x) { return sk_X509_push(sk, x); }
+static inline void COpenSSL_sk_X509_free(struct stack_st_X509 *sk) { sk_X509_free(sk); }
+static inline int COpenSSL_sk_X509_num(const struct stack_st_X509 *sk) { return sk_X509_num(sk); }
+static inline X509 *COpenSSL_sk_X509_value(const struct stack_st_X509 *sk, int i) { return sk_X509_value(sk, i); }
 #endif

@@ -1,0 +1,83 @@
+import COpenSSL
+
+/// Owns one `EVP_PKEY*` (a leaf's P-256 key) and checks ES256 signatures with it.
+/// Thread-safe: OpenSSL 3 allows concurrent use of one EVP_PKEY from separate MD contexts.
+final class PublicKey: @unchecked Sendable {
+    private let raw: OpaquePointer
+
+    init(owning raw: OpaquePointer) { self.raw = raw }
+    deinit { EVP_PKEY_free(raw) }
+
+    /// True if the key is an EC key on P-256 (what ES256 requires).
+    var isP256: Bool {
+        guard EVP_PKEY_get_base_id(raw) == EVP_PKEY_EC else { return false }
+        var name = [CChar](repeating: 0, count: 64)
+        var len = 0
+        guard EVP_PKEY_get_group_name(raw, &name, name.count, &len) == 1 else { return false }
+        let group = name.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return group == "prime256v1" || group == "P-256"
+    }
+
+    /// Verifies a JWS ES256 signature: `rawSignature` is R‖S (64 bytes), `signingInput` the ASCII
+    /// `header.payload` bytes.
+    func verifyES256(rawSignature: UnsafeBufferPointer<UInt8>, signingInput: UnsafeBufferPointer<UInt8>)
+        throws(VerificationError)
+    {
+        guard rawSignature.count == 64 else {
+            throw VerificationError(.signatureMismatch, "ES256 signature must be 64 bytes, got \(rawSignature.count)")
+        }
+        var der = [UInt8](repeating: 0, count: 80)
+        let derLength = ECDSASignature.der(fromRaw: rawSignature, into: &der)
+        guard derLength > 0 else { throw OpenSSLErrors.signature("cannot encode signature") }
+        // Digest with the one-shot SHA256 and verify the digest: measurably cheaper than the
+        // EVP_DigestVerify path, which fetches the digest from the provider on every call.
+        var digest = [UInt8](repeating: 0, count: 32)
+        digest.withUnsafeMutableBufferPointer { d in _ = SHA256(signingInput.baseAddress, signingInput.count, d.baseAddress) }
+        let ok = withExtendedLifetime(self) { () -> Bool in
+            guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, raw, nil) else { OpenSSLErrors.fatal("EVP_PKEY_CTX_new") }
+            defer { EVP_PKEY_CTX_free(ctx) }
+            guard EVP_PKEY_verify_init(ctx) == 1 else { return false }
+            return der.withUnsafeBufferPointer { sig in
+                EVP_PKEY_verify(ctx, sig.baseAddress, derLength, digest, 32) == 1
+            }
+        }
+        guard ok else { throw OpenSSLErrors.signature("ES256 signature does not verify with the leaf key") }
+    }
+}
+
+/// R‖S ⇄ DER conversion of ECDSA signatures through OpenSSL's ECDSA_SIG.
+enum ECDSASignature {
+    /// Writes the DER form of a 64-byte R‖S into `out`; returns its length, or 0.
+    static func der(fromRaw raw: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) -> Int {
+        guard let sig = ECDSA_SIG_new() else { OpenSSLErrors.fatal("ECDSA_SIG_new") }
+        defer { ECDSA_SIG_free(sig) }
+        guard let r = BN_bin2bn(raw.baseAddress, 32, nil) else { return 0 }
+        guard let s = BN_bin2bn(raw.baseAddress! + 32, 32, nil) else { BN_free(r); return 0 }
+        guard ECDSA_SIG_set0(sig, r, s) == 1 else { BN_free(r); BN_free(s); return 0 }
+        let n = Int(i2d_ECDSA_SIG(sig, nil))
+        guard n > 0, n <= out.count else { return 0 }
+        return out.withUnsafeMutableBufferPointer { buf in
+            var p = buf.baseAddress
+            return Int(i2d_ECDSA_SIG(sig, &p))
+        }
+    }
+
+    /// Converts a DER ECDSA signature to R‖S of `width` bytes each (for signing).
+    static func raw(fromDER der: [UInt8], width: Int = 32) -> [UInt8]? {
+        let sig: OpaquePointer? = der.withUnsafeBufferPointer { buf in
+            var p = buf.baseAddress
+            return d2i_ECDSA_SIG(nil, &p, buf.count)
+        }
+        guard let sig else { return nil }
+        defer { ECDSA_SIG_free(sig) }
+        var r: OpaquePointer? = nil
+        var s: OpaquePointer? = nil
+        ECDSA_SIG_get0(sig, &r, &s)
+        var out = [UInt8](repeating: 0, count: 2 * width)
+        let ok = out.withUnsafeMutableBufferPointer { buf in
+            BN_bn2binpad(r, buf.baseAddress, Int32(width)) == Int32(width)
+                && BN_bn2binpad(s, buf.baseAddress! + width, Int32(width)) == Int32(width)
+        }
+        return ok ? out : nil
+    }
+}
