@@ -1,0 +1,71 @@
+/// Commands on a user's stream.
+public enum AccountCommand: Sendable, Hashable {
+    /// Bind a chain to `userId` (a purchase posted for them, or an appAccountToken naming them).
+    case claim(userId: String, originalTransactionId: String, policy: TransferPolicy, at: Int64)
+    case debit(userId: String, currency: String, amount: Int64, idempotencyKey: String, reason: String, at: Int64)
+    /// Manual credit by an admin.
+    case credit(userId: String, currency: String, amount: Int64, idempotencyKey: String, reason: String, at: Int64)
+    case grant(userId: String, entitlement: String, reason: String, expiresAt: Int64?, at: Int64)
+    case revoke(userId: String, entitlement: String, reason: String, at: Int64)
+}
+
+/// What a decision needs from outside the user's own stream.
+public struct AccountContext: Sendable, Hashable {
+    /// Current balance of the debited currency (`CustomerView.balance`).
+    public var balance: Int64
+    /// Current owner of the claimed chain, if any.
+    public var chainOwner: String?
+
+    public init(balance: Int64 = 0, chainOwner: String? = nil) {
+        self.balance = balance
+        self.chainOwner = chainOwner
+    }
+}
+
+extension Account {
+    /// Decides the events of a user command. Repeats (same claim, same debit key, same grant)
+    /// decide `[]`; the first debit's answer stays readable through `debit(currency:idempotencyKey:)`.
+    /// A transfer yields two events: `chainClaimed` (claimant's stream) and `chainReleased`
+    /// (previous owner's stream); each event's `stream` says where it goes.
+    public static func decide(
+        _ command: AccountCommand, _ state: Account, context: AccountContext = AccountContext()
+    ) throws(Rejection) -> [LedgerEvent] {
+        switch command {
+        case .claim(let userId, let otid, let policy, let at):
+            if state.chains.contains(otid) { return [] }
+            guard let owner = context.chainOwner, owner != userId else {
+                return [.chainClaimed(userId: userId, originalTransactionId: otid, from: nil, at: at)]
+            }
+            guard policy == .transfer else { throw .ownedByOtherUser(owner: owner) }
+            return [
+                .chainClaimed(userId: userId, originalTransactionId: otid, from: owner, at: at),
+                .chainReleased(userId: owner, originalTransactionId: otid, to: userId, at: at),
+            ]
+        case .debit(let userId, let currency, let amount, let key, let reason, let at):
+            if state.debit(currency: currency, idempotencyKey: key) != nil { return [] }
+            guard amount > 0 else { throw .invalidAmount(amount) }
+            guard context.balance >= amount else { throw .insufficientBalance(balance: context.balance) }
+            return [
+                .balanceDebited(
+                    userId: userId, currency: currency, amount: amount, idempotencyKey: key, reason: reason,
+                    balanceAfter: context.balance - amount, at: at)
+            ]
+        case .credit(let userId, let currency, let amount, let key, let reason, let at):
+            if state.credits[BalanceKey(currency: currency, idempotencyKey: key)] != nil { return [] }
+            guard amount > 0 else { throw .invalidAmount(amount) }
+            return [
+                .balanceCredited(
+                    userId: userId, currency: currency, amount: amount, idempotencyKey: key, reason: reason, at: at)
+            ]
+        case .grant(let userId, let entitlement, let reason, let expiresAt, let at):
+            if let existing = state.grants[entitlement], existing.expiresAt == expiresAt { return [] }
+            return [
+                .entitlementGranted(
+                    userId: userId, entitlement: entitlement, reason: reason, expiresAt: expiresAt, at: at)
+            ]
+        case .revoke(let userId, let entitlement, let reason, let at):
+            if state.grants[entitlement] == nil { return [] }
+            return [.entitlementRevoked(userId: userId, entitlement: entitlement, reason: reason, at: at)]
+        }
+    }
+}

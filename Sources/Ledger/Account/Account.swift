@@ -1,0 +1,81 @@
+/// What one user's stream (`user:<userId>`) says: owned chains, debits, admin credits and grants.
+public struct Account: Sendable, Hashable {
+    /// originalTransactionIds this user owns now.
+    public internal(set) var chains: Set<String>
+    /// Debits by (currency, idempotencyKey), with the answer each one was given.
+    public internal(set) var debits: [BalanceKey: Debit]
+    /// Sum of debits per currency.
+    public internal(set) var debited: [String: Int64]
+    /// Admin credits by (currency, idempotencyKey).
+    public internal(set) var credits: [BalanceKey: Credit]
+    /// Sum of admin credits per currency.
+    public internal(set) var credited: [String: Int64]
+    /// Entitlements granted by an admin and not revoked.
+    public internal(set) var grants: [String: AdminGrant]
+
+    public static let initial = Account(chains: [], debits: [:], debited: [:], credits: [:], credited: [:], grants: [:])
+
+    /// The first answer to a debit, for idempotent replies.
+    public func debit(currency: String, idempotencyKey: String) -> Debit? {
+        debits[BalanceKey(currency: currency, idempotencyKey: idempotencyKey)]
+    }
+}
+
+/// Idempotency key of a debit or credit within one user.
+public struct BalanceKey: Sendable, Hashable {
+    public var currency: String
+    public var idempotencyKey: String
+    public init(currency: String, idempotencyKey: String) {
+        self.currency = currency
+        self.idempotencyKey = idempotencyKey
+    }
+}
+
+/// A recorded debit and the balance it answered with.
+public struct Debit: Sendable, Hashable {
+    public var amount: Int64
+    public var reason: String
+    public var balanceAfter: Int64
+    public var at: Int64
+}
+
+/// A recorded admin credit.
+public struct Credit: Sendable, Hashable {
+    public var amount: Int64
+    public var reason: String
+    public var at: Int64
+}
+
+/// An entitlement granted by an admin.
+public struct AdminGrant: Sendable, Hashable {
+    public var reason: String
+    public var expiresAt: Int64?
+    public var at: Int64
+
+    public func isActive(at now: Int64) -> Bool { expiresAt.map { now < $0 } ?? true }
+}
+
+/// `transferPolicy` of the config: who gets a chain a second user claims.
+public enum TransferPolicy: String, Sendable, Hashable {
+    case transfer
+    case keep
+}
+
+/// Why an account command was refused (expected outcomes, not failures).
+public enum Rejection: Error, Sendable, Hashable {
+    /// The chain belongs to `owner` and the policy is `keep`.
+    case ownedByOtherUser(owner: String)
+    /// The debit would take the balance below zero; `balance` is what there is.
+    case insufficientBalance(balance: Int64)
+    /// Amounts must be positive.
+    case invalidAmount(Int64)
+
+    /// Stable machine word for api.md problem bodies.
+    public var code: String {
+        switch self {
+        case .ownedByOtherUser: "owned_by_other_user"
+        case .insufficientBalance: "insufficient_balance"
+        case .invalidAmount: "invalid_request"
+        }
+    }
+}

@@ -1,0 +1,57 @@
+/// What each product grants (config `products`, api.md §1).
+public struct Catalog: Sendable, Hashable {
+    public var products: [String: Product]
+
+    public init(products: [String: Product] = [:]) { self.products = products }
+
+    /// The product a transaction is for. A product missing from the config still counts: it
+    /// grants the entitlement named by its id, or (consumable) credits the balance named by its
+    /// id; its type comes from the transaction's `type`.
+    public func product(for productId: String, transactionType: String) -> Product {
+        if let known = products[productId] {
+            if known.type == .consumable && known.grants.isEmpty {
+                return Product(type: .consumable, entitlements: known.entitlements, grants: [productId: 1])
+            }
+            return known
+        }
+        let type = ProductType(transactionType: transactionType)
+        if type == .consumable { return Product(type: .consumable, grants: [productId: 1]) }
+        return Product(type: type, entitlements: [productId])
+    }
+
+    public func product(for transaction: Transaction) -> Product {
+        product(for: transaction.productId, transactionType: transaction.type)
+    }
+}
+
+/// One configured product.
+public struct Product: Sendable, Hashable {
+    public var type: ProductType
+    public var entitlements: [String]
+    /// Balance credits per unit bought (consumables): currency → amount.
+    public var grants: [String: Int64]
+
+    public init(type: ProductType, entitlements: [String] = [], grants: [String: Int64] = [:]) {
+        self.type = type
+        self.entitlements = entitlements
+        self.grants = grants
+    }
+}
+
+/// Product kinds; raw values are the config file's spelling.
+public enum ProductType: String, Sendable, Hashable, CaseIterable {
+    case consumable = "consumable"
+    case nonConsumable = "non-consumable"
+    case subscription = "subscription"
+    case nonRenewing = "non-renewing"
+
+    /// From Apple's transaction `type`; an unknown value counts as a non-consumable (owned until revoked).
+    public init(transactionType: String) {
+        switch transactionType {
+        case "Auto-Renewable Subscription": self = .subscription
+        case "Consumable": self = .consumable
+        case "Non-Renewing Subscription": self = .nonRenewing
+        default: self = .nonConsumable
+        }
+    }
+}

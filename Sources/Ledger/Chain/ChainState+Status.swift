@@ -1,0 +1,67 @@
+extension ChainState {
+    /// The current period: the non-upgraded transaction with the latest expiresDate (a
+    /// transaction without one, e.g. non-renewing, counts as open-ended); ties by purchaseDate,
+    /// then transactionId. Upgraded transactions grant nothing and never count.
+    public var currentTransaction: Transaction? {
+        var best: Transaction?
+        for versions in transactionVersions.values {
+            let candidate = Self.newest(versions)
+            if candidate.isUpgraded { continue }
+            guard let current = best else {
+                best = candidate
+                continue
+            }
+            let a = (candidate.expiresDate ?? .max, candidate.purchaseDate)
+            let b = (current.expiresDate ?? .max, current.purchaseDate)
+            if a > b || (a == b && candidate.transactionId > current.transactionId) { best = candidate }
+        }
+        return best
+    }
+
+    /// The subscription judged at `now` (ms): nil when no non-upgraded transaction is known.
+    ///
+    /// - revoked: the current period carries `revocationDate` (a refund of an older period
+    ///   does not matter: it is not the current one);
+    /// - active: now < expiresDate;
+    /// - in grace: period over, now < gracePeriodExpiresDate of the newest renewal info;
+    /// - in billing retry: period over, `isInBillingRetryPeriod`, no grace left;
+    /// - expired otherwise.
+    /// Renewal info signed before the current period began describes an older period: its
+    /// grace and retry flags are ignored (a lost recovery renewal info must not hide a renewal).
+    public func status(at now: Int64) -> ChainStatus? {
+        guard let current = currentTransaction else { return nil }
+        let renewal = latestRenewalInfo
+        let renewalIsCurrent = renewal.map { $0.signedDate >= current.purchaseDate } ?? false
+        let grace = renewalIsCurrent ? renewal?.gracePeriodExpiresDate : nil
+        let status: SubscriptionStatus
+        if current.revocationDate != nil {
+            status = .revoked
+        } else if let expires = current.expiresDate, now >= expires {
+            if let grace, now < grace {
+                status = .inGracePeriod
+            } else if renewalIsCurrent, renewal?.isInBillingRetryPeriod == true {
+                status = .inBillingRetry
+            } else {
+                status = .expired
+            }
+        } else {
+            status = .active
+        }
+        return ChainStatus(
+            status: status, productId: current.productId, transactionType: current.type,
+            currentTransactionId: current.transactionId, purchasedAt: current.purchaseDate,
+            expiresAt: current.expiresDate, gracePeriodExpiresAt: grace, revokedAt: current.revocationDate,
+            autoRenew: renewal?.autoRenewStatus == 1, autoRenewProductId: renewal?.autoRenewProductId,
+            environment: current.environment, ownership: current.inAppOwnershipType,
+            offerType: current.offerType, offerDiscountType: current.offerDiscountType)
+    }
+
+    /// The next instant after `now` at which `status(at:)` may change with no new fact.
+    public func nextChange(after now: Int64) -> Int64? {
+        guard let judged = status(at: now) else { return nil }
+        var next: Int64?
+        if let expires = judged.expiresAt, expires > now { next = expires }
+        if let grace = judged.gracePeriodExpiresAt, grace > now { next = min(next ?? grace, grace) }
+        return next
+    }
+}

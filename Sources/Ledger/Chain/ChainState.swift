@@ -1,0 +1,48 @@
+/// Everything recorded about one `originalTransactionId` (a subscription, or a one-off
+/// purchase whose originalTransactionId equals its transactionId).
+///
+/// The state keeps every version it was given, in arrival order; order independence lives in
+/// how it is read (`latestTransactions`, `latestRenewalInfo`, `status(at:)`).
+public struct ChainState: Sendable, Hashable {
+    /// Every recorded version, per transactionId.
+    public internal(set) var transactionVersions: [String: [Transaction]]
+    /// Every recorded renewal info.
+    public internal(set) var renewalInfos: [RenewalInfo]
+    /// Received notifications by `notificationUUID`.
+    public internal(set) var notifications: [String: NotificationFact]
+
+    public static let initial = ChainState(transactionVersions: [:], renewalInfos: [], notifications: [:])
+
+    /// Any recorded fact names the chain; nil before the first one.
+    public var originalTransactionId: String? {
+        if let first = transactionVersions.first?.value.first { return first.originalTransactionId }
+        return renewalInfos.first?.originalTransactionId
+    }
+
+    /// The winning version of each transaction, ordered by purchaseDate then transactionId.
+    public var latestTransactions: [Transaction] {
+        var result: [Transaction] = []
+        result.reserveCapacity(transactionVersions.count)
+        for versions in transactionVersions.values { result.append(Self.newest(versions)) }
+        result.sort { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
+        return result
+    }
+
+    /// The winning version of one transaction.
+    public func latest(transactionId: String) -> Transaction? {
+        transactionVersions[transactionId].map(Self.newest)
+    }
+
+    /// The renewal info with the newest signedDate.
+    public var latestRenewalInfo: RenewalInfo? {
+        guard var best = renewalInfos.first else { return nil }
+        for info in renewalInfos.dropFirst() where info.supersedes(best) { best = info }
+        return best
+    }
+
+    static func newest(_ versions: [Transaction]) -> Transaction {
+        var best = versions[0]
+        for version in versions.dropFirst() where version.supersedes(best) { best = version }
+        return best
+    }
+}

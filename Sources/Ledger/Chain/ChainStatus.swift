@@ -1,0 +1,38 @@
+/// Subscription status as api.md spells it.
+public enum SubscriptionStatus: String, Sendable, Hashable, CaseIterable {
+    case active = "active"
+    case inGracePeriod = "in_grace_period"
+    case inBillingRetry = "in_billing_retry"
+    case expired = "expired"
+    case revoked = "revoked"
+
+    /// Whether the status gives access.
+    public var hasAccess: Bool { self == .active || self == .inGracePeriod }
+}
+
+/// A chain judged at one instant.
+public struct ChainStatus: Sendable, Hashable {
+    public var status: SubscriptionStatus
+    /// The product of the current period (after an upgrade: the new one).
+    public var productId: String
+    /// Raw Apple `type` of the current transaction.
+    public var transactionType: String
+    public var currentTransactionId: String
+    public var purchasedAt: Int64
+    public var expiresAt: Int64?
+    public var gracePeriodExpiresAt: Int64?
+    public var revokedAt: Int64?
+    public var autoRenew: Bool
+    public var autoRenewProductId: String?
+    public var environment: String
+    public var ownership: String
+    public var offerType: Int64?
+    public var offerDiscountType: String?
+
+    /// Whether the current period is a free trial.
+    public var isTrial: Bool { offerDiscountType == "FREE_TRIAL" }
+    /// Whether the current period uses an introductory offer.
+    public var isIntroductoryOffer: Bool { offerType == 1 }
+    /// Access now and auto-renew on.
+    public var willRenew: Bool { autoRenew && status.hasAccess }
+}

@@ -1,0 +1,106 @@
+import JSON
+
+extension Customer {
+    /// The api.md §2 document. Keys of `entitlements` and `balances` are sorted, so equal
+    /// documents are equal bytes (cacheable, ETag-able).
+    public func jsonBytes() -> [UInt8] {
+        var w = JSONWriter(capacity: 256 + 256 * (entitlements.count + subscriptions.count + nonConsumables.count))
+        write(to: &w)
+        return w.bytes
+    }
+
+    /// Writes the document as one value (e.g. inside the POST /v1/purchases answer).
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("userId")
+        w.string(userId)
+        w.key("entitlements")
+        w.beginObject()
+        for name in entitlements.keys.sorted() {
+            let e = entitlements[name]!
+            w.key(name)
+            w.beginObject()
+            w.key("active")
+            w.bool(e.active)
+            w.key("expiresAt")
+            w.timestampOrNull(e.expiresAt)
+            w.key("productId")
+            w.stringOrNull(e.productId)
+            w.key("source")
+            w.string(e.source.rawValue)
+            w.key("originalTransactionId")
+            w.stringOrNull(e.originalTransactionId)
+            w.key("willRenew")
+            w.bool(e.willRenew)
+            w.key("inGracePeriod")
+            w.bool(e.inGracePeriod)
+            w.endObject()
+        }
+        w.endObject()
+        w.key("subscriptions")
+        w.beginArray()
+        for s in subscriptions { s.write(to: &w) }
+        w.endArray()
+        w.key("nonConsumables")
+        w.beginArray()
+        for n in nonConsumables {
+            w.beginObject()
+            w.key("productId")
+            w.string(n.productId)
+            w.key("transactionId")
+            w.string(n.transactionId)
+            w.key("purchasedAt")
+            w.timestampOrNull(n.purchasedAt)
+            w.key("revokedAt")
+            w.timestampOrNull(n.revokedAt)
+            w.key("ownership")
+            w.string(n.ownership)
+            w.endObject()
+        }
+        w.endArray()
+        w.key("balances")
+        w.beginObject()
+        for currency in balances.keys.sorted() {
+            w.key(currency)
+            w.int(balances[currency]!)
+        }
+        w.endObject()
+        w.key("version")
+        w.int(version)
+        w.endObject()
+    }
+}
+
+extension SubscriptionView {
+    /// One element of `subscriptions`.
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("originalTransactionId")
+        w.string(originalTransactionId)
+        w.key("productId")
+        w.string(productId)
+        w.key("status")
+        w.string(status.rawValue)
+        w.key("expiresAt")
+        w.timestampOrNull(expiresAt)
+        w.key("gracePeriodExpiresAt")
+        w.timestampOrNull(gracePeriodExpiresAt)
+        w.key("autoRenew")
+        w.bool(autoRenew)
+        w.key("autoRenewProductId")
+        w.stringOrNull(autoRenewProductId)
+        w.key("environment")
+        w.string(environment)
+        w.key("ownership")
+        w.string(ownership)
+        w.key("revokedAt")
+        w.timestampOrNull(revokedAt)
+        w.key("isTrial")
+        w.bool(isTrial)
+        w.key("offerType")
+        w.intOrNull(offerType)
+        w.key("isIntroductoryOffer")
+        w.bool(isIntroductoryOffer)
+        w.endObject()
+    }
+}

@@ -1,0 +1,123 @@
+/// The entitlements document of `GET /v1/users/{userId}` (api.md §2), judged at one instant.
+public struct Customer: Sendable, Hashable {
+    public var userId: String
+    public var entitlements: [String: EntitlementState]
+    /// Ordered by originalTransactionId.
+    public var subscriptions: [SubscriptionView]
+    /// Ordered by productId, then transactionId.
+    public var nonConsumables: [NonConsumableView]
+    public var balances: [String: Int64]
+    /// Sequence of the last event applied for this user.
+    public var version: Int64
+
+    public init(
+        userId: String, entitlements: [String: EntitlementState] = [:], subscriptions: [SubscriptionView] = [],
+        nonConsumables: [NonConsumableView] = [], balances: [String: Int64] = [:], version: Int64 = 0
+    ) {
+        self.userId = userId
+        self.entitlements = entitlements
+        self.subscriptions = subscriptions
+        self.nonConsumables = nonConsumables
+        self.balances = balances
+        self.version = version
+    }
+}
+
+/// Where an entitlement comes from; raw values are the API's `source`.
+public enum EntitlementSource: String, Sendable, Hashable {
+    case subscription = "subscription"
+    case nonRenewingSubscription = "non_renewing_subscription"
+    case nonConsumable = "non_consumable"
+    case admin = "admin"
+}
+
+/// One entitlement: active while any product (or admin grant) granting it gives access;
+/// otherwise the best lapsed grant, with `active: false`.
+public struct EntitlementState: Sendable, Hashable {
+    public var active: Bool
+    public var expiresAt: Int64?
+    /// nil for an admin grant.
+    public var productId: String?
+    public var source: EntitlementSource
+    public var originalTransactionId: String?
+    public var willRenew: Bool
+    public var inGracePeriod: Bool
+
+    public init(
+        active: Bool, expiresAt: Int64?, productId: String?, source: EntitlementSource,
+        originalTransactionId: String?, willRenew: Bool, inGracePeriod: Bool
+    ) {
+        self.active = active
+        self.expiresAt = expiresAt
+        self.productId = productId
+        self.source = source
+        self.originalTransactionId = originalTransactionId
+        self.willRenew = willRenew
+        self.inGracePeriod = inGracePeriod
+    }
+
+    /// Whether `self` should represent the entitlement rather than `other`: access first, then
+    /// the later expiry (none = never), then a fixed order of ids so the choice never depends
+    /// on iteration order.
+    func isPreferred(over other: EntitlementState) -> Bool {
+        if active != other.active { return active }
+        let mine = expiresAt ?? .max
+        let theirs = other.expiresAt ?? .max
+        if mine != theirs { return mine > theirs }
+        if source != other.source { return source.rawValue < other.source.rawValue }
+        if (originalTransactionId ?? "") != (other.originalTransactionId ?? "") {
+            return (originalTransactionId ?? "") < (other.originalTransactionId ?? "")
+        }
+        return (productId ?? "") < (other.productId ?? "")
+    }
+}
+
+/// One subscription chain in the user document.
+public struct SubscriptionView: Sendable, Hashable {
+    public var originalTransactionId: String
+    public var productId: String
+    public var status: SubscriptionStatus
+    public var expiresAt: Int64?
+    public var gracePeriodExpiresAt: Int64?
+    public var autoRenew: Bool
+    public var autoRenewProductId: String?
+    public var environment: String
+    public var ownership: String
+    public var revokedAt: Int64?
+    public var isTrial: Bool
+    public var isIntroductoryOffer: Bool
+    public var offerType: Int64?
+
+    public init(originalTransactionId: String, judged: ChainStatus) {
+        self.originalTransactionId = originalTransactionId
+        productId = judged.productId
+        status = judged.status
+        expiresAt = judged.expiresAt
+        gracePeriodExpiresAt = judged.gracePeriodExpiresAt
+        autoRenew = judged.autoRenew
+        autoRenewProductId = judged.autoRenewProductId
+        environment = judged.environment
+        ownership = judged.ownership
+        revokedAt = judged.revokedAt
+        isTrial = judged.isTrial
+        isIntroductoryOffer = judged.isIntroductoryOffer
+        offerType = judged.offerType
+    }
+}
+
+/// One non-consumable purchase in the user document.
+public struct NonConsumableView: Sendable, Hashable {
+    public var productId: String
+    public var transactionId: String
+    public var purchasedAt: Int64
+    public var revokedAt: Int64?
+    public var ownership: String
+
+    public init(productId: String, transactionId: String, purchasedAt: Int64, revokedAt: Int64?, ownership: String) {
+        self.productId = productId
+        self.transactionId = transactionId
+        self.purchasedAt = purchasedAt
+        self.revokedAt = revokedAt
+        self.ownership = ownership
+    }
+}

@@ -1,0 +1,116 @@
+/// The user-document projection: a pure function of a user's stream, the chains they own,
+/// the catalog and the instant of the question.
+public enum CustomerView {
+    /// Builds the document of `userId` at `now`. `chains` may hold more chains than the user
+    /// owns; only `account.chains` count (facts of unclaimed chains wait for their claim).
+    public static func build(
+        userId: String, account: Account, chains: [String: ChainState], catalog: Catalog, at now: Int64,
+        version: Int64
+    ) -> Customer {
+        var entitlements: [String: EntitlementState] = [:]
+        var subscriptions: [SubscriptionView] = []
+        var nonConsumables: [NonConsumableView] = []
+        var balances: [String: Int64] = [:]
+
+        func offer(_ name: String, _ candidate: EntitlementState) {
+            if let existing = entitlements[name], !candidate.isPreferred(over: existing) { return }
+            entitlements[name] = candidate
+        }
+
+        for otid in account.chains {
+            guard let chain = chains[otid] else { continue }
+            var judgeSubscription = false
+            for versions in chain.transactionVersions.values {
+                let transaction = ChainState.newest(versions)
+                let product = catalog.product(for: transaction)
+                switch product.type {
+                case .consumable:
+                    creditConsumable(transaction, product, into: &balances)
+                case .nonConsumable:
+                    nonConsumables.append(
+                        NonConsumableView(
+                            productId: transaction.productId, transactionId: transaction.transactionId,
+                            purchasedAt: transaction.purchaseDate, revokedAt: transaction.revocationDate,
+                            ownership: transaction.inAppOwnershipType))
+                    for name in product.entitlements {
+                        offer(
+                            name,
+                            EntitlementState(
+                                active: transaction.revocationDate == nil, expiresAt: nil,
+                                productId: transaction.productId, source: .nonConsumable, originalTransactionId: otid,
+                                willRenew: false, inGracePeriod: false))
+                    }
+                case .subscription, .nonRenewing:
+                    judgeSubscription = true
+                }
+            }
+            guard judgeSubscription, let judged = chain.status(at: now) else { continue }
+            subscriptions.append(SubscriptionView(originalTransactionId: otid, judged: judged))
+            let product = catalog.product(for: judged.productId, transactionType: judged.transactionType)
+            let source: EntitlementSource = product.type == .nonRenewing ? .nonRenewingSubscription : .subscription
+            for name in product.entitlements {
+                offer(
+                    name,
+                    EntitlementState(
+                        active: judged.status.hasAccess, expiresAt: judged.expiresAt, productId: judged.productId,
+                        source: source, originalTransactionId: otid, willRenew: judged.willRenew,
+                        inGracePeriod: judged.status == .inGracePeriod))
+            }
+        }
+        for (name, grant) in account.grants {
+            offer(
+                name,
+                EntitlementState(
+                    active: grant.isActive(at: now), expiresAt: grant.expiresAt, productId: nil, source: .admin,
+                    originalTransactionId: nil, willRenew: false, inGracePeriod: false))
+        }
+        for (currency, amount) in account.debited { balances[currency, default: 0] -= amount }
+        for (currency, amount) in account.credited { balances[currency, default: 0] += amount }
+
+        subscriptions.sort { $0.originalTransactionId < $1.originalTransactionId }
+        nonConsumables.sort { ($0.productId, $0.transactionId) < ($1.productId, $1.transactionId) }
+        return Customer(
+            userId: userId, entitlements: entitlements, subscriptions: subscriptions, nonConsumables: nonConsumables,
+            balances: balances, version: version)
+    }
+
+    /// The balance of one currency (what a debit decision needs). Balances do not depend on time.
+    public static func balance(
+        of currency: String, account: Account, chains: [String: ChainState], catalog: Catalog
+    ) -> Int64 {
+        var balances: [String: Int64] = [:]
+        for otid in account.chains {
+            guard let chain = chains[otid] else { continue }
+            for versions in chain.transactionVersions.values {
+                let transaction = ChainState.newest(versions)
+                let product = catalog.product(for: transaction)
+                if product.type == .consumable { creditConsumable(transaction, product, into: &balances) }
+            }
+        }
+        return (balances[currency] ?? 0) - (account.debited[currency] ?? 0) + (account.credited[currency] ?? 0)
+    }
+
+    /// The next instant after `now` at which the judged document could change with no new
+    /// event: the earliest future expiry or grace end among owned chains, or admin grant
+    /// expiry. nil: nothing will change by itself. The Service may cache until then.
+    public static func nextChange(account: Account, chains: [String: ChainState], after now: Int64) -> Int64? {
+        var next: Int64?
+        for otid in account.chains {
+            guard let instant = chains[otid]?.nextChange(after: now) else { continue }
+            next = min(next ?? instant, instant)
+        }
+        for grant in account.grants.values {
+            if let expires = grant.expiresAt, expires > now { next = min(next ?? expires, expires) }
+        }
+        return next
+    }
+
+    /// A consumable credits `grants × quantity` once per transactionId; a revoked one credits
+    /// nothing, so what was already spent shows as debt. The currency stays listed.
+    static func creditConsumable(_ transaction: Transaction, _ product: Product, into balances: inout [String: Int64]) {
+        let quantity = max(transaction.quantity, 1)
+        for (currency, amount) in product.grants {
+            balances[currency, default: 0] += transaction.revocationDate == nil ? amount * quantity : 0
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import JSON
+
+extension Transaction {
+    /// Writes the fields (Apple's names) into an open object.
+    public func writeFields(to w: inout JSONWriter) {
+        w.field("transactionId", transactionId)
+        w.field("originalTransactionId", originalTransactionId)
+        w.field("productId", productId)
+        w.field("bundleId", bundleId)
+        w.field("type", type)
+        w.field("purchaseDate", purchaseDate)
+        w.field("originalPurchaseDate", originalPurchaseDate)
+        w.field("expiresDate", expiresDate)
+        w.field("quantity", quantity)
+        w.field("inAppOwnershipType", inAppOwnershipType)
+        w.field("signedDate", signedDate)
+        w.field("revocationDate", revocationDate)
+        w.field("revocationReason", revocationReason)
+        w.field("revocationType", revocationType)
+        w.field("isUpgraded", isUpgraded)
+        w.field("offerType", offerType)
+        w.field("offerDiscountType", offerDiscountType)
+        w.field("offerIdentifier", offerIdentifier)
+        w.field("environment", environment)
+        w.field("appAccountToken", appAccountToken)
+        w.field("webOrderLineItemId", webOrderLineItemId)
+        w.field("transactionReason", transactionReason)
+        w.field("price", price)
+        w.field("currency", currency)
+        w.field("storefront", storefront)
+        w.field("subscriptionGroupIdentifier", subscriptionGroupIdentifier)
+    }
+
+    init(fields f: inout Fields) throws(EventDecodingError) {
+        self.init(
+            transactionId: try f.string(.transactionId), originalTransactionId: try f.string(.originalTransactionId),
+            productId: try f.string(.productId), bundleId: try f.string(.bundleId), type: try f.string(.type),
+            purchaseDate: try f.int(.purchaseDate), originalPurchaseDate: f.optionalInt(.originalPurchaseDate),
+            expiresDate: f.optionalInt(.expiresDate), quantity: f.optionalInt(.quantity) ?? 1,
+            inAppOwnershipType: f.optionalString(.inAppOwnershipType) ?? "PURCHASED",
+            signedDate: try f.int(.signedDate), revocationDate: f.optionalInt(.revocationDate),
+            revocationReason: f.optionalInt(.revocationReason), revocationType: f.optionalString(.revocationType),
+            isUpgraded: f.optionalBool(.isUpgraded) ?? false, offerType: f.optionalInt(.offerType),
+            offerDiscountType: f.optionalString(.offerDiscountType),
+            offerIdentifier: f.optionalString(.offerIdentifier), environment: try f.string(.environment),
+            appAccountToken: f.optionalString(.appAccountToken),
+            webOrderLineItemId: f.optionalString(.webOrderLineItemId),
+            transactionReason: f.optionalString(.transactionReason), price: f.optionalInt(.price),
+            currency: f.optionalString(.currency), storefront: f.optionalString(.storefront),
+            subscriptionGroupIdentifier: f.optionalString(.subscriptionGroupIdentifier))
+    }
+}
+
+extension RenewalInfo {
+    /// Writes the fields (Apple's names) into an open object.
+    public func writeFields(to w: inout JSONWriter) {
+        w.field("originalTransactionId", originalTransactionId)
+        w.field("productId", productId)
+        w.field("autoRenewProductId", autoRenewProductId)
+        w.field("autoRenewStatus", autoRenewStatus)
+        w.field("isInBillingRetryPeriod", isInBillingRetryPeriod)
+        w.field("gracePeriodExpiresDate", gracePeriodExpiresDate)
+        w.field("expirationIntent", expirationIntent)
+        w.field("signedDate", signedDate)
+        w.field("environment", environment)
+        w.field("renewalDate", renewalDate)
+        w.field("offerType", offerType)
+        w.field("priceIncreaseStatus", priceIncreaseStatus)
+        w.field("recentSubscriptionStartDate", recentSubscriptionStartDate)
+    }
+
+    init(fields f: inout Fields) throws(EventDecodingError) {
+        self.init(
+            originalTransactionId: try f.string(.originalTransactionId), productId: f.optionalString(.productId),
+            autoRenewProductId: f.optionalString(.autoRenewProductId), autoRenewStatus: f.optionalInt(.autoRenewStatus),
+            isInBillingRetryPeriod: f.optionalBool(.isInBillingRetryPeriod),
+            gracePeriodExpiresDate: f.optionalInt(.gracePeriodExpiresDate),
+            expirationIntent: f.optionalInt(.expirationIntent), signedDate: try f.int(.signedDate),
+            environment: try f.string(.environment), renewalDate: f.optionalInt(.renewalDate),
+            offerType: f.optionalInt(.offerType), priceIncreaseStatus: f.optionalInt(.priceIncreaseStatus),
+            recentSubscriptionStartDate: f.optionalInt(.recentSubscriptionStartDate))
+    }
+}
+
+extension NotificationFact {
+    /// Writes the fields (Apple's names) into an open object.
+    public func writeFields(to w: inout JSONWriter) {
+        w.field("notificationUUID", notificationUUID)
+        w.field("notificationType", notificationType)
+        w.field("subtype", subtype)
+        w.field("signedDate", signedDate)
+        w.field("environment", environment)
+        w.field("originalTransactionId", originalTransactionId)
+        w.field("transactionId", transactionId)
+    }
+
+    init(fields f: inout Fields) throws(EventDecodingError) {
+        self.init(
+            notificationUUID: try f.string(.notificationUUID), notificationType: try f.string(.notificationType),
+            subtype: f.optionalString(.subtype), signedDate: try f.int(.signedDate),
+            environment: f.optionalString(.environment),
+            originalTransactionId: f.optionalString(.originalTransactionId),
+            transactionId: f.optionalString(.transactionId))
+    }
+}

@@ -1,0 +1,73 @@
+/// Everything the ledger records, past tense. Apple facts go to `chain:<originalTransactionId>`,
+/// user decisions to `user:<userId>`; `stream` names the one each event belongs to.
+///
+/// Each case carries all a replay needs: folding the log never calls Apple again.
+public indirect enum LedgerEvent: Sendable, Hashable {
+    /// A verified transaction (or a re-signed version of one) was recorded.
+    case transactionRecorded(Transaction)
+    /// A verified renewal info was recorded.
+    case renewalInfoRecorded(RenewalInfo)
+    /// A notification was received (its facts are recorded as their own events).
+    case notificationReceived(NotificationFact)
+    /// `userId` now owns the chain; `from` is the previous owner when it was transferred.
+    case chainClaimed(userId: String, originalTransactionId: String, from: String?, at: Int64)
+    /// On the previous owner's stream: the chain moved to `to`.
+    case chainReleased(userId: String, originalTransactionId: String, to: String, at: Int64)
+    /// A debit; `balanceAfter` is the answer given when it was decided (idempotent replies).
+    case balanceDebited(
+        userId: String, currency: String, amount: Int64, idempotencyKey: String, reason: String,
+        balanceAfter: Int64, at: Int64)
+    /// A manual credit by an admin (goodwill, support).
+    case balanceCredited(
+        userId: String, currency: String, amount: Int64, idempotencyKey: String, reason: String, at: Int64)
+    /// An admin granted an entitlement, until `expiresAt` or forever.
+    case entitlementGranted(userId: String, entitlement: String, reason: String, expiresAt: Int64?, at: Int64)
+    /// An admin ended an entitlement they had granted.
+    case entitlementRevoked(userId: String, entitlement: String, reason: String, at: Int64)
+
+    /// The stored `type` column.
+    public var typeName: String {
+        switch self {
+        case .transactionRecorded: "TransactionRecorded"
+        case .renewalInfoRecorded: "RenewalInfoRecorded"
+        case .notificationReceived: "NotificationReceived"
+        case .chainClaimed: "ChainClaimed"
+        case .chainReleased: "ChainReleased"
+        case .balanceDebited: "BalanceDebited"
+        case .balanceCredited: "BalanceCredited"
+        case .entitlementGranted: "EntitlementGranted"
+        case .entitlementRevoked: "EntitlementRevoked"
+        }
+    }
+
+    /// The stored `schema_ver`; bump it (and keep decoding the old one) when a payload changes.
+    public var schemaVersion: Int { 1 }
+
+    /// All type names, for readers that want to filter or validate.
+    public static let typeNames: [String] = [
+        "TransactionRecorded", "RenewalInfoRecorded", "NotificationReceived", "ChainClaimed", "ChainReleased",
+        "BalanceDebited", "BalanceCredited", "EntitlementGranted", "EntitlementRevoked",
+    ]
+
+    /// The stream this event is appended to.
+    public var stream: String {
+        switch self {
+        case .transactionRecorded(let t): LedgerStream.chain(t.originalTransactionId)
+        case .renewalInfoRecorded(let r): LedgerStream.chain(r.originalTransactionId)
+        case .notificationReceived(let n):
+            n.originalTransactionId.map(LedgerStream.chain) ?? LedgerStream.unattachedNotifications
+        case .chainClaimed(let userId, _, _, _), .chainReleased(let userId, _, _, _),
+            .balanceDebited(let userId, _, _, _, _, _, _), .balanceCredited(let userId, _, _, _, _, _),
+            .entitlementGranted(let userId, _, _, _, _), .entitlementRevoked(let userId, _, _, _):
+            LedgerStream.user(userId)
+        }
+    }
+}
+
+/// Stream naming (CONTRACTS.md: `user:<userId>`, `chain:<originalTransactionId>`).
+public enum LedgerStream {
+    public static func chain(_ originalTransactionId: String) -> String { "chain:" + originalTransactionId }
+    public static func user(_ userId: String) -> String { "user:" + userId }
+    /// Notifications about no chain (TEST, RENEWAL_EXTENSION SUMMARY, ...).
+    public static let unattachedNotifications = "apple:notifications"
+}

@@ -1,0 +1,22 @@
+import JSON
+
+/// The last tie-break between two versions signed in the same millisecond: their canonical
+/// encodings, compared bytewise. A total order on content, so the winner never depends on
+/// arrival order. Rare (Apple signs distinct versions at distinct instants), so cost is moot.
+enum FactOrder {
+    static func precedes(_ a: Transaction, _ b: Transaction) -> Bool {
+        encoded(a.writeFields).lexicographicallyPrecedes(encoded(b.writeFields))
+    }
+
+    static func precedes(_ a: RenewalInfo, _ b: RenewalInfo) -> Bool {
+        encoded(a.writeFields).lexicographicallyPrecedes(encoded(b.writeFields))
+    }
+
+    private static func encoded(_ write: (inout JSONWriter) -> Void) -> [UInt8] {
+        var writer = JSONWriter(capacity: 512)
+        writer.beginObject()
+        write(&writer)
+        writer.endObject()
+        return writer.bytes
+    }
+}

@@ -1,0 +1,27 @@
+/// The receipt of one App Store Server Notification V2 (`ResponseBodyV2DecodedPayload`).
+///
+/// The transaction and renewal info it carries are recorded as their own facts; this one
+/// keeps the notification itself (idempotency by `notificationUUID`, and the trace).
+/// [notificationType](https://developer.apple.com/documentation/appstoreservernotifications/notificationtype)
+public struct NotificationFact: Sendable, Hashable {
+    public var notificationUUID: String
+    public var notificationType: String
+    public var subtype: String?
+    public var signedDate: Int64
+    public var environment: String?
+    public var originalTransactionId: String?
+    public var transactionId: String?
+
+    public init(
+        notificationUUID: String, notificationType: String, subtype: String? = nil, signedDate: Int64,
+        environment: String? = nil, originalTransactionId: String? = nil, transactionId: String? = nil
+    ) {
+        self.notificationUUID = notificationUUID
+        self.notificationType = notificationType
+        self.subtype = subtype
+        self.signedDate = signedDate
+        self.environment = environment
+        self.originalTransactionId = originalTransactionId
+        self.transactionId = transactionId
+    }
+}

@@ -1,0 +1,132 @@
+import JSON
+import Testing
+
+@testable import Ledger
+
+@Suite struct LedgerEventCodingTests {
+    static let full = Transaction(
+        transactionId: "2000000002", originalTransactionId: "2000000001", productId: F.monthly,
+        bundleId: "com.example.game", type: "Auto-Renewable Subscription", purchaseDate: F.t0,
+        originalPurchaseDate: F.t0 - F.month, expiresDate: F.t0 + F.month, quantity: 1,
+        inAppOwnershipType: "FAMILY_SHARED", signedDate: F.t0 + 5, revocationDate: F.t0 + 6, revocationReason: 1,
+        revocationType: "REFUND_PRORATED", isUpgraded: true, offerType: 2, offerDiscountType: "PAY_AS_YOU_GO",
+        offerIdentifier: "promo \"q\"", environment: "Sandbox", appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138",
+        webOrderLineItemId: "2000000000000001", transactionReason: "RENEWAL", price: 4990, currency: "USD",
+        storefront: "USA", subscriptionGroupIdentifier: "21000000")
+
+    static let events: [LedgerEvent] = [
+        .transactionRecorded(full),
+        .transactionRecorded(F.consumable("5000")),
+        .renewalInfoRecorded(
+            RenewalInfo(
+                originalTransactionId: "2000000001", productId: F.monthly, autoRenewProductId: F.yearly,
+                autoRenewStatus: 1,
+                isInBillingRetryPeriod: true, gracePeriodExpiresDate: F.t0 + 9, expirationIntent: 2,
+                signedDate: F.t0 + 7,
+                environment: "Sandbox", renewalDate: F.t0 + 8, offerType: 3, priceIncreaseStatus: 0,
+                recentSubscriptionStartDate: F.t0 - F.month)),
+        .renewalInfoRecorded(F.renewal(signed: F.t0)),
+        .notificationReceived(
+            NotificationFact(
+                notificationUUID: "592751ef", notificationType: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD",
+                signedDate: F.t0, environment: "Production", originalTransactionId: "2000000001",
+                transactionId: "2000000002")),
+        .notificationReceived(F.note("TEST", signed: F.t0, otid: nil)),
+        .chainClaimed(userId: "u-1", originalTransactionId: "2000000001", from: nil, at: F.t0),
+        .chainClaimed(userId: "u-1", originalTransactionId: "2000000001", from: "u-2", at: F.t0),
+        .chainReleased(userId: "u-2", originalTransactionId: "2000000001", to: "u-1", at: F.t0),
+        .balanceDebited(
+            userId: "u-1", currency: "coins", amount: 30, idempotencyKey: "order-881", reason: "sword",
+            balanceAfter: -5, at: F.t0),
+        .balanceCredited(
+            userId: "u-1", currency: "coins", amount: 50, idempotencyKey: "gift", reason: "sorry", at: F.t0),
+        .entitlementGranted(userId: "u-1", entitlement: "pro", reason: "support", expiresAt: F.t0 + F.day, at: F.t0),
+        .entitlementGranted(userId: "u-1", entitlement: "pro", reason: "support", expiresAt: nil, at: F.t0),
+        .entitlementRevoked(userId: "u-1", entitlement: "pro", reason: "abuse", at: F.t0),
+    ]
+
+    @Test(arguments: events)
+    func everyEventSurvivesARoundTrip(event: LedgerEvent) throws {
+        let bytes = event.encode()
+        let decoded = try LedgerEvent.decode(type: event.typeName, schemaVersion: event.schemaVersion, data: bytes)
+        #expect(decoded == event)
+    }
+
+    @Test func everyEventTypeIsCovered() {
+        #expect(Set(Self.events.map(\.typeName)) == Set(LedgerEvent.typeNames))
+    }
+
+    @Test func appleFactsKeepAppleFieldNames() throws {
+        let json = try JSONValue.parse(LedgerEvent.transactionRecorded(Self.full).encode())
+        #expect(json["originalTransactionId"]?.stringValue == "2000000001")
+        #expect(json["inAppOwnershipType"]?.stringValue == "FAMILY_SHARED")
+        #expect(json["price"]?.int64Value == 4990)
+        #expect(json["expiresDate"]?.int64Value == F.t0 + F.month)
+    }
+
+    @Test func unknownTypesAndVersionsAreRefusedByName() {
+        #expect(throws: EventDecodingError.self) {
+            try LedgerEvent.decode(type: "Nope", schemaVersion: 1, data: Array("{}".utf8))
+        }
+        #expect(throws: EventDecodingError.self) {
+            try LedgerEvent.decode(type: "ChainClaimed", schemaVersion: 2, data: Array("{}".utf8))
+        }
+        do {
+            _ = try LedgerEvent.decode(type: "ChainClaimed", schemaVersion: 1, data: Array(#"{"userId":"u"}"#.utf8))
+            Issue.record("decoded without originalTransactionId")
+        } catch {
+            #expect(error.description.contains("originalTransactionId"))
+        }
+    }
+
+    @Test func dataAsPostgresJsonbReturnsItDecodes() throws {
+        // jsonb reorders keys, adds spaces, and may carry fields a later version added.
+        let data = Array(
+            #"{"at": 1767225600000, "to": "u-1", "userId": "u-2", "newField": {"x": [1]}, "originalTransactionId": "1000"}"#
+                .utf8)
+        let event = try LedgerEvent.decode(type: "ChainReleased", schemaVersion: 1, data: data)
+        #expect(event == .chainReleased(userId: "u-2", originalTransactionId: "1000", to: "u-1", at: F.t0))
+    }
+
+    @Test func escapedStringsTakeTheFullParser() throws {
+        let event = LedgerEvent.balanceDebited(
+            userId: "u-\"1\"\n", currency: "coins", amount: 1,
+            idempotencyKey: "ключ-🔑", reason: "a\\b", balanceAfter: 0, at: 1)
+        #expect(try LedgerEvent.decode(type: "BalanceDebited", schemaVersion: 1, data: event.encode()) == event)
+    }
+
+    @Test func xcodeFractionalDatesAreTruncated() throws {
+        let data = Array(
+            #"{"transactionId":"0","originalTransactionId":"0","productId":"p","bundleId":"b","type":"Consumable","purchaseDate":1697679936049.7297,"signedDate":1697679936056.2,"environment":"Xcode"}"#
+                .utf8)
+        let event = try LedgerEvent.decode(type: "TransactionRecorded", schemaVersion: 1, data: data)
+        guard case .transactionRecorded(let t) = event else {
+            Issue.record("wrong case")
+            return
+        }
+        #expect(t.purchaseDate == 1_697_679_936_049)
+        #expect(t.quantity == 1)
+    }
+}
+
+@Suite struct LedgerBenchmarkTests {
+    @Test func foldThroughputCountsEvents() {
+        #expect(LedgerBenchmark.foldThroughput(events: 10_000) > 0)
+    }
+
+    @Test func subscriptionDetailListsLatestVersionsAndEveryRenewalInfo() throws {
+        var world = World()
+        let p = F.period("1000", start: F.t0)
+        world.record(p)
+        world.record(F.period("1000", start: F.t0, signed: F.t0 + 5, revoked: F.t0 + 5))
+        world.record(F.renewal(signed: F.t0 + 2))
+        world.record(F.renewal(signed: F.t0 + 1))
+        let detail = SubscriptionDetail(
+            originalTransactionId: "1000", owner: "u-1", chain: world.chains["1000"]!, at: F.t0 + 6)
+        #expect(detail.transactions.map(\.revocationDate) == [F.t0 + 5])
+        #expect(detail.renewalInfos.map(\.signedDate) == [F.t0 + 1, F.t0 + 2])
+        let json = try JSONValue.parse(detail.jsonBytes())
+        #expect(json["state"]?["status"]?.stringValue == "revoked")
+        #expect(json["owner"]?.stringValue == "u-1")
+    }
+}
