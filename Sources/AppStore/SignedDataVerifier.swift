@@ -17,7 +17,7 @@ public final class SignedDataVerifier: Sendable {
     public init(trustedRootsDER: [[UInt8]] = [AppleRoots.g3DER], apps: [AppIdentity], chainCacheSize: Int = 64)
         throws(VerificationSetupError)
     {
-        guard !apps.isEmpty else { throw VerificationSetupError("no app configured") }
+        // No apps is allowed: a service started without a config refuses every payload as unknown_app.
         for app in apps where app.environments.contains(AppStoreEnvironment.production) && app.appAppleId == nil {
             throw VerificationSetupError("app \(app.bundleId) accepts Production but has no appAppleId")
         }

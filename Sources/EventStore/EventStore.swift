@@ -145,12 +145,12 @@ public struct EventStore: Sendable {
         var version: Int64
     }
 
-    private static let columns = """
+    static let columns = """
         seq, tx, stream_id, version, type, schema_version, data, metadata, payload,
         floor(extract(epoch FROM recorded_at) * 1000)::bigint AS recorded_at_ms
         """
 
-    private static func events(from rows: Rows) -> [RecordedEvent] {
+    static func events(from rows: Rows) -> [RecordedEvent] {
         (0..<rows.count).map { row in
             RecordedEvent(
                 seq: rows.int64(row, "seq")!, tx: UInt64(rows[row, "tx"]!)!, stream: rows[row, "stream_id"]!,

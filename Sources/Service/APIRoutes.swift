@@ -1,0 +1,199 @@
+import AppStore
+import HTTP
+import JSON
+import Ledger
+
+/// The HTTP API of api.md §2: parses requests, calls the use cases, maps errors in one place.
+struct APIRoutes: Sendable {
+    let service: LedgerService
+    let metrics: ServiceMetrics
+    let keyNames: @Sendable (HTTPRequest) -> String?
+
+    func register(on router: inout Router) {
+        router.add("POST", "/v1/purchases", scope: "write") { request, _ in
+            respond(request) { () throws(ServiceError) in try counted("purchase") { () throws(ServiceError) in try postPurchase(request) } }
+        }
+        router.add("POST", "/v1/notifications/apple") { request, _ in
+            respond(request) { () throws(ServiceError) in try counted("notification") { () throws(ServiceError) in try postNotification(request) } }
+        }
+        router.add("GET", "/v1/users/{userId}", scope: "read") { request, parameters in
+            respond(request) { () throws(ServiceError) in
+                let userId = try userIdParameter(parameters["userId"])
+                if let asOf = request.query["asOf"] {
+                    guard let instant = RFC3339.parse(asOf) else {
+                        throw .invalidRequest("asOf must be an RFC 3339 timestamp, got \"\(asOf)\"")
+                    }
+                    return .json(200, try service.customer(userId: userId, asOf: instant))
+                }
+                return .json(200, try service.customer(userId: userId))
+            }
+        }
+        router.add("GET", "/v1/users/{userId}/events", scope: "read") { request, parameters in
+            respond(request) { () throws(ServiceError) in
+                let userId = try userIdParameter(parameters["userId"])
+                let after = try integerQuery(request, "after", default: 0, range: 0...Int64.max)
+                let limit = try integerQuery(request, "limit", default: 100, range: 1...1000)
+                return .json(200, try service.events(userId: userId, after: after, limit: Int(limit)))
+            }
+        }
+        router.add("GET", "/v1/subscriptions/{originalTransactionId}", scope: "read") { request, parameters in
+            respond(request) { () throws(ServiceError) in
+                guard let otid = parameters["originalTransactionId"], !otid.isEmpty else {
+                    throw .invalidRequest("originalTransactionId is required")
+                }
+                return .json(200, try service.subscription(originalTransactionId: otid))
+            }
+        }
+        router.add("POST", "/v1/users/{userId}/balances/{currency}/debit", scope: "write") { request, parameters in
+            respond(request) { () throws(ServiceError) in try postDebit(request, parameters) }
+        }
+    }
+
+    /// Runs a handler body and turns any typed error into its problem+json response.
+    func respond(_ request: HTTPRequest, _ body: () throws(ServiceError) -> HTTPResponse) -> HTTPResponse {
+        do {
+            return try body()
+        } catch {
+            switch error {
+            case .internalError(let detail), .conflict(let detail):
+                service.logger.error("request failed", ["request.id": request.requestId, "error": detail])
+            case .storeUnavailable(let detail):
+                service.logger.warning("database unavailable", ["request.id": request.requestId, "error": detail])
+            default:
+                break
+            }
+            return ErrorMapping.response(for: error, requestId: request.requestId)
+        }
+    }
+
+    /// Counts a failed ingest by its rejection reason (or error code) before it is mapped.
+    private func counted(_ kind: String, _ body: () throws(ServiceError) -> HTTPResponse) throws(ServiceError) -> HTTPResponse {
+        do {
+            return try body()
+        } catch {
+            let result: String = switch error {
+            case .verificationFailed(let failure): failure.reason.rawValue
+            case .receiptRejected: "receipt_rejected"
+            case .invalidRequest: "invalid_request"
+            case .rejected(let rejection): rejection.code
+            case .appleUnavailable: "apple_unavailable"
+            case .storeUnavailable: "store_unavailable"
+            default: "error"
+            }
+            metrics.ingest.increment([kind, result])
+            throw error
+        }
+    }
+
+    private func context(_ request: HTTPRequest, source: String) -> RequestContext {
+        RequestContext(requestId: request.requestId, keyName: keyNames(request), source: source)
+    }
+
+    private func postPurchase(_ request: HTTPRequest) throws(ServiceError) -> HTTPResponse {
+        let body = try jsonObject(request)
+        let userId = try userIdParameter(body["userId"]?.stringValue, field: "userId")
+        let signed = body["signedTransaction"]?.stringValue
+        let receipt = body["receipt"]?.stringValue
+        guard (signed == nil) != (receipt == nil) else {
+            throw .invalidRequest("send exactly one of signedTransaction (StoreKit 2) or receipt (StoreKit 1)")
+        }
+        var batch = FactBatch()
+        if let signed {
+            let verified: JWSTransaction
+            do { verified = try service.verifier.verifyTransaction(signed) } catch { throw .verificationFailed(error) }
+            batch.transactions = [(try FactMapping.transaction(verified), signed)]
+        } else if let receipt {
+            batch = try service.verifyReceipt(receipt)
+        }
+        let outcome = try service.record(batch, claimant: userId, context: context(request, source: signed != nil ? "purchase" : "receipt"))
+        var writer = JSONWriter(capacity: 1024)
+        writer.beginObject()
+        writer.key("userId"); writer.string(userId)
+        writer.key("transactions")
+        writer.beginArray()
+        for (fact, recorded) in outcome.transactions {
+            metrics.ingest.increment([signed != nil ? "transaction" : "receipt", recorded ? "recorded" : "duplicate"])
+            writer.beginObject()
+            writer.key("transactionId"); writer.string(fact.transactionId)
+            writer.key("originalTransactionId"); writer.string(fact.originalTransactionId)
+            writer.key("productId"); writer.string(fact.productId)
+            writer.key("result"); writer.string(recorded ? "recorded" : "duplicate")
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.key("customer"); writer.raw(outcome.customer ?? Array("null".utf8))
+        writer.endObject()
+        return .json(200, writer.bytes)
+    }
+
+    private func postNotification(_ request: HTTPRequest) throws(ServiceError) -> HTTPResponse {
+        let body = try jsonObject(request)
+        guard let signedPayload = body["signedPayload"]?.stringValue, !signedPayload.isEmpty else {
+            throw .invalidRequest("signedPayload is required")
+        }
+        let batch = try service.verifyNotification(signedPayload)
+        let outcome = try service.record(batch, claimant: nil, context: context(request, source: "notification"))
+        let fact = batch.notification!.fact
+        metrics.ingest.increment(["notification", outcome.notificationRecorded ? "recorded" : "duplicate"])
+        if outcome.notificationRecorded { metrics.notificationTypes.increment([fact.notificationType, fact.subtype ?? ""]) }
+        var writer = JSONWriter(capacity: 96)
+        writer.beginObject()
+        writer.key("notificationUUID"); writer.string(batch.notification!.fact.notificationUUID)
+        writer.key("result"); writer.string(outcome.notificationRecorded ? "recorded" : "duplicate")
+        writer.endObject()
+        return .json(200, writer.bytes)
+    }
+
+    private func postDebit(_ request: HTTPRequest, _ parameters: Parameters) throws(ServiceError) -> HTTPResponse {
+        let userId = try userIdParameter(parameters["userId"])
+        guard let currency = parameters["currency"], !currency.isEmpty, currency.utf8.count <= 64 else {
+            throw .invalidRequest("currency must be 1–64 bytes")
+        }
+        let body = try jsonObject(request)
+        guard let amountValue = body["amount"], case .number(let lexeme) = amountValue, let amount = Int64(lexeme),
+              amount > 0
+        else { throw .invalidRequest("amount must be a positive integer") }
+        guard let key = body["idempotencyKey"]?.stringValue, !key.isEmpty, key.utf8.count <= 200 else {
+            throw .invalidRequest("idempotencyKey is required (1–200 bytes)")
+        }
+        let reason = body["reason"]?.stringValue ?? ""
+        let outcome = try service.debit(
+            userId: userId, currency: currency, amount: amount, idempotencyKey: key, reason: reason,
+            context: context(request, source: "debit"))
+        var writer = JSONWriter(capacity: 64)
+        writer.beginObject()
+        writer.key("balance"); writer.int(outcome.balance)
+        writer.key("result"); writer.string(outcome.duplicate ? "duplicate" : "debited")
+        writer.endObject()
+        return .json(200, writer.bytes)
+    }
+
+    private func jsonObject(_ request: HTTPRequest) throws(ServiceError) -> [String: JSONValue] {
+        let value: JSONValue
+        do { value = try JSONValue.parse(request.body) } catch {
+            throw .invalidRequest("the body is not valid JSON: \(error)")
+        }
+        guard let object = value.objectValue else { throw .invalidRequest("the body must be a JSON object") }
+        return object
+    }
+
+    private func userIdParameter(_ value: String?, field: String = "userId") throws(ServiceError) -> String {
+        guard let value, !value.isEmpty, value.utf8.count <= 256 else {
+            throw .invalidRequest("\(field) must be a non-empty string of at most 256 bytes")
+        }
+        guard value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else {
+            throw .invalidRequest("\(field) must not contain control characters")
+        }
+        return value
+    }
+
+    private func integerQuery(_ request: HTTPRequest, _ name: String, default fallback: Int64, range: ClosedRange<Int64>)
+        throws(ServiceError) -> Int64
+    {
+        guard let text = request.query[name] else { return fallback }
+        guard let value = Int64(text), range.contains(value) else {
+            throw .invalidRequest("\(name) must be an integer in \(range.lowerBound)…\(range.upperBound)")
+        }
+        return value
+    }
+}

@@ -1,0 +1,250 @@
+import AppStore
+import EventStore
+import Foundation
+import JSON
+
+/// `iap-ledger <command>`: serve, migrate, keys, verify, replay. Every failure is one line on
+/// standard error and a non-zero exit, never a stack trace.
+public enum CommandLineInterface {
+    static let usage = """
+        usage: iap-ledger <command> [options]
+
+        commands:
+          serve [--config FILE] [--port N] [--data-dir DIR] [--host ADDR] [--threads N]
+                                  run the service (embedded PostgreSQL unless DATABASE_URL is set)
+          migrate [--data-dir DIR]  apply pending migrations and exit
+          keys create --name NAME --scopes read,write,admin
+          keys list
+          keys revoke NAME
+          verify [--config FILE] [--kind transaction|renewal|notification] FILE|-
+                                  verify one signed payload exactly as ingestion would
+          replay [--dry-run] [--data-dir DIR] [--config FILE]
+                                  rebuild every projection from the event log
+
+        environment: DATABASE_URL, PORT, IAP_LEDGER_CONFIG, IAP_LEDGER_HOST, IAP_LEDGER_MIGRATIONS
+        """
+
+    public static func main(_ arguments: [String]) -> Int32 {
+        guard let command = arguments.first else {
+            printError(usage)
+            return 2
+        }
+        let rest = Array(arguments.dropFirst())
+        do {
+            switch command {
+            case "serve": return try serve(rest)
+            case "migrate": return try migrate(rest)
+            case "keys": return try keys(rest)
+            case "verify": return try verify(rest)
+            case "replay": return try replay(rest)
+            case "--help", "-h", "help":
+                print(usage)
+                return 0
+            default:
+                printError("iap-ledger: unknown command \"\(command)\"\n\n\(usage)")
+                return 2
+            }
+        } catch let error as CommandLineArguments.UsageError {
+            printError("iap-ledger \(command): \(error.description) (see iap-ledger \(command) --help)")
+            return 2
+        } catch {
+            printError("iap-ledger \(command): \(error)")
+            return 1
+        }
+    }
+
+    static func printError(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    static func environment(_ name: String) -> String? {
+        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// The migrations folder: `IAP_LEDGER_MIGRATIONS`, else `./migrations`, else the one
+    /// beside the source tree the binary was built from, else `/usr/share/iap-ledger/migrations`.
+    static func migrationsDirectory() -> String {
+        if let explicit = environment("IAP_LEDGER_MIGRATIONS") { return explicit }
+        var candidates = [FileManager.default.currentDirectoryPath + "/migrations"]
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        // .build/<triple>/<config>/iap-ledger → the package root is three levels up.
+        var root = executable.deletingLastPathComponent()
+        for _ in 0..<4 {
+            root = root.deletingLastPathComponent()
+            candidates.append(root.path + "/migrations")
+        }
+        candidates.append("/usr/share/iap-ledger/migrations")
+        return candidates.first { FileManager.default.fileExists(atPath: $0 + "/0001_create_roles.sql") } ?? candidates[0]
+    }
+
+    static func loadConfiguration(_ path: String?) throws -> Configuration {
+        guard let path = path ?? environment("IAP_LEDGER_CONFIG") else { return .empty }
+        return try Configuration.load(path: path)
+    }
+
+    /// Runs `body` with an admin connection: DATABASE_URL, or the embedded cluster (started
+    /// for the duration and stopped after).
+    static func withAdminConnection<T>(dataDirectory: String?, _ body: (String) throws -> T) throws -> T {
+        if let url = environment("DATABASE_URL") { return try body(url) }
+        let cluster = try EmbeddedPostgres.start(dataDirectory: dataDirectory ?? "./.iap-ledger")
+        defer { cluster.stop() }
+        return try body(cluster.connectionString())
+    }
+
+    static func serve(_ arguments: [String]) throws -> Int32 {
+        let parsed = try CommandLineArguments(
+            arguments, valued: ["config", "port", "data-dir", "host", "threads"], switches: [])
+        if parsed.wantsHelp {
+            print(usage)
+            return 0
+        }
+        var options = ServiceApp.Options(migrationsDirectory: migrationsDirectory())
+        options.configuration = try loadConfiguration(parsed.options["config"])
+        if options.configuration.apps.isEmpty {
+            options.logger.warning("no apps configured: every signed payload will be refused as unknown_app")
+        }
+        if let port = parsed.options["port"] ?? environment("PORT") {
+            guard let number = Int(port), (0...65535).contains(number) else {
+                throw CommandLineArguments.UsageError(description: "--port must be 0…65535, got \(port)")
+            }
+            options.port = number
+        }
+        if let threads = parsed.options["threads"] {
+            guard let number = Int(threads), (1...256).contains(number) else {
+                throw CommandLineArguments.UsageError(description: "--threads must be 1…256, got \(threads)")
+            }
+            options.threads = number
+        }
+        options.host = parsed.options["host"] ?? environment("IAP_LEDGER_HOST") ?? options.host
+        options.databaseURL = environment("DATABASE_URL")
+        options.dataDirectory = parsed.options["data-dir"] ?? options.dataDirectory
+
+        // Block the stop signals before any thread starts: MHD's workers inherit the mask, and
+        // this thread waits for them with sigwait.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+
+        let app = try ServiceApp.start(options)
+        print("iap-ledger listening on \(app.url)")
+        fflush(nil)
+        var received: Int32 = 0
+        sigwait(&signals, &received)
+        options.logger.info("stopping", ["signal": received == SIGTERM ? "SIGTERM" : "SIGINT"])
+        app.stop()
+        options.logger.info("stopped")
+        return 0
+    }
+
+    static func migrate(_ arguments: [String]) throws -> Int32 {
+        let parsed = try CommandLineArguments(arguments, valued: ["data-dir"], switches: [])
+        if parsed.wantsHelp {
+            print("usage: iap-ledger migrate [--data-dir DIR]   (DATABASE_URL selects an external server)")
+            return 0
+        }
+        let directory = migrationsDirectory()
+        try withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
+            let connection = try Connection(conninfo, connectTimeout: 10)
+            let applied = try Migrator.migrate(connection: connection, directory: directory)
+            print(applied.isEmpty ? "nothing to apply" : applied.map { "applied \($0)" }.joined(separator: "\n"))
+        }
+        return 0
+    }
+
+    static func keys(_ arguments: [String]) throws -> Int32 {
+        let parsed = try CommandLineArguments(arguments, valued: ["name", "scopes", "data-dir"], switches: [])
+        let keyUsage = """
+            usage: iap-ledger keys create --name NAME --scopes read,write,admin
+                   iap-ledger keys list
+                   iap-ledger keys revoke NAME
+            """
+        if parsed.wantsHelp || parsed.positionals.isEmpty {
+            print(keyUsage)
+            return parsed.wantsHelp ? 0 : 2
+        }
+        let directory = migrationsDirectory()
+        return try withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
+            let connection = try Connection(conninfo, connectTimeout: 10)
+            _ = try Migrator.migrate(connection: connection, directory: directory)
+            let keys = APIKeys()
+            switch parsed.positionals[0] {
+            case "create":
+                guard let name = parsed.options["name"], let scopeText = parsed.options["scopes"] else {
+                    throw CommandLineArguments.UsageError(description: "keys create needs --name and --scopes")
+                }
+                let secret = try keys.create(name: name, scopes: try APIKeys.parseScopes(scopeText), on: connection)
+                print("created key \(name); its secret is shown once, store it now:")
+                print(secret)
+            case "list":
+                for key in try keys.list(on: connection) {
+                    let state = key.revokedAt.map { "revoked \($0)" } ?? "active"
+                    print("\(key.name)\t\(key.scopes.joined(separator: ","))\tcreated \(key.createdAt)\t\(state)")
+                }
+            case "revoke":
+                guard parsed.positionals.count == 2 else {
+                    throw CommandLineArguments.UsageError(description: "keys revoke needs the key's name")
+                }
+                try keys.revoke(name: parsed.positionals[1], on: connection)
+                print("revoked \(parsed.positionals[1])")
+            default:
+                throw CommandLineArguments.UsageError(description: "unknown keys subcommand \"\(parsed.positionals[0])\"")
+            }
+            return 0
+        }
+    }
+
+    static func verify(_ arguments: [String]) throws -> Int32 {
+        let parsed = try CommandLineArguments(arguments, valued: ["config", "kind"], switches: [])
+        if parsed.wantsHelp || parsed.positionals.count != 1 {
+            print("usage: iap-ledger verify [--config FILE] [--kind transaction|renewal|notification] FILE|-")
+            return parsed.wantsHelp ? 0 : 2
+        }
+        let configuration = try loadConfiguration(parsed.options["config"])
+        let source = parsed.positionals[0]
+        let data = source == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: source)
+        guard let data else { throw CommandLineArguments.UsageError(description: "cannot read \(source)") }
+        let jws = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let verifier = try SignedDataVerifier(
+            trustedRootsDER: configuration.trustedRootsDER.isEmpty ? [AppleRoots.g3DER] : configuration.trustedRootsDER,
+            apps: configuration.apps.map {
+                AppIdentity(bundleId: $0.bundleId, appAppleId: $0.appAppleId, environments: Set($0.environments))
+            })
+        let kindWord = parsed.options["kind"] ?? PayloadPeek.kind(of: jws)
+        guard let kind = SignedDataKind(rawValue: kindWord) else {
+            throw CommandLineArguments.UsageError(description: "--kind must be transaction, renewal or notification")
+        }
+        do {
+            print(try verifier.decodedJSON(kind: kind, jws: jws))
+            return 0
+        } catch {
+            print(error.reason.rawValue)
+            printError("rejected: \(error.detail)")
+            return 1
+        }
+    }
+
+    static func replay(_ arguments: [String]) throws -> Int32 {
+        printError("iap-ledger replay: not available yet")
+        return 1
+    }
+}
+
+/// Reads a JWS payload without verifying it, only to pick the verifier method to run.
+enum PayloadPeek {
+    static func kind(of jws: String) -> String {
+        let segments = jws.split(separator: ".", omittingEmptySubsequences: false)
+        guard segments.count == 3 else { return "transaction" }
+        var text = segments[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while text.count % 4 != 0 { text += "=" }
+        guard let data = Data(base64Encoded: text), let payload = try? JSONValue.parse(Array(data)) else {
+            return "transaction"
+        }
+        if payload["notificationType"] != nil { return "notification" }
+        if payload["transactionId"] != nil { return "transaction" }
+        if payload["autoRenewStatus"] != nil || payload["autoRenewProductId"] != nil { return "renewal" }
+        return "transaction"
+    }
+}

@@ -1,0 +1,55 @@
+import HTTP
+import JSON
+
+/// The single mapping from typed errors to problem+json responses with stable `code` words.
+enum ErrorMapping {
+    static func response(for error: ServiceError, requestId: String) -> HTTPResponse {
+        var extra: [String: JSONValue] = ["requestId": .string(requestId)]
+        var headers: [String: String] = [:]
+        let status: Int
+        let code: String
+        let title: String
+        let detail: String
+        switch error {
+        case .invalidRequest(let message):
+            (status, code, title, detail) = (400, "invalid_request", "Invalid request", message)
+        case .verificationFailed(let failure):
+            (status, code, title, detail) = (422, "verification_failed", "Verification failed", failure.detail)
+            extra["reason"] = .string(failure.reason.rawValue)
+        case .receiptRejected(let appleStatus, let message):
+            (status, code, title, detail) = (422, "verification_failed", "Verification failed", message)
+            extra["reason"] = "receipt_rejected"
+            extra["appleStatus"] = .int(Int64(appleStatus))
+        case .appleUnavailable(let message):
+            (status, code, title, detail) = (502, "apple_unavailable", "Apple unavailable", message)
+            headers["Retry-After"] = "5"
+        case .storeUnavailable:
+            (status, code, title, detail) = (503, "store_unavailable", "Store unavailable",
+                                             "the database is unreachable; nothing was recorded, retry later")
+            headers["Retry-After"] = "1"
+        case .rejected(let rejection):
+            switch rejection {
+            case .ownedByOtherUser:
+                (status, code, title, detail) = (409, "owned_by_other_user", "Owned by another user",
+                                                 "this purchase belongs to another user and transferPolicy is keep")
+            case .insufficientBalance(let balance):
+                (status, code, title, detail) = (409, "insufficient_balance", "Insufficient balance",
+                                                 "the balance is \(balance)")
+                extra["balance"] = .int(balance)
+            case .invalidAmount(let amount):
+                (status, code, title, detail) = (400, "invalid_request", "Invalid request",
+                                                 "amount must be a positive integer, got \(amount)")
+            }
+        case .notFound(let message):
+            (status, code, title, detail) = (404, "not_found", "Not found", message)
+        case .busy(let message):
+            (status, code, title, detail) = (409, "replay_in_progress", "Replay in progress", message)
+        case .conflict, .internalError:
+            (status, code, title, detail) = (500, "internal_error", "Internal error",
+                                             "an unexpected error occurred; see the service log for request \(requestId)")
+        }
+        var response = HTTPResponse.problem(status: status, code: code, title: title, detail: detail, extra: extra)
+        for (name, value) in headers { response.headers[name] = value }
+        return response
+    }
+}

@@ -1,0 +1,115 @@
+import EventStore
+import JSON
+import Ledger
+
+/// Reads and writes ledger events through the event store: decoding rows into `LedgerEvent`s,
+/// folding streams into states, and appending decided events grouped by stream.
+struct LedgerRepository: Sendable {
+    let store: EventStore
+
+    /// One stream folded: its events in version order, version and the last sequence number.
+    struct LoadedStream {
+        var events: [LedgerEvent] = []
+        var version: Int64 = 0
+        var lastSeq: Int64 = 0
+    }
+
+    /// What a user's document is built from: their own stream and the chains they own.
+    struct UserWorld {
+        var userId: String
+        var account: Account = .initial
+        var accountVersion: Int64 = 0
+        var chains: [String: ChainState] = [:]
+        var chainVersions: [String: Int64] = [:]
+        /// Highest sequence among the events folded here: the document's `version`.
+        var lastSeq: Int64 = 0
+    }
+
+    /// Takes the per-stream advisory locks in sorted order (PostgreSQL lock order is the only
+    /// deadlock defence we need): callers lock every stream they will read-decide-write
+    /// before reading it, so deciders see the state their events will follow.
+    func lock(_ streams: some Sequence<String>, on connection: Connection) throws(DatabaseError) {
+        try store.lockStreams(Array(Set(streams)).sorted(), on: connection)
+    }
+
+    func load(streams: [String], recordedUpTo: Int64? = nil, on connection: Connection) throws(ServiceError)
+        -> [String: LoadedStream]
+    {
+        var loaded: [String: LoadedStream] = [:]
+        guard !streams.isEmpty else { return loaded }
+        let rows: [RecordedEvent]
+        do {
+            rows = try store.readStreams(streams, recordedUpTo: recordedUpTo, on: connection)
+        } catch {
+            throw .database(error)
+        }
+        for row in rows {
+            let event: LedgerEvent
+            do {
+                event = try LedgerEvent.decode(type: row.type, schemaVersion: row.schemaVersion, data: row.data)
+            } catch {
+                throw .internalError("event \(row.seq) of \(row.stream) does not decode: \(error)")
+            }
+            loaded[row.stream, default: LoadedStream()].events.append(event)
+            loaded[row.stream]!.version = max(loaded[row.stream]!.version, row.version)
+            loaded[row.stream]!.lastSeq = max(loaded[row.stream]!.lastSeq, row.seq)
+        }
+        return loaded
+    }
+
+    /// Folds a user's stream, then the chains it owns (at `recordedUpTo`, when given).
+    func loadUser(_ userId: String, recordedUpTo: Int64? = nil, on connection: Connection) throws(ServiceError)
+        -> UserWorld
+    {
+        let userStream = LedgerStream.user(userId)
+        var world = UserWorld(userId: userId)
+        if let stream = try load(streams: [userStream], recordedUpTo: recordedUpTo, on: connection)[userStream] {
+            world.account = Account.fold(stream.events)
+            world.accountVersion = stream.version
+            world.lastSeq = stream.lastSeq
+        }
+        let chainStreams = world.account.chains.map(LedgerStream.chain)
+        for (stream, loaded) in try load(streams: chainStreams, recordedUpTo: recordedUpTo, on: connection) {
+            let otid = String(stream.dropFirst("chain:".count))
+            world.chains[otid] = Chain.fold(loaded.events)
+            world.chainVersions[otid] = loaded.version
+            world.lastSeq = max(world.lastSeq, loaded.lastSeq)
+        }
+        return world
+    }
+
+    /// Appends decided events in one atomic multi-stream append. `expected` pins the version
+    /// each stream had when its state was loaded (under lock, so a conflict means a bug or a
+    /// writer that skipped the lock). Returns the recorded events (with seq) in order.
+    func append(
+        _ events: [(event: LedgerEvent, payload: String?)], metadata: [UInt8], expected: [String: Int64],
+        idempotencyKey: IdempotencyKey?, on connection: Connection
+    ) throws(ServiceError) -> [RecordedEvent]? {
+        var order: [String] = []
+        var byStream: [String: [NewEvent]] = [:]
+        for (event, payload) in events {
+            let stream = event.stream
+            if byStream[stream] == nil { order.append(stream) }
+            byStream[stream, default: []].append(
+                NewEvent(type: event.typeName, schemaVersion: event.schemaVersion, data: event.encode(),
+                         metadata: metadata, payload: payload))
+        }
+        let appends = order.map { stream in
+            StreamAppend(
+                stream: stream, expectedVersion: expected[stream].map { $0 == 0 ? .noStream : .exactly($0) } ?? .any,
+                events: byStream[stream]!)
+        }
+        let result: AppendResult
+        do {
+            result = try store.append(appends, idempotencyKey: idempotencyKey, on: connection)
+        } catch {
+            throw .database(error)
+        }
+        switch result {
+        case .appended(let recorded): return recorded
+        case .duplicate: return nil
+        case .conflict(let stream, let expectedVersion, let actual):
+            throw .conflict("stream \(stream) moved from version \(expectedVersion) to \(actual) under lock")
+        }
+    }
+}

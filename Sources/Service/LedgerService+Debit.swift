@@ -1,0 +1,43 @@
+import EventStore
+import Ledger
+
+extension LedgerService {
+    /// What a debit answered: the balance after it, and whether this call made it.
+    struct DebitOutcome {
+        var balance: Int64
+        var duplicate: Bool
+    }
+
+    /// Debits a balance under the user's stream lock, so concurrent debits are serialized and
+    /// can never overdraw. The same idempotency key answers as the first debit did.
+    func debit(userId: String, currency: String, amount: Int64, idempotencyKey: String, reason: String,
+               context: RequestContext) throws(ServiceError) -> DebitOutcome
+    {
+        let now = clock()
+        return try unitOfWork { connection throws(ServiceError) in
+            try database { () throws(DatabaseError) in try repository.lock([LedgerStream.user(userId)], on: connection) }
+            let world = try repository.loadUser(userId, on: connection)
+            if let first = world.account.debit(currency: currency, idempotencyKey: idempotencyKey) {
+                return DebitOutcome(balance: first.balanceAfter, duplicate: true)
+            }
+            let balance = CustomerView.balance(of: currency, account: world.account, chains: world.chains, catalog: catalog)
+            let events: [LedgerEvent]
+            do throws(Rejection) {
+                events = try Account.decide(
+                    .debit(userId: userId, currency: currency, amount: amount, idempotencyKey: idempotencyKey,
+                           reason: reason, at: now),
+                    world.account, context: AccountContext(balance: balance))
+            } catch {
+                throw .rejected(error)
+            }
+            guard try repository.append(
+                events.map { ($0, nil) }, metadata: context.metadata,
+                expected: [LedgerStream.user(userId): world.accountVersion], idempotencyKey: nil, on: connection) != nil
+            else {
+                throw .internalError("debit append reported a duplicate without an idempotency key")
+            }
+            try documents.store(repository.loadUser(userId, on: connection), now: now, on: connection)
+            return DebitOutcome(balance: balance - amount, duplicate: false)
+        }
+    }
+}

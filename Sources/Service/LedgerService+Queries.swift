@@ -1,0 +1,79 @@
+import EventStore
+import JSON
+import Ledger
+
+extension LedgerService {
+    /// `GET /v1/users/{id}`: the stored document while it is still true (one indexed row),
+    /// otherwise folded from the log and judged now.
+    func customer(userId: String) throws(ServiceError) -> [UInt8] {
+        let now = clock()
+        return try read { connection throws(ServiceError) in
+            if let cached = try documents.cached(userId: userId, now: now, on: connection) { return cached }
+            let world = try repository.loadUser(userId, on: connection)
+            return documents.render(world, at: now).document
+        }
+    }
+
+    /// `?asOf=`: the document as it would have been answered at `instant`, from the events
+    /// recorded up to it, judged at that instant.
+    func customer(userId: String, asOf instant: Int64) throws(ServiceError) -> [UInt8] {
+        try read { connection throws(ServiceError) in
+            let world = try repository.loadUser(userId, recordedUpTo: instant, on: connection)
+            return documents.render(world, at: instant).document
+        }
+    }
+
+    /// `GET /v1/users/{id}/events`: the user's own stream and the chains they own, oldest first.
+    func events(userId: String, after: Int64, limit: Int) throws(ServiceError) -> [UInt8] {
+        try read { connection throws(ServiceError) in
+            let owned = try ownedChains(of: userId, on: connection)
+            let streams = [LedgerStream.user(userId)] + owned.map(LedgerStream.chain)
+            let rows = try database { () throws(DatabaseError) in
+                try repository.store.readStreams(streams, afterSeq: after, limit: limit + 1, on: connection)
+            }
+            var writer = JSONWriter(capacity: 512 + rows.count * 512)
+            writer.beginObject()
+            writer.key("events")
+            writer.beginArray()
+            for row in rows.prefix(limit) {
+                writer.beginObject()
+                writer.key("seq"); writer.int(row.seq)
+                writer.key("type"); writer.string(row.type)
+                writer.key("stream"); writer.string(row.stream)
+                writer.key("recordedAt"); writer.timestamp(row.recordedAt)
+                writer.key("data"); writer.raw(row.data)
+                writer.endObject()
+            }
+            writer.endArray()
+            writer.key("next")
+            if rows.count > limit, let last = rows.prefix(limit).last { writer.int(last.seq) } else { writer.null() }
+            writer.endObject()
+            return writer.bytes
+        }
+    }
+
+    /// `GET /v1/subscriptions/{otid}`: owner, judged state, every transaction and renewal info.
+    func subscription(originalTransactionId otid: String) throws(ServiceError) -> [UInt8] {
+        let now = clock()
+        return try read { connection throws(ServiceError) in
+            let stream = LedgerStream.chain(otid)
+            guard let loaded = try repository.load(streams: [stream], on: connection)[stream] else {
+                throw .notFound("no transaction chain \(otid) has been recorded")
+            }
+            let owner = try chainOwners([otid], on: connection)[otid]
+            return SubscriptionDetail(
+                originalTransactionId: otid, owner: owner, chain: Chain.fold(loaded.events), at: now
+            ).jsonBytes()
+        }
+    }
+
+    func ownedChains(of userId: String, on connection: Connection) throws(ServiceError) -> [String] {
+        do {
+            let rows = try connection.query(
+                "SELECT original_transaction_id FROM proj.chain_owners WHERE user_id = $1 ORDER BY 1", [userId])
+            return (0..<rows.count).compactMap { rows[$0, 0] }
+        } catch {
+            throw .database(error)
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import AppStore
+import EventStore
+import Ledger
+
+/// The use cases: verify, decide, append and project in one transaction; read projections.
+/// Handlers call it synchronously on the HTTP worker threads.
+public final class LedgerService: Sendable {
+    let pool: ConnectionPool
+    let repository: LedgerRepository
+    let documents: UserDocuments
+    let verifier: SignedDataVerifier
+    let receipts: ReceiptVerifier?
+    let configuration: Configuration
+    let catalog: Catalog
+    let logger: Logger
+    /// The clock, injectable so tests can judge documents at chosen instants.
+    let clock: @Sendable () -> Int64
+
+    public init(
+        pool: ConnectionPool, verifier: SignedDataVerifier, receipts: ReceiptVerifier?, configuration: Configuration,
+        logger: Logger, clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis
+    ) {
+        self.pool = pool
+        self.repository = LedgerRepository(store: EventStore())
+        self.catalog = configuration.catalog
+        self.documents = UserDocuments(catalog: catalog)
+        self.verifier = verifier
+        self.receipts = receipts
+        self.configuration = configuration
+        self.logger = logger
+        self.clock = clock
+    }
+
+    /// Runs `body` in a transaction on a pooled connection, retrying the whole unit of work on
+    /// deadlocks, serialization failures and version conflicts. Connection loss surfaces as
+    /// `storeUnavailable` (503): nothing was acknowledged, the caller retries.
+    func unitOfWork<T>(_ body: (Connection) throws(ServiceError) -> T) throws(ServiceError) -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try pool.withConnection { connection in
+                    try connection.transaction { connection in
+                        do throws(ServiceError) {
+                            return try body(connection)
+                        } catch {
+                            throw ServiceErrorBox(error: error)
+                        }
+                    }
+                }
+            } catch let box as ServiceErrorBox {
+                if case .conflict = box.error, attempt < 8 { continue }
+                throw box.error
+            } catch let error as DatabaseError {
+                if (error.sqlState == "40001" || error.sqlState == "40P01") && attempt < 8 { continue }
+                throw .database(error)
+            } catch {
+                throw .internalError("\(error)")
+            }
+        }
+    }
+
+    /// A read on a pooled connection, outside any explicit transaction.
+    func read<T>(_ body: (Connection) throws(ServiceError) -> T) throws(ServiceError) -> T {
+        do {
+            return try pool.withConnection { connection in
+                do throws(ServiceError) {
+                    return try body(connection)
+                } catch {
+                    throw ServiceErrorBox(error: error)
+                }
+            }
+        } catch let box as ServiceErrorBox {
+            throw box.error
+        } catch let error as DatabaseError {
+            throw .database(error)
+        } catch {
+            throw .internalError("\(error)")
+        }
+    }
+}
+
+/// Maps a database failure of `body` into the service's error (503 when the connection is gone).
+func database<T>(_ body: () throws(DatabaseError) -> T) throws(ServiceError) -> T {
+    do {
+        return try body()
+    } catch {
+        throw .database(error)
+    }
+}
+
+/// Carries a typed `ServiceError` through the untyped `throws` of pool and transaction closures.
+struct ServiceErrorBox: Error {
+    var error: ServiceError
+}
+
+extension Configuration {
+    /// The ledger's catalog: every configured app's products (product ids are globally unique
+    /// in the App Store, so one map serves all apps).
+    var catalog: Catalog {
+        var products: [String: Ledger.Product] = [:]
+        for app in apps {
+            for (productId, product) in app.products {
+                let type: ProductType = switch product.kind {
+                case .consumable: .consumable
+                case .nonConsumable: .nonConsumable
+                case .subscription: .subscription
+                case .nonRenewing: .nonRenewing
+                }
+                products[productId] = Ledger.Product(type: type, entitlements: product.entitlements, grants: product.grants)
+            }
+        }
+        return Catalog(products: products)
+    }
+
+    var ledgerTransferPolicy: Ledger.TransferPolicy {
+        transferPolicy == .keep ? .keep : .transfer
+    }
+}

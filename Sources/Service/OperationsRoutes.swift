@@ -1,0 +1,25 @@
+import EventStore
+import HTTP
+
+/// Unauthenticated operational endpoints: liveness, readiness, metrics and the API document.
+struct OperationsRoutes: Sendable {
+    let pool: ConnectionPool
+    let metrics: ServiceMetrics
+
+    func register(on router: inout Router) {
+        router.add("GET", "/healthz") { _, _ in .json(200, Array(#"{"status":"ok"}"#.utf8)) }
+        router.add("GET", "/readyz") { request, _ in
+            if pool.ping(timeout: 2) { return .json(200, Array(#"{"status":"ready"}"#.utf8)) }
+            var response = HTTPResponse.problem(
+                status: 503, code: "store_unavailable", title: "Store unavailable",
+                detail: "PostgreSQL is unreachable", extra: ["requestId": .string(request.requestId)])
+            response.headers["Retry-After"] = "1"
+            return response
+        }
+        router.add("GET", "/metrics") { _, _ in
+            HTTPResponse(status: 200, headers: ["Content-Type": MetricsRegistry.contentType], body: metrics.registry.render())
+        }
+        let document = Array(OpenAPIDocument.json.utf8)
+        router.add("GET", "/openapi.json") { _, _ in .json(200, document) }
+    }
+}

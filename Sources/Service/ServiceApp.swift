@@ -1,0 +1,153 @@
+import AppStore
+import EventStore
+import Foundation
+import HTTP
+import JSON
+
+/// The running service: PostgreSQL (embedded or external), migrations, the pool, the
+/// verifier and the HTTP server, started in that order and stopped in reverse.
+public final class ServiceApp: Sendable {
+    public struct Options: Sendable {
+        public var configuration: Configuration = .empty
+        public var host = "127.0.0.1"
+        public var port = 8080
+        /// HTTP worker threads; the pool gets one connection per thread.
+        public var threads = 8
+        /// External PostgreSQL; nil starts the embedded cluster under `dataDirectory`.
+        public var databaseURL: String?
+        public var dataDirectory = "./.iap-ledger"
+        public var migrationsDirectory: String
+        public var logger = Logger()
+        public var clock: @Sendable () -> Int64 = Timestamp.nowMillis
+
+        public init(migrationsDirectory: String) {
+            self.migrationsDirectory = migrationsDirectory
+        }
+    }
+
+    /// A start-up failure, as one line naming its cause.
+    public struct StartupError: Error, CustomStringConvertible, Sendable {
+        public var description: String
+    }
+
+    public let url: String
+    public let port: Int
+    public let service: LedgerService
+    let server: HTTPServer
+    let pool: ConnectionPool
+    let embedded: EmbeddedPostgres?
+    let metrics: ServiceMetrics
+
+    public static func start(_ options: Options) throws(StartupError) -> ServiceApp {
+        let logger = options.logger
+        var embedded: EmbeddedPostgres?
+        let adminConninfo: String
+        if let url = options.databaseURL {
+            adminConninfo = url
+        } else {
+            do {
+                let cluster = try EmbeddedPostgres.start(dataDirectory: options.dataDirectory) { line in
+                    logger.info(line)
+                }
+                embedded = cluster
+                adminConninfo = cluster.connectionString()
+            } catch {
+                throw StartupError(description: "embedded PostgreSQL: \(error)")
+            }
+        }
+        do {
+            return try start(options, adminConninfo: adminConninfo, embedded: embedded)
+        } catch {
+            embedded?.stop()
+            throw error
+        }
+    }
+
+    private static func start(_ options: Options, adminConninfo: String, embedded: EmbeddedPostgres?)
+        throws(StartupError) -> ServiceApp
+    {
+        let logger = options.logger
+        try migrate(conninfo: adminConninfo, directory: options.migrationsDirectory, logger: logger)
+        let pool = ConnectionPool(
+            conninfo: adminConninfo, size: options.threads, setupStatements: ["SET ROLE iap_ledger_service"])
+        let verifier: SignedDataVerifier
+        do {
+            verifier = try SignedDataVerifier(
+                trustedRootsDER: options.configuration.trustedRootsDER.isEmpty
+                    ? [AppleRoots.g3DER] : options.configuration.trustedRootsDER,
+                apps: options.configuration.apps.map {
+                    AppIdentity(bundleId: $0.bundleId, appAppleId: $0.appAppleId, environments: Set($0.environments))
+                })
+        } catch {
+            throw StartupError(description: "trusted roots: \(error)")
+        }
+        let receiptSettings = options.configuration.verifyReceipt
+        guard let production = URL(string: receiptSettings.production), let sandbox = URL(string: receiptSettings.sandbox)
+        else { throw StartupError(description: "verifyReceipt: invalid URL") }
+        let receipts = ReceiptVerifier(
+            productionURL: production, sandboxURL: sandbox, timeout: receiptSettings.timeoutSeconds,
+            maxRetries: receiptSettings.retries)
+        let service = LedgerService(
+            pool: pool, verifier: verifier, receipts: receipts, configuration: options.configuration, logger: logger,
+            clock: options.clock)
+        let metrics = ServiceMetrics(pool: pool)
+        let authenticator = KeyAuthenticator(pool: pool)
+        var router = Router(
+            authenticator: { authenticator.scopes(forSecret: $0) },
+            observer: { method, route, status, seconds in
+                metrics.observe(method: method, route: route, status: status, seconds: seconds)
+            })
+        APIRoutes(service: service, metrics: metrics, keyNames: { authenticator.keyName(of: $0) })
+            .register(on: &router)
+        OperationsRoutes(pool: pool, metrics: metrics).register(on: &router)
+        let handler = router
+        var httpConfiguration = HTTPServer.Configuration(host: options.host, port: options.port)
+        httpConfiguration.threadCount = options.threads
+        let server = HTTPServer(configuration: httpConfiguration) { request in handler.handle(request) }
+        let port: Int
+        do {
+            port = try server.start()
+        } catch {
+            throw StartupError(description: "HTTP: \(error)")
+        }
+        let host = options.host.contains(":") ? "[\(options.host)]" : options.host
+        return ServiceApp(
+            url: "http://\(host):\(port)", port: port, service: service, server: server, pool: pool,
+            embedded: embedded, metrics: metrics)
+    }
+
+    /// Applies pending migrations with the admin connection (the service role cannot create
+    /// schemas); a failure names the file and PostgreSQL's message.
+    public static func migrate(conninfo: String, directory: String, logger: Logger) throws(StartupError) {
+        let connection: Connection
+        do {
+            connection = try Connection(conninfo, connectTimeout: 10)
+        } catch {
+            throw StartupError(description: "cannot connect to PostgreSQL: \(error.message)")
+        }
+        do {
+            let applied = try Migrator.migrate(connection: connection, directory: directory)
+            for name in applied { logger.info("migration applied", ["file": name]) }
+        } catch {
+            throw StartupError(description: "migration failed: \(error)")
+        }
+    }
+
+    private init(url: String, port: Int, service: LedgerService, server: HTTPServer, pool: ConnectionPool,
+                 embedded: EmbeddedPostgres?, metrics: ServiceMetrics)
+    {
+        self.url = url
+        self.port = port
+        self.service = service
+        self.server = server
+        self.pool = pool
+        self.embedded = embedded
+        self.metrics = metrics
+    }
+
+    /// Stops accepting, lets in-flight requests finish, then stops the embedded cluster.
+    public func stop() {
+        server.stop()
+        embedded?.stop()
+    }
+}

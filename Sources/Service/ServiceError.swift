@@ -1,0 +1,32 @@
+import AppStore
+import EventStore
+import Ledger
+
+/// Every way a use case can fail, as the API reports it. `ErrorMapping` is the one place that
+/// turns these into problem+json responses.
+public enum ServiceError: Error, Sendable {
+    /// The request itself is wrong (missing field, bad JSON, bad parameter).
+    case invalidRequest(String)
+    /// The signed data or receipt did not verify; never reaches the log.
+    case verificationFailed(VerificationError)
+    /// verifyReceipt answered with a non-zero, non-retryable status.
+    case receiptRejected(appleStatus: Int, detail: String)
+    /// Apple could not be reached or kept failing: retry later.
+    case appleUnavailable(String)
+    /// PostgreSQL is unreachable: retry later (nothing was acknowledged).
+    case storeUnavailable(String)
+    /// The domain refused the command (owned by another user, insufficient balance).
+    case rejected(Rejection)
+    case notFound(String)
+    /// A concurrent writer got there first; the unit of work is retried.
+    case conflict(String)
+    /// A replay is already running.
+    case busy(String)
+    /// A bug or an unexpected database error; details go to the log, not to the client.
+    case internalError(String)
+
+    /// Classifies a database error: connection trouble is retryable, anything else is ours.
+    static func database(_ error: DatabaseError) -> ServiceError {
+        error.isConnectionFailure ? .storeUnavailable(error.message) : .internalError("\(error)")
+    }
+}

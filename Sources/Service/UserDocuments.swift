@@ -1,0 +1,54 @@
+import EventStore
+import JSON
+import Ledger
+
+/// The `proj.users` inline projection: each user's rendered Customer document, stored with
+/// the instant until which it stays true, so most reads return stored bytes untouched.
+struct UserDocuments: Sendable {
+    let catalog: Catalog
+
+    /// Renders the document of `world` at `now` and upserts it; returns the bytes.
+    @discardableResult
+    func store(_ world: LedgerRepository.UserWorld, now: Int64, on connection: Connection) throws(ServiceError)
+        -> [UInt8]
+    {
+        let (document, validUntil) = render(world, at: now)
+        do {
+            _ = try connection.execute(
+                """
+                INSERT INTO proj.users (user_id, version, document, rendered_at, valid_until, updated_at)
+                VALUES ($1, $2, $3, $4, $5, now())
+                ON CONFLICT (user_id) DO UPDATE SET version = excluded.version, document = excluded.document,
+                    rendered_at = excluded.rendered_at, valid_until = excluded.valid_until, updated_at = now()
+                """,
+                [world.userId, String(world.lastSeq), String(decoding: document, as: UTF8.self), String(now),
+                 validUntil.map(String.init)])
+        } catch {
+            throw .database(error)
+        }
+        return document
+    }
+
+    /// The document as judged at `now`, and the instant until which it stays the same.
+    func render(_ world: LedgerRepository.UserWorld, at now: Int64) -> (document: [UInt8], validUntil: Int64?) {
+        let customer = CustomerView.build(
+            userId: world.userId, account: world.account, chains: world.chains, catalog: catalog, at: now,
+            version: world.lastSeq)
+        let validUntil = CustomerView.nextChange(account: world.account, chains: world.chains, after: now)
+        return (customer.jsonBytes(), validUntil)
+    }
+
+    /// The stored document when it is still true at `now`; nil when absent or stale.
+    func cached(userId: String, now: Int64, on connection: Connection) throws(ServiceError) -> [UInt8]? {
+        let rows: Rows
+        do {
+            rows = try connection.query(
+                "SELECT document FROM proj.users WHERE user_id = $1 AND rendered_at <= $2 AND (valid_until IS NULL OR valid_until > $2)",
+                [userId, String(now)])
+        } catch {
+            throw .database(error)
+        }
+        guard rows.count == 1, let text = rows[0, 0] else { return nil }
+        return Array(text.utf8)
+    }
+}
