@@ -178,4 +178,57 @@ import TestSupport
         #expect(document["balances"]?.objectValue?.isEmpty == true)
         #expect(document["version"]?.int64Value == 0)
     }
+
+    @Test func eventsPageOldestFirst() throws {
+        let now = service.clock.now
+        for index in 0..<3 {
+            let id = "200060\(index)"
+            #expect(try api.purchase("u-pages", Mint.signed(Mint.transaction(
+                id, product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil, signed: now - day))).status == 200)
+        }
+        var seen: [Int64] = []
+        var after: Int64 = 0
+        var pages = 0
+        while true {
+            let page = try api.get("/v1/users/u-pages/events?after=\(after)&limit=2").json
+            let events = page["events"]?.arrayValue ?? []
+            #expect(events.count <= 2)
+            for event in events {
+                seen.append(event["seq"]?.int64Value ?? -1)
+                #expect(event["type"]?.stringValue?.isEmpty == false)
+                #expect(event["recordedAt"]?.stringValue.flatMap(RFC3339.parse) != nil)
+                #expect(event["data"]?.objectValue != nil)
+            }
+            pages += 1
+            guard let next = page["next"]?.int64Value else { break }
+            after = next
+        }
+        #expect(seen.count == 6)
+        #expect(seen == seen.sorted())
+        #expect(Set(seen).count == 6)
+        #expect(pages == 3)
+    }
+
+    @Test func whileTheDatabaseIsUnreachableWritesAnswer503AndNothingIsLost() throws {
+        let now = service.clock.now
+        let transaction = Mint.transaction("2000701", product: TestService.monthly, purchase: now - day, expires: now + day, signed: now - day)
+        let notification = Mint.notification("SUBSCRIBED", "INITIAL_BUY", transaction: transaction)
+        let database = try #require(try Connection(service.conninfo).query("SELECT current_database()", [])[0, 0])
+        let admin = try Connection(TestDatabase.shared.server().connectionString(database: "postgres"))
+        _ = try admin.execute("ALTER DATABASE \"\(database)\" ALLOW_CONNECTIONS false", [])
+        _ = try admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [database])
+        let refused = try api.notify(notification)
+        _ = try admin.execute("ALTER DATABASE \"\(database)\" ALLOW_CONNECTIONS true", [])
+        #expect(refused.status == 503, "\(refused.text)")
+        #expect(refused.json["code"]?.stringValue == "store_unavailable")
+        #expect(refused.headers["retry-after"] != nil)
+
+        // Apple redelivers: recorded once, and it counts when the chain is claimed.
+        let redelivered = try api.notify(notification)
+        #expect(redelivered.status == 200, "\(redelivered.text)")
+        #expect(redelivered.json["result"]?.stringValue == "recorded")
+        #expect(try api.purchase("u-outage", Mint.signed(transaction)).status == 200)
+        #expect(try api.user("u-outage")["entitlements"]?["pro"]?["active"]?.boolValue == true)
+    }
 }
