@@ -70,4 +70,29 @@ import TestSupport
         #expect(try api.events("u-race").filter { $0["type"]?.stringValue == "BalanceDebited" }.count == 10)
         #expect(try api.user("u-race")["balances"]?["coins"]?.int64Value == 0)
     }
+
+    @Test func concurrentRedeliveriesOfOneNotificationRecordItOnce() throws {
+        let now = service.clock.now
+        let transaction = Mint.transaction("4000101", product: TestService.monthly, purchase: now - day, expires: now + day, signed: now - day)
+        let notification = Mint.notification("SUBSCRIBED", "INITIAL_BUY", transaction: transaction, renewal: Mint.renewal(signed: now - day))
+        let port = service.app.port
+        let results = Mutex<[String]>([])
+        let done = DispatchGroup()
+        for _ in 0..<12 {
+            done.enter()
+            Thread.detachNewThread {
+                defer { done.leave() }
+                let response = try? ServiceHTTPClient(port: port).notify(notification)
+                results.withLock { $0.append(response.map { "\($0.status) \($0.json["result"]?.stringValue ?? $0.text)" } ?? "error") }
+            }
+        }
+        done.wait()
+        let all = results.withLock { $0 }
+        #expect(all.filter { $0 == "200 recorded" }.count == 1, "\(all)")
+        #expect(all.filter { $0 == "200 duplicate" }.count == 11, "\(all)")
+        let api = service.client()
+        #expect(try api.purchase("u-redelivered", Mint.signed(transaction)).status == 200)
+        // TransactionRecorded, RenewalInfoRecorded, NotificationReceived, ChainClaimed: nothing twice.
+        #expect(try api.events("u-redelivered").count == 4)
+    }
 }

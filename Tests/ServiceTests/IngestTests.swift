@@ -78,6 +78,10 @@ import TestSupport
         let chain = try api.get("/v1/subscriptions/2000101")
         #expect(chain.status == 200)
         #expect(chain.json["owner"]?.stringValue == "u-late")
+        #expect(chain.json["originalTransactionId"]?.stringValue == "2000101")
+        #expect(chain.json["state"] != nil)
+        #expect(chain.json["transactions"]?.arrayValue?.count == 2)
+        #expect(chain.json["renewalInfos"]?.arrayValue?.count == 1)
     }
 
     @Test func appAccountTokenEqualToTheUserIdClaimsTheChain() throws {
