@@ -282,4 +282,38 @@ import TestSupport
         #expect(try subscription(document, "1000701")["status"]?.stringValue == "revoked")
         #expect(document["entitlements"]?["pro"]?["active"]?.boolValue == false)
     }
+
+    @Test func downgradeOnlyChangesTheRenewalProductUntilTheNextRenewal() throws {
+        let now = service.clock.now
+        let yearly = Mint.transaction(
+            "1000801", product: TestService.yearly, purchase: now - 10 * day, expires: now + 355 * day, signed: now - 10 * day)
+        #expect(try api.purchase("u-downgrade", Mint.signed(yearly)).status == 200)
+        #expect(try api.notify(Mint.notification(
+            "DID_CHANGE_RENEWAL_PREF", "DOWNGRADE", transaction: yearly,
+            renewal: Mint.renewal(product: TestService.monthly, signed: now - day))).status == 200)
+        let document = try api.user("u-downgrade")
+        let sub = try subscription(document, "1000801")
+        #expect(sub["productId"]?.stringValue == TestService.yearly)
+        #expect(sub["autoRenewProductId"]?.stringValue == TestService.monthly)
+        #expect(sub["expiresAt"]?.stringValue == RFC3339.format(now + 355 * day))
+        #expect(document["entitlements"]?["pro"]?["productId"]?.stringValue == TestService.yearly)
+    }
+
+    @Test func productsMissingFromTheConfigAreStillRecordedAndGrantTheirOwnId() throws {
+        let now = service.clock.now
+        let gems = Mint.transaction(
+            "1000901", product: "com.example.gems", type: "Consumable", purchase: now - day, expires: nil, signed: now - day,
+            ["quantity": .int(3)])
+        let skin = Mint.transaction(
+            "1000902", product: "com.example.skin", type: "Non-Consumable", purchase: now - day, expires: nil, signed: now - day)
+        #expect(try api.purchase("u-unknown", Mint.signed(gems)).status == 200)
+        #expect(try api.purchase("u-unknown", Mint.signed(skin)).status == 200)
+        let document = try api.user("u-unknown")
+        #expect(document["balances"]?["com.example.gems"]?.int64Value == 3)
+        #expect(document["entitlements"]?["com.example.skin"]?["active"]?.boolValue == true)
+        let bundle = Mint.transaction(
+            "1000903", product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil, signed: now - day,
+            ["quantity": .int(2)])
+        #expect(try api.purchase("u-unknown", Mint.signed(bundle)).json["customer"]?["balances"]?["coins"]?.int64Value == 200)
+    }
 }
