@@ -21,7 +21,9 @@ public enum CommandLineInterface {
           replay [--dry-run] [--data-dir DIR] [--config FILE]
                                   rebuild every projection from the event log
 
-        environment: DATABASE_URL, PORT, IAP_LEDGER_CONFIG, IAP_LEDGER_HOST, IAP_LEDGER_MIGRATIONS
+        environment: DATABASE_URL, PORT, IAP_LEDGER_CONFIG, IAP_LEDGER_HOST, IAP_LEDGER_MIGRATIONS,
+          IAP_LEDGER_KEY_CACHE_SECONDS (how long serve trusts a key before asking PostgreSQL again,
+          default 30: a key revoked with `keys revoke` stops working within that time)
         """
 
     public static func main(_ arguments: [String]) -> Int32 {
@@ -131,6 +133,13 @@ public enum CommandLineInterface {
             options.threads = number
         }
         options.host = parsed.options["host"] ?? environment("IAP_LEDGER_HOST") ?? options.host
+        if let seconds = environment("IAP_LEDGER_KEY_CACHE_SECONDS") {
+            guard let number = Int64(seconds), (0...3600).contains(number) else {
+                throw CommandLineArguments.UsageError(
+                    description: "IAP_LEDGER_KEY_CACHE_SECONDS must be 0…3600, got \"\(seconds)\"")
+            }
+            options.keyCacheMillis = number * 1000
+        }
         options.databaseURL = environment("DATABASE_URL")
         options.dataDirectory = parsed.options["data-dir"] ?? options.dataDirectory
 
@@ -196,7 +205,11 @@ public enum CommandLineInterface {
             guard let scopeText = parsed.options["scopes"], parsed.options["name"] != nil else {
                 throw CommandLineArguments.UsageError(description: "keys create needs --name and --scopes")
             }
-            scopes = try APIKeys.parseScopes(scopeText)
+            do {
+                scopes = try APIKeys.parseScopes(scopeText)
+            } catch {
+                throw CommandLineArguments.UsageError(description: error.description)
+            }
         case "revoke":
             guard parsed.positionals.count == 2 else {
                 throw CommandLineArguments.UsageError(description: "keys revoke needs the key's name")
@@ -245,7 +258,8 @@ public enum CommandLineInterface {
         }
         let configuration = try loadConfiguration(parsed.options["config"])
         let source = parsed.positionals[0]
-        let data = source == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: source)
+        let data = source == "-"
+            ? FileHandle.standardInput.readDataToEndOfFile() : FileHandle(forReadingAtPath: source)?.readDataToEndOfFile()
         guard let data else { throw CommandLineArguments.UsageError(description: "cannot read \(source)") }
         let jws = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let verifier = try SignedDataVerifier(

@@ -147,7 +147,7 @@ public final class ServiceApp: Sendable {
 
     /// Run on every pooled connection: act as the service role, and bound how long a statement
     /// or an abandoned transaction can hold a connection and its locks.
-    static func poolSetupStatements(_ options: Options) -> [String] {
+    public static func poolSetupStatements(_ options: Options) -> [String] {
         [
             "SET ROLE iap_ledger_service",
             "SET statement_timeout = '\(max(0, options.statementTimeoutSeconds))s'",
