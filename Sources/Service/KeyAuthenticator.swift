@@ -6,7 +6,7 @@ import Synchronization
 /// Resolves `Authorization: Bearer` secrets to scopes. Answers are cached briefly in memory
 /// (keyed by the secret, never logged) so an authenticated read stays one round trip to
 /// PostgreSQL. A key revoked by another process (`iap-ledger keys revoke`) stops working within
-/// `positiveTTL`; `invalidate()` drops the cache at once for revocations made in this process.
+/// `positiveTTL` (`ServiceApp.Options.keyCacheMillis`, `IAP_LEDGER_KEY_CACHE_SECONDS`).
 ///
 /// When PostgreSQL cannot be asked, the secret is neither valid nor invalid: the lookup is
 /// remembered as *unavailable* so that the service answers 503 `store_unavailable` (retry)
@@ -56,11 +56,6 @@ final class KeyAuthenticator: Sendable {
     func lookupWasUnavailable(for request: HTTPRequest) -> Bool {
         guard let secret = Self.bearerSecret(of: request) else { return false }
         return state.withLock { $0.unavailable.contains(secret) }
-    }
-
-    /// Forgets every cached answer: the next request of each key asks PostgreSQL again.
-    func invalidate() {
-        state.withLock { $0.entries.removeAll(keepingCapacity: true) }
     }
 
     private static func bearerSecret(of request: HTTPRequest) -> String? {

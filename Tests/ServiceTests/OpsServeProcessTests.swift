@@ -27,6 +27,7 @@ import Testing
         #expect(opsEventually(within: 10) { !opsProcessIsAlive(postmaster) }, "postmaster \(postmaster) still runs")
         #expect(Self.postmasterPID(dataDirectory) == nil, "postmaster.pid left behind")
         #expect(!OpsHTTP.isListening(port: serve.port), "port \(serve.port) still accepts connections")
+        #expect(opsEventually(within: 5) { Self.watchdogs(of: serve.pid).isEmpty }, "the watchdog outlived serve")
         let log = serve.stderr
         #expect(log.contains("msg=stopped"))
         #expect(!log.contains("level=error"), "\(log)")
@@ -39,6 +40,7 @@ import Testing
         let serve = try OpsServe(["--port", "0", "--data-dir", dataDirectory])
         let postmaster = try #require(Self.postmasterPID(dataDirectory))
 
+        #expect(Self.watchdogs(of: serve.pid).count == 1)
         #expect(serve.stop(SIGKILL) == 128 + SIGKILL)
         // The watchdog polls once a second, then shuts the cluster down in fast mode.
         #expect(opsEventually(within: 30) { !opsProcessIsAlive(postmaster) }, "postmaster \(postmaster) outlived serve")
@@ -74,6 +76,15 @@ import Testing
         #expect(serve.url == "http://127.0.0.1:\(serve.port)")
         #expect(try OpsHTTP.get(port: serve.port, "/healthz").status == 200)
         #expect(serve.stop() == 0)
+    }
+
+    /// Processes still watching `pid` (the embedded cluster's watchdog shell).
+    static func watchdogs(of pid: Int32) -> [String] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.filter { $0.allSatisfy(\.isNumber) }.filter { entry in
+            guard let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { return false }
+            return String(decoding: data, as: UTF8.self).contains("while kill -0 \(pid) ")
+        }
     }
 
     static func postmasterPID(_ dataDirectory: String) -> Int32? {
