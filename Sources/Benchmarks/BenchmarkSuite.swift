@@ -11,7 +11,7 @@ struct BenchmarkSuite {
         var seconds = 10
         var verifySeconds = 3.0
         var foldEvents = 1_000_000
-        var purchases = 60_000
+        var purchases = 80_000
         var readConnections = 64
         var ingestConnections = 32
         var wrkThreads = 2
@@ -217,14 +217,22 @@ struct BenchmarkSuite {
 
     // MARK: Replay
 
-    /// REPLAY SLOT: the replay helper (branch wt/replay) provides a seeding function and a
-    /// replay-throughput function. Until they are on main, the row says "pending" rather than
-    /// inventing a number. When they land: seed 1,000,000 events for 100,000 users into a fresh
-    /// database of `cluster`, time `COPY (SELECT * FROM es.events) TO STDOUT` (psql \copy to
-    /// /dev/null) as the baseline, and report replay events/s and replay time ÷ COPY time.
+    /// REPLAY SLOT. The replay helper's `ReplayBenchmark` (branch wt/replay, Sources/Service/
+    /// ReplayBenchmark.swift: `seed(events:users:conninfo:)` and `measure(conninfo:)`, which times
+    /// `COPY (SELECT * FROM es.events) TO STDOUT` and a replay on the same database) is not on
+    /// main yet, so the row says "pending" rather than inventing a number. Once it is merged,
+    /// replace the body with:
+    ///
+    ///     try cluster.server.createDatabase("replay")
+    ///     let conninfo = cluster.server.connectionString(database: "replay")
+    ///     try ServiceApp.migrate(conninfo: conninfo, directory: migrations, logger: Logger())
+    ///     try ReplayBenchmark.seed(events: 1_000_000, users: 100_000, conninfo: conninfo)
+    ///     var runs: [ReplayBenchmark.Result] = []
+    ///     for _ in 1...parameters.runs { runs.append(try ReplayBenchmark.measure(conninfo: conninfo)) }
+    ///     // row: median events/s, median COPY seconds, median replay÷COPY; aims ≥ 200k/s, ≤ 3×
     mutating func replayBenchmark(cluster: BenchCluster) {
         rows.append(BenchmarkRow(
-            name: "Replay of 1,000,000 events (100k users)", figure: "pending (replay not on main yet)", runs: [],
+            name: "Replay of 1,000,000 events (100k users)", figure: "pending (replay is not on main yet)", runs: [],
             baseline: "COPY (SELECT * FROM es.events) TO STDOUT: pending", baselineRuns: [], ratio: "—",
             aim: "≥ 200k events/s, ≤ 3× COPY time", met: nil, command: "pending", baselineCommand: ""))
     }
