@@ -52,7 +52,7 @@ final class ServiceProcess {
 
     init(binary: String, configPath: String, databaseURL: String, threads: Int, logPath: String) throws {
         self.logPath = logPath
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["serve", "--config", configPath, "--port", "0", "--host", "127.0.0.1", "--threads", String(threads)]

@@ -11,7 +11,7 @@ enum PurchaseMinting {
         let vectors = TestVectors.shared
         let chunk = 1000
         let chunks = (count + chunk - 1) / chunk
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         let file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? file.close() }
         var done = 0

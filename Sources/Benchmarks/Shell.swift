@@ -16,7 +16,7 @@ enum Shell {
     /// Runs `argv` to completion; returns its exit status and combined stdout+stderr.
     static func run(_ argv: [String], environment: [String: String] = [:]) throws -> Outcome {
         let logPath = NSTemporaryDirectory() + "iap-bench-\(getpid())-\(UUID().uuidString).out"
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: logPath) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         let process = Process()
