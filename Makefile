@@ -44,9 +44,13 @@ test-debug:
 test-release:
 	$(SWIFT) test -c release
 
+# Every benchmark next to its baseline (openssl speed, pgbench) run in the same go; rewrites the
+# table in BENCHMARKS.md. Fixed parameters (see BENCHMARKS.md); about 5 minutes on 2 cores, no network.
+BENCH_ARGS ?=
 bench: bench-deps
 	$(SWIFT) build -c release --product iap-ledger
-	.build/release/iap-ledger bench $(ARGS)
+	$(SWIFT) build -c release --product iap-ledger-bench
+	.build/release/iap-ledger-bench run --out BENCHMARKS.md $(BENCH_ARGS)
 
 clean:
 	rm -rf .build

@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "iap-ledger", targets: ["iap-ledger"]),
+        .executable(name: "iap-ledger-bench", targets: ["Benchmarks"]),
     ],
     targets: [
         // C libraries (thin shims: macros and variadics Swift cannot call).
@@ -30,6 +31,7 @@ let package = Package(
         // Shared by the test targets and the benchmarks: a private PostgreSQL per test run,
         // and signed App Store vectors minted with the test PKI.
         .target(name: "TestSupport", dependencies: ["EventStore", "AppStore", "JSON"]),
+        .executableTarget(name: "Benchmarks", dependencies: ["Service", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON"]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "JSON"]),

@@ -22,6 +22,21 @@ private struct Retry: Error {}
         }
     }
 
+    @Test func payloadsAndDataWithQuotesBackslashesAndUnicodeRoundTrip() throws {
+        let connection = try Connection(try TestDatabase.shared.freshDatabase())
+        let payload = #"a"b\c\"d""# + "é\u{301}\"😀{},NULL"
+        let data = #"{"s": "q\"uote \\ back", "u": "é😀"}"#
+        let result = try appendOne(connection, "user:\"odd\\", .noStream, [event("Odd", data, payload: payload)])
+        guard case .appended = result else {
+            Issue.record("expected appended, got \(result)")
+            return
+        }
+        let read = try store.readStream("user:\"odd\\", on: connection)
+        #expect(read.count == 1)
+        #expect(read.first?.payload == payload)
+        #expect(read.first.map { String(decoding: $0.data, as: UTF8.self) } == data)
+    }
+
     @Test func appendsAndReadsAStream() throws {
         let connection = try Connection(try TestDatabase.shared.freshDatabase())
         let result = try appendOne(

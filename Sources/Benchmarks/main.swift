@@ -1,0 +1,82 @@
+import Foundation
+import Ledger
+import AppStore
+import TestSupport
+
+// iap-ledger-bench: the benchmarks of `make bench`. Every figure it prints can be reproduced with
+// one of these subcommands or with the wrk/pgbench/openssl command printed next to it.
+let usage = """
+    usage: iap-ledger-bench <command> [options]
+
+      run [--runs N] [--seconds S] [--purchases N] [--out FILE]
+                      every benchmark next to its baseline; rewrites the table in FILE (BENCHMARKS.md)
+      verify [--seconds S]      JWS verifications/s, warm chain cache, one thread
+      verify-cpu [--count N]    CPU µs per warm-cache verification (count-bounded; for A/B of fixes)
+      fold [--events N]         ledger fold events/s in memory, one thread
+      mint-purchases --count N --out FILE
+                      pre-minted POST /v1/purchases bodies (one JSON per line) for scripts/bench/post-purchase.lua
+    """
+
+func option(_ name: String, in arguments: [String]) -> String? {
+    guard let index = arguments.firstIndex(of: "--" + name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+/// User + system CPU time of this process.
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+func main() -> Int32 {
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    guard let command = arguments.first else {
+        print(usage)
+        return 2
+    }
+    do {
+        switch command {
+        case "verify-cpu":
+            // Count-bounded, CPU-time based: steadier than wall-clock rates on a shared machine (A/B of fixes).
+            let count = option("count", in: arguments).flatMap(Int.init) ?? 20_000
+            let vectors = TestVectors.shared
+            let verifier = vectors.verifier()
+            let tokens = (0..<512).map { _ in vectors.signedTransaction() }
+            _ = try verifier.verifyTransaction(tokens[0])
+            let before = cpuSeconds()
+            for index in 0..<count { _ = try verifier.verifyTransaction(tokens[index % tokens.count]) }
+            let used = cpuSeconds() - before
+            print(String(format: "%.1f µs CPU per verify (%.0f verify per CPU-second)", used / Double(count) * 1e6, Double(count) / used))
+        case "verify":
+            let seconds = option("seconds", in: arguments).flatMap(Double.init) ?? 3
+            print(String(format: "%.0f verify/s", AppStoreBenchmark.verifyThroughput(seconds: seconds)))
+        case "fold":
+            let events = option("events", in: arguments).flatMap(Int.init) ?? 1_000_000
+            print(String(format: "%.0f events/s", LedgerBenchmark.foldThroughput(events: events)))
+        case "mint-purchases":
+            guard let count = option("count", in: arguments).flatMap(Int.init), let out = option("out", in: arguments) else {
+                print(usage)
+                return 2
+            }
+            try PurchaseMinting.write(count: count, to: out)
+        case "run":
+            var parameters = BenchmarkSuite.Parameters()
+            if let runs = option("runs", in: arguments).flatMap(Int.init) { parameters.runs = runs }
+            if let seconds = option("seconds", in: arguments).flatMap(Int.init) { parameters.seconds = seconds }
+            if let purchases = option("purchases", in: arguments).flatMap(Int.init) { parameters.purchases = purchases }
+            if let out = option("out", in: arguments) { parameters.output = out }
+            var suite = BenchmarkSuite(parameters: parameters)
+            try suite.run()
+        default:
+            print(usage)
+            return command == "--help" || command == "help" ? 0 : 2
+        }
+        return 0
+    } catch {
+        FileHandle.standardError.write(Data("iap-ledger-bench \(command): \(error)\n".utf8))
+        return 1
+    }
+}
+
+exit(main())
