@@ -37,6 +37,7 @@ public final class ServiceApp: Sendable {
     let pool: ConnectionPool
     let embedded: EmbeddedPostgres?
     let metrics: ServiceMetrics
+    public let projections: ProjectionRuntime
 
     public static func start(_ options: Options) throws(StartupError) -> ServiceApp {
         let logger = options.logger
@@ -91,6 +92,13 @@ public final class ServiceApp: Sendable {
             pool: pool, verifier: verifier, receipts: receipts, configuration: options.configuration, logger: logger,
             clock: options.clock)
         let metrics = ServiceMetrics(pool: pool)
+        let projections: ProjectionRuntime
+        do {
+            projections = try ProjectionRuntime.start(
+                conninfo: adminConninfo, service: service, metrics: metrics, clock: options.clock)
+        } catch {
+            throw StartupError(description: "projections: \(error)")
+        }
         let authenticator = KeyAuthenticator(pool: pool)
         var router = Router(
             authenticator: { authenticator.scopes(forSecret: $0) },
@@ -100,6 +108,7 @@ public final class ServiceApp: Sendable {
         APIRoutes(service: service, metrics: metrics, keyNames: { authenticator.keyName(of: $0) })
             .register(on: &router)
         OperationsRoutes(pool: pool, metrics: metrics).register(on: &router)
+        projections.register(on: &router)
         let handler = router
         var httpConfiguration = HTTPServer.Configuration(host: options.host, port: options.port)
         httpConfiguration.threadCount = options.threads
@@ -108,12 +117,13 @@ public final class ServiceApp: Sendable {
         do {
             port = try server.start()
         } catch {
+            projections.stop()
             throw StartupError(description: "HTTP: \(error)")
         }
         let host = options.host.contains(":") ? "[\(options.host)]" : options.host
         return ServiceApp(
             url: "http://\(host):\(port)", port: port, service: service, server: server, pool: pool,
-            embedded: embedded, metrics: metrics)
+            embedded: embedded, metrics: metrics, projections: projections)
     }
 
     /// Applies pending migrations with the admin connection (the service role cannot create
@@ -134,8 +144,9 @@ public final class ServiceApp: Sendable {
     }
 
     private init(url: String, port: Int, service: LedgerService, server: HTTPServer, pool: ConnectionPool,
-                 embedded: EmbeddedPostgres?, metrics: ServiceMetrics)
+                 embedded: EmbeddedPostgres?, metrics: ServiceMetrics, projections: ProjectionRuntime)
     {
+        self.projections = projections
         self.url = url
         self.port = port
         self.service = service
@@ -148,6 +159,7 @@ public final class ServiceApp: Sendable {
     /// Stops accepting, lets in-flight requests finish, then stops the embedded cluster.
     public func stop() {
         server.stop()
+        projections.stop()
         embedded?.stop()
     }
 }
