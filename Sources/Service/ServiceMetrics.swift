@@ -33,6 +33,8 @@ final class ServiceMetrics: Sendable {
         }
         replayEvents = registry.gauge("iap_replay_events", help: "Events folded by the running (or last) replay.")
         replayRunning = registry.gauge("iap_replay_running", help: "1 while a replay runs, else 0.")
+        replayEvents.set(0)
+        replayRunning.set(0)
         registry.gauge(
             "iap_projection_lag_events", help: "Events in the log a projection has not applied yet.",
             labels: ["projection"], sample: { ProjectionVersions.lagSamples(pool: pool) })
