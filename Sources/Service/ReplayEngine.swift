@@ -259,9 +259,11 @@ public final class ReplayEngine: Sendable {
                 }
                 return
             }
+            // Past the listed ones only the count matters: skip the (JSON-parsing) summaries.
+            let detailed = changed.count < ReplayReport.listLimit
             guard let liveRow else {
                 changed[userId] = ReplayReport.ChangedUser(
-                    userId: userId, fields: ["document"], before: nil, after: ReplayReport.summary(rendered))
+                    userId: userId, fields: ["document"], before: nil, after: detailed ? ReplayReport.summary(rendered) : nil)
                 return
             }
             if liveRow.document == rendered { return }
@@ -274,9 +276,11 @@ public final class ReplayEngine: Sendable {
                 atThen = state.render(userId, catalog: catalog, at: liveRow.renderedAt).document
                 if atThen == liveRow.document { return }
             }
-            changed[userId] = ReplayReport.ChangedUser(
-                userId: userId, fields: ReplayReport.differingFields(liveRow.document, atThen),
-                before: ReplayReport.summary(liveRow.document), after: ReplayReport.summary(rendered))
+            changed[userId] = detailed
+                ? ReplayReport.ChangedUser(
+                    userId: userId, fields: ReplayReport.differingFields(liveRow.document, atThen),
+                    before: ReplayReport.summary(liveRow.document), after: ReplayReport.summary(rendered))
+                : ReplayReport.ChangedUser(userId: userId, fields: [], before: nil, after: nil)
         }
 
         private mutating func judgeOwner(_ otid: String) {
