@@ -2,6 +2,7 @@ import EventStore
 import Foundation
 import JSON
 import Ledger
+import Synchronization
 
 /// What to replay and how.
 public struct ReplayOptions: Sendable {
@@ -48,6 +49,8 @@ public final class ReplayEngine: Sendable {
     }
 
     static let lockKey = "iap-ledger:replay"
+    /// Threads for the pure parts (decoding, rendering).
+    static let parallelism = max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))
 
     /// Runs a replay. Swap safety: writers upsert `proj.chain_owners`/`proj.users` in the same
     /// transaction as their events, so `LOCK TABLE … ACCESS EXCLUSIVE` on both waits for every
@@ -115,6 +118,9 @@ public final class ReplayEngine: Sendable {
         var changedOwners: Set<String> = []
         var report: ReplayReport
         var phaseStart = Date()
+        var decodeSeconds = 0.0
+        var foldSeconds = 0.0
+        var waitSeconds = 0.0
 
         struct LiveRow {
             var version: Int64
@@ -139,6 +145,9 @@ public final class ReplayEngine: Sendable {
             // 1. Fold the whole log (below the xid horizon) in large batches.
             try readToEnd(phase: "read")
             phase("readFold")
+            report.phases.append(("read.decode", Int64(decodeSeconds * 1000)))
+            report.phases.append(("read.fold", Int64(foldSeconds * 1000)))
+            report.phases.append(("read.waitForServer", Int64(waitSeconds * 1000)))
             // 2. The live projection, to compare against.
             try loadLive()
             phase("loadLive")
@@ -184,16 +193,37 @@ public final class ReplayEngine: Sendable {
                 elapsedSeconds: Date().timeIntervalSince(started)))
         }
 
+        /// Reads and folds every event after `position`. The next batch is fetched on a helper
+        /// thread while the current one is decoded and folded, so the server's work (index
+        /// scan, jsonb output) overlaps with ours.
         private mutating func readToEnd(phase: String, horizon: Bool = true) throws(ServiceError) {
             let reader = ReplayLogReader(connection: connection, batchSize: options.batchSize)
             tick(phase)
-            while true {
-                let batch = try reader.read(after: position, horizon: horizon)
-                guard let last = batch.last else { break }
+            var pending: [UInt8]? = try reader.fetch(after: position, horizon: horizon)
+            while let bytes = pending {
+                pending = nil
+                let (rows, last) = ReplayLogReader.summary(bytes)
+                guard let last else { break }
+                let prefetch = rows >= options.batchSize ? Prefetch(reader: reader, after: last, horizon: horizon) : nil
+                let decodeStart = Date()
+                let batch: ReplayLogReader.Batch
+                do {
+                    batch = try ReplayLogReader.decodeInParallel(bytes, parts: ReplayEngine.parallelism)
+                } catch {
+                    _ = try? prefetch?.wait()
+                    throw error
+                }
+                let foldStart = Date()
                 for (seq, event) in batch.events { state.apply(event, seq: seq) }
                 position = last
+                decodeSeconds += foldStart.timeIntervalSince(decodeStart)
+                foldSeconds += Date().timeIntervalSince(foldStart)
                 tick(phase)
-                if batch.events.count < options.batchSize { break }
+                if let prefetch {
+                    let waitStart = Date()
+                    pending = try prefetch.wait()
+                    waitSeconds += Date().timeIntervalSince(waitStart)
+                }
             }
         }
 
@@ -293,20 +323,28 @@ public final class ReplayEngine: Sendable {
             if !options.dryRun { try createNextTables() }
             var buffer: [UInt8] = []
             buffer.reserveCapacity(9 << 20)
-            var rendered = 0
-            for userId in state.accounts.keys {
-                let (document, validUntil) = state.render(userId, catalog: catalog, at: now)
-                judge(userId, rendered: document)
-                if !options.dryRun {
-                    CopyText.appendUserRow(
-                        userId: userId, version: state.version(of: userId), document: document, renderedAt: now,
-                        validUntil: validUntil, into: &buffer)
-                    if buffer.count >= 8 << 20 {
-                        try copyIn("COPY proj.users_next (user_id, version, document, rendered_at, valid_until) FROM STDIN", &buffer)
+            // Render on several threads (the state is only read), then judge and load in order.
+            let users = Array(state.accounts.keys)
+            let chunk = 10_000
+            var start = 0
+            while start < users.count {
+                let end = min(users.count, start + chunk * ReplayEngine.parallelism)
+                let slice = Array(users[start..<end])
+                let documents = Self.render(slice, state: state, catalog: catalog, at: now)
+                for (index, userId) in slice.enumerated() {
+                    let (document, validUntil) = documents[index]
+                    judge(userId, rendered: document)
+                    if !options.dryRun {
+                        CopyText.appendUserRow(
+                            userId: userId, version: state.version(of: userId), document: document, renderedAt: now,
+                            validUntil: validUntil, into: &buffer)
                     }
                 }
-                rendered += 1
-                if rendered % 20_000 == 0 { tick("render") }
+                if buffer.count >= 8 << 20 {
+                    try copyIn("COPY proj.users_next (user_id, version, document, rendered_at, valid_until) FROM STDIN", &buffer)
+                }
+                start = end
+                tick("render")
             }
             for userId in live.keys where state.accounts[userId] == nil { judge(userId, rendered: nil) }
             for otid in Set(liveOwners.keys).union(state.owners.keys) { judgeOwner(otid) }
@@ -329,6 +367,21 @@ public final class ReplayEngine: Sendable {
                     ANALYZE proj.users_next; ANALYZE proj.chain_owners_next;
                     """)
             }
+        }
+
+        static func render(_ users: [String], state: ReplayState, catalog: Catalog, at now: Int64)
+            -> [(document: [UInt8], validUntil: Int64?)]
+        {
+            let parts = ReplayEngine.parallelism
+            let per = (users.count + parts - 1) / max(parts, 1)
+            let results = Mutex<[Int: [(document: [UInt8], validUntil: Int64?)]]>([:])
+            DispatchQueue.concurrentPerform(iterations: parts) { part in
+                let range = min(users.count, part * per)..<min(users.count, (part + 1) * per)
+                let rendered = range.map { state.render(users[$0], catalog: catalog, at: now) }
+                results.withLock { $0[part] = rendered }
+            }
+            let all = results.withLock { $0 }
+            return (0..<parts).flatMap { all[$0] ?? [] }
         }
 
         private func createNextTables() throws(ServiceError) {
@@ -446,6 +499,30 @@ public final class ReplayEngine: Sendable {
                 throw failure ?? .internalError("\(error)")
             }
         }
+    }
+}
+
+/// One batch fetched on a helper thread (the connection is used by that thread alone until `wait`).
+private final class Prefetch: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var result: Result<[UInt8], ServiceError> = .success([])
+
+    init(reader: ReplayLogReader, after checkpoint: Checkpoint, horizon: Bool) {
+        let thread = Thread { [self] in
+            do throws(ServiceError) {
+                result = .success(try reader.fetch(after: checkpoint, horizon: horizon))
+            } catch {
+                result = .failure(error)
+            }
+            done.signal()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    func wait() throws(ServiceError) -> [UInt8] {
+        done.wait()
+        return try result.get()
     }
 }
 

@@ -1,5 +1,7 @@
 import EventStore
+import Foundation
 import Ledger
+import Synchronization
 
 /// Reads the event log for replay in large `COPY … TO STDOUT` batches, keyset-paged on
 /// `(tx, seq)`. Only the columns a fold needs travel (not the signed payloads), and rows are
@@ -20,6 +22,11 @@ struct ReplayLogReader {
     /// behind the returned checkpoint. Without it (only under the writers' table locks) every
     /// committed event visible now.
     func read(after checkpoint: Checkpoint, horizon: Bool = true) throws(ServiceError) -> Batch {
+        try Self.decode(fetch(after: checkpoint, horizon: horizon))
+    }
+
+    /// The raw COPY text of the next batch (see `read`).
+    func fetch(after checkpoint: Checkpoint, horizon: Bool = true) throws(ServiceError) -> [UInt8] {
         // Only integers we formatted ourselves go into the SQL text (COPY takes no parameters).
         let sql = """
             COPY (SELECT tx, seq, type, schema_version, data FROM es.events
@@ -27,13 +34,66 @@ struct ReplayLogReader {
                   \(horizon ? "AND tx < pg_snapshot_xmin(pg_current_snapshot())" : "")
                   ORDER BY tx, seq LIMIT \(batchSize)) TO STDOUT
             """
-        let bytes: [UInt8]
         do {
-            bytes = try connection.copyOut(sql)
+            return try connection.copyOut(sql)
         } catch {
             throw .database(error)
         }
-        return try Self.decode(bytes)
+    }
+
+    /// The number of rows in a fetched batch and the checkpoint of its last row, without
+    /// decoding it (so the next fetch can start while this batch is decoded).
+    static func summary(_ bytes: [UInt8]) -> (rows: Int, last: Checkpoint?) {
+        bytes.withUnsafeBufferPointer { buffer -> (Int, Checkpoint?) in
+            var rows = 0
+            var lastStart = 0
+            var index = 0
+            let n = buffer.count
+            while index < n {
+                if buffer[index] == 0x0A {
+                    rows += 1
+                    if index + 1 < n { lastStart = index + 1 }
+                }
+                index += 1
+            }
+            guard rows > 0 else { return (0, nil) }
+            var i = lastStart
+            var tx: UInt64 = 0
+            while i < n, buffer[i] != 0x09 { tx = tx &* 10 &+ UInt64(buffer[i] &- 0x30); i += 1 }
+            i += 1
+            var seq: Int64 = 0
+            while i < n, buffer[i] != 0x09 { seq = seq &* 10 &+ Int64(buffer[i] &- 0x30); i += 1 }
+            return (rows, Checkpoint(tx: tx, seq: seq))
+        }
+    }
+
+    /// `decode` on `parts` threads (row-aligned slices of the buffer, decoded concurrently,
+    /// concatenated in order): decoding is pure, the fold that follows stays sequential.
+    static func decodeInParallel(_ bytes: [UInt8], parts: Int) throws(ServiceError) -> Batch {
+        guard parts > 1, bytes.count > 1 << 20 else { return try decode(bytes) }
+        var bounds = [0]
+        for part in 1..<parts {
+            var cut = bytes.count * part / parts
+            while cut < bytes.count, bytes[cut - 1] != 0x0A { cut += 1 }
+            bounds.append(cut)
+        }
+        bounds.append(bytes.count)
+        let cuts = bounds
+        let results = Mutex<[Int: Result<Batch, ServiceError>]>([:])
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            let slice = Array(bytes[cuts[part]..<cuts[part + 1]])
+            let result: Result<Batch, ServiceError>
+            do throws(ServiceError) { result = .success(try decode(slice)) } catch { result = .failure(error) }
+            results.withLock { $0[part] = result }
+        }
+        var batch = Batch()
+        let all = results.withLock { $0 }
+        for part in 0..<parts {
+            let piece = try all[part]!.get()
+            batch.events.append(contentsOf: piece.events)
+            if piece.last != nil { batch.last = piece.last }
+        }
+        return batch
     }
 
     /// Parses COPY text rows `tx \t seq \t type \t schema_version \t data \n`.
