@@ -42,11 +42,13 @@ public final class ReceiptVerifier: Sendable {
     public func verify(receiptData: String, password: String? = nil, excludeOldTransactions: Bool = false)
         throws(ReceiptError) -> LegacyReceipt
     {
-        var writer = JSONWriterLite()
-        writer.field("receipt-data", receiptData)
-        if let password { writer.field("password", password) }
-        if excludeOldTransactions { writer.raw("exclude-old-transactions", "true") }
-        let body = writer.finish()
+        var writer = JSONWriter(capacity: receiptData.utf8.count + 128)
+        writer.beginObject()
+        writer.key("receipt-data"); writer.string(receiptData)
+        if let password { writer.key("password"); writer.string(password) }
+        if excludeOldTransactions { writer.key("exclude-old-transactions"); writer.bool(true) }
+        writer.endObject()
+        let body = writer.bytes
 
         var url = productionURL
         var switches = 0
@@ -137,14 +139,4 @@ public final class ReceiptVerifier: Sendable {
         }
         return box.outcome
     }
-}
-
-/// Builds the tiny request body without depending on the JSON target's writer.
-private struct JSONWriterLite {
-    private var parts: [String] = []
-    mutating func field(_ key: String, _ value: String) {
-        parts.append("\"\(key)\":" + String(decoding: JSONValue.string(value).serialized(), as: UTF8.self))
-    }
-    mutating func raw(_ key: String, _ json: String) { parts.append("\"\(key)\":\(json)") }
-    func finish() -> [UInt8] { Array(("{" + parts.joined(separator: ",") + "}").utf8) }
 }

@@ -12,7 +12,7 @@ public struct JSONWriter: Sendable {
         needsComma.reserveCapacity(8)
     }
 
-    private mutating func separate() {
+    mutating func separate() {
         if afterKey {
             afterKey = false
             return

@@ -99,7 +99,8 @@ public enum RFC3339 {
 extension JSONWriter {
     /// An RFC 3339 string value, written without an intermediate String.
     public mutating func timestamp(_ millis: Int64) {
-        raw([UInt8(ascii: "\"")])
+        separate()
+        bytes.append(UInt8(ascii: "\""))
         RFC3339.append(millis, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }

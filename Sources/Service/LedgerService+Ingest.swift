@@ -167,7 +167,7 @@ extension LedgerService {
 
     private func appAccountToken(of otid: String, in batch: FactBatch) -> String? {
         batch.transactions.lazy.filter { $0.fact.originalTransactionId == otid }
-            .compactMap { $0.fact.appAccountToken?.lowercased() }.first { !$0.isEmpty }
+            .compactMap { $0.fact.appAccountToken }.first { !$0.isEmpty }
     }
 }
 

@@ -27,7 +27,7 @@ public enum OpenAPIDocument {
         "type": "object",
         "properties": {
           "active": {"type": "boolean"}, "expiresAt": {"type": ["string", "null"], "format": "date-time"},
-          "productId": {"type": "string"}, "source": {"type": "string", "enum": ["subscription", "non-consumable", "non-renewing", "manual"]},
+          "productId": {"type": "string"}, "source": {"type": "string", "enum": ["subscription", "non_consumable", "non_renewing_subscription", "admin"]},
           "originalTransactionId": {"type": ["string", "null"]}, "willRenew": {"type": "boolean"}, "inGracePeriod": {"type": "boolean"}
         }
       },

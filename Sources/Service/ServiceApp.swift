@@ -38,6 +38,8 @@ public final class ServiceApp: Sendable {
     let embedded: EmbeddedPostgres?
     let metrics: ServiceMetrics
     public let projections: ProjectionRuntime
+    /// Every route the router knows (method, pattern, required scope), for the OpenAPI test.
+    let routes: [(method: String, pattern: String, scope: String?)]
 
     public static func start(_ options: Options) throws(StartupError) -> ServiceApp {
         let logger = options.logger
@@ -112,7 +114,9 @@ public final class ServiceApp: Sendable {
         let handler = router
         var httpConfiguration = HTTPServer.Configuration(host: options.host, port: options.port)
         httpConfiguration.threadCount = options.threads
-        let server = HTTPServer(configuration: httpConfiguration) { request in handler.handle(request) }
+        let server = HTTPServer(configuration: httpConfiguration) { request in
+            ProblemRequestID.stamp(handler.handle(request), requestId: request.requestId)
+        }
         let port: Int
         do {
             port = try server.start()
@@ -123,7 +127,7 @@ public final class ServiceApp: Sendable {
         let host = options.host.contains(":") ? "[\(options.host)]" : options.host
         return ServiceApp(
             url: "http://\(host):\(port)", port: port, service: service, server: server, pool: pool,
-            embedded: embedded, metrics: metrics, projections: projections)
+            embedded: embedded, metrics: metrics, projections: projections, routes: router.routes)
     }
 
     /// Applies pending migrations with the admin connection (the service role cannot create
@@ -144,9 +148,11 @@ public final class ServiceApp: Sendable {
     }
 
     private init(url: String, port: Int, service: LedgerService, server: HTTPServer, pool: ConnectionPool,
-                 embedded: EmbeddedPostgres?, metrics: ServiceMetrics, projections: ProjectionRuntime)
+                 embedded: EmbeddedPostgres?, metrics: ServiceMetrics, projections: ProjectionRuntime,
+                 routes: [(method: String, pattern: String, scope: String?)])
     {
         self.projections = projections
+        self.routes = routes
         self.url = url
         self.port = port
         self.service = service
