@@ -92,14 +92,21 @@ final class AnalyticsProjector: Sendable {
 
     /// Empties the analytics tables and rewinds the checkpoint: the projector rebuilds them.
     static func reset(on connection: Connection) throws(DatabaseError) {
-        try connection.executeScript(
+        do {
+            try connection.executeScript(
             """
             BEGIN;
+            -- The checkpoint row first, as catch_up takes it: a running step finishes before us.
+            SELECT 1 FROM es.checkpoints WHERE name = 'analytics' FOR UPDATE;
             TRUNCATE analytics.transactions, analytics.renewal_infos, analytics.chain_owners,
                 analytics.notifications, analytics.balance_movements;
             DELETE FROM es.checkpoints WHERE name = 'analytics';
             COMMIT;
             """)
+        } catch {
+            try? connection.executeScript("ROLLBACK")  // leave the connection usable
+            throw error
+        }
     }
 
     /// Publishes the configured catalog to `analytics.products` (the balance ledger uses it).
