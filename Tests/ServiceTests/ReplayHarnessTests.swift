@@ -197,4 +197,12 @@ final class ReplayHarness: Sendable {
         let back = out.withUnsafeBufferPointer { ReplayLogReader.unescape($0) }
         #expect(String(decoding: back, as: UTF8.self) == "a\\b\tc\nd")
     }
+
+    @Test func progressShowsRateAndETA() {
+        let progress = ReplayProgress(phase: "read", events: 250_000, estimatedTotal: 1_000_000, elapsedSeconds: 1)
+        let bar = ReplayProgressPrinter.bar(progress)
+        #expect(bar.contains("25%") && bar.contains("250000 ev/s") && bar.contains("ETA 3s"))
+        let line = ReplayProgressPrinter.line(progress)
+        #expect(line == "replay read: 250000/1000000 events, 250000 events/s, 1.0 s elapsed, ETA 3s")
+    }
 }
