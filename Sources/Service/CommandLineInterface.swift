@@ -21,7 +21,9 @@ public enum CommandLineInterface {
           replay [--dry-run] [--projection NAME] [--json] [--data-dir DIR] [--config FILE]
                                   rebuild every projection from the event log
 
-        environment: DATABASE_URL, PORT, IAP_LEDGER_CONFIG, IAP_LEDGER_HOST, IAP_LEDGER_MIGRATIONS
+        environment: DATABASE_URL, PORT, IAP_LEDGER_CONFIG, IAP_LEDGER_HOST, IAP_LEDGER_MIGRATIONS,
+          IAP_LEDGER_KEY_CACHE_SECONDS (how long serve trusts a key before asking PostgreSQL again,
+          default 30: a key revoked with `keys revoke` stops working within that time)
         """
 
     public static func main(_ arguments: [String]) -> Int32 {
@@ -45,12 +47,17 @@ public enum CommandLineInterface {
                 return 2
             }
         } catch let error as CommandLineArguments.UsageError {
-            printError("iap-ledger \(command): \(error.description) (see iap-ledger \(command) --help)")
+            printError("iap-ledger \(command): \(oneLine(error.description)) (see iap-ledger \(command) --help)")
             return 2
         } catch {
-            printError("iap-ledger \(command): \(error)")
+            printError("iap-ledger \(command): \(oneLine("\(error)"))")
             return 1
         }
+    }
+
+    /// libpq and other libraries write multi-line messages; an operator's log wants one line.
+    static func oneLine(_ text: String) -> String {
+        text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 
     static func printError(_ text: String) {
@@ -83,11 +90,22 @@ public enum CommandLineInterface {
         return try Configuration.load(path: path)
     }
 
-    /// Runs `body` with an admin connection: DATABASE_URL, or the embedded cluster (started
-    /// for the duration and stopped after).
+    /// Runs `body` with an admin connection: DATABASE_URL; else the embedded cluster of the
+    /// data directory: the one a running `serve` started (shared, left running), or one started
+    /// for the duration and stopped after.
     static func withAdminConnection<T>(dataDirectory: String?, _ body: (String) throws -> T) throws -> T {
         if let url = environment("DATABASE_URL") { return try body(url) }
-        let cluster = try EmbeddedPostgres.start(dataDirectory: dataDirectory ?? "./.iap-ledger")
+        let directory = dataDirectory ?? "./.iap-ledger"
+        if let running = DataDirectoryLock.runningCluster(in: directory) { return try body(running) }
+        let lock = try DataDirectoryLock.acquire(directory)
+        defer { lock.release() }
+        let cluster: EmbeddedPostgres
+        do {
+            cluster = try EmbeddedPostgres.start(dataDirectory: directory)
+        } catch {
+            throw ServiceApp.StartupError(description: "embedded PostgreSQL: \(error)")
+        }
+        cluster.stopWhenProcessExits()
         defer { cluster.stop() }
         return try body(cluster.connectionString())
     }
@@ -101,12 +119,10 @@ public enum CommandLineInterface {
         }
         var options = ServiceApp.Options(migrationsDirectory: migrationsDirectory())
         options.configuration = try loadConfiguration(parsed.options["config"])
-        if options.configuration.apps.isEmpty {
-            options.logger.warning("no apps configured: every signed payload will be refused as unknown_app")
-        }
         if let port = parsed.options["port"] ?? environment("PORT") {
             guard let number = Int(port), (0...65535).contains(number) else {
-                throw CommandLineArguments.UsageError(description: "--port must be 0…65535, got \(port)")
+                let source = parsed.options["port"] == nil ? "PORT" : "--port"
+                throw CommandLineArguments.UsageError(description: "\(source) must be 0…65535, got \"\(port)\"")
             }
             options.port = number
         }
@@ -117,6 +133,13 @@ public enum CommandLineInterface {
             options.threads = number
         }
         options.host = parsed.options["host"] ?? environment("IAP_LEDGER_HOST") ?? options.host
+        if let seconds = environment("IAP_LEDGER_KEY_CACHE_SECONDS") {
+            guard let number = Int64(seconds), (0...3600).contains(number) else {
+                throw CommandLineArguments.UsageError(
+                    description: "IAP_LEDGER_KEY_CACHE_SECONDS must be 0…3600, got \"\(seconds)\"")
+            }
+            options.keyCacheMillis = number * 1000
+        }
         options.databaseURL = environment("DATABASE_URL")
         options.dataDirectory = parsed.options["data-dir"] ?? options.dataDirectory
 
@@ -129,6 +152,9 @@ public enum CommandLineInterface {
         pthread_sigmask(SIG_BLOCK, &signals, nil)
 
         let app = try ServiceApp.start(options)
+        if options.configuration.apps.isEmpty {
+            options.logger.warning("no apps configured: every signed payload will be refused as unknown_app")
+        }
         print("iap-ledger listening on \(app.url)")
         fflush(nil)
         var received: Int32 = 0
@@ -161,21 +187,47 @@ public enum CommandLineInterface {
                    iap-ledger keys list
                    iap-ledger keys revoke NAME
             """
-        if parsed.wantsHelp || parsed.positionals.isEmpty {
+        if parsed.wantsHelp {
             print(keyUsage)
-            return parsed.wantsHelp ? 0 : 2
+            return 0
+        }
+        guard let subcommand = parsed.positionals.first else {
+            printError(keyUsage)
+            return 2
+        }
+        guard ["create", "list", "revoke"].contains(subcommand) else {
+            throw CommandLineArguments.UsageError(description: "unknown keys subcommand \"\(subcommand)\"")
+        }
+        // Check the arguments before starting a cluster for nothing.
+        var scopes: [String] = []
+        switch subcommand {
+        case "create":
+            guard let scopeText = parsed.options["scopes"], parsed.options["name"] != nil else {
+                throw CommandLineArguments.UsageError(description: "keys create needs --name and --scopes")
+            }
+            do {
+                scopes = try APIKeys.parseScopes(scopeText)
+            } catch {
+                throw CommandLineArguments.UsageError(description: error.description)
+            }
+        case "revoke":
+            guard parsed.positionals.count == 2 else {
+                throw CommandLineArguments.UsageError(description: "keys revoke needs the key's name")
+            }
+        default:
+            guard parsed.positionals.count == 1 else {
+                throw CommandLineArguments.UsageError(description: "keys list takes no argument")
+            }
         }
         let directory = migrationsDirectory()
         return try withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
             let connection = try Connection(conninfo, connectTimeout: 10)
             _ = try Migrator.migrate(connection: connection, directory: directory)
             let keys = APIKeys()
-            switch parsed.positionals[0] {
+            switch subcommand {
             case "create":
-                guard let name = parsed.options["name"], let scopeText = parsed.options["scopes"] else {
-                    throw CommandLineArguments.UsageError(description: "keys create needs --name and --scopes")
-                }
-                let secret = try keys.create(name: name, scopes: try APIKeys.parseScopes(scopeText), on: connection)
+                let name = parsed.options["name"] ?? ""
+                let secret = try keys.create(name: name, scopes: scopes, on: connection)
                 print("created key \(name); its secret is shown once, store it now:")
                 print(secret)
             case "list":
@@ -184,13 +236,10 @@ public enum CommandLineInterface {
                     print("\(key.name)\t\(key.scopes.joined(separator: ","))\tcreated \(key.createdAt)\t\(state)")
                 }
             case "revoke":
-                guard parsed.positionals.count == 2 else {
-                    throw CommandLineArguments.UsageError(description: "keys revoke needs the key's name")
-                }
                 try keys.revoke(name: parsed.positionals[1], on: connection)
                 print("revoked \(parsed.positionals[1])")
             default:
-                throw CommandLineArguments.UsageError(description: "unknown keys subcommand \"\(parsed.positionals[0])\"")
+                preconditionFailure("checked above")
             }
             return 0
         }
@@ -198,13 +247,19 @@ public enum CommandLineInterface {
 
     static func verify(_ arguments: [String]) throws -> Int32 {
         let parsed = try CommandLineArguments(arguments, valued: ["config", "kind"], switches: [])
-        if parsed.wantsHelp || parsed.positionals.count != 1 {
-            print("usage: iap-ledger verify [--config FILE] [--kind transaction|renewal|notification] FILE|-")
-            return parsed.wantsHelp ? 0 : 2
+        let verifyUsage = "usage: iap-ledger verify [--config FILE] [--kind transaction|renewal|notification] FILE|-"
+        if parsed.wantsHelp {
+            print(verifyUsage)
+            return 0
+        }
+        guard parsed.positionals.count == 1 else {
+            printError(verifyUsage)
+            return 2
         }
         let configuration = try loadConfiguration(parsed.options["config"])
         let source = parsed.positionals[0]
-        let data = source == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: source)
+        let data = source == "-"
+            ? FileHandle.standardInput.readDataToEndOfFile() : FileHandle(forReadingAtPath: source)?.readDataToEndOfFile()
         guard let data else { throw CommandLineArguments.UsageError(description: "cannot read \(source)") }
         let jws = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let verifier = try SignedDataVerifier(

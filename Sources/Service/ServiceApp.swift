@@ -19,6 +19,17 @@ public final class ServiceApp: Sendable {
         public var migrationsDirectory: String
         public var logger = Logger()
         public var clock: @Sendable () -> Int64 = Timestamp.nowMillis
+        /// How long a valid API key's scopes are trusted without asking PostgreSQL again: a key
+        /// revoked by another process (`iap-ledger keys revoke`) stops working within this time.
+        public var keyCacheMillis: Int64 = KeyAuthenticator.defaultPositiveTTLMillis
+        /// An idle or stalled HTTP connection is closed after this many seconds.
+        public var connectionTimeoutSeconds = 30
+        /// A statement running longer than this is cancelled (a stuck query must not hold a
+        /// pool slot, and with it an HTTP worker, forever).
+        public var statementTimeoutSeconds = 30
+        /// A session left idle inside a transaction this long is closed by PostgreSQL, so a
+        /// leaked transaction cannot hold row or advisory locks.
+        public var idleInTransactionTimeoutSeconds = 60
 
         public init(migrationsDirectory: String) {
             self.migrationsDirectory = migrationsDirectory
@@ -36,6 +47,7 @@ public final class ServiceApp: Sendable {
     let server: HTTPServer
     let pool: ConnectionPool
     let embedded: EmbeddedPostgres?
+    let lock: DataDirectoryLock?
     let metrics: ServiceMetrics
     public let projections: ProjectionRuntime
     /// Every route the router knows (method, pattern, required scope), for the OpenAPI test.
@@ -44,35 +56,43 @@ public final class ServiceApp: Sendable {
     public static func start(_ options: Options) throws(StartupError) -> ServiceApp {
         let logger = options.logger
         var embedded: EmbeddedPostgres?
+        var lock: DataDirectoryLock?
         let adminConninfo: String
         if let url = options.databaseURL {
             adminConninfo = url
         } else {
+            lock = try DataDirectoryLock.acquire(options.dataDirectory)
             do {
                 let cluster = try EmbeddedPostgres.start(dataDirectory: options.dataDirectory) { line in
                     logger.info(line)
                 }
+                // A SIGKILLed or crashed serve must not leave its cluster running.
+                cluster.stopWhenProcessExits()
                 embedded = cluster
                 adminConninfo = cluster.connectionString()
             } catch {
+                lock?.release()
                 throw StartupError(description: "embedded PostgreSQL: \(error)")
             }
         }
         do {
-            return try start(options, adminConninfo: adminConninfo, embedded: embedded)
+            return try start(options, adminConninfo: adminConninfo, embedded: embedded, lock: lock)
         } catch {
             embedded?.stop()
+            lock?.release()
             throw error
         }
     }
 
-    private static func start(_ options: Options, adminConninfo: String, embedded: EmbeddedPostgres?)
+    private static func start(
+        _ options: Options, adminConninfo: String, embedded: EmbeddedPostgres?, lock: DataDirectoryLock?
+    )
         throws(StartupError) -> ServiceApp
     {
         let logger = options.logger
         try migrate(conninfo: adminConninfo, directory: options.migrationsDirectory, logger: logger)
         let pool = ConnectionPool(
-            conninfo: adminConninfo, size: options.threads, setupStatements: ["SET ROLE iap_ledger_service"])
+            conninfo: adminConninfo, size: options.threads, setupStatements: poolSetupStatements(options))
         let verifier: SignedDataVerifier
         do {
             verifier = try SignedDataVerifier(
@@ -101,7 +121,7 @@ public final class ServiceApp: Sendable {
         } catch {
             throw StartupError(description: "projections: \(error)")
         }
-        let authenticator = KeyAuthenticator(pool: pool)
+        let authenticator = KeyAuthenticator(pool: pool, positiveTTLMillis: options.keyCacheMillis)
         var router = Router(
             authenticator: { authenticator.scopes(forSecret: $0) },
             observer: { method, route, status, seconds in
@@ -114,8 +134,15 @@ public final class ServiceApp: Sendable {
         let handler = router
         var httpConfiguration = HTTPServer.Configuration(host: options.host, port: options.port)
         httpConfiguration.threadCount = options.threads
+        httpConfiguration.connectionTimeoutSeconds = options.connectionTimeoutSeconds
         let server = HTTPServer(configuration: httpConfiguration) { request in
-            ProblemRequestID.stamp(handler.handle(request), requestId: request.requestId)
+            let response = handler.handle(request)
+            // The key could not be checked because PostgreSQL is down: "retry", not "bad key".
+            if response.status == 401, authenticator.lookupWasUnavailable(for: request) {
+                return ErrorMapping.response(
+                    for: .storeUnavailable("cannot check the API key"), requestId: request.requestId)
+            }
+            return ProblemRequestID.stamp(response, requestId: request.requestId)
         }
         let port: Int
         do {
@@ -127,7 +154,17 @@ public final class ServiceApp: Sendable {
         let host = options.host.contains(":") ? "[\(options.host)]" : options.host
         return ServiceApp(
             url: "http://\(host):\(port)", port: port, service: service, server: server, pool: pool,
-            embedded: embedded, metrics: metrics, projections: projections, routes: router.routes)
+            embedded: embedded, lock: lock, metrics: metrics, projections: projections, routes: router.routes)
+    }
+
+    /// Run on every pooled connection: act as the service role, and bound how long a statement
+    /// or an abandoned transaction can hold a connection and its locks.
+    public static func poolSetupStatements(_ options: Options) -> [String] {
+        [
+            "SET ROLE iap_ledger_service",
+            "SET statement_timeout = '\(max(0, options.statementTimeoutSeconds))s'",
+            "SET idle_in_transaction_session_timeout = '\(max(0, options.idleInTransactionTimeoutSeconds))s'",
+        ]
     }
 
     /// Applies pending migrations with the admin connection (the service role cannot create
@@ -148,11 +185,13 @@ public final class ServiceApp: Sendable {
     }
 
     private init(url: String, port: Int, service: LedgerService, server: HTTPServer, pool: ConnectionPool,
-                 embedded: EmbeddedPostgres?, metrics: ServiceMetrics, projections: ProjectionRuntime,
+                 embedded: EmbeddedPostgres?, lock: DataDirectoryLock?, metrics: ServiceMetrics,
+                 projections: ProjectionRuntime,
                  routes: [(method: String, pattern: String, scope: String?)])
     {
         self.projections = projections
         self.routes = routes
+        self.lock = lock
         self.url = url
         self.port = port
         self.service = service
@@ -167,5 +206,6 @@ public final class ServiceApp: Sendable {
         server.stop()
         projections.stop()
         embedded?.stop()
+        lock?.release()
     }
 }

@@ -1,0 +1,276 @@
+import Foundation
+import Glibc
+import Testing
+
+/// Runs the built `iap-ledger` binary the way an operator does: a real process, real signals.
+///
+/// The binary is the one of *this* build configuration: `swift test` builds every product of
+/// the package next to the test bundle (`.build/<triple>/<debug|release>/`), so it is looked up
+/// beside the running test executable first, then under `.build/debug` or `.build/release`.
+enum OpsBinary {
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    #if DEBUG
+        static let configuration = "debug"
+    #else
+        static let configuration = "release"
+    #endif
+
+    static let path: String = {
+        var candidates: [String] = []
+        if let testExecutable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            candidates.append(URL(fileURLWithPath: testExecutable).deletingLastPathComponent().path + "/iap-ledger")
+        }
+        candidates.append("\(packageRoot)/.build/\(configuration)/iap-ledger")
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates.last!
+    }()
+
+    static let migrations = packageRoot + "/migrations"
+
+    struct Outcome {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
+    }
+
+    /// The environment of a child: the test's own, minus anything that would change what the
+    /// command does, plus `extra`.
+    static func environment(_ extra: [String: String]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        for name in ["DATABASE_URL", "PORT", "IAP_LEDGER_CONFIG", "IAP_LEDGER_HOST", "IAP_LEDGER_KEY_CACHE_SECONDS"] {
+            environment[name] = nil
+        }
+        environment["IAP_LEDGER_MIGRATIONS"] = migrations
+        for (name, value) in extra { environment[name] = value }
+        return environment
+    }
+
+    /// Runs a command to completion (killing it after `timeout` seconds).
+    static func run(_ arguments: [String], environment extra: [String: String] = [:], timeout: Double = 120)
+        throws -> Outcome
+    {
+        let child = try OpsChild(arguments, environment: environment(extra))
+        guard let status = child.wait(timeout: timeout) else {
+            child.kill(SIGKILL)
+            _ = child.wait(timeout: 10)
+            throw OpsFailure("iap-ledger \(arguments) did not finish within \(timeout) s: \(child.stderr)")
+        }
+        return Outcome(status: status, stdout: child.stdout, stderr: child.stderr)
+    }
+
+    /// A fresh directory whose parents the `postgres` OS user can search (we may run as root).
+    static func temporaryDirectory() throws -> String {
+        var template = Array("/tmp/iap-ops-XXXXXX".utf8CString)
+        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+            throw OpsFailure("mkdtemp: \(String(cString: strerror(errno)))")
+        }
+        let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        chmod(path, 0o755)
+        return path
+    }
+}
+
+struct OpsFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A child process started with posix_spawn, its stdout and stderr going to files (not pipes:
+/// a daemon it starts, such as the postmaster, could inherit a pipe and hold it open forever).
+/// Reaped with waitpid on its own pid, so nothing depends on a SIGCHLD handler.
+final class OpsChild {
+    let pid: pid_t
+    private let directory: String
+    private var exitStatus: Int32?
+
+    init(_ arguments: [String], environment: [String: String]) throws {
+        directory = try OpsBinary.temporaryDirectory()
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, directory + "/stdout", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, directory + "/stderr", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([OpsBinary.path] + arguments).map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, argv[0]!, &actions, nil, argv, envp)
+        guard spawned == 0 else { throw OpsFailure("posix_spawn: \(String(cString: strerror(spawned)))") }
+        self.pid = pid
+    }
+
+    deinit {
+        if exitStatus == nil {
+            Glibc.kill(pid, SIGKILL)
+            _ = wait(timeout: 10)
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    var stdout: String { (try? String(contentsOfFile: directory + "/stdout", encoding: .utf8)) ?? "" }
+    var stderr: String { (try? String(contentsOfFile: directory + "/stderr", encoding: .utf8)) ?? "" }
+    var isRunning: Bool { poll() == nil }
+
+    func kill(_ signal: Int32) { if exitStatus == nil { Glibc.kill(pid, signal) } }
+
+    /// The exit status (128 + signal when killed by one), or nil while it runs.
+    func poll() -> Int32? {
+        if let exitStatus { return exitStatus }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+        exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return exitStatus
+    }
+
+    /// Waits for the exit status; nil if it still runs after `timeout` seconds.
+    func wait(timeout: Double) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let status = poll() { return status }
+            usleep(20_000)
+        }
+        return poll()
+    }
+}
+
+/// A running `iap-ledger serve` child process.
+final class OpsServe {
+    let child: OpsChild
+    private(set) var url = ""
+    var port: Int { Int(url.split(separator: ":").last ?? "") ?? 0 }
+    var pid: Int32 { child.pid }
+    var stderr: String { child.stderr }
+
+    /// Starts `serve` and waits for its "listening on" line (fails with its stderr otherwise).
+    init(_ arguments: [String], environment extra: [String: String] = [:], timeout: Double = 120) throws {
+        child = try OpsChild(["serve"] + arguments, environment: OpsBinary.environment(extra))
+        let prefix = "iap-ledger listening on "
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let line = child.stdout.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) {
+                url = String(line.dropFirst(prefix.count))
+                return
+            }
+            guard child.isRunning else { break }
+            usleep(20_000)
+        }
+        child.kill(SIGKILL)
+        _ = child.wait(timeout: 10)
+        throw OpsFailure("serve did not come up: \(child.stderr)")
+    }
+
+    /// Sends `signal` and waits for the exit status (nil if it is still running after `timeout`).
+    func stop(_ signal: Int32 = SIGTERM, timeout: Double = 60) -> Int32? {
+        child.kill(signal)
+        return child.wait(timeout: timeout)
+    }
+}
+
+/// A blocking one-request HTTP/1.1 client (Connection: close) over a POSIX socket.
+enum OpsHTTP {
+    struct Response {
+        var status: Int
+        var headers: [String: String]  // lower-cased names
+        var body: String
+    }
+
+    static func get(port: Int, _ path: String, headers: [String: String] = [:]) throws -> Response {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw OpsFailure("socket: errno \(errno)") }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        guard connectLoopback(fd, port: port) == 0 else { throw OpsFailure("connect: errno \(errno)") }
+        var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        let request = Array((head + "\r\n").utf8)
+        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count
+        else { throw OpsFailure("send: errno \(errno)") }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            bytes += buffer[0..<count]
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let split = text.range(of: "\r\n\r\n") else { throw OpsFailure("no response head: \(text)") }
+        let lines = text[..<split.lowerBound].split(separator: "\r\n")
+        guard let statusLine = lines.first, statusLine.split(separator: " ").count >= 2,
+            let status = Int(statusLine.split(separator: " ")[1])
+        else { throw OpsFailure("bad status line: \(text)") }
+        var fields: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return Response(status: status, headers: fields, body: String(text[split.upperBound...]))
+    }
+
+    /// connect(2) to 127.0.0.1:port; 0 or -1 with errno set.
+    static func connectLoopback(_ fd: Int32, port: Int) -> Int32 {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+    }
+
+    /// Whether anything accepts TCP connections on 127.0.0.1:port.
+    static func isListening(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        return connectLoopback(fd, port: port) == 0
+    }
+}
+
+/// Whether `pid` is a live process (a zombie awaiting its reaper counts as gone).
+func opsProcessIsAlive(_ pid: Int32) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+    else { return false }
+    let state = stat[stat.index(after: close)...].split(separator: " ").first
+    return state != "Z" && state != "X"
+}
+
+/// Polls `condition` until it holds or `seconds` pass.
+func opsEventually(within seconds: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(50_000)
+    }
+    return condition()
+}
+
+@Suite struct CLIHarnessTests {
+    @Test func theBinaryOfThisBuildConfigurationExists() throws {
+        #expect(FileManager.default.isExecutableFile(atPath: OpsBinary.path), "\(OpsBinary.path)")
+        // Built by `swift test` together with the tests, into the same directory.
+        let tests = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        #expect(URL(fileURLWithPath: OpsBinary.path).deletingLastPathComponent().path
+                == URL(fileURLWithPath: tests).deletingLastPathComponent().path)
+        #expect(OpsBinary.path.contains("/\(OpsBinary.configuration)/"))
+    }
+
+    @Test(arguments: [[], ["--help"], ["help"], ["serve", "--help"], ["migrate", "--help"], ["keys", "--help"],
+                      ["keys", "create", "--help"], ["verify", "--help"]])
+    func helpWorksOnEveryCommand(arguments: [String]) throws {
+        let outcome = try OpsBinary.run(arguments)
+        if arguments.isEmpty {
+            #expect(outcome.status == 2)  // no command: usage on stderr
+            #expect(outcome.stderr.contains("usage: iap-ledger"))
+        } else {
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+            #expect(outcome.stdout.contains("usage: iap-ledger"))
+            #expect(outcome.stderr.isEmpty)
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Service
+import TestSupport
+import Testing
+
+@Suite struct ConfigurationLoadingTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
+    @Test func theDeployExampleConfigurationLoads() throws {
+        let configuration = try Configuration.load(path: Self.root + "/deploy/config.example.json")
+        let app = try #require(configuration.apps.first)
+        #expect(configuration.apps.count == 1)
+        #expect(app.bundleId == "com.example.game")
+        #expect(app.appAppleId == 1_234_567_890)
+        #expect(Set(app.environments) == ["Production", "Sandbox"])
+        #expect(app.products["com.example.game.coins100"]?.kind == .consumable)
+        #expect(app.products["com.example.game.coins100"]?.grants == ["coins": 100])
+        #expect(app.products["com.example.game.pro.monthly"]?.entitlements == ["pro"])
+        #expect(app.products["com.example.game.removeads"]?.kind == .nonConsumable)
+        #expect(configuration.trustedRootsDER.isEmpty, "no trustedRoots: the bundled Apple Root CA - G3")
+        #expect(configuration.verifyReceipt.production == "https://buy.itunes.apple.com/verifyReceipt")
+        #expect(configuration.transferPolicy == .transfer)
+    }
+
+    @Test func theApiDocumentShapeLoadsWithRootsRelativeToTheFile() throws {
+        let directory = try OpsBinary.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory + "/certs", withIntermediateDirectories: true)
+        try Data(TestVectors.shared.rootDER).write(to: URL(fileURLWithPath: directory + "/certs/root.der"))
+        let text = """
+            {"apps": [{"bundleId": "com.example", "appAppleId": 1234, "environments": ["Sandbox", "Production"],
+                       "sharedSecret": null,
+                       "products": {"gold": {"type": "consumable"}, "vip": {"type": "non-renewing", "entitlements": ["vip"]}}}],
+             "trustedRoots": ["certs/root.der"],
+             "verifyReceipt": {"production": "http://127.0.0.1:9/p", "sandbox": "http://127.0.0.1:9/s",
+                               "timeoutSeconds": 2.5, "retries": 0},
+             "transferPolicy": "keep"}
+            """
+        try text.write(toFile: directory + "/config.json", atomically: true, encoding: .utf8)
+        let configuration = try Configuration.load(path: directory + "/config.json")
+        #expect(configuration.trustedRootsDER == [TestVectors.shared.rootDER])
+        #expect(configuration.trustedRootPaths == [directory + "/certs/root.der"])
+        #expect(configuration.verifyReceipt.timeoutSeconds == 2.5)
+        #expect(configuration.verifyReceipt.retries == 0)
+        #expect(configuration.transferPolicy == .keep)
+        #expect(configuration.apps[0].products["vip"]?.kind == .nonRenewing)
+    }
+
+    @Test(arguments: [
+        (#"{"apps": [{}]}"#, "apps[0].bundleId", "is required"),
+        (#"{"apps": [{"bundleId": ""}]}"#, "apps[0].bundleId", "must not be empty"),
+        (#"{"apps": [{"bundleId": "a", "appAppleId": 1.5}]}"#, "apps[0].appAppleId", "positive integer"),
+        (#"{"apps": [{"bundleId": "a", "appAppleId": -1}]}"#, "apps[0].appAppleId", "positive integer"),
+        (#"{"apps": [{"bundleId": "a", "environments": ["Staging"]}]}"#, "apps[0].environments[0]", "Staging"),
+        (#"{"apps": [{"bundleId": "a", "environments": []}]}"#, "apps[0].environments", "at least one"),
+        (#"{"apps": [{"bundleId": "a", "appAppleId": 1}, {"bundleId": "a", "appAppleId": 2}]}"#,
+         "apps[1].bundleId", "configured twice"),
+        (#"{"apps": [{"bundleId": "a", "appAppleId": 1, "products": {"c": {"type": "consumable", "entitlements": ["x"]}}}]}"#,
+         "apps[0].products.c.entitlements", "consumable"),
+        (#"{"apps": [{"bundleId": "a", "appAppleId": 1, "products": {"c": {"type": "consumable", "grants": {"g": 0}}}}]}"#,
+         "apps[0].products.c.grants.g", "positive integer"),
+        (#"{"apps": [{"bundleId": "a", "appAppleId": 1, "products": {"c": {"kind": "consumable"}}}]}"#,
+         "apps[0].products.c.kind", "unknown key"),
+        (#"{"trustedRoots": []}"#, "trustedRoots", "at least one"),
+        (#"{"trustedRoots": "root.der"}"#, "trustedRoots", "expected an array"),
+        (#"{"verifyReceipt": {"production": "ftp://x"}}"#, "verifyReceipt.production", "http(s) URL"),
+        (#"{"verifyReceipt": {"timeoutSeconds": 0}}"#, "verifyReceipt.timeoutSeconds", "seconds"),
+        (#"{"verifyReceipt": {"retries": 11}}"#, "verifyReceipt.retries", "0…10"),
+        (#"{"verifyReceipt": {"sandbox": "http://x", "proxy": "y"}}"#, "verifyReceipt.proxy", "unknown key"),
+    ])
+    func aMistakeNamesTheFileAndTheKey(text: String, key: String, words: String) {
+        do {
+            _ = try Configuration.parse(Array(text.utf8), file: "/etc/iap/config.json", baseDirectory: "/nonexistent")
+            Issue.record("accepted: \(text)")
+        } catch {
+            #expect(error.key == key, "\(error)")
+            #expect(error.description.hasPrefix("/etc/iap/config.json: \(key): "), "\(error)")
+            #expect(error.description.contains(words), "\(error)")
+            #expect(!error.description.contains("\n"))
+        }
+    }
+}
