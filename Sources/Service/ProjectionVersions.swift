@@ -67,7 +67,10 @@ public enum ProjectionVersions {
                 } catch {
                     throw .database(error)
                 }
-                logger.info("analytics projection reset for rebuild", ["version": String(analytics.version)])
+                if let previous = built[analytics.name] {  // silent on a first start: nothing to rebuild yet
+                    logger.info("analytics projection reset for rebuild",
+                                ["from": String(previous), "to": String(analytics.version)])
+                }
             }
             guard built[users.name] != users.version else { return }
             let empty: Bool
