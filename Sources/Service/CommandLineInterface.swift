@@ -18,7 +18,7 @@ public enum CommandLineInterface {
           keys revoke NAME
           verify [--config FILE] [--kind transaction|renewal|notification] FILE|-
                                   verify one signed payload exactly as ingestion would
-          replay [--dry-run] [--data-dir DIR] [--config FILE]
+          replay [--dry-run] [--projection NAME] [--json] [--data-dir DIR] [--config FILE]
                                   rebuild every projection from the event log
 
         environment: DATABASE_URL, PORT, IAP_LEDGER_CONFIG, IAP_LEDGER_HOST, IAP_LEDGER_MIGRATIONS,
@@ -281,10 +281,7 @@ public enum CommandLineInterface {
         }
     }
 
-    static func replay(_ arguments: [String]) throws -> Int32 {
-        printError("iap-ledger replay: not available yet")
-        return 1
-    }
+    static func replay(_ arguments: [String]) throws -> Int32 { try ReplayCommand.run(arguments) }
 }
 
 /// Reads a JWS payload without verifying it, only to pick the verifier method to run.

@@ -179,9 +179,9 @@ public enum OpenAPIDocument {
       "post": {
         "summary": "Rebuild every projection from the log (or report what would change)",
         "security": [{"bearer": ["admin"]}],
-        "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object", "properties": {"dryRun": {"type": "boolean"}}}}}},
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object", "properties": {"dryRun": {"type": "boolean"}, "projections": {"type": "array", "items": {"type": "string", "enum": ["users", "analytics"]}}}}}}},
         "responses": {
-          "200": {"description": "Report", "content": {"application/json": {"schema": {"type": "object", "properties": {"events": {"type": "integer"}, "changedUsers": {"type": "array", "items": {"type": "object"}}, "durationMs": {"type": "integer"}}}}}},
+          "200": {"description": "Report", "content": {"application/json": {"schema": {"type": "object", "properties": {"events": {"type": "integer"}, "changedUsers": {"type": "array", "items": {"type": "object", "properties": {"userId": {"type": "string"}, "fields": {"type": "array", "items": {"type": "string"}}, "before": {"type": ["object", "null"]}, "after": {"type": ["object", "null"]}}}}, "changedUserCount": {"type": "integer"}, "durationMs": {"type": "integer"}, "eventsPerSecond": {"type": "integer"}, "dryRun": {"type": "boolean"}, "swapped": {"type": "boolean"}, "catchUpEvents": {"type": "integer"}, "users": {"type": "integer"}, "changedChainOwners": {"type": "integer"}}}}}},
           "401": {"$ref": "#/components/responses/Problem"}, "403": {"$ref": "#/components/responses/Problem"},
           "409": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}
         }

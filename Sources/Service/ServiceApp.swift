@@ -49,6 +49,7 @@ public final class ServiceApp: Sendable {
     let embedded: EmbeddedPostgres?
     let lock: DataDirectoryLock?
     let metrics: ServiceMetrics
+    public let projections: ProjectionRuntime
     /// Every route the router knows (method, pattern, required scope), for the OpenAPI test.
     let routes: [(method: String, pattern: String, scope: String?)]
 
@@ -113,6 +114,13 @@ public final class ServiceApp: Sendable {
             pool: pool, verifier: verifier, receipts: receipts, configuration: options.configuration, logger: logger,
             clock: options.clock)
         let metrics = ServiceMetrics(pool: pool)
+        let projections: ProjectionRuntime
+        do {
+            projections = try ProjectionRuntime.start(
+                conninfo: adminConninfo, service: service, metrics: metrics, clock: options.clock)
+        } catch {
+            throw StartupError(description: "projections: \(error)")
+        }
         let authenticator = KeyAuthenticator(pool: pool, positiveTTLMillis: options.keyCacheMillis)
         var router = Router(
             authenticator: { authenticator.scopes(forSecret: $0) },
@@ -122,6 +130,7 @@ public final class ServiceApp: Sendable {
         APIRoutes(service: service, metrics: metrics, keyNames: { authenticator.keyName(of: $0) })
             .register(on: &router)
         OperationsRoutes(pool: pool, metrics: metrics).register(on: &router)
+        projections.register(on: &router)
         let handler = router
         var httpConfiguration = HTTPServer.Configuration(host: options.host, port: options.port)
         httpConfiguration.threadCount = options.threads
@@ -139,12 +148,13 @@ public final class ServiceApp: Sendable {
         do {
             port = try server.start()
         } catch {
+            projections.stop()
             throw StartupError(description: "HTTP: \(error)")
         }
         let host = options.host.contains(":") ? "[\(options.host)]" : options.host
         return ServiceApp(
             url: "http://\(host):\(port)", port: port, service: service, server: server, pool: pool,
-            embedded: embedded, lock: lock, metrics: metrics, routes: router.routes)
+            embedded: embedded, lock: lock, metrics: metrics, projections: projections, routes: router.routes)
     }
 
     /// Run on every pooled connection: act as the service role, and bound how long a statement
@@ -176,8 +186,10 @@ public final class ServiceApp: Sendable {
 
     private init(url: String, port: Int, service: LedgerService, server: HTTPServer, pool: ConnectionPool,
                  embedded: EmbeddedPostgres?, lock: DataDirectoryLock?, metrics: ServiceMetrics,
+                 projections: ProjectionRuntime,
                  routes: [(method: String, pattern: String, scope: String?)])
     {
+        self.projections = projections
         self.routes = routes
         self.lock = lock
         self.url = url
@@ -192,6 +204,7 @@ public final class ServiceApp: Sendable {
     /// Stops accepting, lets in-flight requests finish, then stops the embedded cluster.
     public func stop() {
         server.stop()
+        projections.stop()
         embedded?.stop()
         lock?.release()
     }

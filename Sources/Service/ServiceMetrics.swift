@@ -11,6 +11,9 @@ final class ServiceMetrics: Sendable {
     /// (recorded, duplicate, or a rejection reason).
     let ingest: Counter
     let notificationTypes: Counter
+    /// Replay progress: events folded by the running (or last) replay, and whether one runs.
+    let replayEvents: Gauge
+    let replayRunning: Gauge
 
     init(pool: ConnectionPool) {
         requests = registry.counter(
@@ -28,6 +31,13 @@ final class ServiceMetrics: Sendable {
             let stats = pool.stats
             return [(["size"], Double(stats.size)), (["open"], Double(stats.open)), (["in_use"], Double(stats.inUse))]
         }
+        replayEvents = registry.gauge("iap_replay_events", help: "Events folded by the running (or last) replay.")
+        replayRunning = registry.gauge("iap_replay_running", help: "1 while a replay runs, else 0.")
+        replayEvents.set(0)
+        replayRunning.set(0)
+        registry.gauge(
+            "iap_projection_lag_events", help: "Events in the log a projection has not applied yet.",
+            labels: ["projection"], sample: { ProjectionVersions.lagSamples(pool: pool) })
         registry.gauge("iap_db_pool_waits_total", help: "Pool acquisitions that had to wait.") { Double(pool.stats.waits) }
     }
 

@@ -1,0 +1,147 @@
+import EventStore
+import Foundation
+import JSON
+import Ledger
+import Synchronization
+
+/// Keeps the `analytics` tables caught up with the log on a background thread: each step is one
+/// call of `analytics.catch_up` (set-based SQL over the next batch of events below the xid
+/// horizon; the checkpoint moves in the same transaction, `synchronous_commit = off`). Among
+/// several service instances one runs it: the one holding `pg_try_advisory_lock`.
+final class AnalyticsProjector: Sendable {
+    static let checkpointName = "analytics"
+    static let lockKey = "iap-ledger:analytics-projector"
+
+    let conninfo: String
+    let catalog: Catalog
+    let logger: Logger
+    let interval: Double
+    let batchSize: Int
+    private let stopping = Atomic<Bool>(false)
+    private let finished = Mutex<Bool>(false)
+
+    init(conninfo: String, catalog: Catalog, logger: Logger, interval: Double = 0.25, batchSize: Int = 20_000) {
+        self.conninfo = conninfo
+        self.catalog = catalog
+        self.logger = logger
+        self.interval = interval
+        self.batchSize = batchSize
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            run()
+            finished.withLock { $0 = true }
+        }
+        thread.name = "analytics-projector"
+        thread.start()
+    }
+
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
+        for _ in 0..<200 where !finished.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.01) }
+    }
+
+    private func run() {
+        var connection: Connection?
+        var holdsLock = false
+        var published = false
+        while !stopping.load(ordering: .relaxed) {
+            do {
+                if connection == nil || connection?.isHealthy == false {
+                    connection = try Connection(conninfo, connectTimeout: 5)
+                    try connection!.executeScript("SET ROLE iap_ledger_service")
+                    holdsLock = false
+                }
+                let connection = connection!
+                if !published {
+                    try Self.publish(catalog, on: connection)
+                    published = true
+                }
+                if !holdsLock {
+                    let rows = try connection.query("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok", [Self.lockKey])
+                    holdsLock = rows.bool(0, "ok") ?? false
+                }
+                if holdsLock {
+                    while !stopping.load(ordering: .relaxed), try Self.step(limit: batchSize, on: connection) > 0 {}
+                }
+            } catch {
+                logger.warning("analytics projector", ["error": "\(error)"])
+                connection = nil
+            }
+            Thread.sleep(forTimeInterval: interval)
+        }
+    }
+
+    /// One batch; answers the number of events applied (0: caught up).
+    @discardableResult
+    static func step(limit: Int, on connection: Connection) throws(DatabaseError) -> Int {
+        let rows = try connection.query("SELECT analytics.catch_up($1::integer) AS n", [String(limit)])
+        return Int(rows.int64(0, "n") ?? 0)
+    }
+
+    /// Runs batches until caught up; answers the events applied.
+    static func catchUp(on connection: Connection, limit: Int = 20_000) throws(DatabaseError) -> Int {
+        var total = 0
+        while true {
+            let applied = try step(limit: limit, on: connection)
+            total += applied
+            if applied == 0 { return total }
+        }
+    }
+
+    /// Empties the analytics tables and rewinds the checkpoint: the projector rebuilds them.
+    static func reset(on connection: Connection) throws(DatabaseError) {
+        do {
+            try connection.executeScript(
+            """
+            BEGIN;
+            -- The checkpoint row first, as catch_up takes it: a running step finishes before us.
+            SELECT 1 FROM es.checkpoints WHERE name = 'analytics' FOR UPDATE;
+            TRUNCATE analytics.transactions, analytics.renewal_infos, analytics.chain_owners,
+                analytics.notifications, analytics.balance_movements;
+            DELETE FROM es.checkpoints WHERE name = 'analytics';
+            COMMIT;
+            """)
+        } catch {
+            try? connection.executeScript("ROLLBACK")  // leave the connection usable
+            throw error
+        }
+    }
+
+    /// Publishes the configured catalog to `analytics.products` (the balance ledger uses it).
+    static func publish(_ catalog: Catalog, on connection: Connection) throws(DatabaseError) {
+        let ids = catalog.products.keys.sorted()
+        let types = ids.map { catalog.products[$0]!.type.rawValue }
+        let entitlements = ids.map { PostgresArray.literal(catalog.products[$0]!.entitlements) }
+        let grants = ids.map { id -> String in
+            var w = JSONWriter()
+            w.beginObject()
+            for (currency, amount) in catalog.products[id]!.grants.sorted(by: { $0.key < $1.key }) {
+                w.key(currency)
+                w.int(amount)
+            }
+            w.endObject()
+            return String(decoding: w.bytes, as: UTF8.self)
+        }
+        try connection.executeScript("BEGIN")
+        do {
+            try connection.execute("DELETE FROM analytics.products WHERE NOT (product_id = ANY($1::text[]))", [PostgresArray.literal(ids)])
+            if !ids.isEmpty {
+                try connection.execute(
+                    """
+                    INSERT INTO analytics.products (product_id, type, entitlements, grants, updated_at)
+                    SELECT p, t, e::text[], g::jsonb, now() FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(p, t, e, g)
+                    ON CONFLICT (product_id) DO UPDATE SET type = excluded.type, entitlements = excluded.entitlements,
+                        grants = excluded.grants, updated_at = now()
+                    """,
+                    [PostgresArray.literal(ids), PostgresArray.literal(types), PostgresArray.literal(entitlements),
+                     PostgresArray.literal(grants)])
+            }
+            try connection.executeScript("COMMIT")
+        } catch {
+            try? connection.executeScript("ROLLBACK")
+            throw error
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import EventStore
+import Foundation
+
+/// `iap-ledger replay [--dry-run] [--projection NAME] [--json] [--data-dir DIR] [--config FILE]`.
+enum ReplayCommand {
+    static let usage = """
+        usage: iap-ledger replay [--dry-run] [--projection users|analytics] [--json] [--data-dir DIR] [--config FILE]
+          rebuilds projections from the event log (all of them unless --projection names one),
+          compares with the live ones and swaps them in; --dry-run only reports what would change.
+          Progress goes to stderr (a bar on a terminal), the report to stdout (--json: as JSON).
+        """
+
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let parsed = try CommandLineArguments(
+            arguments, valued: ["projection", "data-dir", "config"], switches: ["dry-run", "json"])
+        if parsed.wantsHelp {
+            print(usage)
+            return 0
+        }
+        var options = ReplayOptions(dryRun: parsed.switches.contains("dry-run"))
+        if let name = parsed.options["projection"] {
+            guard ProjectionVersions.definition(named: name) != nil else {
+                throw CommandLineArguments.UsageError(
+                    description: "--projection must be one of \(ProjectionVersions.all.map(\.name).joined(separator: ", "))")
+            }
+            options.projections = [name]
+        }
+        let configuration = try CommandLineInterface.loadConfiguration(parsed.options["config"])
+        let directory = CommandLineInterface.migrationsDirectory()
+        return try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
+            let admin = try Connection(conninfo, connectTimeout: 10)
+            _ = try Migrator.migrate(connection: admin, directory: directory)
+            let engine = ReplayEngine(conninfo: conninfo, configuration: configuration)
+            let printer = ReplayProgressPrinter()
+            let report = try engine.run(options) { printer($0) }
+            printer.finish()
+            if report.projections.contains(ProjectionVersions.analytics.name) && !options.dryRun {
+                try admin.executeScript("SET ROLE iap_ledger_service")
+                let applied = try AnalyticsProjector.catchUp(on: admin)
+                FileHandle.standardError.write(Data("analytics rebuilt: \(applied) events applied\n".utf8))
+            }
+            print(parsed.switches.contains("json") ? String(decoding: report.jsonBytes(), as: UTF8.self) : report.text)
+            return 0
+        }
+    }
+}

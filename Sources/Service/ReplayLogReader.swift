@@ -1,0 +1,210 @@
+import EventStore
+import Foundation
+import Ledger
+import Synchronization
+
+/// Reads the event log for replay in large `COPY … TO STDOUT` batches, keyset-paged on
+/// `(tx, seq)`. Only the columns a fold needs travel (not the signed payloads), and rows are
+/// decoded straight from the COPY text buffer without building a `Rows` of Strings.
+struct ReplayLogReader {
+    let connection: Connection
+    /// Events per COPY round trip.
+    var batchSize = 100_000
+
+    /// One decoded batch: events with their sequence numbers, and the checkpoint reached.
+    struct Batch {
+        var events: [(seq: Int64, event: LedgerEvent)] = []
+        var last: Checkpoint?
+    }
+
+    /// Up to `batchSize` events after `checkpoint`. With `horizon` (the default) only events of
+    /// transactions older than every transaction in flight, so nothing committing later can land
+    /// behind the returned checkpoint. Without it (only under the writers' table locks) every
+    /// committed event visible now.
+    func read(after checkpoint: Checkpoint, horizon: Bool = true) throws(ServiceError) -> Batch {
+        try Self.decode(fetch(after: checkpoint, horizon: horizon))
+    }
+
+    /// The raw COPY text of the next batch (see `read`).
+    func fetch(after checkpoint: Checkpoint, horizon: Bool = true) throws(ServiceError) -> [UInt8] {
+        // Only integers we formatted ourselves go into the SQL text (COPY takes no parameters).
+        let sql = """
+            COPY (SELECT tx, seq, type, schema_version, data FROM es.events
+                  WHERE (tx, seq) > ('\(checkpoint.tx)'::xid8, \(checkpoint.seq)::bigint)
+                  \(horizon ? "AND tx < pg_snapshot_xmin(pg_current_snapshot())" : "")
+                  ORDER BY tx, seq LIMIT \(batchSize)) TO STDOUT
+            """
+        do {
+            return try connection.copyOut(sql)
+        } catch {
+            throw .database(error)
+        }
+    }
+
+    /// The number of rows in a fetched batch and the checkpoint of its last row, without
+    /// decoding it (so the next fetch can start while this batch is decoded).
+    static func summary(_ bytes: [UInt8]) -> (rows: Int, last: Checkpoint?) {
+        bytes.withUnsafeBufferPointer { buffer -> (Int, Checkpoint?) in
+            var rows = 0
+            var lastStart = 0
+            var index = 0
+            let n = buffer.count
+            while index < n {
+                if buffer[index] == 0x0A {
+                    rows += 1
+                    if index + 1 < n { lastStart = index + 1 }
+                }
+                index += 1
+            }
+            guard rows > 0 else { return (0, nil) }
+            var i = lastStart
+            var tx: UInt64 = 0
+            while i < n, buffer[i] != 0x09 { tx = tx &* 10 &+ UInt64(buffer[i] &- 0x30); i += 1 }
+            i += 1
+            var seq: Int64 = 0
+            while i < n, buffer[i] != 0x09 { seq = seq &* 10 &+ Int64(buffer[i] &- 0x30); i += 1 }
+            return (rows, Checkpoint(tx: tx, seq: seq))
+        }
+    }
+
+    /// `decode` on `parts` threads (row-aligned slices of the buffer, decoded concurrently,
+    /// concatenated in order): decoding is pure, the fold that follows stays sequential.
+    static func decodeInParallel(_ bytes: [UInt8], parts: Int) throws(ServiceError) -> Batch {
+        guard parts > 1, bytes.count > 1 << 20 else { return try decode(bytes) }
+        var bounds = [0]
+        for part in 1..<parts {
+            var cut = bytes.count * part / parts
+            while cut < bytes.count, bytes[cut - 1] != 0x0A { cut += 1 }
+            bounds.append(cut)
+        }
+        bounds.append(bytes.count)
+        let cuts = bounds
+        let results = Mutex<[Int: Result<Batch, ServiceError>]>([:])
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            let slice = Array(bytes[cuts[part]..<cuts[part + 1]])
+            let result: Result<Batch, ServiceError>
+            do throws(ServiceError) { result = .success(try decode(slice)) } catch { result = .failure(error) }
+            results.withLock { $0[part] = result }
+        }
+        var batch = Batch()
+        let all = results.withLock { $0 }
+        for part in 0..<parts {
+            let piece = try all[part]!.get()
+            batch.events.append(contentsOf: piece.events)
+            if piece.last != nil { batch.last = piece.last }
+        }
+        return batch
+    }
+
+    /// Parses COPY text rows `tx \t seq \t type \t schema_version \t data \n`.
+    static func decode(_ bytes: [UInt8]) throws(ServiceError) -> Batch {
+        var batch = Batch()
+        batch.events.reserveCapacity(bytes.count / 300)
+        var failure: ServiceError?
+        bytes.withUnsafeBufferPointer { buffer in
+            var i = 0
+            let n = buffer.count
+            func field() -> Range<Int> {
+                let start = i
+                while i < n, buffer[i] != 0x09, buffer[i] != 0x0A { i += 1 }
+                let range = start..<i
+                i += 1  // the separator
+                return range
+            }
+            func integer(_ range: Range<Int>) -> Int64 {
+                var value: Int64 = 0
+                for index in range { value = value &* 10 &+ Int64(buffer[index] &- 0x30) }
+                return value
+            }
+            while i < n {
+                let tx = integer(field())
+                let seq = integer(field())
+                let typeRange = field()
+                let schemaVersion = Int(integer(field()))
+                let dataRange = field()
+                let type = typeName(UnsafeBufferPointer(rebasing: buffer[typeRange]))
+                let data = UnsafeBufferPointer(rebasing: buffer[dataRange])
+                do {
+                    let event: LedgerEvent
+                    if data.contains(0x5C) {  // a backslash: COPY escaped something, undo it first
+                        event = try LedgerEvent.decode(type: type, schemaVersion: schemaVersion, data: unescape(data))
+                    } else {
+                        event = try LedgerEvent.decode(type: type, schemaVersion: schemaVersion, data: data)
+                    }
+                    batch.events.append((seq, event))
+                } catch {
+                    failure = .internalError("event \(seq) does not decode: \(error)")
+                    return
+                }
+                batch.last = Checkpoint(tx: UInt64(tx), seq: seq)
+            }
+        }
+        if let failure { throw failure }
+        return batch
+    }
+
+    /// Interned type names: no String allocation per row.
+    private static func typeName(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        for (name, utf8) in knownTypes where utf8.count == bytes.count && utf8.elementsEqual(bytes) { return name }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+    private static let knownTypes: [(String, [UInt8])] = LedgerEvent.typeNames.map { ($0, Array($0.utf8)) }
+
+    /// Undoes COPY text escaping (`\\`, `\t`, `\n`, `\r`, `\b`, `\f`, `\v`, octal).
+    static func unescape(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            let byte = bytes[i]
+            i += 1
+            guard byte == 0x5C, i < bytes.count else {
+                out.append(byte)
+                continue
+            }
+            let next = bytes[i]
+            i += 1
+            switch next {
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "v"): out.append(0x0B)
+            case UInt8(ascii: "0")...UInt8(ascii: "7"):
+                var value = next - 0x30
+                var digits = 1
+                while digits < 3, i < bytes.count, (0x30...0x37).contains(bytes[i]) {
+                    value = value &* 8 &+ (bytes[i] - 0x30)
+                    i += 1
+                    digits += 1
+                }
+                out.append(value)
+            default: out.append(next)
+            }
+        }
+        return out
+    }
+
+    /// Escapes one value for COPY text input.
+    static func escape(_ text: String, into out: inout [UInt8]) {
+        for byte in text.utf8 {
+            switch byte {
+            case 0x5C: out.append(0x5C); out.append(0x5C)
+            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
+            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
+            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
+            default: out.append(byte)
+            }
+        }
+    }
+
+    /// Escapes raw bytes (a rendered document) for COPY text input.
+    static func escape(bytes: [UInt8], into out: inout [UInt8]) {
+        if !bytes.contains(where: { $0 == 0x5C || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
+            out.append(contentsOf: bytes)
+            return
+        }
+        escape(String(decoding: bytes, as: UTF8.self), into: &out)
+    }
+}
