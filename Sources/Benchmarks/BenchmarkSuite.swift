@@ -1,3 +1,4 @@
+import Service
 import EventStore
 import Foundation
 import Ledger
@@ -74,7 +75,7 @@ struct BenchmarkSuite {
 
         try ingestBenchmark(cluster: cluster, service: service, key: key, bodies: bodies)
         try readBenchmark(cluster: cluster, service: service, key: key, work: work)
-        replayBenchmark(cluster: cluster)
+        try replayBenchmark(cluster: cluster)
 
         let elapsed = Date().timeIntervalSince(started)
         let context = [
@@ -217,24 +218,36 @@ struct BenchmarkSuite {
 
     // MARK: Replay
 
-    /// REPLAY SLOT. The replay helper's `ReplayBenchmark` (branch wt/replay, Sources/Service/
-    /// ReplayBenchmark.swift: `seed(events:users:conninfo:)` and `measure(conninfo:)`, which times
-    /// `COPY (SELECT * FROM es.events) TO STDOUT` and a replay on the same database) is not on
-    /// main yet, so the row says "pending" rather than inventing a number. Once it is merged,
-    /// replace the body with:
-    ///
-    ///     try cluster.server.createDatabase("replay")
-    ///     let conninfo = cluster.server.connectionString(database: "replay")
-    ///     try ServiceApp.migrate(conninfo: conninfo, directory: migrations, logger: Logger())
-    ///     try ReplayBenchmark.seed(events: 1_000_000, users: 100_000, conninfo: conninfo)
-    ///     var runs: [ReplayBenchmark.Result] = []
-    ///     for _ in 1...parameters.runs { runs.append(try ReplayBenchmark.measure(conninfo: conninfo)) }
-    ///     // row: median events/s, median COPY seconds, median replay÷COPY; aims ≥ 200k/s, ≤ 3×
-    mutating func replayBenchmark(cluster: BenchCluster) {
+    /// Replay of a generated log (1M events, 100k users) next to a plain COPY read of the same
+    /// log, on the same database in the same go.
+    mutating func replayBenchmark(cluster: BenchCluster) throws {
+        let events = 1_000_000
+        let users = 100_000
+        try cluster.server.createDatabase("replay")
+        let conninfo = cluster.server.connectionString(database: "replay")
+        try ServiceApp.migrate(conninfo: conninfo, directory: TestDatabase.migrationsDirectory, logger: .silent)
+        Self.say("replay: seeding \(events) events for \(users) users")
+        try ReplayBenchmark.seed(events: events, users: users, conninfo: conninfo)
+        var results: [ReplayBenchmark.Result] = []
+        for run in 1...parameters.runs {
+            let result = try ReplayBenchmark.measure(conninfo: conninfo)
+            Self.say("replay run \(run): \(result)")
+            results.append(result)
+        }
+        let rates = results.map(\.eventsPerSecond)
+        let copies = results.map(\.copySeconds)
+        let ratios = results.map(\.ratioToCopy)
+        let rate = rates.median!
+        let ratio = ratios.median!
         rows.append(BenchmarkRow(
-            name: "Replay of 1,000,000 events (100k users)", figure: "pending (replay is not on main yet)", runs: [],
-            baseline: "COPY (SELECT * FROM es.events) TO STDOUT: pending", baselineRuns: [], ratio: "—",
-            aim: "≥ 200k events/s, ≤ 3× COPY time", met: nil, command: "pending", baselineCommand: ""))
+            name: "Replay of 1,000,000 events (100k users)",
+            figure: "\(BenchmarkReport.number(rate)) events/s (\(String(format: "%.1f", results.map(\.replaySeconds).median!)) s)",
+            runs: rates,
+            baseline: "COPY (SELECT * FROM es.events) TO STDOUT: \(String(format: "%.1f", copies.median!)) s",
+            baselineRuns: copies, ratio: String(format: "%.2f× COPY time", ratio),
+            aim: "≥ 200k events/s, ≤ 3× COPY time", met: rate >= 200_000 && ratio <= 3,
+            command: "iap-ledger replay --dry-run (DATABASE_URL=the replay database)",
+            baselineCommand: "psql -h $PGHOST -U postgres replay -c 'COPY (SELECT * FROM es.events) TO STDOUT' > /dev/null"))
     }
 
     func machine() -> String {
