@@ -23,7 +23,7 @@ extension EventStore {
               AND ($2::bigint IS NULL OR recorded_at < 'epoch'::timestamptz + ($2::bigint + 1) * interval '1 millisecond')
             ORDER BY stream_id, version
             """,
-            [arrayLiteral(streams), recordedUpTo.map { String($0) }])
+            [PostgresArray.literal(streams), recordedUpTo.map { String($0) }])
         return Self.events(from: rows)
     }
 
@@ -40,7 +40,7 @@ extension EventStore {
             ORDER BY seq
             LIMIT $3::integer
             """,
-            [arrayLiteral(streams), String(afterSeq), String(limit)])
+            [PostgresArray.literal(streams), String(afterSeq), String(limit)])
         return Self.events(from: rows)
     }
 }

@@ -47,8 +47,11 @@ extension LedgerService {
             let users = Set(owners.values).union(claims.values)
             try database { () throws(DatabaseError) in try repository.lock(users.map(LedgerStream.user), on: connection) }
 
-            let loaded = try repository.load(streams: streams, on: connection)
-            var chainStates = loaded.mapValues { Chain.fold($0.events) }
+            // One read for every stream this unit decides on: the batch's chains and the users'.
+            let userStreamNames = users.map(LedgerStream.user)
+            let loaded = try repository.load(streams: streams + userStreamNames, on: connection)
+            var chainStates: [String: ChainState] = [:]
+            for stream in streams { chainStates[stream] = Chain.fold(loaded[stream]?.events ?? []) }
             var decided: [(event: LedgerEvent, payload: String?)] = []
             var outcome = IngestOutcome()
 
@@ -77,13 +80,7 @@ extension LedgerService {
             }
 
             var accounts: [String: Account] = [:]
-            var accountVersions: [String: Int64] = [:]
-            let userStreams = try repository.load(streams: users.map(LedgerStream.user), on: connection)
-            for user in users {
-                let stream = userStreams[LedgerStream.user(user)]
-                accounts[user] = Account.fold(stream?.events ?? [])
-                accountVersions[LedgerStream.user(user)] = stream?.version ?? 0
-            }
+            for user in users { accounts[user] = Account.fold(loaded[LedgerStream.user(user)]?.events ?? []) }
             var claimedNow: [(otid: String, user: String)] = []
             for (otid, user) in claims.sorted(by: { $0.key < $1.key }) {
                 let command = AccountCommand.claim(
@@ -101,14 +98,15 @@ extension LedgerService {
                 }
             }
 
+            // Highest sequence per stream, for the documents' `version`.
+            var lastSeq = loaded.mapValues(\.lastSeq)
             if !decided.isEmpty {
-                var expected = loaded.mapValues(\.version)
-                for stream in streams where expected[stream] == nil { expected[stream] = 0 }
-                expected.merge(accountVersions) { _, account in account }
+                var expected: [String: Int64] = [:]
+                for stream in streams + userStreamNames { expected[stream] = loaded[stream]?.version ?? 0 }
                 let key = batch.notification.map { IdempotencyKey(source: "apple-notification", externalId: $0.fact.notificationUUID) }
-                if try repository.append(
-                    decided, metadata: context.metadata, expected: expected, idempotencyKey: key, on: connection) == nil
-                {
+                guard let recorded = try repository.append(
+                    decided, metadata: context.metadata, expected: expected, idempotencyKey: key, on: connection)
+                else {
                     // The inbox saw this notification already (a concurrent redelivery won the race).
                     return IngestOutcome(
                         transactions: batch.transactions.map { ($0.fact, false) }, notificationRecorded: false,
@@ -116,15 +114,15 @@ extension LedgerService {
                             try documents.store(repository.loadUser(user, on: connection), now: now, on: connection)
                         })
                 }
-                for (otid, user) in claimedNow {
-                    do throws(DatabaseError) {
+                for event in recorded { lastSeq[event.stream] = max(lastSeq[event.stream] ?? 0, event.seq) }
+                if !claimedNow.isEmpty {
+                    try database { () throws(DatabaseError) in
                         _ = try connection.execute(
                             """
-                            INSERT INTO proj.chain_owners (original_transaction_id, user_id) VALUES ($1, $2)
+                            INSERT INTO proj.chain_owners (original_transaction_id, user_id)
+                            SELECT * FROM unnest($1::text[], $2::text[])
                             ON CONFLICT (original_transaction_id) DO UPDATE SET user_id = excluded.user_id, claimed_at = now()
-                            """, [otid, user])
-                    } catch {
-                        throw .database(error)
+                            """, [PostgresArray.literal(claimedNow.map(\.otid)), PostgresArray.literal(claimedNow.map(\.user))])
                     }
                 }
             }
@@ -139,11 +137,28 @@ extension LedgerService {
                 }
             }
             if let claimant { affected.insert(claimant) }
-            for user in affected.sorted() {
-                let world = try repository.loadUser(user, on: connection)
-                let document = try documents.store(world, now: now, on: connection)
-                if user == claimant { outcome.customer = document }
+            // Their documents are rendered from the state already folded here; only chains a user
+            // owns outside this batch still have to be read.
+            let otherChains = Set(affected.flatMap { accounts[$0]?.chains ?? [] }).subtracting(chainIds)
+            let other = try repository.load(streams: otherChains.map(LedgerStream.chain), on: connection)
+            for (stream, loadedStream) in other {
+                chainStates[stream] = Chain.fold(loadedStream.events)
+                lastSeq[stream] = loadedStream.lastSeq
             }
+            var worlds: [LedgerRepository.UserWorld] = []
+            for user in affected.sorted() {
+                var world = LedgerRepository.UserWorld(userId: user)
+                world.account = accounts[user] ?? .initial
+                world.lastSeq = lastSeq[LedgerStream.user(user)] ?? 0
+                for otid in world.account.chains {
+                    let stream = LedgerStream.chain(otid)
+                    world.chains[otid] = chainStates[stream] ?? .initial
+                    world.lastSeq = max(world.lastSeq, lastSeq[stream] ?? 0)
+                }
+                worlds.append(world)
+            }
+            let rendered = try documents.store(worlds, now: now, on: connection)
+            if let claimant { outcome.customer = rendered[claimant] }
             return outcome
         }
     }
@@ -168,22 +183,5 @@ extension LedgerService {
     private func appAccountToken(of otid: String, in batch: FactBatch) -> String? {
         batch.transactions.lazy.filter { $0.fact.originalTransactionId == otid }
             .compactMap { $0.fact.appAccountToken }.first { !$0.isEmpty }
-    }
-}
-
-/// PostgreSQL array literals for `$n::text[]` parameters (still bound, never concatenated into SQL).
-enum PostgresArray {
-    static func literal(_ items: [String]) -> String {
-        var text = "{"
-        for (index, item) in items.enumerated() {
-            if index > 0 { text += "," }
-            text += "\""
-            for character in item.unicodeScalars {
-                if character == "\"" || character == "\\" { text += "\\" }
-                text.unicodeScalars.append(character)
-            }
-            text += "\""
-        }
-        return text + "}"
     }
 }

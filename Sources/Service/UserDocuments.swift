@@ -29,6 +29,37 @@ struct UserDocuments: Sendable {
         return document
     }
 
+    /// Renders several users' documents at `now` and upserts them in one statement; returns
+    /// each user's bytes.
+    func store(_ worlds: [LedgerRepository.UserWorld], now: Int64, on connection: Connection) throws(ServiceError)
+        -> [String: [UInt8]]
+    {
+        guard !worlds.isEmpty else { return [:] }
+        var documents: [String: [UInt8]] = [:]
+        var ids: [String] = [], versions: [String] = [], texts: [String] = [], validUntils: [String?] = []
+        for world in worlds {
+            let (document, validUntil) = render(world, at: now)
+            documents[world.userId] = document
+            ids.append(world.userId)
+            versions.append(String(world.lastSeq))
+            texts.append(String(decoding: document, as: UTF8.self))
+            validUntils.append(validUntil.map(String.init))
+        }
+        try database { () throws(DatabaseError) in
+            _ = try connection.execute(
+                """
+                INSERT INTO proj.users (user_id, version, document, rendered_at, valid_until, updated_at)
+                SELECT u, v, d, $4, vu, now()
+                FROM unnest($1::text[], $2::bigint[], $3::text[], $5::bigint[]) AS x(u, v, d, vu)
+                ON CONFLICT (user_id) DO UPDATE SET version = excluded.version, document = excluded.document,
+                    rendered_at = excluded.rendered_at, valid_until = excluded.valid_until, updated_at = now()
+                """,
+                [PostgresArray.literal(ids), PostgresArray.literal(versions), PostgresArray.literal(texts), String(now),
+                 PostgresArray.literal(validUntils)])
+        }
+        return documents
+    }
+
     /// The document as judged at `now`, and the instant until which it stays the same.
     func render(_ world: LedgerRepository.UserWorld, at now: Int64) -> (document: [UInt8], validUntil: Int64?) {
         let customer = CustomerView.build(
