@@ -16,6 +16,9 @@ public struct ReplayOptions: Sendable {
     public var now: Int64?
     /// Events per COPY batch.
     public var batchSize = 100_000
+    /// Called once the bulk of the log is folded and loaded, before the catch-up: lets a test
+    /// append events at exactly the moment a real writer could, instead of racing a timer.
+    public var beforeCatchUp: (@Sendable () -> Void)?
 
     public init(dryRun: Bool = false, projections: Set<String> = [], catalog: Catalog? = nil) {
         self.dryRun = dryRun
@@ -156,6 +159,7 @@ public final class ReplayEngine: Sendable {
             try renderAndLoad()
             phase(options.dryRun ? "render" : "renderLoad")
             // 4. Catch up with what was appended meanwhile.
+            options.beforeCatchUp?()
             let before = state.events
             state.tracking = true
             try readToEnd(phase: "catch-up")

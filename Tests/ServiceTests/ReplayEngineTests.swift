@@ -109,9 +109,16 @@ import TestSupport
         }
         writers.forEach { $0.start() }
         while writes.load(ordering: .relaxed) < 20 { Thread.sleep(forTimeInterval: 0.01) }
-        // Small batches make the replay slow enough for the writers to overlap every phase.
+        // Small batches make the replay slow enough for the writers to overlap every phase, and
+        // the catch-up waits until the writers have appended more after the bulk read.
         var options = ReplayOptions()
         options.batchSize = 25
+        options.beforeCatchUp = {
+            let target = writes.load(ordering: .relaxed) + 6
+            while writes.load(ordering: .relaxed) < target, !stop.load(ordering: .relaxed) {
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+        }
         let report = try harness.app.projections.engine.run(options)
         let during = writes.load(ordering: .relaxed)
         Thread.sleep(forTimeInterval: 0.3)
