@@ -246,7 +246,7 @@ struct BenchmarkSuite {
             baseline: "COPY (SELECT * FROM es.events) TO STDOUT: \(String(format: "%.1f", copies.median!)) s",
             baselineRuns: copies, ratio: String(format: "%.2f× COPY time", ratio),
             aim: "≥ 200k events/s, ≤ 3× COPY time", met: rate >= 200_000 && ratio <= 3,
-            command: "iap-ledger replay --dry-run (DATABASE_URL=the replay database)",
+            command: "DATABASE_URL='postgresql:///replay?host=$PGHOST&user=postgres' iap-ledger replay (a full replay with swap; the bench times the same engine through ReplayBenchmark.measure)",
             baselineCommand: "psql -h $PGHOST -U postgres replay -c 'COPY (SELECT * FROM es.events) TO STDOUT' > /dev/null"))
     }
 
