@@ -108,7 +108,7 @@ public enum ProjectionVersions {
             """)
         let headSeq = head.int64(0, "seq") ?? 0
         let rows = try connection.query(
-            "SELECT name, version, position_tx::text AS tx, position, to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at FROM proj.projection_versions")
+            #"SELECT name, version, position_tx::text AS tx, position, to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at FROM proj.projection_versions"#)
         var stored: [String: (version: Int, tx: String, seq: Int64, updated: String)] = [:]
         for row in 0..<rows.count {
             stored[rows[row, "name"]!] = (
