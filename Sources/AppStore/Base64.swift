@@ -1,24 +1,28 @@
 /// Strict base64 decoding for JWS segments (base64url, unpadded) and x5c entries (standard, padded).
 /// Hand-written because Foundation rejects unpadded base64url and this sits on the hot path.
 enum Base64 {
-    private static let table: [UInt8] = {
+    /// Sextet value of each byte, 0xFF for bytes outside the alphabet (one table per alphabet, so
+    /// the inner loop needs no per-character alphabet test).
+    private static func table(_ alphabet: String) -> [UInt8] {
         var t = [UInt8](repeating: 0xFF, count: 256)
-        for (i, c) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8.enumerated() {
-            t[Int(c)] = UInt8(i)
-        }
-        t[Int(UInt8(ascii: "+"))] = 62; t[Int(UInt8(ascii: "/"))] = 63
-        t[Int(UInt8(ascii: "-"))] = 64 + 62; t[Int(UInt8(ascii: "_"))] = 64 + 63
+        for (i, c) in alphabet.utf8.enumerated() { t[Int(c)] = UInt8(i) }
         return t
-    }()
+    }
+    private static let standardTable = table("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+    private static let urlTable = table("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 
     /// base64url without padding (RFC 7515 §2); `nil` on any other byte.
     static func decodeURL(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        decode(input, url: true)
+        urlTable.withUnsafeBufferPointer { decode(input, count: input.count, table: $0) }
     }
 
     /// Standard base64; padding optional; `nil` on any other byte.
     static func decodeStandard(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        decode(input, url: false)
+        var n = input.count
+        if n > 0 && input[n - 1] == UInt8(ascii: "=") { n -= 1 }
+        if n > 0 && input[n - 1] == UInt8(ascii: "=") { n -= 1 }
+        if n != input.count && input.count % 4 != 0 { return nil }
+        return standardTable.withUnsafeBufferPointer { decode(input, count: n, table: $0) }
     }
 
     static func decodeStandard(_ text: String) -> [UInt8]? {
@@ -26,39 +30,40 @@ enum Base64 {
         return text.withUTF8 { decodeStandard($0) }
     }
 
-    private static func decode(_ input: UnsafeBufferPointer<UInt8>, url: Bool) -> [UInt8]? {
-        var n = input.count
-        if !url {
-            if n > 0 && input[n - 1] == UInt8(ascii: "=") { n -= 1 }
-            if n > 0 && input[n - 1] == UInt8(ascii: "=") { n -= 1 }
-            if n != input.count && input.count % 4 != 0 { return nil }
-        }
-        if n % 4 == 1 { return nil }
-        var out = [UInt8]()
-        out.reserveCapacity(n * 3 / 4)
-        var acc: UInt32 = 0
-        var bits = 0
-        return table.withUnsafeBufferPointer { t -> [UInt8]? in
-            for i in 0..<n {
-                var v = t[Int(input[i])]
-                if v == 0xFF { return nil }
-                if v >= 64 {
-                    guard url else { return nil }
-                    v -= 64
-                } else if url && v >= 62 {
-                    return nil
-                }
-                acc = (acc << 6) | UInt32(v)
-                bits += 6
-                if bits >= 8 {
-                    bits -= 8
-                    out.append(UInt8(truncatingIfNeeded: acc >> UInt32(bits)))
-                }
+    /// Decodes the first `n` bytes of `input`, four characters (three bytes) at a time.
+    private static func decode(_ input: UnsafeBufferPointer<UInt8>, count n: Int, table t: UnsafeBufferPointer<UInt8>)
+        -> [UInt8]?
+    {
+        let rest = n % 4
+        if rest == 1 { return nil }
+        let outCount = n / 4 * 3 + (rest == 0 ? 0 : rest - 1)
+        var ok = true
+        let out = [UInt8](unsafeUninitializedCapacity: outCount) { out, initialized in
+            var i = 0
+            var o = 0
+            while i + 4 <= n {
+                let a = t[Int(input[i])], b = t[Int(input[i + 1])], c = t[Int(input[i + 2])], d = t[Int(input[i + 3])]
+                if (a | b | c | d) & 0x80 != 0 { ok = false; return }
+                out[o] = a << 2 | b >> 4
+                out[o + 1] = b << 4 | c >> 2
+                out[o + 2] = c << 6 | d
+                i += 4
+                o += 3
             }
-            // Reject non-canonical encodings: the leftover bits must be zero.
-            if bits > 0 && acc & ((1 << UInt32(bits)) - 1) != 0 { return nil }
-            return out
+            // Reject non-canonical encodings: the leftover bits of the last character must be zero.
+            if rest == 2 {
+                let a = t[Int(input[i])], b = t[Int(input[i + 1])]
+                if (a | b) & 0x80 != 0 || b & 0x0F != 0 { ok = false; return }
+                out[o] = a << 2 | b >> 4
+            } else if rest == 3 {
+                let a = t[Int(input[i])], b = t[Int(input[i + 1])], c = t[Int(input[i + 2])]
+                if (a | b | c) & 0x80 != 0 || c & 0x03 != 0 { ok = false; return }
+                out[o] = a << 2 | b >> 4
+                out[o + 1] = b << 4 | c >> 2
+            }
+            initialized = outCount
         }
+        return ok ? out : nil
     }
 
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)

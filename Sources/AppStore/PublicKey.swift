@@ -29,22 +29,27 @@ final class PublicKey: @unchecked Sendable {
         return group == "prime256v1" || group == "P-256"
     }
 
-    /// Verifies a JWS ES256 signature: `rawSignature` is R‖S (64 bytes), `signingInput` the ASCII
-    /// `header.payload` bytes.
-    func verifyES256(rawSignature: UnsafeBufferPointer<UInt8>, signingInput: UnsafeBufferPointer<UInt8>)
+    /// Verifies a JWS ES256 signature: `rawSignature` is R‖S (64 bytes), `digest` the SHA-256 (32
+    /// bytes) of the ASCII `header.payload` signing input.
+    func verifyES256(rawSignature: UnsafeBufferPointer<UInt8>, digest: UnsafeBufferPointer<UInt8>)
         throws(VerificationError)
     {
         guard rawSignature.count == 64 else {
             throw VerificationError(.signatureMismatch, "ES256 signature must be 64 bytes, got \(rawSignature.count)")
         }
-        var der = [UInt8](repeating: 0, count: 80)
-        let derLength = ECDSASignature.der(fromRaw: rawSignature, into: &der)
-        guard derLength > 0 else { throw OpenSSLErrors.signature("cannot encode signature") }
-        // Digest with the one-shot SHA256 and verify the digest: measurably cheaper than the
-        // EVP_DigestVerify path, which fetches the digest from the provider on every call.
-        var digest = [UInt8](repeating: 0, count: 32)
-        digest.withUnsafeMutableBufferPointer { d in _ = SHA256(signingInput.baseAddress, signingInput.count, d.baseAddress) }
-        let ok = withExtendedLifetime(self) { () -> Bool in
+        precondition(digest.count == 32)
+        // Verifying the digest with EVP_PKEY_verify is measurably cheaper than the EVP_DigestVerify
+        // path, which fetches the digest from the provider on every call.
+        let ok = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 80) { der -> Bool in
+            let derLength = ECDSASignature.der(fromRaw: rawSignature, into: der)
+            guard derLength > 0 else { return false }
+            return verify(der: UnsafeBufferPointer(rebasing: der[0..<derLength]), digest: digest)
+        }
+        guard ok else { throw OpenSSLErrors.signature("ES256 signature does not verify with the leaf key") }
+    }
+
+    private func verify(der: UnsafeBufferPointer<UInt8>, digest: UnsafeBufferPointer<UInt8>) -> Bool {
+        withExtendedLifetime(self) { () -> Bool in
             let ctx: OpaquePointer
             if let idle = idleContexts.withLock({ $0.popLast() }) {
                 ctx = idle.ctx
@@ -56,9 +61,7 @@ final class PublicKey: @unchecked Sendable {
                 }
                 ctx = fresh
             }
-            let verified = der.withUnsafeBufferPointer { sig in
-                EVP_PKEY_verify(ctx, sig.baseAddress, derLength, digest, 32)
-            }
+            let verified = EVP_PKEY_verify(ctx, der.baseAddress, der.count, digest.baseAddress, 32)
             // A context that hit an internal error (< 0) is not trusted again.
             let keep = verified >= 0 && idleContexts.withLock { idle in
                 guard idle.count < Self.maxIdleContexts else { return false }
@@ -68,14 +71,13 @@ final class PublicKey: @unchecked Sendable {
             if !keep { EVP_PKEY_CTX_free(ctx) }
             return verified == 1
         }
-        guard ok else { throw OpenSSLErrors.signature("ES256 signature does not verify with the leaf key") }
     }
 }
 
 /// R‖S ⇄ DER conversion of ECDSA signatures through OpenSSL's ECDSA_SIG.
 enum ECDSASignature {
     /// Writes the DER form of a 64-byte R‖S into `out`; returns its length, or 0.
-    static func der(fromRaw raw: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) -> Int {
+    static func der(fromRaw raw: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
         guard let sig = ECDSA_SIG_new() else { OpenSSLErrors.fatal("ECDSA_SIG_new") }
         defer { ECDSA_SIG_free(sig) }
         guard let r = BN_bin2bn(raw.baseAddress, 32, nil) else { return 0 }
@@ -83,10 +85,8 @@ enum ECDSASignature {
         guard ECDSA_SIG_set0(sig, r, s) == 1 else { BN_free(r); BN_free(s); return 0 }
         let n = Int(i2d_ECDSA_SIG(sig, nil))
         guard n > 0, n <= out.count else { return 0 }
-        return out.withUnsafeMutableBufferPointer { buf in
-            var p = buf.baseAddress
-            return Int(i2d_ECDSA_SIG(sig, &p))
-        }
+        var p = out.baseAddress
+        return Int(i2d_ECDSA_SIG(sig, &p))
     }
 
     /// Converts a DER ECDSA signature to R‖S of `width` bytes each (for signing).

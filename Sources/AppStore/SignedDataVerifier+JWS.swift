@@ -19,17 +19,15 @@ extension SignedDataVerifier {
         throws(VerificationError) -> (JSONValue, [UInt8])
     {
         // 1. Exactly three segments.
-        var dots: [Int] = []
-        for i in bytes.indices where bytes[i] == UInt8(ascii: ".") {
-            dots.append(i)
-            if dots.count > 2 { break }
-        }
-        guard dots.count == 2 else {
+        guard let firstDot = Self.indexOfDot(in: bytes, from: 0),
+              let secondDot = Self.indexOfDot(in: bytes, from: firstDot + 1),
+              Self.indexOfDot(in: bytes, from: secondDot + 1) == nil
+        else {
             throw VerificationError(.malformed, "a compact JWS has exactly 3 segments")
         }
-        let headerPart = UnsafeBufferPointer(rebasing: bytes[0..<dots[0]])
-        let payloadPart = UnsafeBufferPointer(rebasing: bytes[(dots[0] + 1)..<dots[1]])
-        let signaturePart = UnsafeBufferPointer(rebasing: bytes[(dots[1] + 1)...])
+        let headerPart = UnsafeBufferPointer(rebasing: bytes[0..<firstDot])
+        let payloadPart = UnsafeBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot])
+        let signaturePart = UnsafeBufferPointer(rebasing: bytes[(secondDot + 1)...])
 
         guard let payloadBytes = Base64.decodeURL(payloadPart) else {
             throw VerificationError(.malformed, "payload is not base64url")
@@ -57,25 +55,34 @@ extension SignedDataVerifier {
             time = Int64(Glibc.time(nil))
         }
 
-        // 2, 3, 5, 6. Header and chain, cached by the header's hash; a hit still honours `time`.
-        let key = ChainCache.Key(header: headerPart)
+        // 2, 3, 5, 6. Header and chain, cached by the header segment; a hit still honours `time`.
         let entry: ChainCache.Entry
-        if let hit = cache.lookup(key), hit.covers(time) {
+        if let hit = cache.lookup(headerPart), hit.covers(time) {
             entry = hit
         } else {
             entry = try validateHeader(headerPart, at: time)
-            cache.insert(entry, for: key)
+            cache.insert(entry)
         }
 
-        // 8. ES256 signature over "header.payload" with the leaf key.
+        // 8. ES256 signature over "header.payload" with the leaf key; the entry has already
+        // absorbed "header." into its SHA-256 state.
         guard let signature = Base64.decodeURL(signaturePart) else {
             throw VerificationError(.malformed, "signature is not base64url")
         }
-        let signingInput = UnsafeBufferPointer(rebasing: bytes[0..<dots[1]])
-        try signature.withUnsafeBufferPointer { sig throws(VerificationError) in
-            try entry.leafKey.verifyES256(rawSignature: sig, signingInput: signingInput)
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { digest throws(VerificationError) in
+            entry.headerDigest.digest(appending: payloadPart, into: digest.baseAddress!)
+            try signature.withUnsafeBufferPointer { sig throws(VerificationError) in
+                try entry.leafKey.verifyES256(rawSignature: sig, digest: UnsafeBufferPointer(digest))
+            }
         }
         return (payload, payloadBytes)
+    }
+
+    private static func indexOfDot(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        guard start < bytes.count, let base = bytes.baseAddress,
+              let hit = memchr(base + start, Int32(UInt8(ascii: ".")), bytes.count - start)
+        else { return nil }
+        return UnsafeRawPointer(hit) - UnsafeRawPointer(base)
     }
 
     /// Header checks (alg ES256, x5c of 3), then the chain at `time` and Apple's OIDs.
@@ -101,10 +108,11 @@ extension SignedDataVerifier {
             throw VerificationError(.invalidChain, "x5c must hold 3 certificates, found \(x5c.count)")
         }
         // x5c[2] is ignored: the anchor is one of the configured roots.
-        return try validateChain(leaf: x5c[0], intermediate: x5c[1], at: time)
+        return try validateChain(leaf: x5c[0], intermediate: x5c[1], at: time, header: headerPart)
     }
 
-    private func validateChain(leaf leafText: String, intermediate intermediateText: String, at time: Int64)
+    private func validateChain(leaf leafText: String, intermediate intermediateText: String, at time: Int64,
+                               header headerPart: UnsafeBufferPointer<UInt8>)
         throws(VerificationError) -> ChainCache.Entry
     {
         guard let leafDER = Base64.decodeStandard(leafText) else {
@@ -124,6 +132,6 @@ extension SignedDataVerifier {
         }
         let key = try leaf.publicKey()
         guard key.isP256 else { throw VerificationError(.invalidCertificate, "leaf key is not P-256") }
-        return ChainCache.Entry(leafKey: key, windows: windows)
+        return ChainCache.Entry(leafKey: key, windows: windows, header: headerPart)
     }
 }

@@ -6,6 +6,9 @@ struct JSONParser {
     private var index = 0
     private var depth = 0
     private static let maxDepth = 512
+    /// Members of the objects being parsed (a stack shared by nested objects), so each object's
+    /// dictionary is allocated once at its final size instead of growing and rehashing.
+    private var pendingMembers: [(String, JSONValue)] = []
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -71,6 +74,7 @@ struct JSONParser {
             depth -= 1
             return .object(members)
         }
+        let first = pendingMembers.count
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
@@ -79,7 +83,7 @@ struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1
             skipWhitespace()
-            members[key] = try parseValue()
+            pendingMembers.append((key, try parseValue()))
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -89,6 +93,11 @@ struct JSONParser {
             guard bytes[index] == UInt8(ascii: "}") else { throw fail("expected ',' or '}'") }
             index += 1
             depth -= 1
+            members.reserveCapacity(pendingMembers.count - first)
+            for i in first..<pendingMembers.count {
+                members[pendingMembers[i].0] = pendingMembers[i].1  // a repeated name: the last one wins
+            }
+            pendingMembers.removeSubrange(first...)
             return .object(members)
         }
     }
@@ -151,12 +160,16 @@ struct JSONParser {
     private mutating func parseString() throws(JSONError) -> String {
         index += 1
         let start = index
-        // Fast path: no escapes, valid UTF-8 straight from the buffer.
+        // Fast path: no escapes, straight from the buffer. Pure ASCII (ids, dates, enum words) needs
+        // no UTF-8 validation; `String(validating:)` is generic and unspecialized here (metadata
+        // lookups per call), so it only runs when a byte ≥ 0x80 was seen.
+        var nonASCII: UInt8 = 0
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
+                if nonASCII & 0x80 == 0 { return String(decoding: slice, as: UTF8.self) }
                 guard let text = String(validating: slice, as: UTF8.self) else {
                     throw JSONError(offset: start, message: "invalid UTF-8 in string")
                 }
@@ -164,6 +177,7 @@ struct JSONParser {
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw fail("control character in string") }
+            nonASCII |= byte
             index += 1
         }
         guard index < bytes.count else { throw fail("unterminated string") }

@@ -31,6 +31,22 @@ import JSON
         #expect(throws: JSONError.self) { try JSONValue.parse([0x22, 0xFF, 0xFE, 0x22]) }
     }
 
+    @Test func keepsNestedObjectMembersApartAndTheLastDuplicateWins() throws {
+        let value = try JSONValue.parse(#"{"a":1,"o":{"a":2,"p":{"a":3},"b":4},"a":5,"z":"é€😀"}"#)
+        #expect(value["a"]?.int64Value == 5)
+        #expect(value["o"]?.objectValue?.count == 3)
+        #expect(value["o"]?["a"]?.int64Value == 2)
+        #expect(value["o"]?["p"]?["a"]?.int64Value == 3)
+        #expect(value["o"]?["b"]?.int64Value == 4)
+        #expect(value["z"]?.stringValue == "é€😀")
+        #expect(value.objectValue?.count == 3)
+    }
+
+    @Test func rejectsInvalidUTF8AfterASCIIAndInMemberNames() {
+        #expect(throws: JSONError.self) { try JSONValue.parse([0x22, 0x61, 0x62, 0xC3, 0x22]) }
+        #expect(throws: JSONError.self) { try JSONValue.parse([0x7B, 0x22, 0xED, 0xA0, 0x80, 0x22, 0x3A, 0x31, 0x7D]) }
+    }
+
     @Test func rejectsPathologicalNesting() {
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
         #expect(throws: JSONError.self) { try JSONValue.parse(deep) }
