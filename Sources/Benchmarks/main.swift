@@ -23,11 +23,6 @@ func option(_ name: String, in arguments: [String]) -> String? {
 }
 
 /// User + system CPU time of this process.
-func cpuSeconds() -> Double {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
-}
 
 func main() -> Int32 {
     let arguments = Array(CommandLine.arguments.dropFirst())
@@ -40,14 +35,8 @@ func main() -> Int32 {
         case "verify-cpu":
             // Count-bounded, CPU-time based: steadier than wall-clock rates on a shared machine (A/B of fixes).
             let count = option("count", in: arguments).flatMap(Int.init) ?? 20_000
-            let vectors = TestVectors.shared
-            let verifier = vectors.verifier()
-            let tokens = (0..<512).map { _ in vectors.signedTransaction() }
-            _ = try verifier.verifyTransaction(tokens[0])
-            let before = cpuSeconds()
-            for index in 0..<count { _ = try verifier.verifyTransaction(tokens[index % tokens.count]) }
-            let used = cpuSeconds() - before
-            print(String(format: "%.1f µs CPU per verify (%.0f verify per CPU-second)", used / Double(count) * 1e6, Double(count) / used))
+            let rate = AppStoreBenchmark.verifyPerCPUSecond(count: count)
+            print(String(format: "%.1f µs CPU per verify (%.0f verify per CPU-second)", 1e6 / rate, rate))
         case "verify":
             let seconds = option("seconds", in: arguments).flatMap(Double.init) ?? 3
             print(String(format: "%.0f verify/s", AppStoreBenchmark.verifyThroughput(seconds: seconds)))
