@@ -3,16 +3,16 @@ import Glibc
 
 /// A tiny HTTP/1.1 server on 127.0.0.1 (POSIX sockets) answering scripted responses per path, in order;
 /// the last response of a path repeats. Stands in for Apple's verifyReceipt in tests.
-final class StandInServer: @unchecked Sendable {
-    typealias Response = (status: Int, body: String)
+public final class StandInServer: @unchecked Sendable {
+    public typealias Response = (status: Int, body: String)
     private let fd: Int32
-    let port: UInt16
+    public let port: UInt16
     private let lock = NSLock()
     private var scripts: [String: [Response]]
     private var hits: [String: Int] = [:]
     private var bodies: [String] = []
 
-    init(_ scripts: [String: [Response]]) throws {
+    public init(_ scripts: [String: [Response]]) throws {
         self.scripts = scripts
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var yes: Int32 = 1
@@ -34,13 +34,13 @@ final class StandInServer: @unchecked Sendable {
         Thread.detachNewThread { [self] in serve() }
     }
 
-    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
-    func hitCount(_ path: String) -> Int { lock.withLock { hits[path] ?? 0 } }
-    var requestBodies: [String] { lock.withLock { bodies } }
+    public func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
+    public func hitCount(_ path: String) -> Int { lock.withLock { hits[path] ?? 0 } }
+    public var requestBodies: [String] { lock.withLock { bodies } }
 
     /// Stops listening. Only the serving thread closes the descriptor, so its number cannot be
     /// recycled by another server while this thread might still call accept on it.
-    func stop() {
+    public func stop() {
         shutdown(fd, Int32(SHUT_RDWR))
     }
 
