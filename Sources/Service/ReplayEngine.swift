@@ -67,6 +67,7 @@ public final class ReplayEngine: Sendable {
         if wanted.contains(ProjectionVersions.users.name) {
             var run = Run(engine: self, connection: connection, options: options, progress: progress)
             report = try run.execute()
+            Self.releaseInBackground(consume run)
         } else {
             report = ReplayReport(dryRun: options.dryRun, projections: [])
         }
@@ -77,5 +78,20 @@ public final class ReplayEngine: Sendable {
             }
         }
         return report
+    }
+
+    /// Frees a finished run's in-memory ledger (millions of small objects: ~0.5 s of single-threaded
+    /// deallocation for 1M events) on a helper thread, so the report is not held back by it.
+    private static func releaseInBackground(_ run: consuming Run) {
+        let box = Released(run)
+        let thread = Thread { box.drop() }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    private final class Released: @unchecked Sendable {
+        private var run: Run?
+        init(_ run: consuming Run) { self.run = run }
+        func drop() { run = nil }
     }
 }
