@@ -101,6 +101,7 @@ struct ReplayLogReader {
         var batch = Batch()
         batch.events.reserveCapacity(bytes.count / 300)
         var failure: ServiceError?
+        var decoder = LedgerEventDecoder()
         bytes.withUnsafeBufferPointer { buffer in
             var i = 0
             let n = buffer.count
@@ -129,7 +130,7 @@ struct ReplayLogReader {
                     if data.contains(0x5C) {  // a backslash: COPY escaped something, undo it first
                         event = try LedgerEvent.decode(type: type, schemaVersion: schemaVersion, data: unescape(data))
                     } else {
-                        event = try LedgerEvent.decode(type: type, schemaVersion: schemaVersion, data: data)
+                        event = try decoder.decode(type: type, schemaVersion: schemaVersion, data: data)
                     }
                     batch.events.append((seq, event))
                 } catch {

@@ -52,6 +52,26 @@ import Testing
         #expect(decoded == event)
     }
 
+    @Test func aReusedDecoderGivesWhatDecodeGives() throws {
+        var decoder = LedgerEventDecoder()
+        for event in Self.events + Self.events.reversed() {
+            let bytes = event.encode()
+            let decoded = try bytes.withUnsafeBufferPointer { data in
+                try decoder.decode(type: event.typeName, schemaVersion: event.schemaVersion, data: data)
+            }
+            #expect(decoded == event)
+            #expect(decoded == (try LedgerEvent.decode(type: event.typeName, schemaVersion: 1, data: bytes)))
+        }
+        #expect(throws: EventDecodingError.self) {
+            try Array("{\"userId\":\"u\"}".utf8).withUnsafeBufferPointer { data in
+                try decoder.decode(type: "ChainClaimed", schemaVersion: 1, data: data)
+            }
+        }
+        let after = LedgerEvent.entitlementRevoked(userId: "u-1", entitlement: "pro", reason: "abuse", at: F.t0)
+        let bytes = after.encode()
+        #expect(try bytes.withUnsafeBufferPointer { try decoder.decode(type: after.typeName, schemaVersion: 1, data: $0) } == after)
+    }
+
     @Test func everyEventTypeIsCovered() {
         #expect(Set(Self.events.map(\.typeName)) == Set(LedgerEvent.typeNames))
     }

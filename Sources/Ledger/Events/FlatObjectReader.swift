@@ -9,37 +9,49 @@ struct FlatObjectReader {
     private init(_ bytes: UnsafeBufferPointer<UInt8>) { b = bytes }
 
     static func read(_ bytes: UnsafeBufferPointer<UInt8>) -> [EventValue?]? {
-        var reader = FlatObjectReader(bytes)
-        return reader.object()
+        var values = [EventValue?](repeating: nil, count: EventField.count)
+        var written: [Int] = []
+        return read(bytes, into: &values, written: &written) ? values : nil
     }
 
-    private mutating func object() -> [EventValue?]? {
-        var values = [EventValue?](repeating: nil, count: EventField.count)
+    /// Reads into `values` (all nil on entry), appending each index it sets to `written` (so a
+    /// reused table can be cleared cheaply); false when the full parser is needed.
+    static func read(
+        _ bytes: UnsafeBufferPointer<UInt8>, into values: inout [EventValue?], written: inout [Int]
+    ) -> Bool {
+        var reader = FlatObjectReader(bytes)
+        return reader.object(into: &values, written: &written)
+    }
+
+    private mutating func object(into values: inout [EventValue?], written: inout [Int]) -> Bool {
         skipSpace()
-        guard peek(0x7B) else { return nil }
+        guard peek(0x7B) else { return false }
         i += 1
         skipSpace()
         if peek(0x7D) {
             i += 1
-            return end() ? values : nil
+            return end()
         }
         while true {
             skipSpace()
-            guard peek(0x22), let key = stringRange() else { return nil }
+            guard peek(0x22), let key = stringRange() else { return false }
             skipSpace()
-            guard peek(0x3A) else { return nil }
+            guard peek(0x3A) else { return false }
             i += 1
             skipSpace()
-            guard let value = value() else { return nil }
-            if let field = EventField.lookup(UnsafeBufferPointer(rebasing: b[key])) { values[field.rawValue] = value }
+            guard let value = value() else { return false }
+            if let field = EventField.lookup(UnsafeBufferPointer(rebasing: b[key])) {
+                values[field.rawValue] = value
+                written.append(field.rawValue)
+            }
             skipSpace()
             if peek(0x2C) {
                 i += 1
                 continue
             }
-            guard peek(0x7D) else { return nil }
+            guard peek(0x7D) else { return false }
             i += 1
-            return end() ? values : nil
+            return end()
         }
     }
 
