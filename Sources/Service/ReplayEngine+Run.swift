@@ -65,7 +65,11 @@ extension ReplayEngine {
             options.beforeCatchUp?()
             let before = state.events
             state.tracking = true
-            try readToEnd(phase: "catch-up")
+            // A dry run never swaps, so it never reaches the final read under the writers' locks:
+            // it reads every committed event here instead. Otherwise a long transaction anywhere in
+            // the cluster (the xid horizon is cluster-wide) would hide recent events and every user
+            // they touched would be reported as changed.
+            try readToEnd(phase: "catch-up", horizon: !options.dryRun)
             try applyTouched()
             report.catchUpEvents = state.events - before
             phase("catchUp")

@@ -76,6 +76,20 @@ import TestSupport
         #expect(read.json["entitlements"]?["premium"]?["active"]?.boolValue == true)
     }
 
+    @Test func aDryRunSeesEventsCommittedBehindALongTransactionElsewhere() throws {
+        let harness = try ReplayHarness()
+        try harness.runScenarios()
+        // A writer that took an xid and stays open holds the cluster-wide xid horizon back.
+        let blocker = try harness.connection()
+        try blocker.executeScript("BEGIN")
+        _ = try blocker.query("SELECT pg_current_xact_id()")
+        defer { try? blocker.executeScript("ROLLBACK") }
+        _ = try harness.purchase("u-late", ["productId": .string(ReplayHarness.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
+        let report = try harness.app.projections.engine.run(ReplayOptions(dryRun: true))
+        #expect(report.events == (try harness.eventCount()))
+        #expect(report.changedUsers.isEmpty, "\(report.changedUsers.prefix(3))")
+    }
+
     @Test func replayWhileWritesContinueMissesNothingAndAppliesNothingTwice() throws {
         let harness = try ReplayHarness()
         try harness.runScenarios()
