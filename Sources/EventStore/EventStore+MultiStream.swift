@@ -10,22 +10,6 @@ extension EventStore {
         }
     }
 
-    /// Locks `lock` (per-stream advisory locks, sorted by name, like `lockStreams`), then reads
-    /// every event of `read` in stream and version order: one round trip (`es.lock_and_read`).
-    /// The read runs after the locks, so it sees what their previous holders committed.
-    public func lockAndReadStreams(lock: [String], read: [String], on connection: Connection)
-        throws(DatabaseError) -> [RecordedEvent]
-    {
-        guard !lock.isEmpty || !read.isEmpty else { return [] }
-        let rows = try connection.query(
-            """
-            SELECT seq, tx, stream_id, version, type, schema_version, data, metadata, payload, recorded_at_ms
-            FROM es.lock_and_read($1::text[], $2::text[])
-            """,
-            [PostgresArray.literal(lock), PostgresArray.literal(read)])
-        return Self.events(from: rows)
-    }
-
     /// Every event of the given streams (optionally only those recorded up to `recordedUpTo`,
     /// ms since the epoch), ordered by stream and version.
     public func readStreams(_ streams: [String], recordedUpTo: Int64? = nil, on connection: Connection)

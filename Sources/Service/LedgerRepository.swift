@@ -35,32 +35,14 @@ struct LedgerRepository: Sendable {
     func load(streams: [String], recordedUpTo: Int64? = nil, on connection: Connection) throws(ServiceError)
         -> [String: LoadedStream]
     {
-        guard !streams.isEmpty else { return [:] }
+        var loaded: [String: LoadedStream] = [:]
+        guard !streams.isEmpty else { return loaded }
         let rows: [RecordedEvent]
         do {
             rows = try store.readStreams(streams, recordedUpTo: recordedUpTo, on: connection)
         } catch {
             throw .database(error)
         }
-        return try Self.fold(rows)
-    }
-
-    /// Locks `lock` (sorted, like `lock(_:on:)`), then loads `streams`, in one round trip.
-    func lockAndLoad(lock: [String], streams: [String], on connection: Connection) throws(ServiceError)
-        -> [String: LoadedStream]
-    {
-        let rows: [RecordedEvent]
-        do {
-            rows = try store.lockAndReadStreams(lock: Array(Set(lock)), read: streams, on: connection)
-        } catch {
-            throw .database(error)
-        }
-        return try Self.fold(rows)
-    }
-
-    /// Rows of several streams (in stream and version order) decoded and grouped by stream.
-    private static func fold(_ rows: [RecordedEvent]) throws(ServiceError) -> [String: LoadedStream] {
-        var loaded: [String: LoadedStream] = [:]
         for row in rows {
             let event: LedgerEvent
             do {

@@ -31,8 +31,9 @@ extension LedgerService {
             if let notification = batch.notification, notification.fact.originalTransactionId == nil {
                 streams.append(LedgerStream.unattachedNotifications)
             }
-            // The chains' locks, then their owners as seen under those locks: one round trip.
-            let owners = try lockChains(streams, chainIds: Array(chainIds), on: connection)
+            try database { () throws(DatabaseError) in try repository.lock(streams, on: connection) }
+
+            let owners = try chainOwners(Array(chainIds), on: connection)
             // Who claims what: the posting user claims every chain of the batch; otherwise an
             // unclaimed chain goes to the user its appAccountToken names.
             var claims: [String: String] = [:]
@@ -44,10 +45,11 @@ extension LedgerService {
                 }
             }
             let users = Set(owners.values).union(claims.values)
-            // The users' locks, then one read for every stream this unit decides on (the batch's
-            // chains and the users'): one round trip.
+            try database { () throws(DatabaseError) in try repository.lock(users.map(LedgerStream.user), on: connection) }
+
+            // One read for every stream this unit decides on: the batch's chains and the users'.
             let userStreamNames = users.map(LedgerStream.user)
-            let loaded = try repository.lockAndLoad(lock: userStreamNames, streams: streams + userStreamNames, on: connection)
+            let loaded = try repository.load(streams: streams + userStreamNames, on: connection)
             var chainStates: [String: ChainState] = [:]
             for stream in streams { chainStates[stream] = Chain.fold(loaded[stream]?.events ?? []) }
             var decided: [(event: LedgerEvent, payload: String?)] = []
@@ -113,6 +115,16 @@ extension LedgerService {
                         })
                 }
                 for event in recorded { lastSeq[event.stream] = max(lastSeq[event.stream] ?? 0, event.seq) }
+                if !claimedNow.isEmpty {
+                    try database { () throws(DatabaseError) in
+                        _ = try connection.execute(
+                            """
+                            INSERT INTO proj.chain_owners (original_transaction_id, user_id)
+                            SELECT * FROM unnest($1::text[], $2::text[])
+                            ON CONFLICT (original_transaction_id) DO UPDATE SET user_id = excluded.user_id, claimed_at = now()
+                            """, [PostgresArray.literal(claimedNow.map(\.otid)), PostgresArray.literal(claimedNow.map(\.user))])
+                    }
+                }
             }
 
             // Re-render every user whose view changed: claimants, previous owners, and the
@@ -145,25 +157,7 @@ extension LedgerService {
                 }
                 worlds.append(world)
             }
-            // The projection writes, sent together (pipelined: one round trip).
-            let (upsertUsers, rendered) = documents.upsert(worlds, now: now)
-            var writes: [Connection.Statement] = []
-            if !claimedNow.isEmpty {
-                writes.append(Connection.Statement(
-                    """
-                    INSERT INTO proj.chain_owners (original_transaction_id, user_id)
-                    SELECT * FROM unnest($1::text[], $2::text[])
-                    ON CONFLICT (original_transaction_id) DO UPDATE SET user_id = excluded.user_id, claimed_at = now()
-                    """, [PostgresArray.literal(claimedNow.map(\.otid)), PostgresArray.literal(claimedNow.map(\.user))]))
-            }
-            if let upsertUsers { writes.append(upsertUsers) }
-            try database { () throws(DatabaseError) in
-                if writes.count == 1 {
-                    _ = try connection.execute(writes[0].sql, writes[0].params)
-                } else if writes.count > 1 {
-                    _ = try connection.pipeline(writes)
-                }
-            }
+            let rendered = try documents.store(worlds, now: now, on: connection)
             if let claimant { outcome.customer = rendered[claimant] }
             return outcome
         }
@@ -183,23 +177,6 @@ extension LedgerService {
             return owners
         } catch {
             throw .database(error)
-        }
-    }
-
-    /// Locks the batch's streams (sorted by name, like every writer), then reads the current
-    /// owners of `chainIds` under those locks (`proj.lock_chains`, one round trip).
-    private func lockChains(_ streams: [String], chainIds: [String], on connection: Connection) throws(ServiceError)
-        -> [String: String]
-    {
-        try database { () throws(DatabaseError) in
-            let rows = try connection.query(
-                "SELECT original_transaction_id, user_id FROM proj.lock_chains($1::text[], $2::text[])",
-                [PostgresArray.literal(Array(Set(streams))), PostgresArray.literal(chainIds)])
-            var owners: [String: String] = [:]
-            for row in 0..<rows.count {
-                if let otid = rows[row, 0], let user = rows[row, 1] { owners[otid] = user }
-            }
-            return owners
         }
     }
 

@@ -34,17 +34,7 @@ struct UserDocuments: Sendable {
     func store(_ worlds: [LedgerRepository.UserWorld], now: Int64, on connection: Connection) throws(ServiceError)
         -> [String: [UInt8]]
     {
-        let (statement, documents) = upsert(worlds, now: now)
-        if let statement {
-            try database { () throws(DatabaseError) in _ = try connection.execute(statement.sql, statement.params) }
-        }
-        return documents
-    }
-
-    /// Renders several users' documents at `now`: the one statement that upserts them (nil for
-    /// no users), to run or to pipeline with others, and each user's bytes.
-    func upsert(_ worlds: [LedgerRepository.UserWorld], now: Int64) -> (statement: Connection.Statement?, documents: [String: [UInt8]]) {
-        guard !worlds.isEmpty else { return (nil, [:]) }
+        guard !worlds.isEmpty else { return [:] }
         var documents: [String: [UInt8]] = [:]
         var ids: [String] = [], versions: [String] = [], texts: [String] = [], validUntils: [String?] = []
         for world in worlds {
@@ -55,17 +45,19 @@ struct UserDocuments: Sendable {
             texts.append(String(decoding: document, as: UTF8.self))
             validUntils.append(validUntil.map(String.init))
         }
-        let statement = Connection.Statement(
-            """
-            INSERT INTO proj.users (user_id, version, document, rendered_at, valid_until, updated_at)
-            SELECT u, v, d, $4, vu, now()
-            FROM unnest($1::text[], $2::bigint[], $3::text[], $5::bigint[]) AS x(u, v, d, vu)
-            ON CONFLICT (user_id) DO UPDATE SET version = excluded.version, document = excluded.document,
-                rendered_at = excluded.rendered_at, valid_until = excluded.valid_until, updated_at = now()
-            """,
-            [PostgresArray.literal(ids), PostgresArray.literal(versions), PostgresArray.literal(texts), String(now),
-             PostgresArray.literal(validUntils)])
-        return (statement, documents)
+        try database { () throws(DatabaseError) in
+            _ = try connection.execute(
+                """
+                INSERT INTO proj.users (user_id, version, document, rendered_at, valid_until, updated_at)
+                SELECT u, v, d, $4, vu, now()
+                FROM unnest($1::text[], $2::bigint[], $3::text[], $5::bigint[]) AS x(u, v, d, vu)
+                ON CONFLICT (user_id) DO UPDATE SET version = excluded.version, document = excluded.document,
+                    rendered_at = excluded.rendered_at, valid_until = excluded.valid_until, updated_at = now()
+                """,
+                [PostgresArray.literal(ids), PostgresArray.literal(versions), PostgresArray.literal(texts), String(now),
+                 PostgresArray.literal(validUntils)])
+        }
+        return documents
     }
 
     /// The document as judged at `now`, and the instant until which it stays the same.
