@@ -29,11 +29,7 @@ public final class Gauge: MetricFamily {
     }
 
     func renderSamples(into out: inout [UInt8]) {
-        let snapshot = series.withLock { $0 }
-        for labels in snapshot.keys.sorted(by: PrometheusText.labelOrder) {
-            PrometheusText.sample(
-                into: &out, name: name, labelNames: labelNames, labels: labels, value: snapshot[labels]!)
-        }
+        PrometheusText.samples(into: &out, name: name, labelNames: labelNames, series: series.withLock { $0 })
     }
 }
 

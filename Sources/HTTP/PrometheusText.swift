@@ -12,6 +12,13 @@ enum PrometheusText {
         out.append(contentsOf: "\n# TYPE \(name) \(type)\n".utf8)
     }
 
+    /// Every series of one family, in a stable order (sorted label values).
+    static func samples(into out: inout [UInt8], name: String, labelNames: [String], series: [[String]: Double]) {
+        for labels in series.keys.sorted(by: labelOrder) {
+            sample(into: &out, name: name, labelNames: labelNames, labels: labels, value: series[labels]!)
+        }
+    }
+
     static func sample(into out: inout [UInt8], name: String, labelNames: [String], labels: [String], value: Double) {
         out.append(contentsOf: name.utf8)
         if !labelNames.isEmpty {
