@@ -8,8 +8,8 @@ import TestSupport
 let usage = """
     usage: iap-ledger-bench <command> [options]
 
-      run [--runs N] [--seconds S] [--purchases N] [--out FILE]
-                      every benchmark next to its baseline; rewrites the table in FILE (BENCHMARKS.md)
+      run [--runs N] [--seconds S] [--purchases N] [--out FILE] [--only cpu,http,replay]
+                      every benchmark (or the groups named) next to its baseline; rewrites the table in FILE (BENCHMARKS.md)
       verify [--seconds S]      JWS verifications/s, warm chain cache, one thread
       verify-cpu [--count N]    CPU µs per warm-cache verification (count-bounded; for A/B of fixes)
       fold [--events N]         ledger fold events/s in memory, one thread
@@ -55,6 +55,7 @@ func main() -> Int32 {
             if let seconds = option("seconds", in: arguments).flatMap(Int.init) { parameters.seconds = seconds }
             if let purchases = option("purchases", in: arguments).flatMap(Int.init) { parameters.purchases = purchases }
             if let out = option("out", in: arguments) { parameters.output = out }
+            if let only = option("only", in: arguments) { parameters.groups = Set(only.split(separator: ",").map(String.init)) }
             var suite = BenchmarkSuite(parameters: parameters)
             try suite.run()
         default:

@@ -33,18 +33,19 @@ public final class Gauge: MetricFamily {
     }
 }
 
-/// A gauge sampled at scrape time.
+/// A gauge (or a counter kept elsewhere, e.g. in atomics on a hot path) sampled at scrape time.
 final class CallbackGauge: MetricFamily {
     let name: String
     let help: String
     let labelNames: [String]
-    var type: String { "gauge" }
+    let type: String
     private let sample: @Sendable () -> [(labels: [String], value: Double)]
 
     init(
-        name: String, help: String, labelNames: [String],
+        name: String, help: String, labelNames: [String], type: String = "gauge",
         sample: @escaping @Sendable () -> [(labels: [String], value: Double)]
     ) {
+        self.type = type
         self.name = name
         self.help = help
         self.labelNames = labelNames

@@ -12,6 +12,15 @@ public final class MetricsRegistry: Sendable {
         register(Counter(name: name, help: help, labelNames: labels))
     }
 
+    /// A counter whose samples are read at scrape time from where the caller keeps them (for
+    /// hot paths that count in atomics rather than take the registry's mutex per event).
+    public func counter(
+        _ name: String, help: String, labels: [String] = [],
+        sample: @escaping @Sendable () -> [(labels: [String], value: Double)]
+    ) {
+        _ = register(CallbackGauge(name: name, help: help, labelNames: labels, type: "counter", sample: sample))
+    }
+
     /// A gauge set or moved by the caller.
     public func gauge(_ name: String, help: String, labels: [String] = []) -> Gauge {
         register(Gauge(name: name, help: help, labelNames: labels))

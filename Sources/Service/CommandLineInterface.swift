@@ -10,7 +10,7 @@ public enum CommandLineInterface {
         usage: iap-ledger <command> [options]
 
         commands:
-          serve [--config FILE] [--port N] [--data-dir DIR] [--host ADDR] [--threads N]
+          serve [--config FILE] [--port N] [--data-dir DIR] [--host ADDR] [--threads N] [--db-connections N]
                                   run the service (embedded PostgreSQL unless DATABASE_URL is set)
           migrate [--data-dir DIR]  apply pending migrations and exit
           keys create --name NAME --scopes read,write,admin
@@ -23,7 +23,8 @@ public enum CommandLineInterface {
 
         environment: DATABASE_URL, PORT, IAP_LEDGER_CONFIG, IAP_LEDGER_HOST, IAP_LEDGER_MIGRATIONS,
           IAP_LEDGER_KEY_CACHE_SECONDS (how long serve trusts a key before asking PostgreSQL again,
-          default 30: a key revoked with `keys revoke` stops working within that time)
+          default 30: a key revoked with `keys revoke` stops working within that time),
+          IAP_LEDGER_USER_CACHE_MB (memory for cached user documents, default 32; 0 turns the cache off)
         """
 
     public static func main(_ arguments: [String]) -> Int32 {
@@ -112,7 +113,7 @@ public enum CommandLineInterface {
 
     static func serve(_ arguments: [String]) throws -> Int32 {
         let parsed = try CommandLineArguments(
-            arguments, valued: ["config", "port", "data-dir", "host", "threads"], switches: [])
+            arguments, valued: ["config", "port", "data-dir", "host", "threads", "db-connections"], switches: [])
         if parsed.wantsHelp {
             print(usage)
             return 0
@@ -132,6 +133,12 @@ public enum CommandLineInterface {
             }
             options.threads = number
         }
+        if let connections = parsed.options["db-connections"] {
+            guard let number = Int(connections), (1...256).contains(number) else {
+                throw CommandLineArguments.UsageError(description: "--db-connections must be 1…256, got \(connections)")
+            }
+            options.databaseConnections = number
+        }
         options.host = parsed.options["host"] ?? environment("IAP_LEDGER_HOST") ?? options.host
         if let seconds = environment("IAP_LEDGER_KEY_CACHE_SECONDS") {
             guard let number = Int64(seconds), (0...3600).contains(number) else {
@@ -139,6 +146,13 @@ public enum CommandLineInterface {
                     description: "IAP_LEDGER_KEY_CACHE_SECONDS must be 0…3600, got \"\(seconds)\"")
             }
             options.keyCacheMillis = number * 1000
+        }
+        if let megabytes = environment("IAP_LEDGER_USER_CACHE_MB") {
+            guard let number = Int(megabytes), (0...65536).contains(number) else {
+                throw CommandLineArguments.UsageError(
+                    description: "IAP_LEDGER_USER_CACHE_MB must be 0…65536, got \"\(megabytes)\"")
+            }
+            options.userCacheBytes = number << 20
         }
         options.databaseURL = environment("DATABASE_URL")
         options.dataDirectory = parsed.options["data-dir"] ?? options.dataDirectory

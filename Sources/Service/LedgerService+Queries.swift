@@ -3,14 +3,33 @@ import JSON
 import Ledger
 
 extension LedgerService {
-    /// `GET /v1/users/{id}`: the stored document while it is still true (one indexed row),
-    /// otherwise folded from the log and judged now.
+    /// `GET /v1/users/{id}`: from the in-process cache when it holds a document true now (after
+    /// a check of PostgreSQL that started after this read did); otherwise the stored document
+    /// while it is still true (one indexed row), otherwise folded from the log and judged now.
     func customer(userId: String) throws(ServiceError) -> [UInt8] {
         let now = clock()
-        return try read { connection throws(ServiceError) in
-            if let cached = try documents.cached(userId: userId, now: now, on: connection) { return cached }
+        guard let feed = documentFeed, feed.awaitCheck() else {
+            documentFeed?.cache.bypasses.add(1, ordering: .relaxed)
+            return try fetchCustomer(userId: userId, now: now).document
+        }
+        let cache = feed.cache
+        if let document = cache.document(for: userId, at: now) {
+            cache.hits.add(1, ordering: .relaxed)
+            return document
+        }
+        cache.misses.add(1, ordering: .relaxed)
+        let ticket = cache.ticket(for: userId)
+        let judged = try fetchCustomer(userId: userId, now: now)
+        cache.insert(judged, for: userId, ticket: ticket)
+        return judged.document
+    }
+
+    private func fetchCustomer(userId: String, now: Int64) throws(ServiceError) -> UserDocuments.Judged {
+        try read { connection throws(ServiceError) in
+            if let stored = try documents.cached(userId: userId, now: now, on: connection) { return stored }
             let world = try repository.loadUser(userId, on: connection)
-            return documents.render(world, at: now).document
+            let (document, validUntil) = documents.render(world, at: now)
+            return UserDocuments.Judged(document: document, validFrom: now, validUntil: validUntil)
         }
     }
 

@@ -15,11 +15,15 @@ public final class LedgerService: Sendable {
     let logger: Logger
     /// The clock, injectable so tests can judge documents at chosen instants.
     let clock: @Sendable () -> Int64
+    /// The in-process cache of user documents and what keeps it exact; nil: every read queries.
+    let documentFeed: UserDocumentChangeFeed?
 
-    public init(
+    init(
         pool: ConnectionPool, verifier: SignedDataVerifier, receipts: ReceiptVerifier?, configuration: Configuration,
-        logger: Logger, clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis
+        logger: Logger, clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis,
+        documentFeed: UserDocumentChangeFeed? = nil
     ) {
+        self.documentFeed = documentFeed
         self.pool = pool
         self.repository = LedgerRepository(store: EventStore())
         self.catalog = configuration.catalog

@@ -275,6 +275,7 @@ extension ReplayEngine {
                     ALTER TABLE proj.users_next ADD CONSTRAINT users_next_pkey PRIMARY KEY (user_id);
                     ALTER TABLE proj.chain_owners_next ADD CONSTRAINT chain_owners_next_pkey PRIMARY KEY (original_transaction_id);
                     CREATE INDEX chain_owners_next_user_id_idx ON proj.chain_owners_next (user_id);
+                    CREATE INDEX users_next_changed_tx_idx ON proj.users_next (changed_tx);
                     ANALYZE proj.users_next; ANALYZE proj.chain_owners_next;
                     """)
             }
@@ -349,7 +350,8 @@ extension ReplayEngine {
                         INSERT INTO proj.users_next (user_id, version, document, rendered_at, valid_until)
                         SELECT u, v, d, $4::bigint, w FROM unnest($1::text[], $2::bigint[], $3::text[], $5::bigint[]) AS x(u, v, d, w)
                         ON CONFLICT (user_id) DO UPDATE SET version = excluded.version, document = excluded.document,
-                            rendered_at = excluded.rendered_at, valid_until = excluded.valid_until, updated_at = now()
+                            rendered_at = excluded.rendered_at, valid_until = excluded.valid_until, updated_at = now(),
+                            changed_tx = DEFAULT
                         """,
                         [PostgresArray.literal(ids), PostgresArray.numbers(versions), PostgresArray.literal(documents),
                          String(now), PostgresArray.numbers(validUntils)])
@@ -400,6 +402,7 @@ extension ReplayEngine {
                         ALTER TABLE proj.users RENAME CONSTRAINT users_next_pkey TO users_pkey;
                         ALTER TABLE proj.chain_owners RENAME CONSTRAINT chain_owners_next_pkey TO chain_owners_pkey;
                         ALTER INDEX proj.chain_owners_next_user_id_idx RENAME TO chain_owners_user_id_idx;
+                        ALTER INDEX proj.users_next_changed_tx_idx RENAME TO users_changed_tx_idx;
                         """)
                     try ProjectionVersions.record(
                         ProjectionVersions.users, position: position, on: connection)

@@ -11,8 +11,12 @@ public final class ServiceApp: Sendable {
         public var configuration: Configuration = .empty
         public var host = "127.0.0.1"
         public var port = 8080
-        /// HTTP worker threads; the pool gets one connection per thread.
-        public var threads = 8
+        /// HTTP worker threads: handlers run on them synchronously, so this bounds the requests
+        /// in progress (cached reads mostly wait for the shared check of PostgreSQL).
+        public var threads = 32
+        /// Pooled PostgreSQL connections: bounds the transactions in progress (more than the
+        /// cores PostgreSQL has only adds contention). Threads beyond it wait for a connection.
+        public var databaseConnections = 8
         /// External PostgreSQL; nil starts the embedded cluster under `dataDirectory`.
         public var databaseURL: String?
         public var dataDirectory = "./.iap-ledger"
@@ -30,6 +34,9 @@ public final class ServiceApp: Sendable {
         /// A session left idle inside a transaction this long is closed by PostgreSQL, so a
         /// leaked transaction cannot hold row or advisory locks.
         public var idleInTransactionTimeoutSeconds = 60
+        /// Memory for the in-process cache of user documents (`IAP_LEDGER_USER_CACHE_MB`); 0
+        /// turns it off and every `GET /v1/users/{id}` queries PostgreSQL.
+        public var userCacheBytes = 32 << 20
 
         public init(migrationsDirectory: String) {
             self.migrationsDirectory = migrationsDirectory
@@ -92,7 +99,7 @@ public final class ServiceApp: Sendable {
         let logger = options.logger
         try migrate(conninfo: adminConninfo, directory: options.migrationsDirectory, logger: logger)
         let pool = ConnectionPool(
-            conninfo: adminConninfo, size: options.threads, setupStatements: poolSetupStatements(options))
+            conninfo: adminConninfo, size: options.databaseConnections, setupStatements: poolSetupStatements(options))
         let verifier: SignedDataVerifier
         do {
             verifier = try SignedDataVerifier(
@@ -110,15 +117,21 @@ public final class ServiceApp: Sendable {
         let receipts = ReceiptVerifier(
             productionURL: production, sandboxURL: sandbox, timeout: receiptSettings.timeoutSeconds,
             maxRetries: receiptSettings.retries)
+        let documentFeed = options.userCacheBytes > 0
+            ? UserDocumentChangeFeed(
+                conninfo: adminConninfo, setupStatements: poolSetupStatements(options),
+                cache: UserDocumentCache(capacityBytes: options.userCacheBytes), logger: logger)
+            : nil
         let service = LedgerService(
             pool: pool, verifier: verifier, receipts: receipts, configuration: options.configuration, logger: logger,
-            clock: options.clock)
-        let metrics = ServiceMetrics(pool: pool)
+            clock: options.clock, documentFeed: documentFeed)
+        let metrics = ServiceMetrics(pool: pool, documentCache: documentFeed?.cache)
         let projections: ProjectionRuntime
         do {
             projections = try ProjectionRuntime.start(
                 conninfo: adminConninfo, service: service, metrics: metrics, clock: options.clock)
         } catch {
+            documentFeed?.stop()
             throw StartupError(description: "projections: \(error)")
         }
         let authenticator = KeyAuthenticator(pool: pool, positiveTTLMillis: options.keyCacheMillis)
@@ -149,6 +162,7 @@ public final class ServiceApp: Sendable {
             port = try server.start()
         } catch {
             projections.stop()
+            documentFeed?.stop()
             throw StartupError(description: "HTTP: \(error)")
         }
         let host = options.host.contains(":") ? "[\(options.host)]" : options.host
@@ -205,6 +219,7 @@ public final class ServiceApp: Sendable {
     public func stop() {
         server.stop()
         projections.stop()
+        service.documentFeed?.stop()
         embedded?.stop()
         lock?.release()
     }

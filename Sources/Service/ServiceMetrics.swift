@@ -15,7 +15,7 @@ final class ServiceMetrics: Sendable {
     let replayEvents: Gauge
     let replayRunning: Gauge
 
-    init(pool: ConnectionPool) {
+    init(pool: ConnectionPool, documentCache: UserDocumentCache? = nil) {
         requests = registry.counter(
             "iap_http_requests_total", help: "HTTP requests by route, method and status.",
             labels: ["route", "method", "status"])
@@ -39,6 +39,20 @@ final class ServiceMetrics: Sendable {
             "iap_projection_lag_events", help: "Events in the log a projection has not applied yet.",
             labels: ["projection"], sample: { ProjectionVersions.lagSamples(pool: pool) })
         registry.gauge("iap_db_pool_waits_total", help: "Pool acquisitions that had to wait.") { Double(pool.stats.waits) }
+        if let cache = documentCache {
+            registry.counter(
+                "iap_user_cache_reads_total",
+                help: "GET /v1/users/{id} by how the in-process document cache served it (hit, miss, bypass: no check of PostgreSQL succeeded).",
+                labels: ["result"]
+            ) {
+                [(["hit"], Double(cache.hits.load(ordering: .relaxed))),
+                 (["miss"], Double(cache.misses.load(ordering: .relaxed))),
+                 (["bypass"], Double(cache.bypasses.load(ordering: .relaxed)))]
+            }
+            registry.gauge("iap_user_cache_bytes", help: "Memory held by cached user documents (capacity: IAP_LEDGER_USER_CACHE_MB).") {
+                Double(cache.stats.bytes)
+            }
+        }
     }
 
     func observe(method: String, route: String, status: Int, seconds: Double) {

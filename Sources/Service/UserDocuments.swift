@@ -19,7 +19,8 @@ struct UserDocuments: Sendable {
                 INSERT INTO proj.users (user_id, version, document, rendered_at, valid_until, updated_at)
                 VALUES ($1, $2, $3, $4, $5, now())
                 ON CONFLICT (user_id) DO UPDATE SET version = excluded.version, document = excluded.document,
-                    rendered_at = excluded.rendered_at, valid_until = excluded.valid_until, updated_at = now()
+                    rendered_at = excluded.rendered_at, valid_until = excluded.valid_until, updated_at = now(),
+                    changed_tx = DEFAULT
                 """,
                 [world.userId, String(world.lastSeq), String(decoding: document, as: UTF8.self), String(now),
                  validUntil.map(String.init)])
@@ -52,7 +53,8 @@ struct UserDocuments: Sendable {
                 SELECT u, v, d, $4, vu, now()
                 FROM unnest($1::text[], $2::bigint[], $3::text[], $5::bigint[]) AS x(u, v, d, vu)
                 ON CONFLICT (user_id) DO UPDATE SET version = excluded.version, document = excluded.document,
-                    rendered_at = excluded.rendered_at, valid_until = excluded.valid_until, updated_at = now()
+                    rendered_at = excluded.rendered_at, valid_until = excluded.valid_until, updated_at = now(),
+                    changed_tx = DEFAULT
                 """,
                 [PostgresArray.literal(ids), PostgresArray.literal(versions), PostgresArray.literal(texts), String(now),
                  PostgresArray.literal(validUntils)])
@@ -69,17 +71,30 @@ struct UserDocuments: Sendable {
         return (customer.jsonBytes(), validUntil)
     }
 
+    /// A rendered document and the instants between which it is true (`validUntil` nil: until
+    /// the next event).
+    struct Judged: Sendable {
+        var document: [UInt8]
+        var validFrom: Int64
+        var validUntil: Int64?
+    }
+
     /// The stored document when it is still true at `now`; nil when absent or stale.
-    func cached(userId: String, now: Int64, on connection: Connection) throws(ServiceError) -> [UInt8]? {
+    func cached(userId: String, now: Int64, on connection: Connection) throws(ServiceError) -> Judged? {
         let rows: Rows
         do {
             rows = try connection.query(
-                "SELECT document FROM proj.users WHERE user_id = $1 AND rendered_at <= $2 AND (valid_until IS NULL OR valid_until > $2)",
+                """
+                SELECT document, rendered_at, valid_until FROM proj.users
+                WHERE user_id = $1 AND rendered_at <= $2 AND (valid_until IS NULL OR valid_until > $2)
+                """,
                 [userId, String(now)])
         } catch {
             throw .database(error)
         }
-        guard rows.count == 1, let text = rows[0, 0] else { return nil }
-        return Array(text.utf8)
+        guard rows.count == 1, let text = rows[0, 0], let renderedAt = rows[0, 1].flatMap({ Int64($0) }) else {
+            return nil
+        }
+        return Judged(document: Array(text.utf8), validFrom: renderedAt, validUntil: rows[0, 2].flatMap { Int64($0) })
     }
 }

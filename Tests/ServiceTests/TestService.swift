@@ -68,10 +68,13 @@ final class TestService: @unchecked Sendable {
         return configuration
     }
 
-    init(configuration: Configuration = TestService.configuration(), threads: Int = 4, clock: TestClock = TestClock())
-        throws
-    {
-        conninfo = try TestDatabase.shared.freshDatabase()
+    /// - Parameter sharing: another test service whose database (and API keys) this one uses,
+    ///   like a second process of a deployment; nil: a fresh database.
+    init(
+        configuration: Configuration = TestService.configuration(), threads: Int = 4, clock: TestClock = TestClock(),
+        sharing other: TestService? = nil
+    ) throws {
+        conninfo = try other?.conninfo ?? TestDatabase.shared.freshDatabase()
         let log = LogCapture()
         var options = ServiceApp.Options(migrationsDirectory: TestDatabase.migrationsDirectory)
         options.configuration = configuration
@@ -83,6 +86,10 @@ final class TestService: @unchecked Sendable {
         app = try ServiceApp.start(options)
         self.clock = clock
         self.log = log
+        if let other {
+            keys = other.keys
+            return
+        }
         let admin = try Connection(conninfo)
         var keys: [String: String] = [:]
         for (name, scopes) in [("read", ["read"]), ("write", ["write"]), ("admin", ["admin"]),

@@ -1,0 +1,188 @@
+import Dispatch
+import EventStore
+import Foundation
+import Synchronization
+
+/// Keeps a `UserDocumentCache` exact: asks PostgreSQL which user documents changed since its
+/// previous check and drops them from the cache. Reads wait for a check that *started after
+/// they did* (`awaitCheck`), so a write acknowledged by any process before a read began has
+/// been seen. One check serves every read that arrived while the previous one was running:
+/// under load that is one cheap indexed query for many reads instead of one query each.
+///
+/// Why a check sees every commit: each write of `proj.users` stamps the row with its
+/// transaction id (`changed_tx`, migration 0016). Every transaction that commits after a
+/// snapshot has an id at or above that snapshot's `xmin`, so the rows with
+/// `changed_tx >= previous xmin` are a superset of what changed since the previous check.
+/// A new `proj.users` table (a replay's swap) or a horizon that went backwards (a restored
+/// database) drops everything.
+final class UserDocumentChangeFeed: @unchecked Sendable {
+    private let conninfo: String
+    private let setupStatements: [String]
+    let cache: UserDocumentCache
+    private let logger: Logger
+
+    /// A read waiting for a check; woken by the feed thread, each on its own semaphore (one
+    /// shared condition would make every woken reader queue on its mutex).
+    private final class Waiter: @unchecked Sendable {
+        let done = DispatchSemaphore(value: 0)
+        var succeeded = false  // written before `done` is signalled, read after
+    }
+
+    private struct Queue {
+        /// Readers that arrived after the running check started: the next check is theirs.
+        var pending: [Waiter] = []
+        var feedIdle = false
+        var running = true
+    }
+
+    private let queue = Mutex(Queue())
+    private let work = DispatchSemaphore(value: 0)
+    private let exited = DispatchSemaphore(value: 0)
+
+    // Only touched by the feed thread.
+    private var connection: Connection?
+    private var horizon: UInt64?
+    private var relation: String?
+    /// Rows at or above the horizon come back on every check until it passes them; a row whose
+    /// `changed_tx` was already applied is not dropped again (a reader may have cached it since).
+    private var appliedAboveHorizon: [String: UInt64] = [:]
+    private var failing = false
+
+    static let changesSQL = """
+        SELECT user_id, changed_tx::text, NULL FROM proj.users WHERE changed_tx >= $1::xid8
+        UNION ALL
+        SELECT NULL, pg_snapshot_xmin(pg_current_snapshot())::text, to_regclass('proj.users')::oid::text
+        """
+    static let horizonSQL =
+        "SELECT pg_snapshot_xmin(pg_current_snapshot())::text, to_regclass('proj.users')::oid::text"
+
+    init(conninfo: String, setupStatements: [String], cache: UserDocumentCache, logger: Logger) {
+        self.conninfo = conninfo
+        self.setupStatements = setupStatements
+        self.cache = cache
+        self.logger = logger
+        let thread = Thread { [self] in run() }
+        thread.name = "user-document-feed"
+        thread.start()
+    }
+
+    /// Blocks until a check that started after this call has been applied to the cache. False
+    /// when none succeeded within `timeout` (PostgreSQL down or slow): then the caller must not
+    /// use the cache for this read.
+    func awaitCheck(timeout: Duration = .seconds(2)) -> Bool {
+        let waiter = Waiter()
+        let wakeFeed = queue.withLock { queue -> Bool? in
+            guard queue.running else { return nil }
+            queue.pending.append(waiter)
+            defer { queue.feedIdle = false }
+            return queue.feedIdle
+        }
+        guard let wakeFeed else { return false }
+        if wakeFeed { work.signal() }
+        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        guard waiter.done.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success else { return false }
+        return waiter.succeeded
+    }
+
+    /// Stops the feed thread (waiting readers answer false) and closes its connection.
+    func stop() {
+        queue.withLock { $0.running = false }
+        work.signal()
+        _ = exited.wait(timeout: .now() + 5)
+    }
+
+    private func run() {
+        while true {
+            let batch = queue.withLock { queue -> [Waiter]? in
+                guard queue.running else { return nil }
+                if queue.pending.isEmpty {
+                    queue.feedIdle = true
+                    return []
+                }
+                defer { queue.pending.removeAll(keepingCapacity: true) }
+                return queue.pending
+            }
+            guard let batch else { break }
+            if batch.isEmpty {
+                _ = work.wait(timeout: .now() + 1)
+                continue
+            }
+            // The check starts after every reader of the batch arrived.
+            let succeeded = applyChanges()
+            for waiter in batch {
+                waiter.succeeded = succeeded
+                waiter.done.signal()
+            }
+        }
+        connection = nil
+        for waiter in queue.withLock({ $0.pending }) { waiter.done.signal() }
+        exited.signal()
+    }
+
+    /// One check: drops what changed since the previous one. False when PostgreSQL could not
+    /// answer (nothing is lost: the next check asks again from the same horizon).
+    private func applyChanges() -> Bool {
+        do throws(DatabaseError) {
+            let connection: Connection
+            if let open = self.connection {
+                connection = open
+            } else {
+                connection = try connect()
+                self.connection = connection
+            }
+            guard let previous = horizon else {
+                let rows = try connection.query(Self.horizonSQL)
+                guard let xmin = rows[0, 0].flatMap({ UInt64($0) }) else { return false }
+                cache.invalidateAll()
+                (horizon, relation) = (xmin, rows[0, 1])
+                return recovered()
+            }
+            let rows = try connection.query(Self.changesSQL, [String(previous)])
+            var changed: [(userId: String, tx: UInt64)] = []
+            var newHorizon: UInt64?
+            var newRelation: String?
+            changed.reserveCapacity(rows.count)
+            for row in 0..<rows.count {
+                if let userId = rows[row, 0] {
+                    changed.append((userId, rows[row, 1].flatMap { UInt64($0) } ?? 0))
+                } else {
+                    newHorizon = rows[row, 1].flatMap { UInt64($0) }
+                    newRelation = rows[row, 2]
+                }
+            }
+            guard let newHorizon else { return false }
+            if newRelation != relation || newHorizon < previous {
+                cache.invalidateAll()
+                appliedAboveHorizon.removeAll()
+            } else {
+                cache.invalidate(changed.lazy.filter { self.appliedAboveHorizon[$0.userId] != $0.tx }.map(\.userId))
+            }
+            appliedAboveHorizon.removeAll(keepingCapacity: true)
+            for change in changed where change.tx >= newHorizon { appliedAboveHorizon[change.userId] = change.tx }
+            (horizon, relation) = (newHorizon, newRelation)
+            return recovered()
+        } catch {
+            if error.isConnectionFailure { connection = nil }
+            if !failing {
+                failing = true
+                logger.warning("user document cache: cannot check for changes; reads bypass the cache", ["error": "\(error)"])
+            }
+            return false
+        }
+    }
+
+    private func recovered() -> Bool {
+        if failing {
+            failing = false
+            logger.info("user document cache: checks succeed again")
+        }
+        return true
+    }
+
+    private func connect() throws(DatabaseError) -> Connection {
+        let connection = try Connection(conninfo, connectTimeout: 2)
+        for statement in setupStatements { try connection.executeScript(statement) }
+        return connection
+    }
+}
