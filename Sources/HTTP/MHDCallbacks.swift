@@ -105,11 +105,15 @@ enum MHDCallbacks {
             requestId: RequestID.accept(state.headers["x-request-id"]) ?? RequestID.next())
     }
 
+    /// Answered before the handler runs, so it carries the request id itself (in the body as
+    /// every other problem does, and in the header).
     private static func tooLarge(_ context: DaemonContext, _ state: RequestState) -> HTTPResponse {
+        let requestId = RequestID.accept(state.headers["x-request-id"]) ?? RequestID.next()
         var response = HTTPResponse.problem(
             status: 413, code: "payload_too_large", title: "Payload Too Large",
-            detail: "The request body is larger than \(context.maxBodyBytes) bytes.")
-        response.headers["X-Request-Id"] = RequestID.accept(state.headers["x-request-id"]) ?? RequestID.next()
+            detail: "The request body is larger than \(context.maxBodyBytes) bytes.",
+            extra: ["requestId": .string(requestId)])
+        response.headers["X-Request-Id"] = requestId
         return response
     }
 

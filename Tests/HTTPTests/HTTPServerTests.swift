@@ -65,9 +65,13 @@ import Testing
         let (server, port) = try TestRoutes.server()
         defer { server.stop() }
         let client = try TestClient(port: port)
-        try client.send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: \((1 << 20) + 1)\r\n\r\n")
+        try client.send(
+            "POST /upload HTTP/1.1\r\nHost: x\r\nX-Request-Id: big-upload-1\r\nContent-Length: \((1 << 20) + 1)\r\n\r\n")
         let response = try client.readResponse()
         try expectProblem(response, status: 413, code: "payload_too_large")
+        // Refused before any handler runs, yet traceable like every other problem.
+        #expect(response.headers["x-request-id"] == "big-upload-1")
+        #expect(try JSONValue.parse(response.body)["requestId"]?.stringValue == "big-upload-1")
         #expect(try TestClient(port: port).request("GET", "/hello").status == 200)
         #expect(waitUntil { server.inFlightRequests == 0 })
     }
@@ -79,6 +83,8 @@ import Testing
         let response = try client.chunkedRequest(
             "POST", "/upload", body: TestRoutes.bytes(1_500_000), chunkSize: 65_536)
         try expectProblem(response, status: 413, code: "payload_too_large")
+        let requestId = try JSONValue.parse(response.body)["requestId"]?.stringValue
+        #expect(requestId != nil && requestId == response.headers["x-request-id"])
         #expect(try TestClient(port: port).request("GET", "/hello").status == 200)
         #expect(waitUntil { server.inFlightRequests == 0 })
     }
