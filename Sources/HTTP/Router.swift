@@ -8,6 +8,9 @@ public struct Router: Sendable {
     /// Called once per response with the route *pattern* (not the raw path, to bound label
     /// cardinality), or "unmatched" for a 404.
     public typealias Observer = @Sendable (_ method: String, _ route: String, _ status: Int, _ seconds: Double) -> Void
+    /// Asked when a request's key was not accepted: a response to send instead of 401 (e.g. 503
+    /// when the key store could not be asked), or nil for the 401.
+    public typealias Unauthenticated = @Sendable (HTTPRequest) -> HTTPResponse?
 
     /// The route label given to requests that matched no path.
     public static let unmatchedRoute = "unmatched"
@@ -29,10 +32,15 @@ public struct Router: Sendable {
     private var nodes = [Node()]
     private var table: [Route] = []
     private let authenticator: Authenticator
+    private let unauthenticated: Unauthenticated?
     public var observer: Observer?
 
-    public init(authenticator: @escaping Authenticator = { _ in nil }, observer: Observer? = nil) {
+    public init(
+        authenticator: @escaping Authenticator = { _ in nil }, unauthenticated: Unauthenticated? = nil,
+        observer: Observer? = nil
+    ) {
         self.authenticator = authenticator
+        self.unauthenticated = unauthenticated
         self.observer = observer
     }
 
@@ -116,6 +124,7 @@ public struct Router: Sendable {
 
     private func authorize(_ request: HTTPRequest, scope: String) -> HTTPResponse? {
         guard let token = Self.bearerToken(request.headers["authorization"]), let scopes = authenticator(token) else {
+            if let replacement = unauthenticated?(request) { return replacement }
             var response = HTTPResponse.problem(
                 status: 401, code: "unauthorized", title: "Unauthorized",
                 detail: "A valid API key is required: Authorization: Bearer <key>.")

@@ -137,6 +137,12 @@ public final class ServiceApp: Sendable {
         let authenticator = KeyAuthenticator(pool: pool, positiveTTLMillis: options.keyCacheMillis)
         var router = Router(
             authenticator: { authenticator.scopes(forSecret: $0) },
+            // The key could not be checked because PostgreSQL is down: "retry", not "bad key".
+            unauthenticated: { request in
+                authenticator.lookupWasUnavailable(for: request)
+                    ? ErrorMapping.response(for: .storeUnavailable("cannot check the API key"), requestId: request.requestId)
+                    : nil
+            },
             observer: { method, route, status, seconds in
                 metrics.observe(method: method, route: route, status: status, seconds: seconds)
             })
@@ -149,13 +155,7 @@ public final class ServiceApp: Sendable {
         httpConfiguration.threadCount = options.threads
         httpConfiguration.connectionTimeoutSeconds = options.connectionTimeoutSeconds
         let server = HTTPServer(configuration: httpConfiguration) { request in
-            let response = handler.handle(request)
-            // The key could not be checked because PostgreSQL is down: "retry", not "bad key".
-            if response.status == 401, authenticator.lookupWasUnavailable(for: request) {
-                return ErrorMapping.response(
-                    for: .storeUnavailable("cannot check the API key"), requestId: request.requestId)
-            }
-            return ProblemRequestID.stamp(response, requestId: request.requestId)
+            ProblemRequestID.stamp(handler.handle(request), requestId: request.requestId)
         }
         let port: Int
         do {

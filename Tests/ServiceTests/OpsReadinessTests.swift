@@ -48,6 +48,10 @@ import Testing
             #expect(down.body.contains(#""code":"store_unavailable""#), "\(down.body)")
             #expect(down.headers["retry-after"] != nil)
         }
+        // …and counted as what they were answered, so an outage shows as 503s, not as bad keys.
+        let metrics = try OpsHTTP.get(port: app.port, "/metrics").body
+        #expect(metrics.contains(#"iap_http_requests_total{route="/v1/users/{userId}",method="GET",status="503"} 2"#), "\(metrics)")
+        #expect(!metrics.contains(#"iap_http_requests_total{route="/v1/users/{userId}",method="GET",status="401"}"#))
         // A request without a key is still plainly unauthorized.
         #expect(try OpsHTTP.get(port: app.port, "/v1/users/alice").status == 401)
         #expect(try OpsHTTP.get(port: app.port, "/v1/users/alice", headers: auth("iap_nonsense")).status != 200)
