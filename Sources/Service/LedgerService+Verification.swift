@@ -21,23 +21,37 @@ extension LedgerService {
         return batch
     }
 
+    /// verifyReceipt's status for "the shared secret does not match the receipt's app".
+    static let sharedSecretMismatch = 21004
+
     /// StoreKit 1: verifyReceipt (production first, sandbox on 21007), then the same facts as StoreKit 2.
     func verifyReceipt(_ receipt: String) throws(ServiceError) -> FactBatch {
         guard let receipts else { throw .appleUnavailable("verifyReceipt is not configured") }
-        let secret = configuration.apps.first { $0.sharedSecret != nil }?.sharedSecret
-        let verification: LegacyReceipt
-        do {
-            verification = try receipts.verify(receiptData: receipt, password: secret)
-        } catch {
-            switch error {
-            case .rejected(let status):
-                throw .receiptRejected(appleStatus: status, detail: "verifyReceipt answered status \(status)")
-            case .unavailable(let detail):
-                throw .appleUnavailable(detail)
-            case .malformedResponse(let detail):
-                throw .appleUnavailable("verifyReceipt answered something unreadable: \(detail)")
+        // The receipt does not say whose it is before Apple answers, so with several apps each
+        // shared secret is tried in turn while Apple answers 21004 (secret does not match).
+        var secrets: [String?] = []
+        for app in configuration.apps {
+            if let secret = app.sharedSecret, !secrets.contains(secret) { secrets.append(secret) }
+        }
+        if secrets.isEmpty { secrets = [nil] }
+        var verified: LegacyReceipt?
+        for (index, secret) in secrets.enumerated() where verified == nil {
+            do {
+                verified = try receipts.verify(receiptData: receipt, password: secret)
+            } catch {
+                switch error {
+                case .rejected(Self.sharedSecretMismatch) where index < secrets.count - 1:
+                    continue
+                case .rejected(let status):
+                    throw .receiptRejected(appleStatus: status, detail: "verifyReceipt answered status \(status)")
+                case .unavailable(let detail):
+                    throw .appleUnavailable(detail)
+                case .malformedResponse(let detail):
+                    throw .appleUnavailable("verifyReceipt answered something unreadable: \(detail)")
+                }
             }
         }
+        guard let verification = verified else { throw .appleUnavailable("verifyReceipt gave no answer") }
         guard let app = configuration.apps.first(where: { $0.bundleId == verification.bundleId }) else {
             throw .verificationFailed(VerificationError(.unknownApp, "receipt of bundle \(verification.bundleId ?? "?") is not configured"))
         }

@@ -129,6 +129,25 @@ import TestSupport
         #expect(try service.client().user("u-receipt")["nonConsumables"]?[0]?["transactionId"]?.stringValue == "6100001")
     }
 
+    @Test func withSeveralAppsEachSharedSecretIsTriedWhileAppleAnswers21004() throws {
+        let apple = try StandInServer(["/prod": [(200, #"{"status":21004}"#), (200, #"{"status":21007}"#)],
+                                       "/sandbox": [(200, Self.sandboxReceipt)]])
+        defer { apple.stop() }
+        var configuration = TestService.configuration(verifyReceiptBase: "http://127.0.0.1:\(apple.port)")
+        var other = configuration.apps[0]
+        other.bundleId = "com.example.other"
+        other.sharedSecret = "other-app-secret"
+        other.products = [:]
+        configuration.apps.insert(other, at: 0)
+        let service = try TestService(configuration: configuration)
+        defer { service.stop() }
+        let response = try service.client("write").receipt("u-receipt", Self.receipt)
+        #expect(response.status == 200, "\(response.text)")
+        #expect(response.json["transactions"]?[0]?["result"]?.stringValue == "recorded")
+        let passwords = try apple.requestBodies.map { try JSONValue.parse($0)["password"]?.stringValue }
+        #expect(passwords == ["other-app-secret", TestService.sharedSecret, TestService.sharedSecret])
+    }
+
     @Test func rejectedReceiptIs422WithAppleStatus() throws {
         let apple = try StandInServer(["/prod": [(200, #"{"status":21003}"#)]])
         defer { apple.stop() }
