@@ -41,6 +41,11 @@ import TestSupport
             balance -= 1
             #expect(try reader.user("u-shared")["balances"]?["coins"]?.int64Value == balance)
         }
+        // A purchase (the ingest path, not the debit path) rewrites the document too.
+        let more = Mint.transaction(
+            "5100002", product: TestService.coins, type: "Consumable", purchase: now - hour, expires: nil, signed: now - hour)
+        #expect(try b.purchase("u-shared", Mint.signed(more)).status == 200)
+        #expect(try a.user("u-shared")["balances"]?["coins"]?.int64Value == balance + 100)
         #expect(try metric("iap_user_cache_reads_total{result=\"hit\"}", of: second) > 0)
     }
 
