@@ -115,7 +115,8 @@ public final class Connection: @unchecked Sendable {
     /// Runs `statements`, then COMMIT, in one round trip (pipeline mode), ending the transaction
     /// that the enclosing `transaction` opened; answers the statements' results. If one fails,
     /// the rest and the COMMIT are not run: the error is thrown and `transaction` rolls back.
-    /// Nothing may run on the connection after it inside that `transaction`.
+    /// It must be the body's last step: nothing may run on the connection after it, and an error
+    /// the body threw after it would be reported for a transaction that did commit.
     @discardableResult
     public func commit(after statements: [Statement]) throws(DatabaseError) -> [Rows] {
         precondition(inTransaction && !committedByBody, "commit(after:) belongs inside transaction(), once")
