@@ -13,6 +13,9 @@ let usage = """
       verify [--seconds S]      JWS verifications/s, warm chain cache, one thread
       verify-cpu [--count N]    CPU µs per warm-cache verification (count-bounded; for A/B of fixes)
       fold [--events N]         ledger fold events/s in memory, one thread
+      ingest [--runs N] [--seconds S] [--purchases N] [--threads N] [--serve BINARY]... [--pause S]
+                      only the purchase-ingest benchmark (pgbench INSERT, then wrk POST); with several
+                      --serve binaries, each on its own database, measured in turn in every run (A/B)
       mint-purchases --count N --out FILE
                       pre-minted POST /v1/purchases bodies (one JSON per line) for scripts/bench/post-purchase.lua
     """
@@ -49,6 +52,15 @@ func main() -> Int32 {
                 return 2
             }
             try PurchaseMinting.write(count: count, to: out)
+        case "ingest":
+            var options = IngestBenchmark.Options()
+            if let runs = option("runs", in: arguments).flatMap(Int.init) { options.runs = runs }
+            if let seconds = option("seconds", in: arguments).flatMap(Int.init) { options.seconds = seconds }
+            if let purchases = option("purchases", in: arguments).flatMap(Int.init) { options.purchases = purchases }
+            if let pause = option("pause", in: arguments).flatMap(Int.init) { options.pause = pause }
+            if let threads = option("threads", in: arguments).flatMap(Int.init) { options.serviceThreads = threads }
+            options.binaries = arguments.indices.dropLast().filter { arguments[$0] == "--serve" }.map { arguments[$0 + 1] }
+            try IngestBenchmark.run(options)
         case "run":
             var parameters = BenchmarkSuite.Parameters()
             if let runs = option("runs", in: arguments).flatMap(Int.init) { parameters.runs = runs }

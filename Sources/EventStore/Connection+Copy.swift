@@ -43,6 +43,7 @@ extension Connection {
     }
 
     private func startCopy(_ sql: String, expecting expected: ExecStatusType) throws(DatabaseError) {
+        try sendPendingBegin()
         guard let result = PQexec(handle, sql) else { throw DatabaseError.from(result: nil, connection: handle) }
         defer { PQclear(result) }
         guard PQresultStatus(result) == expected else {

@@ -16,10 +16,17 @@ extension Connection {
     /// Outside an explicit transaction each chunk is one implicit transaction. The first failure
     /// aborts the rest of its chunk and is thrown after the chunk has been drained.
     /// Chunks bound how much the server writes before we read, so blocking mode cannot deadlock.
+    ///
+    /// Inside `transaction` before its first statement, the deferred BEGIN goes out first, in
+    /// the same round trip.
     public func pipeline(_ statements: [Statement], chunkSize: Int = 256) throws(DatabaseError) -> [Rows] {
+        let withBegin = beginPending
+        let statements = withBegin ? [Statement("BEGIN")] + statements : statements
         var names: [String] = []
         names.reserveCapacity(statements.count)
         for statement in statements { names.append(try preparedName(for: statement.sql)) }
+        // From here on BEGIN is as good as sent: on any failure the caller rolls back.
+        beginPending = false
         guard PQenterPipelineMode(handle) == 1 else { throw DatabaseError.from(result: nil, connection: handle) }
         defer { if PQexitPipelineMode(handle) != 1 { isPoisoned = true } }
         var results: [Rows] = []
@@ -60,6 +67,7 @@ extension Connection {
             if PQstatus(handle) != CONNECTION_OK { throw DatabaseError.from(result: nil, connection: handle) }
             start = end
         }
+        if withBegin { results.removeFirst() }
         return results
     }
 }

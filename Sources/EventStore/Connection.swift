@@ -11,6 +11,13 @@ public final class Connection: @unchecked Sendable {
     private var statementCounter = 0
     /// Set when a protocol exchange was abandoned half-way; the pool then discards the connection.
     var isPoisoned = false
+    /// Inside `transaction`, until the body's first statement: BEGIN has not been sent yet and
+    /// goes out together with that statement (one round trip fewer per transaction).
+    var beginPending = false
+    /// Inside `transaction`: true while its body runs.
+    private var inTransaction = false
+    /// Set when the body ended the transaction itself with `commit(after:)`.
+    private var committedByBody = false
     /// More distinct SQL texts than this means SQL is being built dynamically; start over.
     private static let statementCacheLimit = 512
 
@@ -44,6 +51,7 @@ public final class Connection: @unchecked Sendable {
 
     /// Runs one statement with bound text parameters (`$1`, `$2`, … ; nil binds SQL NULL).
     public func query(_ sql: String, _ params: [String?] = []) throws(DatabaseError) -> Rows {
+        if beginPending { return try pipeline([Statement(sql, params)])[0] }
         let name = try preparedName(for: sql)
         let result = withCStringArray(params) { pointers in
             PQexecPrepared(handle, name, Int32(params.count), pointers, nil, nil, 0)
@@ -60,27 +68,72 @@ public final class Connection: @unchecked Sendable {
     /// Runs a script of one or more statements with the simple protocol (no parameters).
     /// For migrations and transaction control only: never put values into `sql`.
     public func executeScript(_ sql: String) throws(DatabaseError) {
-        _ = try rows(from: PQexec(handle, sql))
+        if beginPending {
+            beginPending = false
+            _ = try rows(from: PQexec(handle, "BEGIN;\n" + sql))
+        } else {
+            _ = try rows(from: PQexec(handle, sql))
+        }
+    }
+
+    /// Sends a BEGIN that `transaction` deferred, for calls that cannot carry it along (COPY).
+    func sendPendingBegin() throws(DatabaseError) {
+        guard beginPending else { return }
+        beginPending = false
+        _ = try rows(from: PQexec(handle, "BEGIN"))
     }
 
     /// Runs `body` inside BEGIN … COMMIT; any error thrown by `body` (or by COMMIT) rolls back
     /// and is rethrown. READ COMMITTED, the server default, which `EventStore.append` relies on.
+    ///
+    /// BEGIN is sent with the body's first statement, in the same round trip (a body that runs
+    /// no statement opens no transaction). The body may end the transaction itself with
+    /// `commit(after:)`, which sends its last statements and COMMIT in one round trip.
     @discardableResult
     public func transaction<T>(_ body: (Connection) throws -> T) throws -> T {
-        precondition(PQtransactionStatus(handle) == PQTRANS_IDLE, "transaction() cannot be nested")
-        try executeScript("BEGIN")
+        precondition(PQtransactionStatus(handle) == PQTRANS_IDLE && !inTransaction, "transaction() cannot be nested")
+        beginPending = true
+        inTransaction = true
+        committedByBody = false
+        defer {
+            beginPending = false
+            inTransaction = false
+        }
         do {
             let value = try body(self)
-            if PQtransactionStatus(handle) == PQTRANS_INERROR {
-                // COMMIT of an aborted transaction "succeeds" as ROLLBACK: never report success.
-                throw DatabaseError(
-                    sqlState: "25P02", message: "current transaction is aborted; it was rolled back")
-            }
+            if committedByBody || beginPending { return value }
+            try throwIfAborted()
             try executeScript("COMMIT")
             return value
         } catch {
+            beginPending = false
             rollbackIfNeeded()
             throw error
+        }
+    }
+
+    /// Runs `statements`, then COMMIT, in one round trip (pipeline mode), ending the transaction
+    /// that the enclosing `transaction` opened; answers the statements' results. If one fails,
+    /// the rest and the COMMIT are not run: the error is thrown and `transaction` rolls back.
+    /// It must be the body's last step: nothing may run on the connection after it, and an error
+    /// the body threw after it would be reported for a transaction that did commit.
+    @discardableResult
+    public func commit(after statements: [Statement]) throws(DatabaseError) -> [Rows] {
+        precondition(inTransaction && !committedByBody, "commit(after:) belongs inside transaction(), once")
+        try throwIfAborted()
+        var results = try pipeline(statements + [Statement("COMMIT")], chunkSize: statements.count + 1)
+        guard PQtransactionStatus(handle) == PQTRANS_IDLE else {
+            throw DatabaseError(sqlState: "XX000", message: "COMMIT did not end the transaction")
+        }
+        committedByBody = true
+        results.removeLast()
+        return results
+    }
+
+    /// COMMIT of an aborted transaction "succeeds" as ROLLBACK: never report success.
+    private func throwIfAborted() throws(DatabaseError) {
+        if PQtransactionStatus(handle) == PQTRANS_INERROR {
+            throw DatabaseError(sqlState: "25P02", message: "current transaction is aborted; it was rolled back")
         }
     }
 
@@ -110,7 +163,7 @@ public final class Connection: @unchecked Sendable {
     func preparedName(for sql: String) throws(DatabaseError) -> String {
         if let name = statements[sql] { return name }
         if statements.count >= Self.statementCacheLimit {
-            try executeScript("DEALLOCATE ALL")
+            _ = try rows(from: PQexec(handle, "DEALLOCATE ALL"))
             statements.removeAll()
         }
         statementCounter += 1

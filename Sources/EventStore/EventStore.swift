@@ -15,10 +15,19 @@ public struct EventStore: Sendable {
     public func append(
         _ appends: [StreamAppend], idempotencyKey: IdempotencyKey? = nil, on connection: Connection
     ) throws(DatabaseError) -> AppendResult {
+        let request = appendRequest(appends, idempotencyKey: idempotencyKey)
+        guard let statement = request.statement else { return .appended([]) }
+        return try request.result(from: connection.query(statement.sql, statement.params))
+    }
+
+    /// The same append as a statement to send in a pipeline (`Connection.pipeline`), with the
+    /// decoding of its answer: lets a unit of work send the append together with the writes
+    /// that follow it, in one round trip.
+    public func appendRequest(_ appends: [StreamAppend], idempotencyKey: IdempotencyKey? = nil) -> AppendRequest {
         precondition(Set(appends.map(\.stream)).count == appends.count, "one StreamAppend per stream")
         let events = appends.flatMap { append in append.events.map { (stream: append.stream, event: $0) } }
-        if events.isEmpty { return .appended([]) }
-        let rows = try connection.query(
+        if events.isEmpty { return AppendRequest(statement: nil, events: []) }
+        let statement = Connection.Statement(
             """
             SELECT status, stream_id, expected, actual, seq, tx, version,
                 floor(extract(epoch FROM recorded_at) * 1000)::bigint AS recorded_at_ms
@@ -37,36 +46,7 @@ public struct EventStore: Sendable {
                 PostgresArray.literal(events.map { String(decoding: $0.event.metadata, as: UTF8.self) }),
                 PostgresArray.literal(events.map(\.event.payload)),
             ])
-        guard rows.count > 0 else { throw DatabaseError(sqlState: "XX000", message: "es.append answered nothing") }
-        switch rows[0, "status"] {
-        case "duplicate":
-            return .duplicate
-        case "conflict":
-            return .conflict(
-                stream: rows[0, "stream_id"] ?? "", expected: rows.int64(0, "expected") ?? 0,
-                actual: rows.int64(0, "actual") ?? 0)
-        default:
-            var stored: [StreamVersion: (seq: Int64, tx: UInt64, recordedAt: Int64)] = [:]
-            var nextVersion: [String: Int64] = [:]  // per stream: the version of its next event
-            for row in 0..<rows.count {
-                let key = StreamVersion(stream: rows[row, "stream_id"]!, version: rows.int64(row, "version")!)
-                stored[key] = (rows.int64(row, "seq")!, UInt64(rows[row, "tx"]!)!, rows.int64(row, "recorded_at_ms")!)
-                nextVersion[key.stream] = min(nextVersion[key.stream] ?? .max, key.version)
-            }
-            var recorded: [RecordedEvent] = []
-            recorded.reserveCapacity(events.count)
-            for (stream, event) in events {
-                guard let version = nextVersion[stream] else { continue }
-                nextVersion[stream] = version + 1
-                guard let row = stored[StreamVersion(stream: stream, version: version)] else { continue }
-                recorded.append(
-                    RecordedEvent(
-                        seq: row.seq, tx: row.tx, stream: stream, version: version, type: event.type,
-                        schemaVersion: event.schemaVersion, data: event.data, metadata: event.metadata,
-                        payload: event.payload, recordedAt: row.recordedAt))
-            }
-            return .appended(recorded)
-        }
+        return AppendRequest(statement: statement, events: events)
     }
 
     /// Single-stream convenience for `append(_:idempotencyKey:on:)`.
@@ -140,17 +120,18 @@ public struct EventStore: Sendable {
 
     // MARK: - Rows to events
 
-    private struct StreamVersion: Hashable {
-        var stream: String
-        var version: Int64
-    }
-
     static let columns = """
         seq, tx, stream_id, version, type, schema_version, data, metadata, payload,
         floor(extract(epoch FROM recorded_at) * 1000)::bigint AS recorded_at_ms
         """
 
-    static func events(from rows: Rows) -> [RecordedEvent] {
+    static let columnsWithoutPayload = """
+        seq, tx, stream_id, version, type, schema_version, data, metadata, NULL::text AS payload,
+        floor(extract(epoch FROM recorded_at) * 1000)::bigint AS recorded_at_ms
+        """
+
+    /// Decodes rows selected with `columns`.
+    public static func events(from rows: Rows) -> [RecordedEvent] {
         (0..<rows.count).map { row in
             RecordedEvent(
                 seq: rows.int64(row, "seq")!, tx: UInt64(rows[row, "tx"]!)!, stream: rows[row, "stream_id"]!,
@@ -158,6 +139,53 @@ public struct EventStore: Sendable {
                 schemaVersion: Int(rows.int64(row, "schema_version")!), data: Array(rows[row, "data"]!.utf8),
                 metadata: Array(rows[row, "metadata"]!.utf8), payload: rows[row, "payload"],
                 recordedAt: rows.int64(row, "recorded_at_ms")!)
+        }
+    }
+}
+
+/// An append ready to send (`statement`, nil when there is nothing to append) and the decoding
+/// of what `es.append` answers to it.
+public struct AppendRequest: Sendable {
+    public let statement: Connection.Statement?
+    let events: [(stream: String, event: NewEvent)]
+
+    private struct StreamVersion: Hashable {
+        var stream: String
+        var version: Int64
+    }
+
+    /// The answer of `es.append` to `statement`, as `EventStore.append` gives it.
+    public func result(from rows: Rows) throws(DatabaseError) -> AppendResult {
+        if statement == nil { return .appended([]) }
+        guard rows.count > 0 else { throw DatabaseError(sqlState: "XX000", message: "es.append answered nothing") }
+        switch rows[0, "status"] {
+        case "duplicate":
+            return .duplicate
+        case "conflict":
+            return .conflict(
+                stream: rows[0, "stream_id"] ?? "", expected: rows.int64(0, "expected") ?? 0,
+                actual: rows.int64(0, "actual") ?? 0)
+        default:
+            var stored: [StreamVersion: (seq: Int64, tx: UInt64, recordedAt: Int64)] = [:]
+            var nextVersion: [String: Int64] = [:]  // per stream: the version of its next event
+            for row in 0..<rows.count {
+                let key = StreamVersion(stream: rows[row, "stream_id"]!, version: rows.int64(row, "version")!)
+                stored[key] = (rows.int64(row, "seq")!, UInt64(rows[row, "tx"]!)!, rows.int64(row, "recorded_at_ms")!)
+                nextVersion[key.stream] = min(nextVersion[key.stream] ?? .max, key.version)
+            }
+            var recorded: [RecordedEvent] = []
+            recorded.reserveCapacity(events.count)
+            for (stream, event) in events {
+                guard let version = nextVersion[stream] else { continue }
+                nextVersion[stream] = version + 1
+                guard let row = stored[StreamVersion(stream: stream, version: version)] else { continue }
+                recorded.append(
+                    RecordedEvent(
+                        seq: row.seq, tx: row.tx, stream: stream, version: version, type: event.type,
+                        schemaVersion: event.schemaVersion, data: event.data, metadata: event.metadata,
+                        payload: event.payload, recordedAt: row.recordedAt))
+            }
+            return .appended(recorded)
         }
     }
 }

@@ -34,3 +34,20 @@ public enum PostgresArray {
         return String(decoding: out, as: UTF8.self)
     }
 }
+
+extension PostgresArray {
+    /// A `column = ANY(…)` condition on `values` with its parameters, numbered from
+    /// `firstParameter`. Up to 8 values each get a parameter of their own (`ARRAY[$2, $3]`):
+    /// the plan cache then sees a fixed number of keys and keeps one generic plan (index
+    /// probes), where an array bound as one parameter has an unknown length and is planned
+    /// anew on every execution. More values are bound as one array literal.
+    public static func membership(_ column: String, _ values: [String], firstParameter: Int)
+        -> (condition: String, parameters: [String?])
+    {
+        if values.count > 8 {
+            return ("\(column) = ANY($\(firstParameter)::text[])", [literal(values)])
+        }
+        let placeholders = values.indices.map { "$\(firstParameter + $0)::text" }.joined(separator: ", ")
+        return ("\(column) = ANY(ARRAY[\(placeholders)])", values.map(Optional.some))
+    }
+}

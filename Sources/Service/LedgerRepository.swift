@@ -35,14 +35,29 @@ struct LedgerRepository: Sendable {
     func load(streams: [String], recordedUpTo: Int64? = nil, on connection: Connection) throws(ServiceError)
         -> [String: LoadedStream]
     {
-        var loaded: [String: LoadedStream] = [:]
-        guard !streams.isEmpty else { return loaded }
+        guard !streams.isEmpty else { return [:] }
         let rows: [RecordedEvent]
         do {
-            rows = try store.readStreams(streams, recordedUpTo: recordedUpTo, on: connection)
+            rows = try store.readStreams(streams, recordedUpTo: recordedUpTo, payloads: false, on: connection)
         } catch {
             throw .database(error)
         }
+        return try decode(rows)
+    }
+
+    /// `load` as a statement to send in a pipeline (nil for no stream); decode its rows with
+    /// `decode(_:)`. Folds never read payloads, so they are not fetched.
+    func loadStatement(streams: [String]) -> Connection.Statement? {
+        store.readStatement(streams, payloads: false)
+    }
+
+    /// Decodes events read in stream and version order into folded-ready streams.
+    func decode(_ rows: Rows) throws(ServiceError) -> [String: LoadedStream] {
+        try decode(EventStore.events(from: rows))
+    }
+
+    func decode(_ rows: [RecordedEvent]) throws(ServiceError) -> [String: LoadedStream] {
+        var loaded: [String: LoadedStream] = [:]
         for row in rows {
             let event: LedgerEvent
             do {
@@ -85,6 +100,17 @@ struct LedgerRepository: Sendable {
         _ events: [(event: LedgerEvent, payload: String?)], metadata: [UInt8], expected: [String: Int64],
         idempotencyKey: IdempotencyKey?, on connection: Connection
     ) throws(ServiceError) -> [RecordedEvent]? {
+        let request = appendRequest(events, metadata: metadata, expected: expected, idempotencyKey: idempotencyKey)
+        guard let statement = request.statement else { return [] }
+        let rows = try database { () throws(DatabaseError) in try connection.query(statement.sql, statement.params) }
+        return try appended(request, rows)
+    }
+
+    /// The append of `append(_:metadata:expected:idempotencyKey:on:)` as a request to pipeline.
+    func appendRequest(
+        _ events: [(event: LedgerEvent, payload: String?)], metadata: [UInt8], expected: [String: Int64],
+        idempotencyKey: IdempotencyKey?
+    ) -> AppendRequest {
         var order: [String] = []
         var byStream: [String: [NewEvent]] = [:]
         for (event, payload) in events {
@@ -99,12 +125,12 @@ struct LedgerRepository: Sendable {
                 stream: stream, expectedVersion: expected[stream].map { $0 == 0 ? .noStream : .exactly($0) } ?? .any,
                 events: byStream[stream]!)
         }
-        let result: AppendResult
-        do {
-            result = try store.append(appends, idempotencyKey: idempotencyKey, on: connection)
-        } catch {
-            throw .database(error)
-        }
+        return store.appendRequest(appends, idempotencyKey: idempotencyKey)
+    }
+
+    /// What the append answered: the recorded events, nil for a duplicate; a conflict throws.
+    func appended(_ request: AppendRequest, _ rows: Rows) throws(ServiceError) -> [RecordedEvent]? {
+        let result = try database { () throws(DatabaseError) in try request.result(from: rows) }
         switch result {
         case .appended(let recorded): return recorded
         case .duplicate: return nil

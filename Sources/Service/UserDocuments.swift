@@ -15,13 +15,7 @@ struct UserDocuments: Sendable {
         let (document, validUntil) = render(world, at: now)
         do {
             _ = try connection.execute(
-                """
-                INSERT INTO proj.users (user_id, version, document, rendered_at, valid_until, updated_at)
-                VALUES ($1, $2, $3, $4, $5, now())
-                ON CONFLICT (user_id) DO UPDATE SET version = excluded.version, document = excluded.document,
-                    rendered_at = excluded.rendered_at, valid_until = excluded.valid_until, updated_at = now(),
-                    changed_tx = DEFAULT
-                """,
+                Self.upsertOne,
                 [world.userId, String(world.lastSeq), String(decoding: document, as: UTF8.self), String(now),
                  validUntil.map(String.init)])
         } catch {
@@ -35,7 +29,18 @@ struct UserDocuments: Sendable {
     func store(_ worlds: [LedgerRepository.UserWorld], now: Int64, on connection: Connection) throws(ServiceError)
         -> [String: [UInt8]]
     {
-        guard !worlds.isEmpty else { return [:] }
+        let (statement, documents) = upsert(worlds, now: now)
+        if let statement {
+            try database { () throws(DatabaseError) in _ = try connection.execute(statement.sql, statement.params) }
+        }
+        return documents
+    }
+
+    /// Renders the documents of `worlds` at `now`: the upsert statement that stores them (nil for
+    /// no world) and each user's bytes. One user, the usual case, is a plain VALUES row: its plan
+    /// is cached, where unnest over bound arrays is planned anew on every execution.
+    func upsert(_ worlds: [LedgerRepository.UserWorld], now: Int64) -> (statement: Connection.Statement?, documents: [String: [UInt8]]) {
+        guard !worlds.isEmpty else { return (nil, [:]) }
         var documents: [String: [UInt8]] = [:]
         var ids: [String] = [], versions: [String] = [], texts: [String] = [], validUntils: [String?] = []
         for world in worlds {
@@ -46,21 +51,30 @@ struct UserDocuments: Sendable {
             texts.append(String(decoding: document, as: UTF8.self))
             validUntils.append(validUntil.map(String.init))
         }
-        try database { () throws(DatabaseError) in
-            _ = try connection.execute(
-                """
-                INSERT INTO proj.users (user_id, version, document, rendered_at, valid_until, updated_at)
-                SELECT u, v, d, $4, vu, now()
-                FROM unnest($1::text[], $2::bigint[], $3::text[], $5::bigint[]) AS x(u, v, d, vu)
-                ON CONFLICT (user_id) DO UPDATE SET version = excluded.version, document = excluded.document,
-                    rendered_at = excluded.rendered_at, valid_until = excluded.valid_until, updated_at = now(),
-                    changed_tx = DEFAULT
-                """,
-                [PostgresArray.literal(ids), PostgresArray.literal(versions), PostgresArray.literal(texts), String(now),
-                 PostgresArray.literal(validUntils)])
+        if worlds.count == 1 {
+            return (Connection.Statement(Self.upsertOne, [ids[0], versions[0], texts[0], String(now), validUntils[0]]), documents)
         }
-        return documents
+        let statement = Connection.Statement(
+            """
+            INSERT INTO proj.users (user_id, version, document, rendered_at, valid_until, updated_at)
+            SELECT u, v, d, $4, vu, now()
+            FROM unnest($1::text[], $2::bigint[], $3::text[], $5::bigint[]) AS x(u, v, d, vu)
+            ON CONFLICT (user_id) DO UPDATE SET version = excluded.version, document = excluded.document,
+                rendered_at = excluded.rendered_at, valid_until = excluded.valid_until, updated_at = now(),
+                changed_tx = DEFAULT
+            """,
+            [PostgresArray.literal(ids), PostgresArray.literal(versions), PostgresArray.literal(texts), String(now),
+             PostgresArray.literal(validUntils)])
+        return (statement, documents)
     }
+
+    private static let upsertOne = """
+        INSERT INTO proj.users (user_id, version, document, rendered_at, valid_until, updated_at)
+        VALUES ($1, $2, $3, $4, $5, now())
+        ON CONFLICT (user_id) DO UPDATE SET version = excluded.version, document = excluded.document,
+            rendered_at = excluded.rendered_at, valid_until = excluded.valid_until, updated_at = now(),
+            changed_tx = DEFAULT
+        """
 
     /// The document as judged at `now`, and the instant until which it stays the same.
     func render(_ world: LedgerRepository.UserWorld, at now: Int64) -> (document: [UInt8], validUntil: Int64?) {

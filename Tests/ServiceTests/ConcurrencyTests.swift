@@ -95,4 +95,41 @@ import TestSupport
         // TransactionRecorded, RenewalInfoRecorded, NotificationReceived, ChainClaimed: nothing twice.
         #expect(try api.events("u-redelivered").count == 4)
     }
+
+    /// Chains changing hands in both directions at once: every claim locks in name order (an
+    /// owner sorting before the claimant makes the claim start over), so none deadlocks or fails.
+    @Test func crossedTransfersAllSucceedAndEndWithTheLastClaimant() throws {
+        let api = service.client()
+        let now = service.clock.now
+        let users = ["u-cross-a", "u-cross-b"]
+        let chains = (0..<12).map { "40002\(String(format: "%02d", $0))" }
+        var signed: [String: String] = [:]
+        for (index, chain) in chains.enumerated() {
+            signed[chain] = Mint.signed(Mint.transaction(
+                chain, product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil, signed: now - day))
+            #expect(try api.purchase(users[index % 2], signed[chain]!).status == 200)
+        }
+        let port = service.app.port
+        let key = service.keys["write"]
+        let statuses = Mutex<[String]>([])
+        let done = DispatchGroup()
+        for (index, chain) in chains.enumerated() {
+            done.enter()
+            let body = signed[chain]!
+            Thread.detachNewThread {
+                defer { done.leave() }
+                let response = try? ServiceHTTPClient(port: port, apiKey: key).purchase(users[(index + 1) % 2], body)
+                statuses.withLock { $0.append("\(response?.status ?? -1)") }
+            }
+        }
+        done.wait()
+        #expect(statuses.withLock { $0 } == Array(repeating: "200", count: chains.count))
+        for (index, chain) in chains.enumerated() {
+            #expect(try api.get("/v1/subscriptions/\(chain)").json["owner"]?.stringValue == users[(index + 1) % 2])
+        }
+        for user in users {
+            let claimed = try api.events(user).filter { $0["type"]?.stringValue == "ChainClaimed" }.count
+            #expect(claimed == chains.count)  // 6 first claims + 6 taken over
+        }
+    }
 }

@@ -124,6 +124,25 @@ import TestSupport
         #expect(old["version"]?.int64Value ?? 0 >= released["seq"]?.int64Value ?? .max)
     }
 
+    /// A claim locks the claimant's stream before it knows the chain's owner; an owner sorting
+    /// before the claimant is locked by starting over (locks are always taken in name order).
+    @Test func transfersWorkWhicheverOfTheTwoUsersSortsFirst() throws {
+        let now = service.clock.now
+        for (index, (from, to)) in [("u-t1-aaa", "u-t1-zzz"), ("u-t2-zzz", "u-t2-aaa")].enumerated() {
+            let id = "200070\(index)"
+            let signed = Mint.signed(Mint.transaction(
+                id, product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil, signed: now - day))
+            #expect(try api.purchase(from, signed).status == 200)
+            let moved = try api.purchase(to, signed)
+            #expect(moved.status == 200)
+            #expect(moved.json["customer"]?["entitlements"]?["no_ads"]?["active"]?.boolValue == true)
+            #expect(try api.get("/v1/subscriptions/\(id)").json["owner"]?.stringValue == to)
+            #expect(try api.user(from)["entitlements"]?["no_ads"]?["active"]?.boolValue != true)
+            #expect(try api.events(to).filter { $0["type"]?.stringValue == "ChainClaimed" }.count == 1)
+            #expect(try api.events(from).filter { $0["type"]?.stringValue == "ChainReleased" }.count == 1)
+        }
+    }
+
     @Test func keepPolicyRefusesTheSecondUser() throws {
         let keep = try TestService(configuration: TestService.configuration(policy: .keep))
         defer { keep.stop() }
