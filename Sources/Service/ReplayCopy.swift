@@ -28,6 +28,36 @@ final class Prefetch: @unchecked Sendable {
     }
 }
 
+/// Work run on a helper thread of its own, waited for with `wait` (used to overlap the server's
+/// work with ours: whatever connection `work` uses belongs to that thread until `wait` returns).
+final class Background<Value>: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private let work: () throws(ServiceError) -> Value
+    private var result: Result<Value, ServiceError>?
+
+    init(_ work: @escaping () throws(ServiceError) -> Value) {
+        self.work = work
+        let thread = Thread { [self] in run() }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    private func run() {
+        do throws(ServiceError) {
+            result = .success(try work())
+        } catch {
+            result = .failure(error)
+        }
+        done.signal()
+    }
+
+    func wait() throws(ServiceError) -> Value {
+        done.wait()
+        done.signal()  // later waits return at once
+        return try result!.get()
+    }
+}
+
 extension PostgresArray {
     /// `{1,2,NULL}` for `$n::bigint[]` parameters.
     static func numbers(_ items: [String?]) -> String {
@@ -58,6 +88,44 @@ enum CopyText {
 
     static func integer(_ bytes: [UInt8]) -> Int64 {
         Int64(String(decoding: bytes, as: UTF8.self)) ?? 0
+    }
+
+    /// Calls `row` with the fields of each row of COPY text output, as slices of `bytes` still
+    /// escaped (see `field`): no allocation per field.
+    static func forEachRow(_ bytes: [UInt8], _ row: (UnsafeBufferPointer<UInt8>, [Range<Int>]) -> Void) {
+        bytes.withUnsafeBufferPointer { buffer in
+            var fields: [Range<Int>] = []
+            var start = 0
+            for i in 0..<buffer.count where buffer[i] == 0x09 || buffer[i] == 0x0A {
+                fields.append(start..<i)
+                start = i + 1
+                if buffer[i] == 0x0A {
+                    row(buffer, fields)
+                    fields.removeAll(keepingCapacity: true)
+                }
+            }
+        }
+    }
+
+    /// One field of `forEachRow`, unescaped.
+    static func field(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> [UInt8] {
+        let bytes = UnsafeBufferPointer(rebasing: buffer[range])
+        return bytes.contains(0x5C) ? ReplayLogReader.unescape(bytes) : Array(bytes)
+    }
+
+    static func string(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        let bytes = UnsafeBufferPointer(rebasing: buffer[range])
+        return bytes.contains(0x5C)
+            ? String(decoding: ReplayLogReader.unescape(bytes), as: UTF8.self) : String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func integer(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int64 {
+        var value: Int64 = 0
+        var negative = false
+        for index in range {
+            if buffer[index] == 0x2D { negative = true } else { value = value &* 10 &+ Int64(buffer[index] &- 0x30) }
+        }
+        return negative ? -value : value
     }
 
     static func appendUserRow(

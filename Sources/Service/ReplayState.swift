@@ -62,11 +62,14 @@ struct ReplayState {
         return version
     }
 
-    /// The user's document at `now` under `catalog`, and until when it stays true.
-    func render(_ userId: String, catalog: Catalog, at now: Int64) -> (document: [UInt8], validUntil: Int64?) {
+    /// The user's document at `now` under `catalog`, until when it stays true, and its `version`.
+    func render(_ userId: String, catalog: Catalog, at now: Int64)
+        -> (document: [UInt8], validUntil: Int64?, version: Int64)
+    {
         let account = accounts[userId] ?? .initial
+        let version = version(of: userId)
         let customer = CustomerView.build(
-            userId: userId, account: account, chains: chains, catalog: catalog, at: now, version: version(of: userId))
-        return (customer.jsonBytes(), CustomerView.nextChange(account: account, chains: chains, after: now))
+            userId: userId, account: account, chains: chains, catalog: catalog, at: now, version: version)
+        return (customer.jsonBytes(), CustomerView.nextChange(account: account, chains: chains, after: now), version)
     }
 }
