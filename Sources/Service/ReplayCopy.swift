@@ -4,17 +4,20 @@ import JSON
 import Ledger
 import Synchronization
 
-/// One batch fetched on a helper thread (the connection is used by that thread alone until `wait`).
+/// One batch fetched on a helper thread (the connection is used by that thread alone until `wait`),
+/// into the storage of a buffer handed over (owned here alone, so it is reused, not copied).
 final class Prefetch: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
-    private var result: Result<[UInt8], ServiceError> = .success([])
+    private var buffer: [UInt8]
+    private var failure: ServiceError?
 
-    init(reader: ReplayLogReader, after checkpoint: Checkpoint, horizon: Bool) {
+    init(reader: ReplayLogReader, after checkpoint: Checkpoint, horizon: Bool, reusing buffer: consuming [UInt8]) {
+        self.buffer = buffer
         let thread = Thread { [self] in
             do throws(ServiceError) {
-                result = .success(try reader.fetch(after: checkpoint, horizon: horizon))
+                try reader.fetch(after: checkpoint, horizon: horizon, into: &self.buffer)
             } catch {
-                result = .failure(error)
+                failure = error
             }
             done.signal()
         }
@@ -24,7 +27,10 @@ final class Prefetch: @unchecked Sendable {
 
     func wait() throws(ServiceError) -> [UInt8] {
         done.wait()
-        return try result.get()
+        if let failure { throw failure }
+        var data: [UInt8] = []
+        swap(&data, &buffer)
+        return data
     }
 }
 

@@ -108,11 +108,18 @@ extension ReplayEngine {
             let reader = ReplayLogReader(connection: connection, batchSize: options.batchSize)
             tick(phase)
             var pending: [UInt8]? = try reader.fetch(after: position, horizon: horizon)
+            // The buffer of the batch before, handed to the next fetch (two buffers in turn).
+            var spare: [UInt8] = []
             while let bytes = pending {
                 pending = nil
                 let (rows, last) = ReplayLogReader.summary(bytes)
                 guard let last else { break }
-                let prefetch = rows >= options.batchSize ? Prefetch(reader: reader, after: last, horizon: horizon) : nil
+                var prefetch: Prefetch?
+                if rows >= options.batchSize {
+                    var handed: [UInt8] = []
+                    Swift.swap(&handed, &spare)
+                    prefetch = Prefetch(reader: reader, after: last, horizon: horizon, reusing: consume handed)
+                }
                 let decodeStart = Date()
                 let batch: ReplayLogReader.Batch
                 do {
@@ -122,11 +129,12 @@ extension ReplayEngine {
                     throw error
                 }
                 let foldStart = Date()
-                for (seq, event) in batch.events { state.apply(event, seq: seq) }
+                state.apply(batch.events)
                 position = last
                 decodeSeconds += foldStart.timeIntervalSince(decodeStart)
                 foldSeconds += Date().timeIntervalSince(foldStart)
                 tick(phase)
+                spare = bytes
                 if let prefetch {
                     let waitStart = Date()
                     pending = try prefetch.wait()
@@ -211,53 +219,66 @@ extension ReplayEngine {
 
         // MARK: Render, load
 
-        /// While the live tables are read on a second connection (after the fold's reads, as
-        /// judging needs) the owners are loaded on this one; then users are rendered in chunks
-        /// on several threads, straight into COPY rows, each chunk loaded on a helper thread
-        /// while the next renders. Only users whose document differs from the live one are
-        /// judged (an equal one is unchanged by definition).
+        /// A second connection reads the live tables (after the fold's reads, as judging needs),
+        /// then loads and indexes the next chain owners, while this one loads the users: they are
+        /// rendered in chunks on several threads straight into COPY rows, each chunk loaded on a
+        /// helper thread while the next renders. Only users whose document differs from the
+        /// live one are judged (an equal one is unchanged by definition).
         private mutating func renderAndLoad() throws(ServiceError) {
-            let conninfo = engine.conninfo
-            let reading = Background { () throws(ServiceError) in try ReplayLive.load(conninfo: conninfo) }
+            if !options.dryRun { try createNextTables() }
+            let side = try ReplayLive.connect(conninfo: engine.conninfo)
+            let reading = Background { () throws(ServiceError) in try ReplayLive.load(on: side) }
+            var ownerRows: [UInt8] = []
+            if !options.dryRun {
+                ownerRows.reserveCapacity(state.owners.count * 48)
+                for (otid, user) in state.owners {
+                    CopyText.appendOwnerRow(otid: otid, userId: user, claimedAt: state.claimedAt[otid] ?? now, into: &ownerRows)
+                }
+            }
+            let current = try reading.wait()
+            live = current.users
+            liveOwners = current.owners
+            let owners: Background<Void>? = options.dryRun ? nil : Background { [ownerRows] () throws(ServiceError) in
+                try database { () throws(DatabaseError) in
+                    if !ownerRows.isEmpty {
+                        try side.copyIn(
+                            "COPY proj.chain_owners_next (original_transaction_id, user_id, claimed_at) FROM STDIN",
+                            data: ownerRows)
+                    }
+                    try side.executeScript(
+                        """
+                        ALTER TABLE proj.chain_owners_next ADD CONSTRAINT chain_owners_next_pkey PRIMARY KEY (original_transaction_id);
+                        CREATE INDEX chain_owners_next_user_id_idx ON proj.chain_owners_next (user_id);
+                        ANALYZE proj.chain_owners_next;
+                        """)
+                }
+            }
             var loading: Background<Void>?
             do {
-                if !options.dryRun {
-                    try createNextTables()
-                    var owners: [UInt8] = []
-                    owners.reserveCapacity(state.owners.count * 48)
-                    for (otid, user) in state.owners {
-                        CopyText.appendOwnerRow(
-                            otid: otid, userId: user, claimedAt: state.claimedAt[otid] ?? now, into: &owners)
+                let users = Array(state.accounts.keys)
+                let chunk = 4096 * ReplayEngine.parallelism
+                var start = 0
+                while start < users.count {
+                    let end = min(users.count, start + chunk)
+                    let rendered = Self.render(
+                        users[start..<end], state: state, catalog: catalog, at: now, against: live, rows: !options.dryRun)
+                    for (userId, document) in rendered.differing { judge(userId, rendered: document) }
+                    if !options.dryRun {
+                        try loading?.wait()
+                        loading = copyInBackground(
+                            "COPY proj.users_next (user_id, version, document, rendered_at, valid_until) FROM STDIN",
+                            rendered.rows)
                     }
-                    loading = copyInBackground(
-                        "COPY proj.chain_owners_next (original_transaction_id, user_id, claimed_at) FROM STDIN", owners)
+                    start = end
+                    tick("render")
                 }
-                let current = try reading.wait()
-                live = current.users
-                liveOwners = current.owners
+                try loading?.wait()
+                try owners?.wait()
             } catch {
-                _ = try? reading.wait()
                 _ = try? loading?.wait()
+                _ = try? owners?.wait()
                 throw error
             }
-            let users = Array(state.accounts.keys)
-            let chunk = 4096 * ReplayEngine.parallelism
-            var start = 0
-            while start < users.count {
-                let end = min(users.count, start + chunk)
-                let rendered = Self.render(
-                    users[start..<end], state: state, catalog: catalog, at: now, against: live, rows: !options.dryRun)
-                for (userId, document) in rendered.differing { judge(userId, rendered: document) }
-                if !options.dryRun {
-                    try loading?.wait()
-                    loading = copyInBackground(
-                        "COPY proj.users_next (user_id, version, document, rendered_at, valid_until) FROM STDIN",
-                        rendered.rows)
-                }
-                start = end
-                tick("render")
-            }
-            try loading?.wait()
             for userId in live.keys where state.accounts[userId] == nil { judge(userId, rendered: nil) }
             for (otid, owner) in liveOwners where state.owners[otid] != owner { changedOwners.insert(otid) }
             for otid in state.owners.keys where liveOwners[otid] == nil { changedOwners.insert(otid) }
@@ -319,16 +340,15 @@ extension ReplayEngine {
             }
         }
 
-        /// Indexes after the load (faster than maintaining them row by row).
+        /// Indexes after the load (faster than maintaining them row by row); the chain owners'
+        /// were built on the second connection meanwhile.
         private func buildIndexes() throws(ServiceError) {
             tick("index")
             try database { () throws(DatabaseError) in
                 try connection.executeScript(
                     """
                     ALTER TABLE proj.users_next ADD CONSTRAINT users_next_pkey PRIMARY KEY (user_id);
-                    ALTER TABLE proj.chain_owners_next ADD CONSTRAINT chain_owners_next_pkey PRIMARY KEY (original_transaction_id);
-                    CREATE INDEX chain_owners_next_user_id_idx ON proj.chain_owners_next (user_id);
-                    ANALYZE proj.users_next; ANALYZE proj.chain_owners_next;
+                    ANALYZE proj.users_next;
                     """)
             }
         }
@@ -400,6 +420,7 @@ extension ReplayEngine {
                     try connection.executeScript(
                         """
                         SET LOCAL lock_timeout = '30s';
+                        SET LOCAL synchronous_commit = on;
                         LOCK TABLE proj.chain_owners, proj.users IN ACCESS EXCLUSIVE MODE;
                         """)
                     // Every writer that touched the live tables has committed; every other one waits.

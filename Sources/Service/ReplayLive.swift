@@ -13,10 +13,17 @@ struct ReplayLive: Sendable {
     var users: [String: Row] = [:]
     var owners: [String: String] = [:]
 
-    static func load(conninfo: String) throws(ServiceError) -> ReplayLive {
+    /// The second connection of a replay (same role and settings as its first).
+    static func connect(conninfo: String) throws(ServiceError) -> Connection {
         try database { () throws(DatabaseError) in
             let connection = try Connection(conninfo, connectTimeout: 10)
-            try connection.executeScript("SET ROLE iap_ledger_service; SET statement_timeout = 0")
+            try connection.executeScript(ReplayEngine.sessionSettings)
+            return connection
+        }
+    }
+
+    static func load(on connection: Connection) throws(ServiceError) -> ReplayLive {
+        try database { () throws(DatabaseError) in
             var live = ReplayLive()
             let users = try connection.copyOut(
                 "COPY (SELECT user_id, version, rendered_at, document FROM proj.users) TO STDOUT")

@@ -27,6 +27,14 @@ struct ReplayLogReader {
 
     /// The raw COPY text of the next batch (see `read`).
     func fetch(after checkpoint: Checkpoint, horizon: Bool = true) throws(ServiceError) -> [UInt8] {
+        var data: [UInt8] = []
+        try fetch(after: checkpoint, horizon: horizon, into: &data)
+        return data
+    }
+
+    /// `fetch` into `data`'s storage (emptied first): batches of tens of megabytes in fresh
+    /// arrays would cost their growth copies and page faults every time.
+    func fetch(after checkpoint: Checkpoint, horizon: Bool, into data: inout [UInt8]) throws(ServiceError) {
         // Only integers we formatted ourselves go into the SQL text (COPY takes no parameters).
         let sql = """
             COPY (SELECT tx, seq, type, schema_version, data FROM es.events
@@ -34,8 +42,9 @@ struct ReplayLogReader {
                   \(horizon ? "AND tx < pg_snapshot_xmin(pg_current_snapshot())" : "")
                   ORDER BY tx, seq LIMIT \(batchSize)) TO STDOUT
             """
+        if !data.isEmpty { data.removeAll(keepingCapacity: true) }
         do {
-            return try connection.copyOut(sql)
+            try connection.copyOut(sql, appendingTo: &data)
         } catch {
             throw .database(error)
         }
@@ -80,11 +89,14 @@ struct ReplayLogReader {
         bounds.append(bytes.count)
         let cuts = bounds
         let results = Mutex<[Int: Result<Batch, ServiceError>]>([:])
-        DispatchQueue.concurrentPerform(iterations: parts) { part in
-            let slice = Array(bytes[cuts[part]..<cuts[part + 1]])
-            let result: Result<Batch, ServiceError>
-            do throws(ServiceError) { result = .success(try decode(slice)) } catch { result = .failure(error) }
-            results.withLock { $0[part] = result }
+        bytes.withUnsafeBufferPointer { buffer in
+            let whole = UnsafeSendableBuffer(buffer)
+            DispatchQueue.concurrentPerform(iterations: parts) { part in
+                let slice = UnsafeBufferPointer(rebasing: whole.buffer[cuts[part]..<cuts[part + 1]])
+                let result: Result<Batch, ServiceError>
+                do throws(ServiceError) { result = .success(try decode(slice)) } catch { result = .failure(error) }
+                results.withLock { $0[part] = result }
+            }
         }
         var batch = Batch()
         let all = results.withLock { $0 }
@@ -98,11 +110,14 @@ struct ReplayLogReader {
 
     /// Parses COPY text rows `tx \t seq \t type \t schema_version \t data \n`.
     static func decode(_ bytes: [UInt8]) throws(ServiceError) -> Batch {
+        try bytes.withUnsafeBufferPointer { buffer throws(ServiceError) in try decode(buffer) }
+    }
+
+    static func decode(_ buffer: UnsafeBufferPointer<UInt8>) throws(ServiceError) -> Batch {
         var batch = Batch()
-        batch.events.reserveCapacity(bytes.count / 300)
-        var failure: ServiceError?
+        batch.events.reserveCapacity(buffer.count / 300)
         var decoder = LedgerEventDecoder()
-        bytes.withUnsafeBufferPointer { buffer in
+        do {
             var i = 0
             let n = buffer.count
             func field() -> Range<Int> {
@@ -134,14 +149,18 @@ struct ReplayLogReader {
                     }
                     batch.events.append((seq, event))
                 } catch {
-                    failure = .internalError("event \(seq) does not decode: \(error)")
-                    return
+                    throw .internalError("event \(seq) does not decode: \(error)")
                 }
                 batch.last = Checkpoint(tx: UInt64(tx), seq: seq)
             }
         }
-        if let failure { throw failure }
         return batch
+    }
+
+    /// A buffer handed to worker threads that only read it while its owner waits for them.
+    struct UnsafeSendableBuffer: @unchecked Sendable {
+        let buffer: UnsafeBufferPointer<UInt8>
+        init(_ buffer: UnsafeBufferPointer<UInt8>) { self.buffer = buffer }
     }
 
     /// Interned type names: no String allocation per row.
