@@ -102,13 +102,19 @@ enum CopyText {
         bytes.withUnsafeBufferPointer { buffer in
             var fields: [Range<Int>] = []
             var start = 0
-            for i in 0..<buffer.count where buffer[i] == 0x09 || buffer[i] == 0x0A {
-                fields.append(start..<i)
-                start = i + 1
-                if buffer[i] == 0x0A {
-                    row(buffer, fields)
-                    fields.removeAll(keepingCapacity: true)
+            let n = buffer.count
+            while start < n {
+                // Fields are short but for the last (a document): find the row's end first.
+                let end = ReplayLogReader.find(0x0A, in: buffer, from: start, to: n) ?? n
+                var field = start
+                while let tab = ReplayLogReader.find(0x09, in: buffer, from: field, to: end) {
+                    fields.append(field..<tab)
+                    field = tab + 1
                 }
+                fields.append(field..<end)
+                row(buffer, fields)
+                fields.removeAll(keepingCapacity: true)
+                start = end + 1
             }
         }
     }
@@ -116,7 +122,8 @@ enum CopyText {
     /// One field of `forEachRow`, unescaped.
     static func field(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> [UInt8] {
         let bytes = UnsafeBufferPointer(rebasing: buffer[range])
-        return bytes.contains(0x5C) ? ReplayLogReader.unescape(bytes) : Array(bytes)
+        return ReplayLogReader.find(0x5C, in: buffer, from: range.lowerBound, to: range.upperBound) != nil
+            ? ReplayLogReader.unescape(bytes) : Array(bytes)
     }
 
     static func string(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {

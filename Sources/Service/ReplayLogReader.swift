@@ -58,12 +58,10 @@ struct ReplayLogReader {
             var lastStart = 0
             var index = 0
             let n = buffer.count
-            while index < n {
-                if buffer[index] == 0x0A {
-                    rows += 1
-                    if index + 1 < n { lastStart = index + 1 }
-                }
-                index += 1
+            while index < n, let newline = find(0x0A, in: buffer, from: index, to: n) {
+                rows += 1
+                if newline + 1 < n { lastStart = newline + 1 }
+                index = newline + 1
             }
             guard rows > 0 else { return (0, nil) }
             var i = lastStart
@@ -74,6 +72,15 @@ struct ReplayLogReader {
             while i < n, buffer[i] != 0x09 { seq = seq &* 10 &+ Int64(buffer[i] &- 0x30); i += 1 }
             return (rows, Checkpoint(tx: tx, seq: seq))
         }
+    }
+
+    /// The index of the first `byte` in `buffer[from..<to]` (libc's vectorised `memchr`: the
+    /// replay scans hundreds of megabytes for row ends and escapes).
+    @inline(__always) static func find(_ byte: UInt8, in buffer: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Int? {
+        guard from < to, let base = buffer.baseAddress,
+            let found = memchr(base + from, Int32(byte), to - from)
+        else { return nil }
+        return UnsafeRawPointer(found) - UnsafeRawPointer(base)
     }
 
     /// `decode` on `parts` threads (row-aligned slices of the buffer, decoded concurrently,
@@ -137,12 +144,16 @@ struct ReplayLogReader {
                 let seq = integer(field())
                 let typeRange = field()
                 let schemaVersion = Int(integer(field()))
-                let dataRange = field()
+                // The data is the last field: it runs to the row's end (COPY escapes newlines).
+                let end = find(0x0A, in: buffer, from: i, to: n) ?? n
+                let dataRange = i..<end
+                i = end + 1
                 let type = typeName(UnsafeBufferPointer(rebasing: buffer[typeRange]))
                 let data = UnsafeBufferPointer(rebasing: buffer[dataRange])
                 do {
                     let event: LedgerEvent
-                    if data.contains(0x5C) {  // a backslash: COPY escaped something, undo it first
+                    if find(0x5C, in: buffer, from: dataRange.lowerBound, to: end) != nil {
+                        // a backslash: COPY escaped something, undo it first
                         event = try LedgerEvent.decode(type: type, schemaVersion: schemaVersion, data: unescape(data))
                     } else {
                         event = try decoder.decode(type: type, schemaVersion: schemaVersion, data: data)
