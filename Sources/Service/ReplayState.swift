@@ -96,7 +96,10 @@ struct ReplayState {
         func fold(_ batch: [(seq: Int64, event: LedgerEvent)], chainEvents: Bool) {
             var state = ReplayState()
             if chainEvents { swap(&state, &chains) } else { swap(&state, &users) }
-            for (seq, event) in batch where ReplayState.isChainEvent(event) == chainEvents { state.apply(event, seq: seq) }
+            // By index: the other half's events are only looked at, not copied out.
+            for index in batch.indices where ReplayState.isChainEvent(batch[index].event) == chainEvents {
+                state.apply(batch[index].event, seq: batch[index].seq)
+            }
             if chainEvents { swap(&state, &chains) } else { swap(&state, &users) }
         }
     }
