@@ -73,29 +73,6 @@ extension PostgresArray {
 
 /// COPY text format helpers (rows out, rows in).
 enum CopyText {
-    /// Splits COPY text output into rows of unescaped fields.
-    static func rows(_ bytes: [UInt8]) -> [[[UInt8]]] {
-        var rows: [[[UInt8]]] = []
-        var row: [[UInt8]] = []
-        var start = 0
-        bytes.withUnsafeBufferPointer { buffer in
-            for i in 0..<buffer.count where buffer[i] == 0x09 || buffer[i] == 0x0A {
-                let field = UnsafeBufferPointer(rebasing: buffer[start..<i])
-                row.append(field.contains(0x5C) ? ReplayLogReader.unescape(field) : Array(field))
-                start = i + 1
-                if buffer[i] == 0x0A {
-                    rows.append(row)
-                    row = []
-                }
-            }
-        }
-        return rows
-    }
-
-    static func integer(_ bytes: [UInt8]) -> Int64 {
-        Int64(String(decoding: bytes, as: UTF8.self)) ?? 0
-    }
-
     /// Calls `row` with the fields of each row of COPY text output, as slices of `bytes` still
     /// escaped (see `field`): no allocation per field.
     static func forEachRow(_ bytes: [UInt8], _ row: (UnsafeBufferPointer<UInt8>, [Range<Int>]) -> Void) {
