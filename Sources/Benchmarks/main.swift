@@ -16,6 +16,9 @@ let usage = """
       ingest [--runs N] [--seconds S] [--purchases N] [--threads N] [--serve BINARY]... [--pause S]
                       only the purchase-ingest benchmark (pgbench INSERT, then wrk POST); with several
                       --serve binaries, each on its own database, measured in turn in every run (A/B)
+      replay [--events N] [--users N] [--runs N] [--database-url URL]
+                      only the replay benchmark of `run`, each run next to its COPY: on its own cluster,
+                      or on URL's database (seeded only while its log is empty)
       mint-purchases --count N --out FILE
                       pre-minted POST /v1/purchases bodies (one JSON per line) for scripts/bench/post-purchase.lua
     """
@@ -46,6 +49,12 @@ func main() -> Int32 {
         case "fold":
             let events = option("events", in: arguments).flatMap(Int.init) ?? 1_000_000
             print(String(format: "%.0f events/s", LedgerBenchmark.foldThroughput(events: events)))
+        case "replay":
+            try ReplayRuns.run(
+                events: option("events", in: arguments).flatMap(Int.init) ?? 1_000_000,
+                users: option("users", in: arguments).flatMap(Int.init) ?? 100_000,
+                runs: option("runs", in: arguments).flatMap(Int.init) ?? 3,
+                databaseURL: option("database-url", in: arguments))
         case "mint-purchases":
             guard let count = option("count", in: arguments).flatMap(Int.init), let out = option("out", in: arguments) else {
                 print(usage)

@@ -3,8 +3,15 @@ import CLibPQ
 extension Connection {
     /// Runs `COPY … TO STDOUT` and returns everything the server sent (bulk export/replay).
     public func copyOut(_ sql: String) throws(DatabaseError) -> [UInt8] {
-        try startCopy(sql, expecting: PGRES_COPY_OUT)
         var data: [UInt8] = []
+        try copyOut(sql, appendingTo: &data)
+        return data
+    }
+
+    /// `copyOut` into a buffer the caller reuses: a replay reads batch after batch of tens of
+    /// megabytes, and a fresh array per batch costs its growth copies and page faults each time.
+    public func copyOut(_ sql: String, appendingTo data: inout [UInt8]) throws(DatabaseError) {
+        try startCopy(sql, expecting: PGRES_COPY_OUT)
         while true {
             var buffer: UnsafeMutablePointer<CChar>? = nil
             let length = PQgetCopyData(handle, &buffer, 0)
@@ -18,7 +25,6 @@ extension Connection {
             }
         }
         try finishCommand()
-        return data
     }
 
     /// Runs `COPY … FROM STDIN` feeding it `data` (text or CSV format, as the SQL says).

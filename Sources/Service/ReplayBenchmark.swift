@@ -11,13 +11,16 @@ public enum ReplayBenchmark {
         public var users: Int
         public var replaySeconds: Double
         public var copySeconds: Double
+        /// CPU time (user + system) of this process during the replay: steadier than wall time
+        /// on a shared machine.
+        public var replayCPUSeconds: Double = 0
         public var eventsPerSecond: Double { replaySeconds > 0 ? Double(events) / replaySeconds : 0 }
         public var ratioToCopy: Double { copySeconds > 0 ? replaySeconds / copySeconds : 0 }
         public var phases: [(String, Int64)]
 
         public var description: String {
-            String(format: "replay of %d events / %d users: %.2f s (%.0f events/s); COPY (SELECT * FROM es.events) TO STDOUT: %.2f s; ratio %.2f×",
-                   events, users, replaySeconds, eventsPerSecond, copySeconds, ratioToCopy)
+            String(format: "replay of %d events / %d users: %.2f s (%.0f events/s, %.2f s CPU); COPY (SELECT * FROM es.events) TO STDOUT: %.2f s; ratio %.2f×",
+                   events, users, replaySeconds, eventsPerSecond, replayCPUSeconds, copySeconds, ratioToCopy)
                 + "; phases ms: " + phases.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
         }
     }
@@ -126,11 +129,23 @@ public enum ReplayBenchmark {
         let copied = try connection.copyOut("COPY (SELECT * FROM es.events) TO STDOUT")
         let copySeconds = Date().timeIntervalSince(copyStart)
         _ = copied.count
+        let cpuStart = processCPUSeconds()
         let replayStart = Date()
         let report = try replay(conninfo: conninfo)
         let replaySeconds = Date().timeIntervalSince(replayStart)
         return Result(
             events: report.events, users: report.users, replaySeconds: replaySeconds, copySeconds: copySeconds,
-            phases: report.phases)
+            replayCPUSeconds: processCPUSeconds() - cpuStart, phases: report.phases)
+    }
+
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        #if os(Linux)
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        #else
+        getrusage(RUSAGE_SELF, &usage)
+        #endif
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 }

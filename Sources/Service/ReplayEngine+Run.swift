@@ -28,11 +28,7 @@ extension ReplayEngine {
         var foldSeconds = 0.0
         var waitSeconds = 0.0
 
-        struct LiveRow {
-            var version: Int64
-            var renderedAt: Int64
-            var document: [UInt8]
-        }
+        typealias LiveRow = ReplayLive.Row
 
         init(engine: ReplayEngine, connection: Connection, options: ReplayOptions,
              progress: (@Sendable (ReplayProgress) -> Void)?)
@@ -54,13 +50,14 @@ extension ReplayEngine {
             report.phases.append(("read.decode", Int64(decodeSeconds * 1000)))
             report.phases.append(("read.fold", Int64(foldSeconds * 1000)))
             report.phases.append(("read.waitForServer", Int64(waitSeconds * 1000)))
-            // 2. The live projection, to compare against.
-            try loadLive()
-            phase("loadLive")
-            // 3. Render every document at one `now`; judge it against the live one; load the
-            //    next tables (COPY, indexes after).
+            // 2. Render every document at one `now`, judge it against the live one (read meanwhile
+            //    on a second connection) and load the next tables (COPY, indexes after).
             try renderAndLoad()
             phase(options.dryRun ? "render" : "renderLoad")
+            if !options.dryRun {
+                try buildIndexes()
+                phase("index")
+            }
             // 4. Catch up with what was appended meanwhile.
             options.beforeCatchUp?()
             let before = state.events
@@ -111,11 +108,18 @@ extension ReplayEngine {
             let reader = ReplayLogReader(connection: connection, batchSize: options.batchSize)
             tick(phase)
             var pending: [UInt8]? = try reader.fetch(after: position, horizon: horizon)
+            // The buffer of the batch before, handed to the next fetch (two buffers in turn).
+            var spare: [UInt8] = []
             while let bytes = pending {
                 pending = nil
                 let (rows, last) = ReplayLogReader.summary(bytes)
                 guard let last else { break }
-                let prefetch = rows >= options.batchSize ? Prefetch(reader: reader, after: last, horizon: horizon) : nil
+                var prefetch: Prefetch?
+                if rows >= options.batchSize {
+                    var handed: [UInt8] = []
+                    Swift.swap(&handed, &spare)
+                    prefetch = Prefetch(reader: reader, after: last, horizon: horizon, reusing: consume handed)
+                }
                 let decodeStart = Date()
                 let batch: ReplayLogReader.Batch
                 do {
@@ -125,11 +129,12 @@ extension ReplayEngine {
                     throw error
                 }
                 let foldStart = Date()
-                for (seq, event) in batch.events { state.apply(event, seq: seq) }
+                state.apply(batch.events)
                 position = last
                 decodeSeconds += foldStart.timeIntervalSince(decodeStart)
                 foldSeconds += Date().timeIntervalSince(foldStart)
                 tick(phase)
+                spare = bytes
                 if let prefetch {
                     let waitStart = Date()
                     pending = try prefetch.wait()
@@ -146,22 +151,6 @@ extension ReplayEngine {
         }
 
         // MARK: Live projection
-
-        private mutating func loadLive() throws(ServiceError) {
-            let users = try database { () throws(DatabaseError) in
-                try connection.copyOut("COPY (SELECT user_id, version, rendered_at, document FROM proj.users) TO STDOUT")
-            }
-            for row in CopyText.rows(users) where row.count == 4 {
-                live[String(decoding: row[0], as: UTF8.self)] = LiveRow(
-                    version: CopyText.integer(row[1]), renderedAt: CopyText.integer(row[2]), document: row[3])
-            }
-            let owners = try database { () throws(DatabaseError) in
-                try connection.copyOut("COPY (SELECT original_transaction_id, user_id FROM proj.chain_owners) TO STDOUT")
-            }
-            for row in CopyText.rows(owners) where row.count == 2 {
-                liveOwners[String(decoding: row[0], as: UTF8.self)] = String(decoding: row[1], as: UTF8.self)
-            }
-        }
 
         /// Re-reads the live rows of `users` and `chains` (after writers touched them).
         private mutating func reloadLive(users: Set<String>, chains: Set<String>) throws(ServiceError) {
@@ -230,70 +219,113 @@ extension ReplayEngine {
 
         // MARK: Render, load
 
+        /// A second connection reads the live tables (after the fold's reads, as judging needs),
+        /// then loads and indexes the next chain owners, while this one loads the users: they are
+        /// rendered in chunks on several threads straight into COPY rows, each chunk loaded on a
+        /// helper thread while the next renders. Only users whose document differs from the
+        /// live one are judged (an equal one is unchanged by definition).
         private mutating func renderAndLoad() throws(ServiceError) {
             if !options.dryRun { try createNextTables() }
-            var buffer: [UInt8] = []
-            buffer.reserveCapacity(9 << 20)
-            // Render on several threads (the state is only read), then judge and load in order.
-            let users = Array(state.accounts.keys)
-            let chunk = 10_000
-            var start = 0
-            while start < users.count {
-                let end = min(users.count, start + chunk * ReplayEngine.parallelism)
-                let slice = Array(users[start..<end])
-                let documents = Self.render(slice, state: state, catalog: catalog, at: now)
-                for (index, userId) in slice.enumerated() {
-                    let (document, validUntil) = documents[index]
-                    judge(userId, rendered: document)
-                    if !options.dryRun {
-                        CopyText.appendUserRow(
-                            userId: userId, version: state.version(of: userId), document: document, renderedAt: now,
-                            validUntil: validUntil, into: &buffer)
+            let side = try ReplayLive.connect(conninfo: engine.conninfo)
+            let reading = Background { () throws(ServiceError) in try ReplayLive.load(on: side) }
+            var ownerRows: [UInt8] = []
+            if !options.dryRun {
+                ownerRows.reserveCapacity(state.owners.count * 48)
+                for (otid, user) in state.owners {
+                    CopyText.appendOwnerRow(otid: otid, userId: user, claimedAt: state.claimedAt[otid] ?? now, into: &ownerRows)
+                }
+            }
+            let current = try reading.wait()
+            live = current.users
+            liveOwners = current.owners
+            let owners: Background<Void>? = options.dryRun ? nil : Background { [ownerRows] () throws(ServiceError) in
+                try database { () throws(DatabaseError) in
+                    if !ownerRows.isEmpty {
+                        try side.copyIn(
+                            "COPY proj.chain_owners_next (original_transaction_id, user_id, claimed_at) FROM STDIN",
+                            data: ownerRows)
                     }
+                    try side.executeScript(
+                        """
+                        ALTER TABLE proj.chain_owners_next ADD CONSTRAINT chain_owners_next_pkey PRIMARY KEY (original_transaction_id);
+                        CREATE INDEX chain_owners_next_user_id_idx ON proj.chain_owners_next (user_id);
+                        ANALYZE proj.chain_owners_next;
+                        """)
                 }
-                if buffer.count >= 8 << 20 {
-                    try copyIn("COPY proj.users_next (user_id, version, document, rendered_at, valid_until) FROM STDIN", &buffer)
+            }
+            var loading: Background<Void>?
+            do {
+                let users = Array(state.accounts.keys)
+                let chunk = 4096 * ReplayEngine.parallelism
+                var start = 0
+                while start < users.count {
+                    let end = min(users.count, start + chunk)
+                    let rendered = Self.render(
+                        users[start..<end], state: state, catalog: catalog, at: now, against: live, rows: !options.dryRun)
+                    for (userId, document) in rendered.differing { judge(userId, rendered: document) }
+                    if !options.dryRun {
+                        try loading?.wait()
+                        loading = copyInBackground(
+                            "COPY proj.users_next (user_id, version, document, rendered_at, valid_until) FROM STDIN",
+                            rendered.rows)
+                    }
+                    start = end
+                    tick("render")
                 }
-                start = end
-                tick("render")
+                try loading?.wait()
+                try owners?.wait()
+            } catch {
+                _ = try? loading?.wait()
+                _ = try? owners?.wait()
+                throw error
             }
             for userId in live.keys where state.accounts[userId] == nil { judge(userId, rendered: nil) }
-            for otid in Set(liveOwners.keys).union(state.owners.keys) { judgeOwner(otid) }
-            guard !options.dryRun else { return }
-            try copyIn("COPY proj.users_next (user_id, version, document, rendered_at, valid_until) FROM STDIN", &buffer)
-            for (otid, user) in state.owners {
-                CopyText.appendOwnerRow(otid: otid, userId: user, claimedAt: state.claimedAt[otid] ?? now, into: &buffer)
-                if buffer.count >= 8 << 20 {
-                    try copyIn("COPY proj.chain_owners_next (original_transaction_id, user_id, claimed_at) FROM STDIN", &buffer)
-                }
-            }
-            try copyIn("COPY proj.chain_owners_next (original_transaction_id, user_id, claimed_at) FROM STDIN", &buffer)
-            tick("index")
-            try database { () throws(DatabaseError) in
-                try connection.executeScript(
-                    """
-                    ALTER TABLE proj.users_next ADD CONSTRAINT users_next_pkey PRIMARY KEY (user_id);
-                    ALTER TABLE proj.chain_owners_next ADD CONSTRAINT chain_owners_next_pkey PRIMARY KEY (original_transaction_id);
-                    CREATE INDEX chain_owners_next_user_id_idx ON proj.chain_owners_next (user_id);
-                    CREATE INDEX users_next_changed_tx_idx ON proj.users_next (changed_tx);
-                    ANALYZE proj.users_next; ANALYZE proj.chain_owners_next;
-                    """)
+            for (otid, owner) in liveOwners where state.owners[otid] != owner { changedOwners.insert(otid) }
+            for otid in state.owners.keys where liveOwners[otid] == nil { changedOwners.insert(otid) }
+        }
+
+        private func copyInBackground(_ sql: String, _ rows: [UInt8]) -> Background<Void>? {
+            guard !rows.isEmpty else { return nil }
+            let connection = self.connection
+            return Background { () throws(ServiceError) in
+                try database { () throws(DatabaseError) in try connection.copyIn(sql, data: rows) }
             }
         }
 
-        static func render(_ users: [String], state: ReplayState, catalog: Catalog, at now: Int64)
-            -> [(document: [UInt8], validUntil: Int64?)]
-        {
+        /// Renders `users` on `parallelism` threads (the state is only read): the `proj.users`
+        /// COPY rows (when `rows`), and the documents that differ from `live`, in order.
+        static func render(
+            _ users: ArraySlice<String>, state: ReplayState, catalog: Catalog, at now: Int64,
+            against live: [String: LiveRow], rows: Bool
+        ) -> (rows: [UInt8], differing: [(String, [UInt8])]) {
             let parts = ReplayEngine.parallelism
+            let base = users.startIndex
             let per = (users.count + parts - 1) / max(parts, 1)
-            let results = Mutex<[Int: [(document: [UInt8], validUntil: Int64?)]]>([:])
+            let results = Mutex<[Int: (rows: [UInt8], differing: [(String, [UInt8])])]>([:])
             DispatchQueue.concurrentPerform(iterations: parts) { part in
-                let range = min(users.count, part * per)..<min(users.count, (part + 1) * per)
-                let rendered = range.map { state.render(users[$0], catalog: catalog, at: now) }
-                results.withLock { $0[part] = rendered }
+                var out: [UInt8] = []
+                if rows { out.reserveCapacity(per * 768) }
+                var differing: [(String, [UInt8])] = []
+                for index in (base + min(users.count, part * per))..<(base + min(users.count, (part + 1) * per)) {
+                    let userId = users[index]
+                    let (document, validUntil, version) = state.render(userId, catalog: catalog, at: now)
+                    if live[userId]?.document != document { differing.append((userId, document)) }
+                    if rows {
+                        CopyText.appendUserRow(
+                            userId: userId, version: version, document: document, renderedAt: now,
+                            validUntil: validUntil, into: &out)
+                    }
+                }
+                results.withLock { $0[part] = (out, differing) }
             }
-            let all = results.withLock { $0 }
-            return (0..<parts).flatMap { all[$0] ?? [] }
+            var all = results.withLock { $0 }
+            var result = all.removeValue(forKey: 0) ?? ([], [])
+            for part in 1..<max(parts, 1) {
+                guard let piece = all[part] else { continue }
+                result.rows.append(contentsOf: piece.rows)
+                result.differing.append(contentsOf: piece.differing)
+            }
+            return result
         }
 
         private func createNextTables() throws(ServiceError) {
@@ -308,11 +340,18 @@ extension ReplayEngine {
             }
         }
 
-        private func copyIn(_ sql: String, _ buffer: inout [UInt8]) throws(ServiceError) {
-            guard !buffer.isEmpty else { return }
-            let data = buffer
-            try database { () throws(DatabaseError) in try connection.copyIn(sql, data: data) }
-            buffer.removeAll(keepingCapacity: true)
+        /// Indexes after the load (faster than maintaining them row by row); the chain owners'
+        /// were built on the second connection meanwhile.
+        private func buildIndexes() throws(ServiceError) {
+            tick("index")
+            try database { () throws(DatabaseError) in
+                try connection.executeScript(
+                    """
+                    ALTER TABLE proj.users_next ADD CONSTRAINT users_next_pkey PRIMARY KEY (user_id);
+                    CREATE INDEX users_next_changed_tx_idx ON proj.users_next (changed_tx);
+                    ANALYZE proj.users_next;
+                    """)
+            }
         }
 
         // MARK: Catch-up and swap
@@ -329,10 +368,10 @@ extension ReplayEngine {
             try reloadLive(users: users, chains: chains)
             var ids: [String] = [], versions: [String?] = [], documents: [String] = [], validUntils: [String?] = []
             for userId in users {
-                let (document, validUntil) = state.render(userId, catalog: catalog, at: now)
+                let (document, validUntil, version) = state.render(userId, catalog: catalog, at: now)
                 judge(userId, rendered: document)
                 ids.append(userId)
-                versions.append(String(state.version(of: userId)))
+                versions.append(String(version))
                 documents.append(String(decoding: document, as: UTF8.self))
                 validUntils.append(validUntil.map(String.init))
             }
@@ -383,6 +422,7 @@ extension ReplayEngine {
                     try connection.executeScript(
                         """
                         SET LOCAL lock_timeout = '30s';
+                        SET LOCAL synchronous_commit = on;
                         LOCK TABLE proj.chain_owners, proj.users IN ACCESS EXCLUSIVE MODE;
                         """)
                     // Every writer that touched the live tables has committed; every other one waits.

@@ -29,6 +29,10 @@ public final class ReplayEngine: Sendable {
     }
 
     static let lockKey = "iap-ledger:replay"
+    /// The replay's sessions. Commits before the swap need not wait for the disk: until the
+    /// swap the next tables are scratch (rebuilt after a crash), and the swap itself commits
+    /// synchronously, which makes everything before it durable too.
+    static let sessionSettings = "SET ROLE iap_ledger_service; SET statement_timeout = 0; SET synchronous_commit = off"
     /// Threads for the pure parts (decoding, rendering).
     static let parallelism = max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))
 
@@ -44,7 +48,7 @@ public final class ReplayEngine: Sendable {
         let connection: Connection
         do {
             connection = try Connection(conninfo, connectTimeout: 10)
-            try connection.executeScript("SET ROLE iap_ledger_service; SET statement_timeout = 0")
+            try connection.executeScript(Self.sessionSettings)
             let rows = try connection.query("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", [Self.lockKey])
             guard rows.bool(0, rows.columns[0]) == true else { throw ServiceError.busy("another replay is running") }
         } catch let error as ServiceError {
@@ -74,7 +78,10 @@ public final class ReplayEngine: Sendable {
         if wanted.contains(ProjectionVersions.analytics.name) {
             report.projections.append(ProjectionVersions.analytics.name)
             if !options.dryRun {
-                try database { () throws(DatabaseError) in try AnalyticsProjector.reset(on: connection) }
+                try database { () throws(DatabaseError) in
+                    try connection.executeScript("SET synchronous_commit = on")
+                    try AnalyticsProjector.reset(on: connection)
+                }
             }
         }
         return report

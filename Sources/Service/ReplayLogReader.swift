@@ -27,6 +27,14 @@ struct ReplayLogReader {
 
     /// The raw COPY text of the next batch (see `read`).
     func fetch(after checkpoint: Checkpoint, horizon: Bool = true) throws(ServiceError) -> [UInt8] {
+        var data: [UInt8] = []
+        try fetch(after: checkpoint, horizon: horizon, into: &data)
+        return data
+    }
+
+    /// `fetch` into `data`'s storage (emptied first): batches of tens of megabytes in fresh
+    /// arrays would cost their growth copies and page faults every time.
+    func fetch(after checkpoint: Checkpoint, horizon: Bool, into data: inout [UInt8]) throws(ServiceError) {
         // Only integers we formatted ourselves go into the SQL text (COPY takes no parameters).
         let sql = """
             COPY (SELECT tx, seq, type, schema_version, data FROM es.events
@@ -34,8 +42,9 @@ struct ReplayLogReader {
                   \(horizon ? "AND tx < pg_snapshot_xmin(pg_current_snapshot())" : "")
                   ORDER BY tx, seq LIMIT \(batchSize)) TO STDOUT
             """
+        if !data.isEmpty { data.removeAll(keepingCapacity: true) }
         do {
-            return try connection.copyOut(sql)
+            try connection.copyOut(sql, appendingTo: &data)
         } catch {
             throw .database(error)
         }
@@ -49,12 +58,10 @@ struct ReplayLogReader {
             var lastStart = 0
             var index = 0
             let n = buffer.count
-            while index < n {
-                if buffer[index] == 0x0A {
-                    rows += 1
-                    if index + 1 < n { lastStart = index + 1 }
-                }
-                index += 1
+            while index < n, let newline = find(0x0A, in: buffer, from: index, to: n) {
+                rows += 1
+                if newline + 1 < n { lastStart = newline + 1 }
+                index = newline + 1
             }
             guard rows > 0 else { return (0, nil) }
             var i = lastStart
@@ -65,6 +72,15 @@ struct ReplayLogReader {
             while i < n, buffer[i] != 0x09 { seq = seq &* 10 &+ Int64(buffer[i] &- 0x30); i += 1 }
             return (rows, Checkpoint(tx: tx, seq: seq))
         }
+    }
+
+    /// The index of the first `byte` in `buffer[from..<to]` (libc's vectorised `memchr`: the
+    /// replay scans hundreds of megabytes for row ends and escapes).
+    @inline(__always) static func find(_ byte: UInt8, in buffer: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Int? {
+        guard from < to, let base = buffer.baseAddress,
+            let found = memchr(base + from, Int32(byte), to - from)
+        else { return nil }
+        return UnsafeRawPointer(found) - UnsafeRawPointer(base)
     }
 
     /// `decode` on `parts` threads (row-aligned slices of the buffer, decoded concurrently,
@@ -80,11 +96,14 @@ struct ReplayLogReader {
         bounds.append(bytes.count)
         let cuts = bounds
         let results = Mutex<[Int: Result<Batch, ServiceError>]>([:])
-        DispatchQueue.concurrentPerform(iterations: parts) { part in
-            let slice = Array(bytes[cuts[part]..<cuts[part + 1]])
-            let result: Result<Batch, ServiceError>
-            do throws(ServiceError) { result = .success(try decode(slice)) } catch { result = .failure(error) }
-            results.withLock { $0[part] = result }
+        bytes.withUnsafeBufferPointer { buffer in
+            let whole = UnsafeSendableBuffer(buffer)
+            DispatchQueue.concurrentPerform(iterations: parts) { part in
+                let slice = UnsafeBufferPointer(rebasing: whole.buffer[cuts[part]..<cuts[part + 1]])
+                let result: Result<Batch, ServiceError>
+                do throws(ServiceError) { result = .success(try decode(slice)) } catch { result = .failure(error) }
+                results.withLock { $0[part] = result }
+            }
         }
         var batch = Batch()
         let all = results.withLock { $0 }
@@ -98,11 +117,14 @@ struct ReplayLogReader {
 
     /// Parses COPY text rows `tx \t seq \t type \t schema_version \t data \n`.
     static func decode(_ bytes: [UInt8]) throws(ServiceError) -> Batch {
+        try bytes.withUnsafeBufferPointer { buffer throws(ServiceError) in try decode(buffer) }
+    }
+
+    static func decode(_ buffer: UnsafeBufferPointer<UInt8>) throws(ServiceError) -> Batch {
         var batch = Batch()
-        batch.events.reserveCapacity(bytes.count / 300)
-        var failure: ServiceError?
+        batch.events.reserveCapacity(buffer.count / 300)
         var decoder = LedgerEventDecoder()
-        bytes.withUnsafeBufferPointer { buffer in
+        do {
             var i = 0
             let n = buffer.count
             func field() -> Range<Int> {
@@ -122,26 +144,34 @@ struct ReplayLogReader {
                 let seq = integer(field())
                 let typeRange = field()
                 let schemaVersion = Int(integer(field()))
-                let dataRange = field()
+                // The data is the last field: it runs to the row's end (COPY escapes newlines).
+                let end = find(0x0A, in: buffer, from: i, to: n) ?? n
+                let dataRange = i..<end
+                i = end + 1
                 let type = typeName(UnsafeBufferPointer(rebasing: buffer[typeRange]))
                 let data = UnsafeBufferPointer(rebasing: buffer[dataRange])
                 do {
                     let event: LedgerEvent
-                    if data.contains(0x5C) {  // a backslash: COPY escaped something, undo it first
+                    if find(0x5C, in: buffer, from: dataRange.lowerBound, to: end) != nil {
+                        // a backslash: COPY escaped something, undo it first
                         event = try LedgerEvent.decode(type: type, schemaVersion: schemaVersion, data: unescape(data))
                     } else {
                         event = try decoder.decode(type: type, schemaVersion: schemaVersion, data: data)
                     }
                     batch.events.append((seq, event))
                 } catch {
-                    failure = .internalError("event \(seq) does not decode: \(error)")
-                    return
+                    throw .internalError("event \(seq) does not decode: \(error)")
                 }
                 batch.last = Checkpoint(tx: UInt64(tx), seq: seq)
             }
         }
-        if let failure { throw failure }
         return batch
+    }
+
+    /// A buffer handed to worker threads that only read it while its owner waits for them.
+    struct UnsafeSendableBuffer: @unchecked Sendable {
+        let buffer: UnsafeBufferPointer<UInt8>
+        init(_ buffer: UnsafeBufferPointer<UInt8>) { self.buffer = buffer }
     }
 
     /// Interned type names: no String allocation per row.

@@ -1,3 +1,4 @@
+import Foundation
 import Ledger
 
 /// The whole ledger folded in memory with the pure Ledger functions: every chain's state, every
@@ -44,14 +45,63 @@ struct ReplayState {
 
     private mutating func applyChain(_ otid: String, _ event: LedgerEvent, seq: Int64) {
         Chain.evolve(&chains[otid, default: .initial], event)
-        chainLastSeq[otid] = max(chainLastSeq[otid] ?? 0, seq)
+        Self.raise(&chainLastSeq[otid, default: 0], to: seq)
         if tracking, let owner = owners[otid] { touched.insert(owner) }
     }
 
     private mutating func applyUser(_ userId: String, _ event: LedgerEvent, seq: Int64) {
         Account.evolve(&accounts[userId, default: .initial], event)
-        accountLastSeq[userId] = max(accountLastSeq[userId] ?? 0, seq)
+        Self.raise(&accountLastSeq[userId, default: 0], to: seq)
         if tracking { touched.insert(userId) }
+    }
+
+    /// In place through the dictionary's modify accessor: one lookup, not a read and a write.
+    @inline(__always) private static func raise(_ value: inout Int64, to seq: Int64) {
+        if seq > value { value = seq }
+    }
+
+    /// Folds a batch, in order. Outside catch-up the chains (Apple facts) and the users'
+    /// streams (claims, debits, grants) are independent: chain events touch only `chains`, user
+    /// events everything else, so the two halves fold on two threads, each in log order.
+    mutating func apply(_ batch: [(seq: Int64, event: LedgerEvent)]) {
+        guard !tracking, batch.count >= 1024, ReplayEngine.parallelism > 1 else {
+            for (seq, event) in batch { apply(event, seq: seq) }
+            return
+        }
+        // Each half takes its dictionaries out (so they stay uniquely referenced: no copy).
+        let halves = Halves()
+        swap(&halves.chains.chains, &chains)
+        swap(&halves.chains.chainLastSeq, &chainLastSeq)
+        swap(&halves.users, &self)
+        DispatchQueue.concurrentPerform(iterations: 2) { half in halves.fold(batch, chainEvents: half == 0) }
+        swap(&halves.users, &self)
+        swap(&halves.chains.chains, &chains)
+        swap(&halves.chains.chainLastSeq, &chainLastSeq)
+        events += halves.chains.events
+    }
+
+    fileprivate static func isChainEvent(_ event: LedgerEvent) -> Bool {
+        switch event {
+        case .transactionRecorded, .renewalInfoRecorded, .notificationReceived: true
+        case .chainClaimed, .chainReleased, .balanceDebited, .balanceCredited, .entitlementGranted,
+            .entitlementRevoked: false
+        }
+    }
+
+    /// The two halves of a parallel fold, each touched by one thread only.
+    private final class Halves: @unchecked Sendable {
+        var chains = ReplayState()
+        var users = ReplayState()
+
+        func fold(_ batch: [(seq: Int64, event: LedgerEvent)], chainEvents: Bool) {
+            var state = ReplayState()
+            if chainEvents { swap(&state, &chains) } else { swap(&state, &users) }
+            // By index: the other half's events are only looked at, not copied out.
+            for index in batch.indices where ReplayState.isChainEvent(batch[index].event) == chainEvents {
+                state.apply(batch[index].event, seq: batch[index].seq)
+            }
+            if chainEvents { swap(&state, &chains) } else { swap(&state, &users) }
+        }
     }
 
     /// The document `version` of a user: the highest sequence among their own stream and the
@@ -62,11 +112,14 @@ struct ReplayState {
         return version
     }
 
-    /// The user's document at `now` under `catalog`, and until when it stays true.
-    func render(_ userId: String, catalog: Catalog, at now: Int64) -> (document: [UInt8], validUntil: Int64?) {
+    /// The user's document at `now` under `catalog`, until when it stays true, and its `version`.
+    func render(_ userId: String, catalog: Catalog, at now: Int64)
+        -> (document: [UInt8], validUntil: Int64?, version: Int64)
+    {
         let account = accounts[userId] ?? .initial
+        let version = version(of: userId)
         let customer = CustomerView.build(
-            userId: userId, account: account, chains: chains, catalog: catalog, at: now, version: version(of: userId))
-        return (customer.jsonBytes(), CustomerView.nextChange(account: account, chains: chains, after: now))
+            userId: userId, account: account, chains: chains, catalog: catalog, at: now, version: version)
+        return (customer.jsonBytes(), CustomerView.nextChange(account: account, chains: chains, after: now), version)
     }
 }

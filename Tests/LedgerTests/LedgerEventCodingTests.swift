@@ -4,6 +4,20 @@ import Testing
 @testable import Ledger
 
 @Suite struct LedgerEventCodingTests {
+    @Test func everyFieldNameIsFoundAndNoOtherName() {
+        for field in EventField.allCases {
+            #expect(EventField.lookup(field.name) == field)
+            // Same length, same first, middle and last byte: only the full compare tells them apart.
+            var bytes = Array(field.name.utf8)
+            if bytes.count > 3 {
+                bytes[1] = bytes[1] == UInt8(ascii: "Z") ? UInt8(ascii: "Y") : UInt8(ascii: "Z")
+                #expect(EventField.lookup(String(decoding: bytes, as: UTF8.self)) == nil)
+            }
+            #expect(EventField.lookup(field.name + "x") == nil)
+        }
+        #expect(EventField.lookup("") == nil)
+    }
+
     static let full = Transaction(
         transactionId: "2000000002", originalTransactionId: "2000000001", productId: F.monthly,
         bundleId: "com.example.game", type: "Auto-Renewable Subscription", purchaseDate: F.t0,

@@ -191,6 +191,29 @@ final class ReplayHarness: Sendable {
         #expect(json["eventsPerSecond"]?.int64Value == 2000)
     }
 
+    @Test func copyTextRowsSplitIntoFieldsUnescapedOnRead() {
+        var text: [UInt8] = []
+        ReplayLogReader.escape("user\t1", into: &text)
+        text += Array("\t42\t-7\t".utf8)
+        let document = Array("{\"a\":\"x\\\\y\nz\"}".utf8)
+        ReplayLogReader.escape(bytes: document, into: &text)
+        text += Array("\nu2\t1\t2\t{}\n".utf8)
+        var rows: [(String, Int64, Int64, [UInt8])] = []
+        CopyText.forEachRow(text) { buffer, fields in
+            #expect(fields.count == 4)
+            rows.append((
+                CopyText.string(buffer, fields[0]), CopyText.integer(buffer, fields[1]),
+                CopyText.integer(buffer, fields[2]), CopyText.field(buffer, fields[3])))
+        }
+        #expect(rows.count == 2)
+        #expect(rows.first?.0 == "user\t1")
+        #expect(rows.first?.1 == 42)
+        #expect(rows.first?.2 == -7)
+        #expect(rows.first?.3 == document)
+        #expect(rows.last?.0 == "u2")
+        #expect(rows.last?.3 == Array("{}".utf8))
+    }
+
     @Test func copyTextRoundTripsEscapes() {
         var out: [UInt8] = []
         ReplayLogReader.escape("a\\b\tc\nd", into: &out)

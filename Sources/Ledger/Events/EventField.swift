@@ -18,43 +18,64 @@ enum EventField: Int, CaseIterable {
 
     static let count = allCases.count
 
-    /// Open-addressing table from FNV-1a of the name's bytes to the field.
-    private static let table: [(hash: UInt64, field: EventField?)] = {
-        var slots = [(hash: UInt64, field: EventField?)](repeating: (0, nil), count: 256)
+    /// Open-addressing table from `slot(_:)` of a name to the field (fields + 1; 0 = empty).
+    /// The slot mixes only the length and three bytes (constant time: replay looks up about
+    /// twenty keys per event); the full compare afterwards makes any collision harmless.
+    private static let table: [UInt8] = {
+        var slots = [UInt8](repeating: 0, count: 1024)
         for field in allCases {
-            let h = hash(Array(field.name.utf8))
-            var i = Int(h & 255)
-            while slots[i].field != nil { i = (i + 1) & 255 }
-            slots[i] = (h, field)
+            let name = Array(field.name.utf8)
+            let h = name.withUnsafeBufferPointer { slot($0) }
+            var i = h
+            while slots[i] != 0 { i = (i + 1) & 1023 }
+            slots[i] = UInt8(field.rawValue + 1)
         }
         return slots
     }()
 
-    private static let names: [[UInt8]] = allCases.map { Array($0.name.utf8) }
+    /// Every name's bytes, one after the other, and where each starts and ends.
+    private static let nameBytes: [UInt8] = allCases.flatMap { Array($0.name.utf8) }
+    private static let nameBounds: [Range<Int>] = {
+        var bounds: [Range<Int>] = []
+        var start = 0
+        for field in allCases {
+            bounds.append(start..<(start + field.name.utf8.count))
+            start += field.name.utf8.count
+        }
+        return bounds
+    }()
 
-    @inline(__always) static func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        return h
+    @inline(__always) private static func slot(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        let n = bytes.count
+        guard n > 0 else { return 0 }
+        let mix = UInt32(n) &* 0x9E37_79B1 ^ UInt32(bytes[0]) &* 0x85EB_CA77
+            ^ UInt32(bytes[n - 1]) &* 0xC2B2_AE3D ^ UInt32(bytes[n / 2]) &* 0x27D4_EB2F
+        return Int((mix ^ (mix >> 15)) & 1023)
     }
 
     /// The field named by `bytes`, or nil for a name no event uses (ignored: tolerant reading).
     static func lookup(_ bytes: UnsafeBufferPointer<UInt8>) -> EventField? {
-        let h = hash(bytes)
-        var i = Int(h & 255)
-        while let field = table[i].field {
-            if table[i].hash == h, equal(names[field.rawValue], bytes) { return field }
-            i = (i + 1) & 255
+        table.withUnsafeBufferPointer { table in
+            nameBytes.withUnsafeBufferPointer { names in
+                var i = slot(bytes)
+                while table[i] != 0 {
+                    let index = Int(table[i]) - 1
+                    let bounds = nameBounds[index]
+                    if bounds.count == bytes.count, equal(names, from: bounds.lowerBound, bytes) {
+                        return EventField(rawValue: index)
+                    }
+                    i = (i + 1) & 1023
+                }
+                return nil
+            }
         }
-        return nil
     }
 
-    @inline(__always) private static func equal(_ name: [UInt8], _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard name.count == bytes.count else { return false }
-        return name.withUnsafeBufferPointer { n in
-            for k in 0..<n.count where n[k] != bytes[k] { return false }
-            return true
-        }
+    @inline(__always) private static func equal(
+        _ names: UnsafeBufferPointer<UInt8>, from start: Int, _ bytes: UnsafeBufferPointer<UInt8>
+    ) -> Bool {
+        for k in 0..<bytes.count where names[start + k] != bytes[k] { return false }
+        return true
     }
 
     static func lookup(_ name: String) -> EventField? {

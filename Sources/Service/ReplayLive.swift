@@ -1,0 +1,47 @@
+import EventStore
+
+/// The live `proj.users` and `proj.chain_owners`, read whole to judge the rebuilt documents
+/// against (on a connection of its own, so the server sends them while the replay's own
+/// connection loads rows).
+struct ReplayLive: Sendable {
+    struct Row: Sendable {
+        var version: Int64
+        var renderedAt: Int64
+        var document: [UInt8]
+    }
+
+    var users: [String: Row] = [:]
+    var owners: [String: String] = [:]
+
+    /// The second connection of a replay (same role and settings as its first).
+    static func connect(conninfo: String) throws(ServiceError) -> Connection {
+        try database { () throws(DatabaseError) in
+            let connection = try Connection(conninfo, connectTimeout: 10)
+            try connection.executeScript(ReplayEngine.sessionSettings)
+            return connection
+        }
+    }
+
+    static func load(on connection: Connection) throws(ServiceError) -> ReplayLive {
+        try database { () throws(DatabaseError) in
+            var live = ReplayLive()
+            let users = try connection.copyOut(
+                "COPY (SELECT user_id, version, rendered_at, document FROM proj.users) TO STDOUT")
+            live.users.reserveCapacity(users.count / 512)
+            CopyText.forEachRow(users) { buffer, fields in
+                guard fields.count == 4 else { return }
+                live.users[CopyText.string(buffer, fields[0])] = Row(
+                    version: CopyText.integer(buffer, fields[1]), renderedAt: CopyText.integer(buffer, fields[2]),
+                    document: CopyText.field(buffer, fields[3]))
+            }
+            let owners = try connection.copyOut(
+                "COPY (SELECT original_transaction_id, user_id FROM proj.chain_owners) TO STDOUT")
+            live.owners.reserveCapacity(owners.count / 24)
+            CopyText.forEachRow(owners) { buffer, fields in
+                guard fields.count == 2 else { return }
+                live.owners[CopyText.string(buffer, fields[0])] = CopyText.string(buffer, fields[1])
+            }
+            return live
+        }
+    }
+}
