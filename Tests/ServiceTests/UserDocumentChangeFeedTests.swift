@@ -1,0 +1,88 @@
+import Dispatch
+import Foundation
+import EventStore
+import Synchronization
+import Testing
+import TestSupport
+@testable import Service
+
+/// The feed on its own against real PostgreSQL: what a check drops, and readers that give up
+/// while a check hangs.
+@Suite struct UserDocumentChangeFeedTests {
+    func upsert(_ userId: String, _ document: String, on connection: Connection) throws {
+        try connection.execute(
+            """
+            INSERT INTO proj.users (user_id, version, document, rendered_at) VALUES ($1, 1, $2, 0)
+            ON CONFLICT (user_id) DO UPDATE SET document = excluded.document, changed_tx = DEFAULT
+            """, [userId, document])
+    }
+
+    @Test func aCheckDropsExactlyTheDocumentsWrittenSinceThePreviousOne() throws {
+        let conninfo = try TestDatabase.shared.freshDatabase()
+        let writer = try Connection(conninfo)
+        try upsert("a", "{}", on: writer)
+        try upsert("b", "{}", on: writer)
+        let cache = UserDocumentCache(capacityBytes: 1 << 20)
+        let feed = UserDocumentChangeFeed(conninfo: conninfo, setupStatements: [], cache: cache, logger: .silent)
+        defer { feed.stop() }
+        #expect(feed.awaitCheck())
+        // Rows written before the first check may be dropped once more (the horizon is
+        // cluster-wide, so other sessions can hold it back): that is conservative, not wrong.
+        #expect(feed.awaitCheck())
+        for id in ["a", "b"] {
+            cache.insert(.init(document: Array(id.utf8), validFrom: 0, validUntil: nil), for: id, ticket: cache.ticket(for: id))
+        }
+        #expect(feed.awaitCheck())
+        #expect(cache.document(for: "a", at: 1) != nil && cache.document(for: "b", at: 1) != nil)  // nothing changed
+        try upsert("b", #"{"new":true}"#, on: writer)
+        #expect(feed.awaitCheck())
+        #expect(cache.document(for: "a", at: 1) != nil)
+        #expect(cache.document(for: "b", at: 1) == nil)
+    }
+
+    @Test func readersThatGiveUpOnAHangingCheckDoNotStrandTheOthers() throws {
+        let conninfo = try TestDatabase.shared.freshDatabase()
+        let cache = UserDocumentCache(capacityBytes: 1 << 20)
+        let feed = UserDocumentChangeFeed(conninfo: conninfo, setupStatements: [], cache: cache, logger: .silent)
+        defer { feed.stop() }
+        #expect(feed.awaitCheck())  // connected, horizon known
+
+        // A check hangs on the lock; meanwhile readers queue for the next one: first three that
+        // give up after 200 ms, then four that wait long enough. In the next check's wake-up tree
+        // the early ones are the later ones' parents, so giving up must pass the wake-up on.
+        let locker = try Connection(conninfo)
+        try locker.executeScript("BEGIN; LOCK TABLE proj.users IN ACCESS EXCLUSIVE MODE")
+        let impatient = Answers(), patient = Answers()
+        let group = DispatchGroup()
+        func reader(timeout: Duration, into answers: Answers) {
+            group.enter()
+            Thread.detachNewThread {
+                let answer = feed.awaitCheck(timeout: timeout)
+                answers.list.withLock { $0.append(answer) }
+                group.leave()
+            }
+        }
+        reader(timeout: .milliseconds(100), into: impatient)  // its check is the one that hangs
+        usleep(50_000)
+        for _ in 0..<3 { reader(timeout: .milliseconds(200), into: impatient) }
+        usleep(50_000)
+        for _ in 0..<4 { reader(timeout: .seconds(10), into: patient) }
+        usleep(400_000)
+        try locker.executeScript("COMMIT")
+        #expect(group.wait(timeout: .now() + 15) == .success)
+        #expect(impatient.list.withLock { $0 } == [false, false, false, false])
+        #expect(patient.list.withLock { $0 } == [true, true, true, true])
+
+        // The hung check completes; readers after it are answered (none is left waiting).
+        let later = Mutex<[Bool]>([])
+        DispatchQueue.concurrentPerform(iterations: 6) { _ in
+            let answer = feed.awaitCheck(timeout: .seconds(5))
+            later.withLock { $0.append(answer) }
+        }
+        #expect(later.withLock { $0 } == Array(repeating: true, count: 6))
+    }
+}
+
+private final class Answers: Sendable {
+    let list = Mutex<[Bool]>([])
+}
