@@ -14,6 +14,9 @@ struct BenchmarkSuite {
         var foldEvents = 1_000_000
         var purchases = 80_000
         var readConnections = 64
+        /// The read benchmark's working set: this many of the users the ingest runs created
+        /// (~19 MB of documents: inside the service's default 32 MB document cache).
+        var readUsers = 25_000
         var ingestConnections = 32
         var wrkThreads = 2
         var serviceThreads = 32
@@ -175,7 +178,7 @@ struct BenchmarkSuite {
 
     mutating func readBenchmark(cluster: BenchCluster, service: ServiceProcess, key: String, work: String) throws {
         let p = parameters
-        let users = try cluster.query("SELECT user_id FROM proj.users ORDER BY user_id")
+        let users = try cluster.query("SELECT user_id FROM proj.users ORDER BY user_id LIMIT \(p.readUsers)")
         guard users.count > 0 else { throw Shell.Failure(description: "no users were ingested; see \(service.logPath)") }
         let usersFile = work + "/users.txt"
         try ((0..<users.count).compactMap { users[$0, 0] }.joined(separator: "\n") + "\n")
@@ -201,6 +204,7 @@ struct BenchmarkSuite {
             Self.say("  pgbench \(Int(baseline.last!)) tps; wrk \(Int(wrk.requestsPerSecond)) req/s, p99 \(wrk.p99Milliseconds ?? .nan) ms, errors \(wrk.errors)")
         }
         let rss = ToolOutput.peakRSSMegabytes(pid: service.pid)
+        notes.append("read: document cache \(Self.cacheReads(of: service, key: key)) over the whole read phase (warm-up included).")
         notes.append("read: \(users.count) seeded users (ingested through the API above), \(errors) non-2xx/socket errors; p99 per run \(p99s.map { String(format: "%.2f ms", $0) }.joined(separator: " / ")).")
         let ratio = ours.median! / baseline.median!
         let p99 = p99s.median ?? .nan
@@ -218,6 +222,19 @@ struct BenchmarkSuite {
                 baseline: "aim 100 MB", baselineRuns: [], ratio: String(format: "%.2f× aim", rss / 100), aim: "≤ 100 MB",
                 met: rss <= 100, command: "grep VmHWM /proc/$(pgrep -f 'iap-ledger serve')/status", baselineCommand: ""))
         }
+    }
+
+    /// The service's document-cache outcomes (`iap_user_cache_reads_total`) as "N hits, …".
+    static func cacheReads(of service: ServiceProcess, key: String) -> String {
+        guard let port = URL(string: service.url)?.port,
+              let text = try? ServiceHTTPClient(port: port, apiKey: key).get("/metrics").text
+        else { return "outcomes unavailable" }
+        let counts = [("hit", "hits"), ("miss", "misses"), ("bypass", "bypasses")].map { result, plural -> String in
+            let prefix = "iap_user_cache_reads_total{result=\"\(result)\"} "
+            let value = text.split(separator: "\n").first { $0.hasPrefix(prefix) }?.dropFirst(prefix.count)
+            return "\(value.map(String.init) ?? "?") \(plural)"
+        }
+        return counts.joined(separator: ", ")
     }
 
     // MARK: Replay
