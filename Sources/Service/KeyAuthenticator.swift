@@ -26,7 +26,7 @@ final class KeyAuthenticator: Sendable {
 
     private let pool: ConnectionPool
     private let keys = APIKeys()
-    private let state = Mutex(State())
+    private let state = PlainMutex(State())
     private let positiveTTL: Int64
     private let negativeTTL: Int64
     private static let maxEntries = 10_000

@@ -50,7 +50,7 @@ final class UserDocumentChangeFeed: @unchecked Sendable {
         var running = true
     }
 
-    private let queue = Mutex(Queue())
+    private let queue = PlainMutex(Queue())
     private let work = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
 
