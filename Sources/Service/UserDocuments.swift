@@ -24,18 +24,6 @@ struct UserDocuments: Sendable {
         return document
     }
 
-    /// Renders several users' documents at `now` and upserts them in one statement; returns
-    /// each user's bytes.
-    func store(_ worlds: [LedgerRepository.UserWorld], now: Int64, on connection: Connection) throws(ServiceError)
-        -> [String: [UInt8]]
-    {
-        let (statement, documents) = upsert(worlds, now: now)
-        if let statement {
-            try database { () throws(DatabaseError) in _ = try connection.execute(statement.sql, statement.params) }
-        }
-        return documents
-    }
-
     /// Renders the documents of `worlds` at `now`: the upsert statement that stores them (nil for
     /// no world) and each user's bytes. One user, the usual case, is a plain VALUES row: its plan
     /// is cached, where unnest over bound arrays is planned anew on every execution.
