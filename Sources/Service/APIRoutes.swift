@@ -11,10 +11,10 @@ struct APIRoutes: Sendable {
 
     func register(on router: inout Router) {
         router.add("POST", "/v1/purchases", scope: "write") { request, _ in
-            respond(request) { () throws(ServiceError) in try counted("purchase") { () throws(ServiceError) in try postPurchase(request) } }
+            respond(request) { () throws(ServiceError) in try counted("purchase", requestId: request.requestId) { () throws(ServiceError) in try postPurchase(request) } }
         }
         router.add("POST", "/v1/notifications/apple") { request, _ in
-            respond(request) { () throws(ServiceError) in try counted("notification") { () throws(ServiceError) in try postNotification(request) } }
+            respond(request) { () throws(ServiceError) in try counted("notification", requestId: request.requestId) { () throws(ServiceError) in try postNotification(request) } }
         }
         router.add("GET", "/v1/users/{userId}", scope: "read") { request, parameters in
             respond(request) { () throws(ServiceError) in
@@ -67,7 +67,9 @@ struct APIRoutes: Sendable {
     }
 
     /// Counts a failed ingest by its rejection reason (or error code) before it is mapped.
-    private func counted(_ kind: String, _ body: () throws(ServiceError) -> HTTPResponse) throws(ServiceError) -> HTTPResponse {
+    private func counted(_ kind: String, requestId: String, _ body: () throws(ServiceError) -> HTTPResponse)
+        throws(ServiceError) -> HTTPResponse
+    {
         do {
             return try body()
         } catch {
@@ -81,6 +83,9 @@ struct APIRoutes: Sendable {
             default: "error"
             }
             metrics.ingest.increment([kind, result])
+            // Counted and logged, never with the payload (it may carry a receipt or a signed
+            // transaction): the reason and the request id are what an on-call engineer greps for.
+            service.logger.info("ingest rejected", ["kind": kind, "reason": result, "request.id": requestId])
             throw error
         }
     }
@@ -118,6 +123,10 @@ struct APIRoutes: Sendable {
             writer.key("originalTransactionId"); writer.string(fact.originalTransactionId)
             writer.key("productId"); writer.string(fact.productId)
             writer.key("result"); writer.string(recorded ? "recorded" : "duplicate")
+            // A restored purchase that moved here says so, even when the fact itself was known.
+            if let previous = outcome.transferredFrom[fact.originalTransactionId] {
+                writer.key("transferredFrom"); writer.string(previous)
+            }
             writer.endObject()
         }
         writer.endArray()

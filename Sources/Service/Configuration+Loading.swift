@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Ledger
 
 extension Configuration {
     /// Reads and validates a configuration file. Relative `trustedRoots` paths are resolved
@@ -152,6 +153,9 @@ private struct ConfigurationReader {
             }
             guard !environments.isEmpty else { throw error("\(key).environments", "must name at least one environment") }
         }
+        if let mixed = Configuration.mixedEnvironments(environments) {
+            throw error("\(key).environments", mixed)
+        }
         if environments.contains("Production") && appAppleId == nil {
             // Apple's own verifier refuses Production without the app's Apple id.
             throw error("\(key).appAppleId", "is required when environments include Production")
@@ -173,7 +177,7 @@ private struct ConfigurationReader {
 
     func product(_ value: JSONValue, at key: String) throws(ConfigurationError) -> Configuration.Product {
         let members = try object(value, at: key)
-        try allowOnly(["type", "entitlements", "grants"], in: members, at: key)
+        try allowOnly(["type", "entitlements", "grants", "duration"], in: members, at: key)
         guard let typeValue = members["type"] else { throw error("\(key).type", "is required") }
         let typeWord = try string(typeValue, at: "\(key).type")
         guard let kind = Configuration.Product.Kind(rawValue: typeWord) else {
@@ -197,6 +201,17 @@ private struct ConfigurationReader {
         if kind == .consumable && !entitlements.isEmpty {
             throw error("\(key).entitlements", "a consumable grants balances, not entitlements")
         }
-        return .init(kind: kind, entitlements: entitlements, grants: grants)
+        var duration: String?
+        if let value = members["duration"] {
+            let text = try string(value, at: "\(key).duration")
+            guard kind == .nonRenewing else {
+                throw error("\(key).duration", "only a non-renewing product takes a duration")
+            }
+            guard ISODuration(text) != nil else {
+                throw error("\(key).duration", "expected a positive ISO 8601 duration such as P7D, P1M or P1Y, got \"\(text)\"")
+            }
+            duration = text
+        }
+        return .init(kind: kind, entitlements: entitlements, grants: grants, duration: duration)
     }
 }

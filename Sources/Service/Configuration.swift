@@ -20,6 +20,15 @@ public struct Configuration: Sendable {
         public var kind: Kind
         public var entitlements: [String]
         public var grants: [String: Int64]
+        /// Non-renewing only: an ISO 8601 duration (`P1M`); nil grants until revoked.
+        public var duration: String?
+
+        public init(kind: Kind, entitlements: [String], grants: [String: Int64], duration: String? = nil) {
+            self.kind = kind
+            self.entitlements = entitlements
+            self.grants = grants
+            self.duration = duration
+        }
     }
 
     public struct VerifyReceipt: Sendable {
@@ -46,6 +55,42 @@ public struct Configuration: Sendable {
         transferPolicy: .transfer)
 
     public static let knownEnvironments: Set<String> = ["Production", "Sandbox", "Xcode", "LocalTesting"]
+
+    /// Why an app's environments cannot go together, or nil. Apple's verifier checks no
+    /// signature for Xcode and LocalTesting data (local StoreKit testing); it is built for one
+    /// environment and never meets a mix, but an app here that accepted Production or Sandbox
+    /// beside them would let anyone mint a paying customer with a self-signed transaction.
+    public static func mixedEnvironments(_ environments: [String]) -> String? {
+        let store = environments.filter { $0 == "Production" || $0 == "Sandbox" }
+        let local = environments.filter { $0 == "Xcode" || $0 == "LocalTesting" }
+        guard !store.isEmpty, !local.isEmpty else { return nil }
+        return "\(store.joined(separator: "/")) cannot be mixed with \(local.joined(separator: "/")) in one app: "
+            + "Apple checks no signature for local StoreKit testing, so anyone could mint such payloads; "
+            + "put local-testing apps in a config of their own"
+    }
+
+    /// Checks what `parse` checks but a configuration built in code could get wrong; `serve`
+    /// runs it before anything starts.
+    public func validate() throws(ConfigurationError) {
+        for (index, app) in apps.enumerated() {
+            if let mixed = Self.mixedEnvironments(app.environments) {
+                throw ConfigurationError(file: "configuration", key: "apps[\(index)].environments", message: mixed)
+            }
+        }
+    }
+
+    /// What start-up should warn about: non-renewing products with no duration are granted
+    /// until revoked, which is rarely what an app that sells them for a time means.
+    public var warnings: [String] {
+        var lines: [String] = []
+        for app in apps {
+            for (productId, product) in app.products.sorted(by: { $0.key < $1.key })
+            where product.kind == .nonRenewing && product.duration == nil {
+                lines.append("\(app.bundleId): non-renewing product \(productId) has no duration: granted until revoked")
+            }
+        }
+        return lines
+    }
 }
 
 /// A configuration mistake, always naming the file and the key at fault.

@@ -36,6 +36,11 @@ enum ErrorMapping {
                 (status, code, title, detail) = (409, "insufficient_balance", "Insufficient balance",
                                                  "the balance is \(balance)")
                 extra["balance"] = .int(balance)
+            case .idempotencyKeyReused(let currency, let amount):
+                (status, code, title, detail) = (422, "idempotency_key_reused", "Idempotency key reused",
+                                                 "this idempotencyKey was used for a debit of \(amount) \(currency); "
+                                                     + "nothing changed (use a new key for a new debit)")
+                extra["firstDebit"] = .object(["currency": .string(currency), "amount": .int(amount)])
             case .invalidAmount(let amount):
                 (status, code, title, detail) = (400, "invalid_request", "Invalid request",
                                                  "amount must be a positive integer, got \(amount)")

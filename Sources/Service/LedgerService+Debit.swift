@@ -17,8 +17,11 @@ extension LedgerService {
         return try unitOfWork { connection throws(ServiceError) in
             try database { () throws(DatabaseError) in try repository.lock([LedgerStream.user(userId)], on: connection) }
             let world = try repository.loadUser(userId, on: connection)
-            if let first = world.account.debit(currency: currency, idempotencyKey: idempotencyKey) {
-                return DebitOutcome(balance: first.balanceAfter, duplicate: true)
+            if let first = world.account.debit(idempotencyKey: idempotencyKey) {
+                guard first.currency == currency, first.debit.amount == amount else {
+                    throw .rejected(.idempotencyKeyReused(currency: first.currency, amount: first.debit.amount))
+                }
+                return DebitOutcome(balance: first.debit.balanceAfter, duplicate: true)
             }
             let balance = CustomerView.balance(of: currency, account: world.account, chains: world.chains, catalog: catalog)
             let events: [LedgerEvent]

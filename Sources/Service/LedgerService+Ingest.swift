@@ -16,6 +16,8 @@ struct IngestOutcome {
     var notificationRecorded = false
     /// The claimant's document after the write (purchases only).
     var customer: [UInt8]?
+    /// Chains this write moved to the claimant: originalTransactionId → the previous owner.
+    var transferredFrom: [String: String] = [:]
 }
 
 extension LedgerService {
@@ -97,14 +99,19 @@ extension LedgerService {
                 outcome.notificationRecorded = decideFact(
                     .recordNotification(notification.fact), stream: stream, payload: notification.payload)
             }
+            // What Apple pushed counts version by version; what a client posts (or Apple answers
+            // on request) is a copy, and a copy of the version in force is a duplicate.
+            let pushed = batch.notification != nil
             for (fact, payload) in batch.transactions {
                 let recorded = decideFact(
-                    .recordTransaction(fact), stream: LedgerStream.chain(fact.originalTransactionId), payload: payload)
+                    pushed ? .recordTransaction(fact) : .recordTransactionCopy(fact),
+                    stream: LedgerStream.chain(fact.originalTransactionId), payload: payload)
                 outcome.transactions.append((fact, recorded))
             }
             for (fact, payload) in batch.renewals {
                 _ = decideFact(
-                    .recordRenewalInfo(fact), stream: LedgerStream.chain(fact.originalTransactionId), payload: payload)
+                    pushed ? .recordRenewalInfo(fact) : .recordRenewalInfoCopy(fact),
+                    stream: LedgerStream.chain(fact.originalTransactionId), payload: payload)
             }
 
             var accounts: [String: Account] = [:]
@@ -120,7 +127,10 @@ extension LedgerService {
                     throw .rejected(error)
                 }
                 for event in events {
-                    if case .chainClaimed = event { claimedNow.append((otid, user)) }
+                    if case .chainClaimed(_, _, let from, _) = event {
+                        claimedNow.append((otid, user))
+                        if let from { outcome.transferredFrom[otid] = from }
+                    }
                     Account.evolve(&accounts[event.stream == LedgerStream.user(user) ? user : owners[otid]!, default: .initial], event)
                     decided.append((event, nil))
                 }

@@ -60,7 +60,7 @@ extension LedgerService {
                 writer.key("type"); writer.string(row.type)
                 writer.key("stream"); writer.string(row.stream)
                 writer.key("recordedAt"); writer.timestamp(row.recordedAt)
-                writer.key("data"); writer.raw(row.data)
+                writer.key("data"); writer.raw(APITimes.presenting(row.data))
                 writer.endObject()
             }
             writer.endArray()
@@ -80,9 +80,10 @@ extension LedgerService {
                 throw .notFound("no transaction chain \(otid) has been recorded")
             }
             let owner = try chainOwners([otid], on: connection)[otid]
-            return SubscriptionDetail(
-                originalTransactionId: otid, owner: owner, chain: Chain.fold(loaded.events), at: now
-            ).jsonBytes()
+            return APITimes.presenting(
+                SubscriptionDetail(
+                    originalTransactionId: otid, owner: owner, chain: Chain.fold(loaded.events), at: now
+                ).jsonBytes())
         }
     }
 

@@ -111,7 +111,9 @@ extension Configuration {
                 case .subscription: .subscription
                 case .nonRenewing: .nonRenewing
                 }
-                products[productId] = Ledger.Product(type: type, entitlements: product.entitlements, grants: product.grants)
+                products[productId] = Ledger.Product(
+                    type: type, entitlements: product.entitlements, grants: product.grants,
+                    duration: product.duration.flatMap(ISODuration.init))
             }
         }
         return Catalog(products: products)

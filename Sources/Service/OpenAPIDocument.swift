@@ -75,7 +75,8 @@ public enum OpenAPIDocument {
           "userId": {"type": "string"},
           "transactions": {"type": "array", "items": {"type": "object", "properties": {
             "transactionId": {"type": "string"}, "originalTransactionId": {"type": "string"}, "productId": {"type": "string"},
-            "result": {"type": "string", "enum": ["recorded", "duplicate"]}}}},
+            "result": {"type": "string", "enum": ["recorded", "duplicate"]},
+            "transferredFrom": {"type": "string", "description": "the previous owner, when this purchase moved here (transferPolicy transfer)"}}}},
           "customer": {"$ref": "#/components/schemas/Customer"}
         }
       },
@@ -171,6 +172,7 @@ public enum OpenAPIDocument {
           "200": {"description": "Debited or duplicate", "content": {"application/json": {"schema": {"type": "object", "properties": {"balance": {"type": "integer"}, "result": {"type": "string", "enum": ["debited", "duplicate"]}}}}}},
           "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
           "403": {"$ref": "#/components/responses/Problem"}, "409": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem", "description": "idempotency_key_reused: the key named another amount or currency"},
           "503": {"$ref": "#/components/responses/Problem"}
         }
       }

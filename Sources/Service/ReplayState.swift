@@ -120,6 +120,6 @@ struct ReplayState {
         let version = version(of: userId)
         let customer = CustomerView.build(
             userId: userId, account: account, chains: chains, catalog: catalog, at: now, version: version)
-        return (customer.jsonBytes(), CustomerView.nextChange(account: account, chains: chains, after: now), version)
+        return (customer.jsonBytes(), CustomerView.nextChange(account: account, chains: chains, catalog: catalog, after: now), version)
     }
 }

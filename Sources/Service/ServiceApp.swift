@@ -62,6 +62,12 @@ public final class ServiceApp: Sendable {
 
     public static func start(_ options: Options) throws(StartupError) -> ServiceApp {
         let logger = options.logger
+        do {
+            try options.configuration.validate()
+        } catch {
+            throw StartupError(description: error.description)
+        }
+        for warning in options.configuration.warnings { logger.warning(warning) }
         var embedded: EmbeddedPostgres?
         var lock: DataDirectoryLock?
         let adminConninfo: String

@@ -69,7 +69,7 @@ struct UserDocuments: Sendable {
         let customer = CustomerView.build(
             userId: world.userId, account: world.account, chains: world.chains, catalog: catalog, at: now,
             version: world.lastSeq)
-        let validUntil = CustomerView.nextChange(account: world.account, chains: world.chains, after: now)
+        let validUntil = CustomerView.nextChange(account: world.account, chains: world.chains, catalog: catalog, after: now)
         return (customer.jsonBytes(), validUntil)
     }
 

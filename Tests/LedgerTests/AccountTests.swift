@@ -120,3 +120,20 @@ import Testing
         #expect(world.balance("u-1", "coins") == 50)
     }
 }
+
+@Suite struct IdempotencyKeyReuseTests {
+    @Test func theSameKeyWithAnotherAmountOrCurrencyIsRefused() throws {
+        var world = World()
+        world.record(F.consumable("5000"))
+        try world.claim("5000", for: "u-1")
+        #expect(try world.debit("u-1", "coins", 30, key: "k").count == 1)
+        #expect(try world.debit("u-1", "coins", 30, key: "k").isEmpty)
+        #expect(throws: Rejection.idempotencyKeyReused(currency: "coins", amount: 30)) {
+            try world.debit("u-1", "coins", 31, key: "k")
+        }
+        #expect(throws: Rejection.idempotencyKeyReused(currency: "coins", amount: 30)) {
+            try world.debit("u-1", "gems", 30, key: "k")
+        }
+        #expect(world.balance("u-1", "coins") == 70)
+    }
+}

@@ -96,6 +96,12 @@ import TestSupport
         }
     }
 
+    static func withoutVersion(_ document: [UInt8]) throws -> [UInt8] {
+        guard case .object(var members) = try JSONValue.parse(document) else { return document }
+        #expect(members.removeValue(forKey: "version")?.int64Value ?? 0 > 0)
+        return JSONValue.object(members).serialized(sortedKeys: true)
+    }
+
     @Test func shuffledRepeatedDeliveriesGiveTheSameDocuments() throws {
         let now = TestVectors.nowMillis
         let deliveries = Self.deliveries(now: now)
@@ -116,8 +122,11 @@ import TestSupport
         // Judged now, in grace, after grace and expiry, and much later.
         for offset in [0, 3 * hour, 4 * day, 40 * day, 400 * day] {
             clock.set(now + offset)
-            let expected = try a.userBytes("u-shuffle")
-            let actual = try b.userBytes("u-shuffle")
+            // `version` is a log position: a posted copy of what a notification already recorded
+            // (the purchase of a reversed refund arriving after the reversal) appends nothing,
+            // so the two logs differ in length. Everything the document says must agree.
+            let expected = try Self.withoutVersion(a.userBytes("u-shuffle"))
+            let actual = try Self.withoutVersion(b.userBytes("u-shuffle"))
             #expect(String(decoding: actual, as: UTF8.self) == String(decoding: expected, as: UTF8.self), "at now + \(offset) ms")
         }
         clock.set(now + 3 * hour)

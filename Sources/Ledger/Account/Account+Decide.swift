@@ -42,7 +42,12 @@ extension Account {
                 .chainReleased(userId: owner, originalTransactionId: otid, to: userId, at: at),
             ]
         case .debit(let userId, let currency, let amount, let key, let reason, let at):
-            if state.debit(currency: currency, idempotencyKey: key) != nil { return [] }
+            if let first = state.debit(idempotencyKey: key) {
+                guard first.currency == currency, first.debit.amount == amount else {
+                    throw .idempotencyKeyReused(currency: first.currency, amount: first.debit.amount)
+                }
+                return []
+            }
             guard amount > 0 else { throw .invalidAmount(amount) }
             guard context.balance >= amount else { throw .insufficientBalance(balance: context.balance) }
             return [

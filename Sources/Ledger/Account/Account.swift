@@ -19,6 +19,15 @@ public struct Account: Sendable, Hashable {
     public func debit(currency: String, idempotencyKey: String) -> Debit? {
         debits[BalanceKey(currency: currency, idempotencyKey: idempotencyKey)]
     }
+
+    /// The debit recorded under `idempotencyKey` in any currency (a key names one debit of the
+    /// user: reusing it for another amount or currency is a client bug, not a new debit).
+    public func debit(idempotencyKey: String) -> (currency: String, debit: Debit)? {
+        if let found = debits.first(where: { $0.key.idempotencyKey == idempotencyKey }) {
+            return (found.key.currency, found.value)
+        }
+        return nil
+    }
 }
 
 /// Idempotency key of a debit or credit within one user.
@@ -69,6 +78,8 @@ public enum Rejection: Error, Sendable, Hashable {
     case insufficientBalance(balance: Int64)
     /// Amounts must be positive.
     case invalidAmount(Int64)
+    /// The debit's idempotency key was used before for another amount or currency.
+    case idempotencyKeyReused(currency: String, amount: Int64)
 
     /// Stable machine word for api.md problem bodies.
     public var code: String {
@@ -76,6 +87,7 @@ public enum Rejection: Error, Sendable, Hashable {
         case .ownedByOtherUser: "owned_by_other_user"
         case .insufficientBalance: "insufficient_balance"
         case .invalidAmount: "invalid_request"
+        case .idempotencyKeyReused: "idempotency_key_reused"
         }
     }
 }

@@ -33,6 +33,9 @@ extension ChainState {
         let renewal = latestRenewalInfo
         let renewalIsCurrent = renewal.map { $0.signedDate >= current.purchaseDate } ?? false
         let grace = renewalIsCurrent ? renewal?.gracePeriodExpiresDate : nil
+        // Until Apple says otherwise, a new auto-renewable subscription renews (domain.md); the
+        // renewal info often arrives later, with the first notification.
+        let renewsByDefault = current.type == "Auto-Renewable Subscription"
         let status: SubscriptionStatus
         if current.revocationDate != nil {
             status = .revoked
@@ -51,7 +54,8 @@ extension ChainState {
             status: status, productId: current.productId, transactionType: current.type,
             currentTransactionId: current.transactionId, purchasedAt: current.purchaseDate,
             expiresAt: current.expiresDate, gracePeriodExpiresAt: grace, revokedAt: current.revocationDate,
-            autoRenew: renewal?.autoRenewStatus == 1, autoRenewProductId: renewal?.autoRenewProductId,
+            autoRenew: renewal.map { $0.autoRenewStatus == 1 } ?? renewsByDefault,
+            autoRenewProductId: renewal.map(\.autoRenewProductId) ?? (renewsByDefault ? current.productId : nil),
             environment: current.environment, ownership: current.inAppOwnershipType,
             offerType: current.offerType, offerDiscountType: current.offerDiscountType)
     }

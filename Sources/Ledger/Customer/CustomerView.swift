@@ -40,6 +40,8 @@ public enum CustomerView {
                                 productId: transaction.productId, source: .nonConsumable, originalTransactionId: otid,
                                 willRenew: false, inGracePeriod: false))
                     }
+                case .nonRenewing where product.duration != nil:
+                    break  // laid end to end with the product's other purchases, below
                 case .subscription, .nonRenewing:
                     judgeSubscription = true
                 }
@@ -55,6 +57,25 @@ public enum CustomerView {
                         active: judged.status.hasAccess, expiresAt: judged.expiresAt, productId: judged.productId,
                         source: source, originalTransactionId: otid, willRenew: judged.willRenew,
                         inGracePeriod: judged.status == .inGracePeriod))
+            }
+        }
+        let stacks = NonRenewingStack.stacks(account: account, chains: chains, catalog: catalog)
+        for (productId, stack) in stacks {
+            for period in stack.periods {
+                subscriptions.append(
+                    SubscriptionView(
+                        originalTransactionId: period.originalTransactionId,
+                        judged: NonRenewingStack.judged(period, at: now)))
+            }
+            guard let access = stack.access(at: now) else { continue }
+            let product = catalog.product(for: productId, transactionType: access.period.transaction.type)
+            for name in product.entitlements {
+                offer(
+                    name,
+                    EntitlementState(
+                        active: access.active, expiresAt: access.end, productId: productId,
+                        source: .nonRenewingSubscription, originalTransactionId: access.period.originalTransactionId,
+                        willRenew: false, inGracePeriod: false))
             }
         }
         for (name, grant) in account.grants {
@@ -91,13 +112,20 @@ public enum CustomerView {
     }
 
     /// The next instant after `now` at which the judged document could change with no new
-    /// event: the earliest future expiry or grace end among owned chains, or admin grant
-    /// expiry. nil: nothing will change by itself. The Service may cache until then.
-    public static func nextChange(account: Account, chains: [String: ChainState], after now: Int64) -> Int64? {
+    /// event: the earliest future expiry or grace end among owned chains, the end of a stacked
+    /// non-renewing period, or admin grant expiry. nil: nothing will change by itself. The Service may cache until then.
+    public static func nextChange(
+        account: Account, chains: [String: ChainState], catalog: Catalog = Catalog(), after now: Int64
+    ) -> Int64? {
         var next: Int64?
-        for otid in account.chains {
+        let stacks = NonRenewingStack.stacks(account: account, chains: chains, catalog: catalog)
+        let stacked = Set(stacks.values.flatMap { $0.periods.map(\.originalTransactionId) })
+        for otid in account.chains where !stacked.contains(otid) {
             guard let instant = chains[otid]?.nextChange(after: now) else { continue }
             next = min(next ?? instant, instant)
+        }
+        for stack in stacks.values {
+            for period in stack.periods where period.end > now { next = min(next ?? period.end, period.end) }
         }
         for grant in account.grants.values {
             if let expires = grant.expiresAt, expires > now { next = min(next ?? expires, expires) }

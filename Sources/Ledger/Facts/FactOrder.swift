@@ -20,3 +20,21 @@ enum FactOrder {
         return writer.bytes
     }
 }
+
+extension Transaction {
+    /// Equal in everything but `signedDate`: the same fact, re-signed (domain: a fact's identity).
+    public func hasSameContent(as other: Transaction) -> Bool {
+        var copy = self
+        copy.signedDate = other.signedDate
+        return copy == other
+    }
+}
+
+extension RenewalInfo {
+    /// Equal in everything but `signedDate`: the same renewal info, re-signed.
+    public func hasSameContent(as other: RenewalInfo) -> Bool {
+        var copy = self
+        copy.signedDate = other.signedDate
+        return copy == other
+    }
+}

@@ -15,8 +15,8 @@ struct World {
     mutating func record(_ command: ChainCommand) -> [LedgerEvent] {
         let otid: String?
         switch command {
-        case .recordTransaction(let t): otid = t.originalTransactionId
-        case .recordRenewalInfo(let r): otid = r.originalTransactionId
+        case .recordTransaction(let t), .recordTransactionCopy(let t): otid = t.originalTransactionId
+        case .recordRenewalInfo(let r), .recordRenewalInfoCopy(let r): otid = r.originalTransactionId
         case .recordNotification(let n): otid = n.originalTransactionId
         }
         guard let otid else {

@@ -30,11 +30,17 @@ public struct Product: Sendable, Hashable {
     public var entitlements: [String]
     /// Balance credits per unit bought (consumables): currency → amount.
     public var grants: [String: Int64]
+    /// How long a non-renewing purchase gives access; purchases of the same product stack.
+    /// nil: until revoked.
+    public var duration: ISODuration?
 
-    public init(type: ProductType, entitlements: [String] = [], grants: [String: Int64] = [:]) {
+    public init(
+        type: ProductType, entitlements: [String] = [], grants: [String: Int64] = [:], duration: ISODuration? = nil
+    ) {
         self.type = type
         self.entitlements = entitlements
         self.grants = grants
+        self.duration = duration
     }
 }
 
