@@ -109,6 +109,36 @@ final class AnalyticsProjector: Sendable {
         }
     }
 
+    /// Rebuilds the analytics tables from the whole log in one transaction, so an analyst never
+    /// sees them empty or half filled: DELETE (not TRUNCATE, whose lock would block every reader)
+    /// leaves the old rows visible to other snapshots until the rebuilt ones commit in their place.
+    /// The background projector waits on the checkpoint row meanwhile and then goes on from the
+    /// new checkpoint. Answers the events applied.
+    @discardableResult
+    static func rebuild(on connection: Connection, limit: Int = 20_000) throws(DatabaseError) -> Int {
+        do {
+            try connection.executeScript(
+                """
+                BEGIN;
+                SET LOCAL synchronous_commit = on;
+                -- The checkpoint row first, as catch_up takes it: a running step finishes before us.
+                SELECT 1 FROM es.checkpoints WHERE name = 'analytics' FOR UPDATE;
+                DELETE FROM analytics.transactions;
+                DELETE FROM analytics.renewal_infos;
+                DELETE FROM analytics.chain_owners;
+                DELETE FROM analytics.notifications;
+                DELETE FROM analytics.balance_movements;
+                DELETE FROM es.checkpoints WHERE name = 'analytics';
+                """)
+            let applied = try catchUp(on: connection, limit: limit)
+            try connection.executeScript("COMMIT")
+            return applied
+        } catch {
+            try? connection.executeScript("ROLLBACK")  // leave the connection usable
+            throw error
+        }
+    }
+
     /// Publishes the configured catalog to `analytics.products` (the balance ledger uses it).
     static func publish(_ catalog: Catalog, on connection: Connection) throws(DatabaseError) {
         let ids = catalog.products.keys.sorted()

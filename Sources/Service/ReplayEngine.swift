@@ -79,8 +79,7 @@ public final class ReplayEngine: Sendable {
             report.projections.append(ProjectionVersions.analytics.name)
             if !options.dryRun {
                 try database { () throws(DatabaseError) in
-                    try connection.executeScript("SET synchronous_commit = on")
-                    try AnalyticsProjector.reset(on: connection)
+                    try AnalyticsProjector.rebuild(on: connection)
                 }
             }
         }
