@@ -81,3 +81,35 @@ import Testing
         }
     }
 }
+
+@Suite struct NonRenewingConfigurationTests {
+    static func parse(_ products: String) throws(ConfigurationError) -> Configuration {
+        let text = #"{"apps": [{"bundleId": "b", "environments": ["Sandbox"], "products": \#(products)}]}"#
+        return try Configuration.parse(Array(text.utf8), file: "c.json", baseDirectory: ".")
+    }
+
+    @Test func aNonRenewingProductTakesAnISODuration() throws {
+        let configuration = try Self.parse(#"{"pass": {"type": "non-renewing", "entitlements": ["vip"], "duration": "P1M"}}"#)
+        #expect(configuration.apps[0].products["pass"]?.duration == "P1M")
+        #expect(configuration.warnings.isEmpty)
+    }
+
+    @Test func withoutADurationStartUpWarns() throws {
+        let configuration = try Self.parse(#"{"pass": {"type": "non-renewing", "entitlements": ["vip"]}}"#)
+        #expect(configuration.warnings == ["b: non-renewing product pass has no duration: granted until revoked"])
+    }
+
+    @Test(arguments: [
+        (#"{"p": {"type": "non-renewing", "duration": "1 month"}}"#, "apps[0].products.p.duration: expected a positive ISO 8601 duration"),
+        (#"{"p": {"type": "non-renewing", "duration": "P0D"}}"#, "apps[0].products.p.duration: expected a positive ISO 8601 duration"),
+        (#"{"p": {"type": "non-renewing", "duration": 30}}"#, "apps[0].products.p.duration: expected a string"),
+        (#"{"p": {"type": "subscription", "duration": "P1M"}}"#, "apps[0].products.p.duration: only a non-renewing product takes a duration"),
+    ])
+    func badDurationsNameTheKey(products: String, message: String) {
+        #expect {
+            _ = try Self.parse(products)
+        } throws: { error in
+            "\(error)".hasPrefix("c.json: " + message)
+        }
+    }
+}

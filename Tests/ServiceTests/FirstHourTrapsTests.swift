@@ -159,4 +159,31 @@ import TestSupport
         #expect(subscription?["autoRenew"]?.boolValue == true)
         #expect(subscription?["autoRenewProductId"]?.stringValue == TestService.monthly)
     }
+
+    @Test func aNonRenewingPassEndsAfterItsDurationAndASecondOneStacks() throws {
+        var configuration = TestService.configuration()
+        configuration.apps[0].products["com.example.pass7"] = .init(
+            kind: .nonRenewing, entitlements: ["vip"], grants: [:], duration: "P7D")
+        let clock = TestClock()
+        let service = try TestService(configuration: configuration, clock: clock)
+        defer { service.stop() }
+        let api = service.client()
+        let now = TestVectors.nowMillis
+        clock.set(now)
+        func pass(_ id: String, at: Int64) -> String {
+            Mint.signed(Mint.transaction(id, product: "com.example.pass7", type: "Non-Renewing Subscription", purchase: at, expires: nil, signed: at))
+        }
+        #expect(try api.purchase("u-1", pass("9100501", at: now - day)).status == 200)
+        #expect(try api.user("u-1")["entitlements"]?["vip"]?["expiresAt"]?.stringValue == RFC3339.format(now + 6 * day))
+        // The stored document is served until its valid_until: the pass's end must be one.
+        clock.set(now + 6 * day + 1)
+        #expect(try api.user("u-1")["entitlements"]?["vip"]?["active"]?.boolValue == false)
+        clock.set(now)
+        #expect(try api.purchase("u-1", pass("9100502", at: now)).status == 200)
+        #expect(try api.user("u-1")["entitlements"]?["vip"]?["expiresAt"]?.stringValue == RFC3339.format(now + 13 * day))
+        clock.set(now + 10 * day)
+        #expect(try api.user("u-1")["entitlements"]?["vip"]?["active"]?.boolValue == true)
+        clock.set(now + 13 * day)
+        #expect(try api.user("u-1")["entitlements"]?["vip"]?["active"]?.boolValue == false)
+    }
 }
