@@ -83,6 +83,7 @@ extension Configuration {
             }
             configuration.transferPolicy = parsed
         }
+        try configuration.refuseTestkitRootsOutsideLocalTesting(file: file)
         return configuration
     }
 }
