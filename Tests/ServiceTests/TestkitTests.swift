@@ -241,3 +241,59 @@ import Testing
         }
     }
 }
+
+/// The minter on its own: state and time in, payloads out.
+@Suite struct TestkitMinterTests {
+    static let now: Int64 = 1_800_000_000_000
+
+    func subscribed() throws -> TestkitState {
+        var state = TestkitState()
+        _ = try TestkitMinter.purchase(
+            TestkitPurchase(productId: "pro", type: .autoRenewable, expires: .after(.init(day: 7))),
+            bundleId: "b", now: Self.now, state: &state)
+        return state
+    }
+
+    func notify(_ type: String, subtype: String? = nil, transactionId: String? = nil, at time: Int64 = now + 1000,
+                state: inout TestkitState) throws -> JSONValue {
+        let payload = try TestkitMinter.notification(
+            TestkitNotification(type: type, subtype: subtype, originalTransactionId: "2000000001", transactionId: transactionId),
+            bundleId: "b", now: time, uuid: "u", state: &state, sign: { String(decoding: $0.serialized(), as: UTF8.self) })
+        return payload
+    }
+
+    /// The nested "signed" info (here: its JSON text, signed by the identity closure).
+    func nested(_ payload: JSONValue, _ key: String) throws -> JSONValue {
+        try JSONValue.parse(try #require(payload["data"]?[key]?.stringValue))
+    }
+
+    @Test func aRefundOfAnOlderPeriodRevokesThatPeriodOnly() throws {
+        var state = try subscribed()
+        _ = try notify("DID_RENEW", state: &state)
+        #expect(state.chain("2000000001").count == 2)
+        let refund = try notify("REFUND", transactionId: "2000000001", state: &state)
+        #expect(try nested(refund, "signedTransactionInfo")["transactionId"]?.stringValue == "2000000001")
+        #expect(state.transactions[0]["revocationDate"]?.int64Value == Self.now + 1000)
+        #expect(state.transactions[1]["revocationDate"] == nil)
+        // The status describes the refunded transaction.
+        #expect(refund["data"]?["status"]?.int64Value == 5)
+        #expect(throws: TestkitError.self) { _ = try notify("REFUND", transactionId: "2000000009", state: &state) }
+    }
+
+    @Test func statusFollowsTheFactsAtTheNotificationsTime() throws {
+        var state = try subscribed()
+        let grace = try notify("DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", state: &state)
+        #expect(grace["data"]?["status"]?.int64Value == 4)
+        #expect(try nested(grace, "signedRenewalInfo")["isInBillingRetryPeriod"]?.boolValue == true)
+        let later = Self.now + 60 * 86_400_000
+        let expired = try notify("EXPIRED", subtype: "BILLING_RETRY", at: later, state: &state)
+        #expect(expired["data"]?["status"]?.int64Value == 2)
+        #expect(try nested(expired, "signedRenewalInfo")["expirationIntent"]?.int64Value == 2)
+        #expect(try nested(expired, "signedRenewalInfo")["autoRenewStatus"]?.int64Value == 0)
+        let renewed = try notify("DID_RENEW", subtype: "BILLING_RECOVERY", at: later, state: &state)
+        let period = try nested(renewed, "signedTransactionInfo")
+        #expect(period["purchaseDate"]?.int64Value == later)
+        #expect(period["expiresDate"]?.int64Value == later + 7 * 86_400_000)
+        #expect(renewed["data"]?["status"]?.int64Value == 1)
+    }
+}

@@ -182,13 +182,16 @@ enum TestkitCommand {
             throw usageError("--quantity is only for consumables (\(productId) is \(resolvedType.rawValue))")
         }
 
-        var state = try store.loadState()
+        let signer = try store.authority().signer()
         let request = TestkitPurchase(
             productId: productId, type: resolvedType, expires: expires, quantity: quantity, appAccountToken: token)
-        let now = nowMillis()
-        let payload = try TestkitMinter.purchase(request, bundleId: app.bundleId, now: now, state: &state)
-        let jws = try store.authority().signer().sign(payload: JSONValue.object(payload).serialized())
-        try store.save(state)
+        let payload = try store.withStateLock {
+            var state = try store.loadState()
+            let payload = try TestkitMinter.purchase(request, bundleId: app.bundleId, now: nowMillis(), state: &state)
+            try store.save(state)
+            return payload
+        }
+        let jws = signer.sign(payload: JSONValue.object(payload).serialized())
         let id = payload["transactionId"]?.stringValue ?? ""
         let until = payload["expiresDate"]?.int64Value.map { ", expires \(RFC3339.format($0))" } ?? ""
         let note = "minted transaction \(id) (\(productId), \(resolvedType.rawValue)\(until))"
@@ -235,14 +238,17 @@ enum TestkitCommand {
         let store = try store(parsed)
         let app = try store.app()
         let signer = try store.authority().signer()
-        var state = try store.loadState()
         let request = TestkitNotification(
             type: type, subtype: subtype, originalTransactionId: chain, transactionId: single, expires: expires)
-        let payload = try TestkitMinter.notification(
-            request, bundleId: app.bundleId, now: nowMillis(), uuid: UUID().uuidString.lowercased(), state: &state,
-            sign: { signer.sign(payload: $0.serialized()) })
+        let payload = try store.withStateLock {
+            var state = try store.loadState()
+            let payload = try TestkitMinter.notification(
+                request, bundleId: app.bundleId, now: nowMillis(), uuid: UUID().uuidString.lowercased(), state: &state,
+                sign: { signer.sign(payload: $0.serialized()) })
+            try store.save(state)
+            return payload
+        }
         let jws = signer.sign(payload: payload.serialized())
-        try store.save(state)
         let about = chain.map { " about \($0)" } ?? ""
         let note = "minted notification \(type)\(subtype.map { "/\($0)" } ?? "")\(about) (\(payload["notificationUUID"]?.stringValue ?? ""))"
         if printOnly {

@@ -44,8 +44,14 @@ struct TestkitStore {
     /// Creates the CA, the config and an empty state. Refuses to overwrite: a running service
     /// trusts the existing root, and the state names the chains it has seen.
     func create(now: Int64) throws -> Void {
-        for path in [dataDirectory, directory] where mkdir(path, 0o755) != 0 && errno != EEXIST {
-            throw TestkitError("cannot create \(path): \(String(cString: strerror(errno)))")
+        // 0755 like serve's own data directory: when run as root, the `postgres` user must enter it.
+        for path in [dataDirectory, directory] {
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            } catch {
+                throw TestkitError("cannot create \(path): \(error.localizedDescription)")
+            }
         }
         let authority = try TestCertificateAuthority.generate(now: now / 1000)
         guard let rootPEM = TestCertificateAuthority.pem(certificateDER: authority.rootDER) else {
@@ -86,6 +92,17 @@ struct TestkitStore {
         guard let app = try configuration().apps.first(where: { $0.environments.contains(AppStoreEnvironment.localTesting) })
         else { throw TestkitError("\(configPath) has no app accepting LocalTesting") }
         return app
+    }
+
+    /// Runs `body` holding an exclusive lock on the state, so two testkit commands at once never
+    /// mint the same transaction id or lose each other's chain.
+    func withStateLock<T>(_ body: () throws -> T) throws -> T {
+        try requireStore()
+        let fd = open(directory + "/state.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw TestkitError("cannot open \(directory)/state.lock: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard flock(fd, LOCK_EX) == 0 else { throw TestkitError("cannot lock \(directory)/state.lock") }
+        return try body()
     }
 
     func loadState() throws -> TestkitState {
