@@ -43,7 +43,7 @@ struct TestkitStore {
 
     /// Creates the CA, the config and an empty state. Refuses to overwrite: a running service
     /// trusts the existing root, and the state names the chains it has seen.
-    func create(now: Int64) throws -> Void {
+    func create(now: Int64) throws {
         // 0755 like serve's own data directory: when run as root, the `postgres` user must enter it.
         for path in [dataDirectory, directory] {
             do {
