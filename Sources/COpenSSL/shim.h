@@ -19,4 +19,9 @@ static inline int COpenSSL_sk_X509_push(struct stack_st_X509 *sk, X509 *x) { ret
 static inline void COpenSSL_sk_X509_free(struct stack_st_X509 *sk) { sk_X509_free(sk); }
 static inline int COpenSSL_sk_X509_num(const struct stack_st_X509 *sk) { return sk_X509_num(sk); }
 static inline X509 *COpenSSL_sk_X509_value(const struct stack_st_X509 *sk, int i) { return sk_X509_value(sk, i); }
+// The test store's CA (TestCertificateAuthority.swift): EVP_EC_gen is a macro over a variadic
+// function, BIO_get_mem_data and X509V3_set_ctx_nodb are macros.
+static inline EVP_PKEY *COpenSSL_generate_P256(void) { return EVP_EC_gen("P-256"); }
+static inline long COpenSSL_BIO_get_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
+static inline void COpenSSL_X509V3_set_ctx_nodb(X509V3_CTX *ctx) { X509V3_set_ctx_nodb(ctx); }
 #endif

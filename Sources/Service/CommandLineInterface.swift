@@ -20,6 +20,9 @@ public enum CommandLineInterface {
                                   verify one signed payload exactly as ingestion would
           replay [--dry-run] [--projection NAME] [--json] [--data-dir DIR] [--config FILE]
                                   rebuild every projection from the event log
+          testkit init|purchase|notify|receipt [--data-dir DIR] …
+                                  a local test store: signed test data for a LocalTesting app
+                                  (see iap-ledger testkit --help)
 
         environment: DATABASE_URL, PORT, IAP_LEDGER_CONFIG, IAP_LEDGER_HOST, IAP_LEDGER_MIGRATIONS,
           IAP_LEDGER_KEY_CACHE_SECONDS (how long serve trusts a key before asking PostgreSQL again,
@@ -40,6 +43,7 @@ public enum CommandLineInterface {
             case "keys": return try keys(rest)
             case "verify": return try verify(rest)
             case "replay": return try replay(rest)
+            case "testkit": return try TestkitCommand.run(rest)
             case "--help", "-h", "help":
                 print(usage)
                 return 0

@@ -84,6 +84,7 @@ extension Configuration {
             }
             configuration.transferPolicy = parsed
         }
+        try configuration.refuseTestkitRootsOutsideLocalTesting(file: file)
         return configuration
     }
 }

@@ -85,7 +85,8 @@ final class OpsChild {
     private let directory: String
     private var exitStatus: Int32?
 
-    init(_ arguments: [String], environment: [String: String]) throws {
+    /// `executable` is the `iap-ledger` binary unless a test runs something else (a shell script).
+    init(_ arguments: [String], environment: [String: String], executable: String = OpsBinary.path) throws {
         directory = try OpsBinary.temporaryDirectory()
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -93,7 +94,7 @@ final class OpsChild {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, directory + "/stdout", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, directory + "/stderr", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([OpsBinary.path] + arguments).map { strdup($0) } + [nil]
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
         var pid: pid_t = 0

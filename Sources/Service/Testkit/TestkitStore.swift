@@ -1,0 +1,144 @@
+import AppStore
+import Foundation
+import Glibc
+import JSON
+
+/// The test store's files under `<data-dir>/testkit/`: the CA (only the leaf's key is kept,
+/// mode 0600), a config trusting the CA for one LocalTesting app, and the state of what was minted.
+struct TestkitStore {
+    let dataDirectory: String
+
+    static let bundleId = "com.example.game"
+    static let subscription = "com.example.game.pro.monthly"
+    static let coins = "com.example.game.coins100"
+    static let removeAds = "com.example.game.removeads"
+
+    var directory: String { dataDirectory + "/testkit" }
+    var configPath: String { directory + "/config.json" }
+    var statePath: String { directory + "/state.json" }
+    var rootDERPath: String { directory + "/ca-root.der" }
+    var rootPEMPath: String { directory + "/ca-root.pem" }
+    var intermediatePath: String { directory + "/ca-intermediate.der" }
+    var leafPath: String { directory + "/ca-leaf.der" }
+    var leafKeyPath: String { directory + "/ca-leaf.key" }
+
+    var exists: Bool { FileManager.default.fileExists(atPath: configPath) }
+
+    /// The config `testkit init` writes. `trustedRoots` is relative to the file: the store can move.
+    static let configText = """
+        {
+          "apps": [{
+            "bundleId": "\(bundleId)",
+            "environments": ["LocalTesting"],
+            "products": {
+              "\(subscription)": {"type": "subscription", "entitlements": ["pro"]},
+              "\(coins)": {"type": "consumable", "grants": {"coins": 100}},
+              "\(removeAds)": {"type": "non-consumable", "entitlements": ["no_ads"]}
+            }
+          }],
+          "trustedRoots": ["ca-root.der"]
+        }
+
+        """
+
+    /// Creates the CA, the config and an empty state. Refuses to overwrite: a running service
+    /// trusts the existing root, and the state names the chains it has seen.
+    func create(now: Int64) throws {
+        // 0755 like serve's own data directory: when run as root, the `postgres` user must enter it.
+        for path in [dataDirectory, directory] {
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            } catch {
+                throw TestkitError("cannot create \(path): \(error.localizedDescription)")
+            }
+        }
+        let authority = try TestCertificateAuthority.generate(now: now / 1000)
+        guard let rootPEM = TestCertificateAuthority.pem(certificateDER: authority.rootDER) else {
+            throw TestkitError("cannot write the test CA as PEM")
+        }
+        try write(Array(authority.leafKeyPEM.utf8), to: leafKeyPath, mode: 0o600)
+        try write(authority.rootDER, to: rootDERPath, mode: 0o644)
+        try write(Array(rootPEM.utf8), to: rootPEMPath, mode: 0o644)
+        try write(authority.intermediateDER, to: intermediatePath, mode: 0o644)
+        try write(authority.leafDER, to: leafPath, mode: 0o644)
+        try save(TestkitState())
+        // The config last: its presence is what says the store is complete.
+        try write(Array(Self.configText.utf8), to: configPath, mode: 0o644)
+        _ = try configuration()
+    }
+
+    private func requireStore() throws(TestkitError) {
+        guard exists else {
+            throw TestkitError("no test store in \(directory): run `iap-ledger testkit init --data-dir \(dataDirectory)` first")
+        }
+    }
+
+    func authority() throws -> TestCertificateAuthority {
+        try requireStore()
+        let key = try read(leafKeyPath)
+        return TestCertificateAuthority(
+            rootDER: try read(rootDERPath), intermediateDER: try read(intermediatePath), leafDER: try read(leafPath),
+            leafKeyPEM: String(decoding: key, as: UTF8.self))
+    }
+
+    func configuration() throws -> Configuration {
+        try requireStore()
+        return try Configuration.load(path: configPath)
+    }
+
+    /// The app the store mints for: the config's LocalTesting app.
+    func app() throws -> Configuration.App {
+        guard let app = try configuration().apps.first(where: { $0.environments.contains(AppStoreEnvironment.localTesting) })
+        else { throw TestkitError("\(configPath) has no app accepting LocalTesting") }
+        return app
+    }
+
+    /// Runs `body` holding an exclusive lock on the state, so two testkit commands at once never
+    /// mint the same transaction id or lose each other's chain.
+    func withStateLock<T>(_ body: () throws -> T) throws -> T {
+        try requireStore()
+        let fd = open(directory + "/state.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw TestkitError("cannot open \(directory)/state.lock: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard flock(fd, LOCK_EX) == 0 else { throw TestkitError("cannot lock \(directory)/state.lock") }
+        return try body()
+    }
+
+    func loadState() throws -> TestkitState {
+        try requireStore()
+        let bytes = try read(statePath)
+        guard let json = try? JSONValue.parse(bytes), let state = TestkitState(json: json) else {
+            throw TestkitError("\(statePath) is not a testkit state file")
+        }
+        return state
+    }
+
+    /// Written to a temporary file and renamed, so an interrupted command never leaves half a state.
+    func save(_ state: TestkitState) throws {
+        let temporary = statePath + ".tmp"
+        try write(state.json().serialized(sortedKeys: true) + [0x0A], to: temporary, mode: 0o644)
+        guard rename(temporary, statePath) == 0 else {
+            throw TestkitError("cannot write \(statePath): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private func read(_ path: String) throws(TestkitError) -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw TestkitError("cannot read \(path)") }
+        return Array(data)
+    }
+
+    /// open(2) with the mode, so a key is never readable by others, not even for an instant.
+    private func write(_ bytes: [UInt8], to path: String, mode: mode_t) throws(TestkitError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw TestkitError("cannot write \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        _ = fchmod(fd, mode)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            guard written > 0 else { throw TestkitError("cannot write \(path): \(String(cString: strerror(errno)))") }
+            offset += written
+        }
+    }
+}
