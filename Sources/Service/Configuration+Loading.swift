@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 import JSON
 
@@ -45,7 +46,14 @@ extension Configuration {
                 guard let data = FileManager.default.contents(atPath: resolved), !data.isEmpty else {
                     throw ConfigurationError(file: file, key: key, message: "cannot read root certificate \(resolved)")
                 }
-                configuration.trustedRootsDER.append(Array(data))
+                // Checked here, before serve starts anything, and named: a root that only failed
+                // inside the verifier used to stop start-up after the cluster was up, file unnamed.
+                guard let der = RootCertificateFile.der(from: Array(data)) else {
+                    throw ConfigurationError(
+                        file: file, key: key,
+                        message: "\(resolved) is not an X.509 certificate (expected DER, or PEM \"BEGIN CERTIFICATE\")")
+                }
+                configuration.trustedRootsDER.append(der)
                 configuration.trustedRootPaths.append(resolved)
             }
             if configuration.trustedRootsDER.isEmpty {
