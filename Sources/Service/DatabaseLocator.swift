@@ -79,7 +79,12 @@ enum DatabaseLocator {
             } catch {
                 // A serve took the directory between the look and the lock: use its cluster.
                 found = find(dataDirectory: directory, databaseURL: nil)
-                guard case .running(_, let conninfo) = found else { throw error }
+                guard case .running(_, let conninfo) = found else {
+                    guard error.description.contains("in use by another iap-ledger serve") else { throw error }
+                    throw NotFound(
+                        description:
+                            "\(error.description), whose cluster does not answer yet (starting or stopping?): try again once serve listens")
+                }
                 say("using the embedded cluster in \(directory) (running, started by iap-ledger serve)")
                 return try body(conninfo, false)
             }
