@@ -120,7 +120,9 @@ private struct ConfigurationReader {
 
     func url(_ value: JSONValue, at key: String) throws(ConfigurationError) -> String {
         let text = try string(value, at: key)
-        guard text.hasPrefix("http://") || text.hasPrefix("https://") else {
+        // URL(string:) is what serve parses it with, after the cluster is up: refuse here what it would.
+        guard text.hasPrefix("http://") || text.hasPrefix("https://"), let url = URL(string: text), url.host != nil
+        else {
             throw error(key, "expected an http(s) URL, got \"\(text)\"")
         }
         return text

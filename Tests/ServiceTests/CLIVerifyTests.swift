@@ -83,4 +83,16 @@ import Testing
         let verify = try OpsBinary.run(["verify", "--config", config, "-"])
         CLIBadInputTests.expectOneLineFailure(verify, containing: ["trustedRoots[0]", "\(root)/\(name)"])
     }
+
+    @Test func aVerifyReceiptURLServeCouldNotParseIsRefusedBeforeAnyCluster() throws {
+        let root = try OpsBinary.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let config = root + "/config.json"
+        try #"{"verifyReceipt": {"production": "https://buy itunes.apple.com/verifyReceipt"}}"#
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let data = root + "/data"
+        let serve = try OpsBinary.run(["serve", "--port", "0", "--config", config, "--data-dir", data])
+        CLIBadInputTests.expectOneLineFailure(serve, containing: [config, "verifyReceipt.production", "http(s) URL"])
+        #expect(!FileManager.default.fileExists(atPath: data), "a cluster was created before the config was checked")
+    }
 }
