@@ -4,7 +4,8 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the build, the tests and the benchmarks need. Checked one by one so a
-# machine that has them all never touches apt.
+# machine that has them all never touches apt. `postgresql` brings psql (postgresql-client-NN),
+# which `iap-ledger psql` runs.
 PACKAGES := libpq-dev libssl-dev libmicrohttpd-dev postgresql libcurl4 openssl util-linux
 BENCH_PACKAGES := wrk
 ARGS ?=

@@ -13,9 +13,9 @@ public enum CommandLineInterface {
           serve [--config FILE] [--port N] [--data-dir DIR] [--host ADDR] [--threads N] [--db-connections N]
                                   run the service (embedded PostgreSQL unless DATABASE_URL is set)
           migrate [--data-dir DIR]  apply pending migrations and exit
-          keys create --name NAME --scopes read,write,admin
-          keys list
-          keys revoke NAME
+          keys create --name NAME --scopes read,write,admin [--data-dir DIR]
+          keys list [--data-dir DIR]
+          keys revoke NAME [--data-dir DIR]
           verify [--config FILE] [--kind transaction|renewal|notification] FILE|-
                                   verify one signed payload exactly as ingestion would
           replay [--dry-run] [--projection NAME] [--json] [--data-dir DIR] [--config FILE]
@@ -23,6 +23,12 @@ public enum CommandLineInterface {
           testkit init|purchase|notify|receipt [--data-dir DIR] …
                                   a local test store: signed test data for a LocalTesting app
                                   (see iap-ledger testkit --help)
+          psql [--role iap_analyst|iap_ledger_service] [--data-dir DIR] [-- PSQL-ARGS…]
+                                  psql on the service's database
+
+        Every command but serve, verify and testkit finds the database as serve does (DATABASE_URL,
+        else the embedded cluster under --data-dir, default ./.iap-ledger), says on stderr which one
+        it uses, and never creates a cluster: with none there it stops and says where it looked.
 
         environment: DATABASE_URL, PORT, IAP_LEDGER_CONFIG, IAP_LEDGER_HOST, IAP_LEDGER_MIGRATIONS,
           IAP_LEDGER_KEY_CACHE_SECONDS (how long serve trusts a key before asking PostgreSQL again,
@@ -44,6 +50,7 @@ public enum CommandLineInterface {
             case "verify": return try verify(rest)
             case "replay": return try replay(rest)
             case "testkit": return try TestkitCommand.run(rest)
+            case "psql": return try PsqlCommand.run(rest)
             case "--help", "-h", "help":
                 print(usage)
                 return 0
@@ -95,24 +102,22 @@ public enum CommandLineInterface {
         return try Configuration.load(path: path)
     }
 
-    /// Runs `body` with an admin connection: DATABASE_URL; else the embedded cluster of the
-    /// data directory: the one a running `serve` started (shared, left running), or one started
-    /// for the duration and stopped after.
+    /// Runs `body` with an admin conninfo found exactly as `serve` finds its database:
+    /// DATABASE_URL; else the embedded cluster of the data directory: the one a running `serve`
+    /// started (shared, left running), or an existing stopped one started for the duration and
+    /// stopped after. Says on stderr which one; never creates a cluster (see DatabaseLocator).
     static func withAdminConnection<T>(dataDirectory: String?, _ body: (String) throws -> T) throws -> T {
-        if let url = environment("DATABASE_URL") { return try body(url) }
-        let directory = dataDirectory ?? "./.iap-ledger"
-        if let running = DataDirectoryLock.runningCluster(in: directory) { return try body(running) }
-        let lock = try DataDirectoryLock.acquire(directory)
-        defer { lock.release() }
-        let cluster: EmbeddedPostgres
-        do {
-            cluster = try EmbeddedPostgres.start(dataDirectory: directory)
-        } catch {
-            throw ServiceApp.StartupError(description: "embedded PostgreSQL: \(error)")
+        try DatabaseLocator.withDatabase(dataDirectory: dataDirectory) { conninfo, _ in try body(conninfo) }
+    }
+
+    /// The same, but a missing embedded cluster is created: only for `testkit init`, which like
+    /// `serve` may make one (api.md §1). Every other command must not.
+    static func withAdminConnection<T>(
+        dataDirectory: String?, creatingCluster: Bool, _ body: (String) throws -> T
+    ) throws -> T {
+        try DatabaseLocator.withDatabase(dataDirectory: dataDirectory, creatingCluster: creatingCluster) { conninfo, _ in
+            try body(conninfo)
         }
-        cluster.stopWhenProcessExits()
-        defer { cluster.stop() }
-        return try body(cluster.connectionString())
     }
 
     static func serve(_ arguments: [String]) throws -> Int32 {
@@ -186,7 +191,7 @@ public enum CommandLineInterface {
     static func migrate(_ arguments: [String]) throws -> Int32 {
         let parsed = try CommandLineArguments(arguments, valued: ["data-dir"], switches: [])
         if parsed.wantsHelp {
-            print("usage: iap-ledger migrate [--data-dir DIR]   (DATABASE_URL selects an external server)")
+            print("usage: iap-ledger migrate [--data-dir DIR]   (DATABASE_URL selects an external server; never creates a cluster)")
             return 0
         }
         let directory = migrationsDirectory()
@@ -201,9 +206,10 @@ public enum CommandLineInterface {
     static func keys(_ arguments: [String]) throws -> Int32 {
         let parsed = try CommandLineArguments(arguments, valued: ["name", "scopes", "data-dir"], switches: [])
         let keyUsage = """
-            usage: iap-ledger keys create --name NAME --scopes read,write,admin
-                   iap-ledger keys list
-                   iap-ledger keys revoke NAME
+            usage: iap-ledger keys create --name NAME --scopes read,write,admin [--data-dir DIR]
+                   iap-ledger keys list [--data-dir DIR]
+                   iap-ledger keys revoke NAME [--data-dir DIR]
+              the database is found as serve finds it (DATABASE_URL, else --data-dir, default ./.iap-ledger)
             """
         if parsed.wantsHelp {
             print(keyUsage)
@@ -294,7 +300,13 @@ public enum CommandLineInterface {
             return 0
         } catch {
             print(error.reason.rawValue)
-            printError("rejected: \(error.detail)")
+            // An explicit --kind that does not match the payload fails on some unrelated field
+            // ("bundleId missing"): say what the payload looks like instead of leaving a riddle.
+            var hint = ""
+            if let looksLike = PayloadPeek.detectedKind(of: jws), looksLike != kind.rawValue {
+                hint = " (the payload looks like a \(looksLike), not a \(kind.rawValue): try --kind \(looksLike))"
+            }
+            printError("rejected: \(error.detail)\(hint)")
             return 1
         }
     }
@@ -304,17 +316,20 @@ public enum CommandLineInterface {
 
 /// Reads a JWS payload without verifying it, only to pick the verifier method to run.
 enum PayloadPeek {
-    static func kind(of jws: String) -> String {
+    static func kind(of jws: String) -> String { detectedKind(of: jws) ?? "transaction" }
+
+    /// The kind the payload's fields show, or nil when it shows none (not a JWS, no telling field).
+    static func detectedKind(of jws: String) -> String? {
         let segments = jws.split(separator: ".", omittingEmptySubsequences: false)
-        guard segments.count == 3 else { return "transaction" }
+        guard segments.count == 3 else { return nil }
         var text = segments[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while text.count % 4 != 0 { text += "=" }
         guard let data = Data(base64Encoded: text), let payload = try? JSONValue.parse(Array(data)) else {
-            return "transaction"
+            return nil
         }
         if payload["notificationType"] != nil { return "notification" }
         if payload["transactionId"] != nil { return "transaction" }
         if payload["autoRenewStatus"] != nil || payload["autoRenewProductId"] != nil { return "renewal" }
-        return "transaction"
+        return nil
     }
 }

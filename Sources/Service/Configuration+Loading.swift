@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 import JSON
 import Ledger
@@ -46,7 +47,14 @@ extension Configuration {
                 guard let data = FileManager.default.contents(atPath: resolved), !data.isEmpty else {
                     throw ConfigurationError(file: file, key: key, message: "cannot read root certificate \(resolved)")
                 }
-                configuration.trustedRootsDER.append(Array(data))
+                // Checked here, before serve starts anything, and named: a root that only failed
+                // inside the verifier used to stop start-up after the cluster was up, file unnamed.
+                guard let der = RootCertificateFile.der(from: Array(data)) else {
+                    throw ConfigurationError(
+                        file: file, key: key,
+                        message: "\(resolved) is not an X.509 certificate (expected DER, or PEM \"BEGIN CERTIFICATE\")")
+                }
+                configuration.trustedRootsDER.append(der)
                 configuration.trustedRootPaths.append(resolved)
             }
             if configuration.trustedRootsDER.isEmpty {
@@ -114,7 +122,9 @@ private struct ConfigurationReader {
 
     func url(_ value: JSONValue, at key: String) throws(ConfigurationError) -> String {
         let text = try string(value, at: key)
-        guard text.hasPrefix("http://") || text.hasPrefix("https://") else {
+        // URL(string:) is what serve parses it with, after the cluster is up: refuse here what it would.
+        guard text.hasPrefix("http://") || text.hasPrefix("https://"), let url = URL(string: text), url.host != nil
+        else {
             throw error(key, "expected an http(s) URL, got \"\(text)\"")
         }
         return text

@@ -47,11 +47,13 @@ enum OpsBinary {
         return environment
     }
 
-    /// Runs a command to completion (killing it after `timeout` seconds).
-    static func run(_ arguments: [String], environment extra: [String: String] = [:], timeout: Double = 120)
-        throws -> Outcome
-    {
-        let child = try OpsChild(arguments, environment: environment(extra))
+    /// Runs a command to completion (killing it after `timeout` seconds), in `workingDirectory`
+    /// when given (the test's own otherwise).
+    static func run(
+        _ arguments: [String], environment extra: [String: String] = [:], workingDirectory: String? = nil,
+        timeout: Double = 120
+    ) throws -> Outcome {
+        let child = try OpsChild(arguments, environment: environment(extra), workingDirectory: workingDirectory)
         guard let status = child.wait(timeout: timeout) else {
             child.kill(SIGKILL)
             _ = child.wait(timeout: 10)
@@ -86,7 +88,10 @@ final class OpsChild {
     private var exitStatus: Int32?
 
     /// `executable` is the `iap-ledger` binary unless a test runs something else (a shell script).
-    init(_ arguments: [String], environment: [String: String], executable: String = OpsBinary.path) throws {
+    init(
+        _ arguments: [String], environment: [String: String], executable: String = OpsBinary.path,
+        workingDirectory: String? = nil
+    ) throws {
         directory = try OpsBinary.temporaryDirectory()
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -94,7 +99,10 @@ final class OpsChild {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, directory + "/stdout", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, directory + "/stderr", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        // Swift's Glibc module lacks posix_spawn_file_actions_addchdir_np: env -C changes the
+        // directory and execs the binary, keeping the pid.
+        let command = workingDirectory.map { ["/usr/bin/env", "-C", $0, executable] } ?? [executable]
+        let argv: [UnsafeMutablePointer<CChar>?] = (command + arguments).map { strdup($0) } + [nil]
         let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
         var pid: pid_t = 0
@@ -262,7 +270,7 @@ func opsEventually(within seconds: Double, _ condition: () -> Bool) -> Bool {
     }
 
     @Test(arguments: [[], ["--help"], ["help"], ["serve", "--help"], ["migrate", "--help"], ["keys", "--help"],
-                      ["keys", "create", "--help"], ["verify", "--help"]])
+                      ["keys", "create", "--help"], ["verify", "--help"], ["replay", "--help"], ["psql", "--help"]])
     func helpWorksOnEveryCommand(arguments: [String]) throws {
         let outcome = try OpsBinary.run(arguments)
         if arguments.isEmpty {

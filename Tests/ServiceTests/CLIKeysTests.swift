@@ -37,7 +37,7 @@ import Testing
 
         let duplicate = try keys(["create", "--name", "backend", "--scopes", "read"])
         #expect(duplicate.status == 1)
-        #expect(duplicate.stderr == "iap-ledger keys: a key named \"backend\" already exists\n")
+        #expect(duplicate.stderrLines.last == "iap-ledger keys: a key named \"backend\" already exists")
 
         let revoked = try keys(["revoke", "backend"])
         #expect(revoked.status == 0, "\(revoked.stderr)")
@@ -52,17 +52,19 @@ import Testing
 
         let again = try keys(["revoke", "backend"])
         #expect(again.status == 1)
-        #expect(again.stderr == "iap-ledger keys: no active key named \"backend\"\n")
+        #expect(again.stderrLines.last == "iap-ledger keys: no active key named \"backend\"")
 
         // The serve's PostgreSQL was shared, never stopped by the keys commands.
         #expect(try OpsHTTP.get(port: serve.port, "/readyz").status == 200)
         #expect(serve.stop() == 0)
     }
 
-    @Test func keysWithoutARunningServeStartAndStopTheClusterThemselves() throws {
+    @Test func keysOnAStoppedClusterStartAndStopItThemselves() throws {
         let root = try OpsBinary.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let data = root + "/data"
+        // Only serve creates the cluster; keys never do (CLIDatabaseLocationTests).
+        #expect(try OpsServe(["--port", "0", "--data-dir", data]).stop() == 0)
         let created = try OpsBinary.run(["keys", "create", "--name", "first", "--scopes", "admin", "--data-dir", data])
         #expect(created.status == 0, "\(created.stderr)")
         #expect(created.stdout.split(separator: "\n").last?.hasPrefix("iap_") == true)
