@@ -46,7 +46,10 @@ import TestSupport
     @Test func signedDataWithEmbeddedContentPasses() throws {
         let cms = try openssl(["cms", "-sign", "-nodetach", "-binary"] + signerArguments)
         let smime = try openssl(["smime", "-sign", "-nodetach", "-binary"] + signerArguments)
-        for der in [cms, smime] {
+        // BER with indefinite lengths, as Apple's own receipts are encoded.
+        let ber = try openssl(["cms", "-sign", "-nodetach", "-binary", "-stream"] + signerArguments)
+        #expect(ber.count > 2 && ber[1] == 0x80, "openssl did not write an indefinite length")
+        for der in [cms, smime, ber] {
             #expect(refusal(JWSSigner.base64(der)) == nil)
         }
         #expect(refusal(TestReceipts.receipt()) == nil)
