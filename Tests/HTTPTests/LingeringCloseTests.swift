@@ -66,4 +66,23 @@ import Testing
         #expect(failed, "the server read all of an endless upload")
         #expect(sent < 32 << 20, "sent \(sent) bytes before the server gave up")
     }
+
+    /// An oversize chunked body is read and thrown away so that its 413 can be answered at the
+    /// end, but only within the same budget: an endless chunked upload is cut off.
+    @Test func anEndlessChunkedUploadIsCutOff() throws {
+        let (server, port) = try TestRoutes.server { $0.lingeringCloseBytes = 256 * 1024 }
+        defer { server.stop() }
+        let client = try TestClient(port: port)
+        try client.send("POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+        let chunk = Array(String(65_536, radix: 16).utf8) + [13, 10] + [UInt8](repeating: 0x64, count: 65_536) + [13, 10]
+        var sent = 0
+        var failed = false
+        while sent < 64 << 20 {
+            do { try client.send(chunk) } catch { failed = true; break }
+            sent += 65_536
+        }
+        #expect(failed, "the server read all of an endless chunked upload")
+        #expect(sent < 32 << 20, "sent \(sent) bytes before the server gave up")
+        #expect(try TestClient(port: port).request("GET", "/hello").status == 200)
+    }
 }
