@@ -13,15 +13,17 @@ public struct LegacyReceipt: Sendable, Hashable {
     /// The whole response body.
     public var rawJSON: [UInt8]
 
-    /// Maps a status-0 response body.
-    init(json: JSONValue, rawJSON: [UInt8]) {
+    /// Maps a status-0 response body. Apple's `receipt.request_date_ms` (when Apple answered) is
+    /// each fact's `signedDate`; an answer without it is dated `askedAt`, when the caller asked,
+    /// which is as close to Apple's instant as the caller can know.
+    init(json: JSONValue, rawJSON: [UInt8], askedAt: Int64) {
         self.rawJSON = rawJSON
         status = json.int("status") ?? 0
         environment = json.string("environment")
         let receipt = json["receipt"] ?? .null
         bundleId = receipt.string("bundle_id")
         latestReceipt = json.string("latest_receipt")
-        let requestDate = receipt.legacyInt64("request_date_ms")
+        let requestDate = receipt.legacyInt64("request_date_ms") ?? askedAt
         let entries = json["latest_receipt_info"]?.arrayValue ?? receipt["in_app"]?.arrayValue ?? []
         transactions = entries.map { [environment, bundleId] in
             JWSTransaction(receiptEntry: $0, bundleId: bundleId, environment: environment, signedDate: requestDate)

@@ -6,12 +6,16 @@ public enum ReceiptError: Error, Sendable, Equatable, CustomStringConvertible {
     case unavailable(String)
     /// Apple's answer was not the JSON verifyReceipt documents.
     case malformedResponse(String)
+    /// The text posted as a receipt cannot be one (not base64, not a PKCS#7 SignedData); found
+    /// locally, so nothing was sent to Apple.
+    case notAReceipt(String)
 
     public var description: String {
         switch self {
         case .rejected(let status): "receipt rejected by Apple with status \(status)"
         case .unavailable(let detail): "verifyReceipt unavailable: \(detail)"
         case .malformedResponse(let detail): "malformed verifyReceipt response: \(detail)"
+        case .notAReceipt(let detail): detail
         }
     }
 }

@@ -39,9 +39,13 @@ public final class ReceiptVerifier: Sendable {
     deinit { session.finishTasksAndInvalidate() }
 
     /// Posts `receipt-data` (+ `password`, the app's shared secret) and returns the mapped receipt.
-    public func verify(receiptData: String, password: String? = nil, excludeOldTransactions: Bool = false)
-        throws(ReceiptError) -> LegacyReceipt
-    {
+    /// Text that is not an app receipt's shape (`AppReceipt.checkShape`) is refused before any request.
+    /// - Parameter askedAt: when the caller asks (epoch ms), the facts' `signedDate` when Apple's
+    ///   answer carries no `receipt.request_date_ms`.
+    public func verify(
+        receiptData: String, password: String? = nil, excludeOldTransactions: Bool = false, askedAt: Int64
+    ) throws(ReceiptError) -> LegacyReceipt {
+        try AppReceipt.checkShape(receiptData)
         var writer = JSONWriter(capacity: receiptData.utf8.count + 128)
         writer.beginObject()
         writer.key("receipt-data"); writer.string(receiptData)
@@ -79,7 +83,7 @@ public final class ReceiptVerifier: Sendable {
             }
             switch appleStatus {
             case 0:
-                return LegacyReceipt(json: json, rawJSON: bytes)
+                return LegacyReceipt(json: json, rawJSON: bytes, askedAt: askedAt)
             case 21007 where switches < 2:
                 url = sandboxURL
                 switches += 1

@@ -25,6 +25,7 @@ static inline struct MHD_Daemon *CMHD_start_daemon(
     MHD_AccessHandlerCallback handler, void *handler_cls,
     MHD_RequestCompletedCallback completed, void *completed_cls,
     void *(*uri_log)(void *cls, const char *uri, struct MHD_Connection *con), void *uri_log_cls,
+    MHD_NotifyConnectionCallback notify_connection, void *notify_connection_cls,
     unsigned int thread_pool_size,
     unsigned int connection_limit,
     unsigned int connection_timeout_seconds,
@@ -34,6 +35,7 @@ static inline struct MHD_Daemon *CMHD_start_daemon(
         MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
         MHD_OPTION_URI_LOG_CALLBACK, uri_log, uri_log_cls,
+        MHD_OPTION_NOTIFY_CONNECTION, notify_connection, notify_connection_cls,
         MHD_OPTION_UNESCAPE_CALLBACK, CMHD_no_unescape, (void *)NULL,
         MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
@@ -46,6 +48,14 @@ static inline struct MHD_Daemon *CMHD_start_daemon(
 static inline uint16_t CMHD_bound_port(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info == NULL ? 0 : info->port;
+}
+
+/* The connection's socket, or -1 (MHD_get_connection_info is variadic). */
+static inline int CMHD_connection_fd(struct MHD_Connection *connection) {
+    if (connection == NULL) return -1;
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : (int)info->connect_fd;
 }
 
 /* Number of open connections, or 0 when unknown. */

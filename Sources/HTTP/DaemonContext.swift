@@ -5,14 +5,17 @@ import Synchronization
 final class DaemonContext: Sendable {
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
     let maxBodyBytes: Int
+    /// Keeps refused connections reading until their client has sent what it was sending.
+    let lingering: LingeringCloser
     /// Requests between their request line and MHD's completion notice (incl. uploads and aborts).
     let liveRequests = Atomic<Int>(0)
     /// Set by `stop()`: responses then carry `Connection: close` so keep-alive clients move on.
     let stopping = Atomic<Bool>(false)
 
-    init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maxBodyBytes: Int) {
+    init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maxBodyBytes: Int, lingering: LingeringCloser) {
         self.handler = handler
         self.maxBodyBytes = maxBodyBytes
+        self.lingering = lingering
     }
 }
 
@@ -24,6 +27,8 @@ final class RequestState {
     var headers: [String: String] = [:]
     var body: [UInt8] = []
     var tooLarge = false
+    /// Bytes of an oversize chunked body read and thrown away so far.
+    var discarded = 0
 
     init(target: String) {
         self.target = target

@@ -16,6 +16,14 @@ extension HTTPServer {
         /// MHD's per-connection memory pool, which the request line and headers must fit in;
         /// a larger request head is refused by MHD itself (431/414).
         public var maxHeaderBytes: Int = 32 * 1024
+        /// After refusing a request whose body or head was still arriving (413, 431, 400), the
+        /// server keeps reading and discarding input for at most this long before it closes, so
+        /// that the client is not reset before it reads the answer (nginx's lingering close).
+        public var lingeringCloseSeconds: Double = 5
+        /// … and for at most this many bytes.
+        public var lingeringCloseBytes: Int = 16 << 20
+        /// Connections lingering at once; past this a refused connection is closed at once.
+        public var lingeringCloseConnections: Int = 256
         /// `stop()` waits at most this long for in-flight requests before closing everything.
         public var shutdownGraceSeconds: Double = 10
         /// The listen backlog.

@@ -20,7 +20,11 @@ public final class HTTPServer: Sendable {
 
     public init(configuration: Configuration, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
         self.configuration = configuration
-        self.context = DaemonContext(handler: handler, maxBodyBytes: configuration.maxBodyBytes)
+        self.context = DaemonContext(
+            handler: handler, maxBodyBytes: configuration.maxBodyBytes,
+            lingering: LingeringCloser(
+                seconds: configuration.lingeringCloseSeconds, bytes: configuration.lingeringCloseBytes,
+                capacity: configuration.lingeringCloseConnections))
     }
 
     deinit {
@@ -41,6 +45,7 @@ public final class HTTPServer: Sendable {
                 MHDCallbacks.access, cls,
                 MHDCallbacks.completed, cls,
                 MHDCallbacks.uriLog, cls,
+                MHDCallbacks.connectionNotice, cls,
                 UInt32(clamping: max(1, c.threadCount)),
                 UInt32(clamping: max(1, c.connectionLimit)),
                 UInt32(clamping: max(0, c.connectionTimeoutSeconds)),
@@ -50,6 +55,7 @@ public final class HTTPServer: Sendable {
                 throw HTTPServerError(.daemon, "libmicrohttpd refused to start on \(c.host):\(port)")
             }
             context.stopping.store(false, ordering: .relaxed)
+            context.lingering.start()
             running = Running(daemon: daemon, port: port)
             return port
         }
@@ -80,6 +86,7 @@ public final class HTTPServer: Sendable {
                 usleep(2_000)
             }
             MHD_stop_daemon(current.daemon)
+            context.lingering.stop()
         }
     }
 }

@@ -13,12 +13,24 @@ enum MHDCallbacks {
                 return Unmanaged.passRetained(state).toOpaque()
             }
 
-    static let completed: MHD_RequestCompletedCallback = { cls, _, conCls, _ in
+    /// MHD ended a request with an error it answered itself (431 head too large, 400 malformed):
+    /// the client may still be sending, so its connection lingers when MHD closes it.
+    static let completed: MHD_RequestCompletedCallback = { cls, connection, conCls, toe in
+        if toe == .REQUEST_TERMINATED_WITH_ERROR, let cls {
+            Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue().lingering.flag(CMHD_connection_fd(connection))
+        }
         guard let conCls, let raw = conCls.pointee else { return }
         Unmanaged<RequestState>.fromOpaque(raw).release()
         conCls.pointee = nil
         let context = Unmanaged<DaemonContext>.fromOpaque(cls!).takeUnretainedValue()
         context.liveRequests.wrappingAdd(-1, ordering: .relaxed)
+    }
+
+    /// Called just before MHD closes a connection's socket: the lingering close's chance to keep it.
+    static let connectionNotice: MHD_NotifyConnectionCallback = { cls, connection, _, code in
+        guard code == .CONNECTION_NOTIFY_CLOSED, let cls else { return }
+        Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue().lingering
+            .connectionClosing(CMHD_connection_fd(connection))
     }
 
     static let access: MHD_AccessHandlerCallback = {
@@ -37,6 +49,9 @@ enum MHDCallbacks {
             }
             if let length = state.headers["content-length"], let declared = Int(length) {
                 if declared > context.maxBodyBytes {
+                    // Answered now, while the body may already be on its way: MHD will close
+                    // without reading it, so the connection lingers (LingeringCloser).
+                    context.lingering.flag(CMHD_connection_fd(connection))
                     return queue(connection, tooLarge(context, state), context)
                 }
                 // Capped: a client declaring 1 MiB on many idle connections must not pin that much memory.
@@ -50,11 +65,17 @@ enum MHDCallbacks {
             if !state.tooLarge {
                 if state.body.count + count > context.maxBodyBytes {
                     state.tooLarge = true
+                    state.discarded = state.body.count
                     state.body = []
                 } else if let uploadData {
                     state.body.append(
                         contentsOf: UnsafeRawBufferPointer(start: UnsafeRawPointer(uploadData), count: count))
                 }
+            }
+            if state.tooLarge {
+                // Discarding is bounded like the lingering close: past the budget the upload is cut off.
+                state.discarded += count
+                if state.discarded > context.maxBodyBytes + context.lingering.bytes { return .NO }
             }
             // Keep consuming an oversize chunked body: a 413 queued mid-upload drops the socket (pitfall 3).
             uploadSize.pointee = 0

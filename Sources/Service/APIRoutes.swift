@@ -96,12 +96,13 @@ struct APIRoutes: Sendable {
 
     private func postPurchase(_ request: HTTPRequest) throws(ServiceError) -> HTTPResponse {
         let body = try jsonObject(request)
-        let userId = try userIdParameter(body["userId"]?.stringValue, field: "userId")
-        let signed = body["signedTransaction"]?.stringValue
-        let receipt = body["receipt"]?.stringValue
+        let userId = try userIdParameter(try optionalString(body, "userId"), field: "userId")
+        let signed = try optionalString(body, "signedTransaction")
+        let receipt = try optionalString(body, "receipt")
         guard (signed == nil) != (receipt == nil) else {
             throw .invalidRequest("send exactly one of signedTransaction (StoreKit 2) or receipt (StoreKit 1)")
         }
+        if signed?.isEmpty == true { throw .invalidRequest("signedTransaction must not be empty") }
         var batch = FactBatch()
         if let signed {
             let verified: JWSTransaction
@@ -155,9 +156,9 @@ struct APIRoutes: Sendable {
 
     private func postDebit(_ request: HTTPRequest, _ parameters: Parameters) throws(ServiceError) -> HTTPResponse {
         let userId = try userIdParameter(parameters["userId"])
-        guard let currency = parameters["currency"], !currency.isEmpty, currency.utf8.count <= 64 else {
-            throw .invalidRequest("currency must be 1–64 bytes")
-        }
+        guard let currency = parameters["currency"], !currency.isEmpty, currency.utf8.count <= 64,
+              !Self.hasControlCharacters(currency)
+        else { throw .invalidRequest("currency must be 1–64 bytes without control characters") }
         let body = try jsonObject(request)
         guard let amountValue = body["amount"], case .number(let lexeme) = amountValue, let amount = Int64(lexeme),
               amount > 0
@@ -165,7 +166,7 @@ struct APIRoutes: Sendable {
         guard let key = body["idempotencyKey"]?.stringValue, !key.isEmpty, key.utf8.count <= 200 else {
             throw .invalidRequest("idempotencyKey is required (1–200 bytes)")
         }
-        let reason = body["reason"]?.stringValue ?? ""
+        let reason = try optionalString(body, "reason") ?? ""
         let outcome = try service.debit(
             userId: userId, currency: currency, amount: amount, idempotencyKey: key, reason: reason,
             context: context(request, source: "debit"))
@@ -190,10 +191,22 @@ struct APIRoutes: Sendable {
         guard let value, !value.isEmpty, value.utf8.count <= 256 else {
             throw .invalidRequest("\(field) must be a non-empty string of at most 256 bytes")
         }
-        guard value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else {
+        guard !Self.hasControlCharacters(value) else {
             throw .invalidRequest("\(field) must not contain control characters")
         }
         return value
+    }
+
+    /// C0 controls and DEL (what the OpenAPI document's `pattern` for ids excludes).
+    static func hasControlCharacters(_ value: String) -> Bool {
+        value.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+    }
+
+    /// A body field that, when present, must be a string (a number or null is not silently "absent").
+    private func optionalString(_ body: [String: JSONValue], _ field: String) throws(ServiceError) -> String? {
+        guard let value = body[field] else { return nil }
+        guard let text = value.stringValue else { throw .invalidRequest("\(field) must be a string") }
+        return text
     }
 
     private func integerQuery(_ request: HTTPRequest, _ name: String, default fallback: Int64, range: ClosedRange<Int64>)

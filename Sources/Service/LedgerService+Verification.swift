@@ -25,7 +25,9 @@ extension LedgerService {
     static let sharedSecretMismatch = 21004
 
     /// StoreKit 1: verifyReceipt (production first, sandbox on 21007), then the same facts as StoreKit 2.
+    /// A receipt that cannot be one is a 400 before anything is sent to Apple.
     func verifyReceipt(_ receipt: String) throws(ServiceError) -> FactBatch {
+        do { try AppReceipt.checkShape(receipt) } catch { throw .invalidRequest(error.description) }
         guard let receipts else { throw .appleUnavailable("verifyReceipt is not configured") }
         // The receipt does not say whose it is before Apple answers, so with several apps each
         // shared secret is tried in turn while Apple answers 21004 (secret does not match).
@@ -37,7 +39,7 @@ extension LedgerService {
         var verified: LegacyReceipt?
         for (index, secret) in secrets.enumerated() where verified == nil {
             do {
-                verified = try receipts.verify(receiptData: receipt, password: secret)
+                verified = try receipts.verify(receiptData: receipt, password: secret, askedAt: clock())
             } catch {
                 switch error {
                 case .rejected(Self.sharedSecretMismatch) where index < secrets.count - 1:
@@ -48,6 +50,8 @@ extension LedgerService {
                     throw .appleUnavailable(detail)
                 case .malformedResponse(let detail):
                     throw .appleUnavailable("verifyReceipt answered something unreadable: \(detail)")
+                case .notAReceipt(let detail):
+                    throw .invalidRequest(detail)
                 }
             }
         }

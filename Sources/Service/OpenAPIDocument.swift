@@ -1,5 +1,8 @@
 /// The OpenAPI 3.1 description of the whole HTTP API, served at `GET /openapi.json`.
-/// `OpenAPITests` keeps it true: every route the router knows is here and vice versa.
+/// `OpenAPITests` keeps it true: every route the router knows is here and vice versa; and
+/// `OpenAPIBoundaryTests` sends every constraint's boundary values (read from this document) to a
+/// running service and checks that it accepts and refuses exactly what this says. `x-maxBytes` is
+/// a length in UTF-8 bytes (what the service counts), next to `maxLength` in characters.
 public enum OpenAPIDocument {
     public static let json: String = #"""
 {
@@ -7,7 +10,7 @@ public enum OpenAPIDocument {
   "info": {
     "title": "iap-ledger",
     "version": "1.0.0",
-    "description": "Self-hosted, event-sourced entitlement service for App Store in-app purchases. Times are RFC 3339 UTC with milliseconds. Errors are application/problem+json with a stable `code`."
+    "description": "Self-hosted, event-sourced entitlement service for App Store in-app purchases. Times are RFC 3339 UTC with milliseconds. Errors are application/problem+json with a stable `code`. Any route answers 413 `payload_too_large` to a body over 1 MiB (read to the end or after a bounded lingering close, so the client can read the answer), 431 to a request head over 32 KiB, and 405 `method_not_allowed` (with `Allow`) to a method its path does not have. A value outside a documented constraint is refused with 400 `invalid_request` naming the field."
   },
   "servers": [{"url": "http://127.0.0.1:8080"}],
   "components": {
@@ -18,7 +21,7 @@ public enum OpenAPIDocument {
         "required": ["type", "title", "status", "code"],
         "properties": {
           "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
-          "detail": {"type": "string"}, "code": {"type": "string", "description": "Stable machine word, e.g. verification_failed, owned_by_other_user, insufficient_balance, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, store_unavailable, apple_unavailable."},
+          "detail": {"type": "string"}, "code": {"type": "string", "description": "Stable machine word: verification_failed, owned_by_other_user, insufficient_balance, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, replay_in_progress, store_unavailable, apple_unavailable, internal_error."},
           "reason": {"type": "string", "enum": ["malformed", "unsupported_algorithm", "invalid_certificate", "invalid_chain", "signature_mismatch", "unknown_app", "wrong_environment", "receipt_rejected"]},
           "appleStatus": {"type": "integer"}, "balance": {"type": "integer"}, "requestId": {"type": "string"}
         }
@@ -61,12 +64,33 @@ public enum OpenAPIDocument {
           "version": {"type": "integer", "description": "Sequence of the last event applied for this user; only grows."}
         }
       },
+      "UserId": {"type": "string", "minLength": 1, "maxLength": 256, "x-maxBytes": 256, "pattern": "^[^\\u0000-\\u001F\\u007F]*$", "description": "1–256 bytes of UTF-8, no control characters (U+0000–U+001F, U+007F)."},
       "PurchaseRequest": {
         "type": "object", "required": ["userId"],
+        "description": "Exactly one of signedTransaction (StoreKit 2) and receipt (StoreKit 1). Other fields are ignored.",
+        "oneOf": [{"required": ["signedTransaction"]}, {"required": ["receipt"]}],
         "properties": {
-          "userId": {"type": "string"},
-          "signedTransaction": {"type": "string", "description": "StoreKit 2 signed transaction (JWS)."},
-          "receipt": {"type": "string", "description": "StoreKit 1 base64 app receipt, verified with verifyReceipt (production, then sandbox on 21007)."}
+          "userId": {"$ref": "#/components/schemas/UserId"},
+          "signedTransaction": {"type": "string", "minLength": 1, "description": "StoreKit 2 signed transaction (JWS); one that does not verify is a 422."},
+          "receipt": {"type": "string", "minLength": 1, "contentEncoding": "base64", "contentMediaType": "application/pkcs7-mime", "description": "StoreKit 1 app receipt: standard base64 (line breaks ignored) of a PKCS#7 SignedData with its pkcs7-data content embedded. Anything else is a 400 before Apple is asked; a receipt of that shape is verified with verifyReceipt (production, then sandbox on 21007)."}
+        }
+      },
+      "DebitRequest": {
+        "type": "object", "required": ["amount", "idempotencyKey"],
+        "description": "Other fields are ignored.",
+        "properties": {
+          "amount": {"type": "integer", "minimum": 1, "maximum": 9223372036854775807, "description": "A positive JSON integer literal (no fraction or exponent)."},
+          "idempotencyKey": {"type": "string", "minLength": 1, "maxLength": 200, "x-maxBytes": 200, "description": "1–200 bytes of UTF-8; the same key again answers as the first time did."},
+          "reason": {"type": "string", "description": "Free text kept with the debit."}
+        }
+      },
+      "ReplayRequest": {
+        "type": "object", "additionalProperties": false,
+        "description": "An empty body or {} rebuilds every projection. Unknown fields, wrong types, unknown names and an empty list are a 400; nothing runs.",
+        "properties": {
+          "dryRun": {"type": "boolean", "description": "Report what would change; build and swap nothing."},
+          "projections": {"type": "array", "minItems": 1, "items": {"type": "string", "enum": ["users", "analytics"]}, "description": "The projections to rebuild; leave out for all."},
+          "projection": {"type": "string", "enum": ["users", "analytics"], "deprecated": true, "description": "One projection, the older spelling of projections."}
         }
       },
       "PurchaseResponse": {
@@ -108,7 +132,7 @@ public enum OpenAPIDocument {
       "post": {
         "summary": "App Store Server Notifications V2 endpoint (no API key; only Apple-signed payloads get in)",
         "security": [],
-        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["signedPayload"], "properties": {"signedPayload": {"type": "string"}}}}}},
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["signedPayload"], "description": "Other fields are ignored.", "properties": {"signedPayload": {"type": "string", "minLength": 1, "description": "App Store Server Notification V2 (JWS); one that does not verify is a 422."}}}}}},
         "responses": {
           "200": {"description": "Recorded or duplicate", "content": {"application/json": {"schema": {"type": "object", "properties": {"notificationUUID": {"type": "string"}, "result": {"type": "string", "enum": ["recorded", "duplicate"]}}}}}},
           "400": {"$ref": "#/components/responses/Problem"}, "413": {"$ref": "#/components/responses/Problem"},
@@ -121,7 +145,7 @@ public enum OpenAPIDocument {
         "summary": "The user's entitlements, subscriptions, non-consumables and balances",
         "security": [{"bearer": ["read"]}],
         "parameters": [
-          {"name": "userId", "in": "path", "required": true, "schema": {"type": "string"}},
+          {"name": "userId", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/UserId"}},
           {"name": "asOf", "in": "query", "required": false, "schema": {"type": "string", "format": "date-time"}, "description": "The document as it would have been answered at that instant, from the events recorded up to it."}
         ],
         "responses": {
@@ -136,9 +160,9 @@ public enum OpenAPIDocument {
         "summary": "The user's history, oldest first",
         "security": [{"bearer": ["read"]}],
         "parameters": [
-          {"name": "userId", "in": "path", "required": true, "schema": {"type": "string"}},
-          {"name": "after", "in": "query", "required": false, "schema": {"type": "integer"}},
-          {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 1000}}
+          {"name": "userId", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/UserId"}},
+          {"name": "after", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9223372036854775807, "default": 0}, "description": "Only events with a greater seq (the previous page's next)."},
+          {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}}
         ],
         "responses": {
           "200": {"description": "Events", "content": {"application/json": {"schema": {"type": "object", "properties": {"events": {"type": "array", "items": {"$ref": "#/components/schemas/Event"}}, "next": {"type": ["integer", "null"]}}}}}},
@@ -151,7 +175,7 @@ public enum OpenAPIDocument {
       "get": {
         "summary": "One transaction chain: owner, state, every transaction and renewal info recorded",
         "security": [{"bearer": ["read"]}],
-        "parameters": [{"name": "originalTransactionId", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "parameters": [{"name": "originalTransactionId", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1}}],
         "responses": {
           "200": {"description": "The chain", "content": {"application/json": {"schema": {"type": "object"}}}},
           "401": {"$ref": "#/components/responses/Problem"}, "403": {"$ref": "#/components/responses/Problem"},
@@ -164,14 +188,15 @@ public enum OpenAPIDocument {
         "summary": "Spend from a balance, idempotently; never below zero",
         "security": [{"bearer": ["write"]}],
         "parameters": [
-          {"name": "userId", "in": "path", "required": true, "schema": {"type": "string"}},
-          {"name": "currency", "in": "path", "required": true, "schema": {"type": "string"}}
+          {"name": "userId", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/UserId"}},
+          {"name": "currency", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 64, "x-maxBytes": 64, "pattern": "^[^\\u0000-\\u001F\\u007F]*$", "description": "The balance's name: 1–64 bytes of UTF-8, no control characters."}}
         ],
-        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["amount", "idempotencyKey"], "properties": {"amount": {"type": "integer", "minimum": 1}, "idempotencyKey": {"type": "string"}, "reason": {"type": "string"}}}}}},
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/DebitRequest"}}}},
         "responses": {
           "200": {"description": "Debited or duplicate", "content": {"application/json": {"schema": {"type": "object", "properties": {"balance": {"type": "integer"}, "result": {"type": "string", "enum": ["debited", "duplicate"]}}}}}},
           "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
           "403": {"$ref": "#/components/responses/Problem"}, "409": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
           "422": {"$ref": "#/components/responses/Problem", "description": "idempotency_key_reused: the key named another amount or currency"},
           "503": {"$ref": "#/components/responses/Problem"}
         }
@@ -181,11 +206,12 @@ public enum OpenAPIDocument {
       "post": {
         "summary": "Rebuild every projection from the log (or report what would change)",
         "security": [{"bearer": ["admin"]}],
-        "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object", "properties": {"dryRun": {"type": "boolean"}, "projections": {"type": "array", "items": {"type": "string", "enum": ["users", "analytics"]}}}}}}},
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ReplayRequest"}}}},
         "responses": {
           "200": {"description": "Report", "content": {"application/json": {"schema": {"type": "object", "properties": {"events": {"type": "integer"}, "changedUsers": {"type": "array", "items": {"type": "object", "properties": {"userId": {"type": "string"}, "fields": {"type": "array", "items": {"type": "string"}}, "before": {"type": ["object", "null"]}, "after": {"type": ["object", "null"]}}}}, "changedUserCount": {"type": "integer"}, "durationMs": {"type": "integer"}, "eventsPerSecond": {"type": "integer"}, "dryRun": {"type": "boolean"}, "swapped": {"type": "boolean"}, "catchUpEvents": {"type": "integer"}, "users": {"type": "integer"}, "changedChainOwners": {"type": "integer"}}}}}},
-          "401": {"$ref": "#/components/responses/Problem"}, "403": {"$ref": "#/components/responses/Problem"},
-          "409": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}
+          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"}, "409": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}
         }
       }
     },
@@ -195,7 +221,8 @@ public enum OpenAPIDocument {
         "security": [{"bearer": ["admin"]}],
         "responses": {
           "200": {"description": "Projections", "content": {"application/json": {"schema": {"type": "object"}}}},
-          "401": {"$ref": "#/components/responses/Problem"}, "403": {"$ref": "#/components/responses/Problem"}
+          "401": {"$ref": "#/components/responses/Problem"}, "403": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
         }
       }
     },

@@ -107,7 +107,8 @@ import TestSupport
         "original_transaction_id":"6100001","purchase_date_ms":"1759990000000","original_purchase_date_ms":"1759990000000",
         "in_app_ownership_type":"PURCHASED"}]}}
         """
-    static let receipt = "MIIT" + String(repeating: "QUJD", count: 40) + "=="
+    /// A receipt of the real shape: the service refuses any other before asking Apple.
+    static let receipt = TestReceipts.receipt()
 
     @Test func sandboxReceiptFallsBackOn21007AndIsRecorded() throws {
         let apple = try StandInServer(["/prod": [(200, #"{"status":21007}"#)], "/sandbox": [(200, Self.sandboxReceipt)]])
