@@ -19,7 +19,11 @@ public enum CommandLineInterface {
           verify [--config FILE] [--kind transaction|renewal|notification] FILE|-
                                   verify one signed payload exactly as ingestion would
           replay [--dry-run] [--projection NAME] [--json] [--data-dir DIR] [--config FILE]
-                                  rebuild every projection from the event log
+                                  rebuild every projection from the event log (under the recorded catalog)
+          catalog show [--data-dir DIR]
+                                  the product catalog in force (recorded in the event log) as JSON
+          catalog diff --config FILE [--json] [--data-dir DIR]
+                                  which users the file's catalog would change, and how (changes nothing)
 
         environment: DATABASE_URL, PORT, IAP_LEDGER_CONFIG, IAP_LEDGER_HOST, IAP_LEDGER_MIGRATIONS,
           IAP_LEDGER_KEY_CACHE_SECONDS (how long serve trusts a key before asking PostgreSQL again,
@@ -40,6 +44,7 @@ public enum CommandLineInterface {
             case "keys": return try keys(rest)
             case "verify": return try verify(rest)
             case "replay": return try replay(rest)
+            case "catalog": return try CatalogCommand.run(rest)
             case "--help", "-h", "help":
                 print(usage)
                 return 0
@@ -120,6 +125,7 @@ public enum CommandLineInterface {
         }
         var options = ServiceApp.Options(migrationsDirectory: migrationsDirectory())
         options.configuration = try loadConfiguration(parsed.options["config"])
+        options.configurationPath = parsed.options["config"] ?? environment("IAP_LEDGER_CONFIG")
         if let port = parsed.options["port"] ?? environment("PORT") {
             guard let number = Int(port), (0...65535).contains(number) else {
                 let source = parsed.options["port"] == nil ? "PORT" : "--port"

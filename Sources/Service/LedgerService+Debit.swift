@@ -15,12 +15,13 @@ extension LedgerService {
     {
         let now = clock()
         return try unitOfWork { connection throws(ServiceError) in
+            let documents = self.documents  // one catalog version for the balance and the document
             try database { () throws(DatabaseError) in try repository.lock([LedgerStream.user(userId)], on: connection) }
             let world = try repository.loadUser(userId, on: connection)
             if let first = world.account.debit(currency: currency, idempotencyKey: idempotencyKey) {
                 return DebitOutcome(balance: first.balanceAfter, duplicate: true)
             }
-            let balance = CustomerView.balance(of: currency, account: world.account, chains: world.chains, catalog: catalog)
+            let balance = CustomerView.balance(of: currency, account: world.account, chains: world.chains, catalog: documents.catalog)
             let events: [LedgerEvent]
             do throws(Rejection) {
                 events = try Account.decide(

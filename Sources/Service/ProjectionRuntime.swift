@@ -14,10 +14,12 @@ public final class ProjectionRuntime: Sendable {
     static func start(
         conninfo: String, service: LedgerService, metrics: ServiceMetrics, clock: @escaping @Sendable () -> Int64
     ) throws(ServiceError) -> ProjectionRuntime {
+        let catalogs = service.catalogs
         let engine = ReplayEngine(
-            conninfo: conninfo, catalog: service.catalog, clock: clock, metrics: metrics, logger: service.logger)
+            conninfo: conninfo, catalog: catalogs.current.catalog, catalogSource: { catalogs.current }, clock: clock,
+            metrics: metrics, logger: service.logger)
         try ProjectionVersions.prepare(conninfo: conninfo, engine: engine, logger: service.logger)
-        let projector = AnalyticsProjector(conninfo: conninfo, catalog: service.catalog, logger: service.logger)
+        let projector = AnalyticsProjector(conninfo: conninfo, catalog: catalogs.current.catalog, logger: service.logger)
         projector.start()
         return ProjectionRuntime(engine: engine, projector: projector, service: service)
     }
