@@ -463,7 +463,7 @@ extension ReplayEngine {
                         ProjectionVersions.users, position: position, on: connection)
                 }
             } catch let error as DatabaseError {
-                throw .database(error)
+                throw failure ?? .database(error)
             } catch {
                 throw failure ?? .internalError("\(error)")
             }

@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import JSON
 import Ledger
+import Synchronization
 import Testing
 import TestSupport
 @testable import Service
@@ -265,6 +266,61 @@ import TestSupport
             let later = try client.user("u-ads", asOf: recordedAt)
             #expect(later["entitlements"]?["premium"]?["active"]?.boolValue == true, "\(later)")
         }
+    }
+
+    @Test func aReplayStartedUnderTheOldCatalogDoesNotSwapItBackIn() throws {
+        let old = try TestService()
+        defer { old.stop() }
+        try Self.seed(old)
+        let started = Mutex<TestService?>(nil)
+        defer { started.withLock { $0?.stop() } }
+        var options = ReplayOptions()
+        // While the replay has rendered everything under version 1, a new version is recorded.
+        options.beforeCatchUp = {
+            let newer = try? TestService(configuration: Self.newConfiguration(), sharing: old)
+            started.withLock { $0 = newer }
+        }
+        #expect {
+            try old.app.projections.engine.run(options)
+        } throws: { error in
+            guard case ServiceError.busy(let message) = error else { return false }
+            return message.contains("new catalog version")
+        }
+        #expect(started.withLock { $0 != nil })
+        #expect(try Self.catalogHead(old.conninfo) == 2)
+        try Self.expectNewCatalog(old.client(), "u-ads", "after the refused swap")
+        try Self.expectNewCatalog(old.client(), "u-ads-2", "after the refused swap")
+        // Run again, it renders under the version in force and changes nothing.
+        let again = try old.app.projections.engine.run(ReplayOptions())
+        #expect(again.swapped && again.changedUsers.isEmpty, "\(again.changedUsers)")
+        try Self.expectNewCatalog(old.client(), "u-ads", "after the second replay")
+    }
+
+    @Test(arguments: [
+        (["catalog"], "usage: iap-ledger catalog"),
+        (["catalog", "list"], "unknown catalog subcommand \"list\""),
+        (["catalog", "diff"], "catalog diff needs --config FILE"),
+        (["catalog", "show", "--config", "x.json"], "catalog show takes no --config"),
+        (["catalog", "diff", "--config", "/nonexistent/config.json"], "/nonexistent/config.json: cannot read the file"),
+    ])
+    func catalogBadInputIsOneLineNamingTheCause(arguments: [String], expected: String) throws {
+        // Refused before any database is looked for (this one does not exist).
+        let outcome = try OpsBinary.run(arguments, environment: ["DATABASE_URL": "host=127.0.0.1 port=1 dbname=x connect_timeout=1"])
+        #expect(outcome.status != 0)
+        #expect(outcome.stderr.contains(expected), "\(outcome.stderr)")
+        #expect(!outcome.stderr.contains("PostgreSQL") && !outcome.stderr.contains("connect"), "\(outcome.stderr)")
+    }
+
+    @Test func catalogDiffOfAConfigWithoutProductsIsRefused() throws {
+        let directory = try OpsBinary.temporaryDirectory()
+        let path = directory + "/no-products.json"
+        try Data(#"{"apps": [{"bundleId": "com.example.x", "environments": ["Sandbox"]}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: path))
+        let outcome = try OpsBinary.run(["catalog", "diff", "--config", path],
+                                        environment: ["DATABASE_URL": "host=127.0.0.1 port=1 dbname=x connect_timeout=1"])
+        #expect(outcome.status == 2)
+        #expect(outcome.stderr.contains("configures no products"), "\(outcome.stderr)")
+        #expect(try OpsBinary.run(["catalog", "--help"]).stdout.contains("usage: iap-ledger catalog show"))
     }
 
     // MARK: The rule, pure
