@@ -2,17 +2,23 @@ import EventStore
 import Foundation
 import JSON
 
-/// `iap-ledger catalog show|diff`: the recorded catalog in force (api.md §1.1), and which users a
-/// config's catalog would change if `serve` recorded it — a dry run that changes nothing.
+/// `iap-ledger catalog show|diff|record`: the recorded catalog in force (api.md §1.1), which users
+/// a config's catalog would change if `serve` recorded it (a dry run that changes nothing), and
+/// an operator's explicit recording (the way back to an older version).
 enum CatalogCommand {
     static let usage = """
         usage: iap-ledger catalog show [--data-dir DIR]
                iap-ledger catalog diff --config FILE [--json] [--data-dir DIR]
-          show: the catalog in force as JSON (version, hash, source file, recordedAt, products) and
-                every recorded version.
-          diff: what `serve --config FILE` would do with the file's catalog, and which users'
-                documents it would change and how (judged against their stored documents).
-                Changes nothing.
+               iap-ledger catalog record --config FILE [--data-dir DIR]
+          show:   the catalog in force as JSON (version, hash, source file, recordedAt, products)
+                  and every recorded version.
+          diff:   what `serve --config FILE` would do with the file's catalog, and which users'
+                  documents it would change and how (judged against their stored documents).
+                  Changes nothing.
+          record: records the file's catalog as the newest version and re-renders the users it
+                  changes, as serve does, and also when it equals an older version (serve keeps
+                  the newest then): the way back to an earlier catalog. Running services follow
+                  within a second.
         """
 
     static func run(_ arguments: [String]) throws -> Int32 {
@@ -33,9 +39,9 @@ enum CatalogCommand {
             guard parsed.options["config"] == nil else {
                 throw CommandLineArguments.UsageError(description: "catalog show takes no --config (it shows the recorded catalog)")
             }
-        case "diff":
+        case "diff", "record":
             guard let path = parsed.options["config"] ?? CommandLineInterface.environment("IAP_LEDGER_CONFIG") else {
-                throw CommandLineArguments.UsageError(description: "catalog diff needs --config FILE")
+                throw CommandLineArguments.UsageError(description: "catalog \(subcommand) needs --config FILE")
             }
             let loaded = try Configuration.load(path: path)
             guard !loaded.catalog.products.isEmpty else {
@@ -45,7 +51,7 @@ enum CatalogCommand {
             configuration = loaded
             configPath = path
         default:
-            throw CommandLineArguments.UsageError(description: "unknown catalog subcommand \"\(subcommand)\" (show, diff)")
+            throw CommandLineArguments.UsageError(description: "unknown catalog subcommand \"\(subcommand)\" (show, diff, record)")
         }
         let directory = CommandLineInterface.migrationsDirectory()
         return try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
@@ -58,6 +64,16 @@ enum CatalogCommand {
                 return 0
             }
             let configured = configuration.catalog
+            if subcommand == "record" {
+                let (after, decision, change) = try CatalogRecorder.record(
+                    conninfo: conninfo, configured: configured, source: CatalogVersions.sourcePath(configPath),
+                    now: Timestamp.nowMillis(), logger: Logger(minimumLevel: .warning), force: true)
+                let newest = after.last ?? .none
+                print(decision == .record
+                    ? "recorded catalog version \(newest.version) (\(newest.hash.prefix(12))…); re-rendered \(change?.rows.count ?? 0) users"
+                    : "catalog version \(newest.version) in force already has this catalog: nothing recorded")
+                return 0
+            }
             let decision = CatalogRecorder.decide(configured: configured, recorded: versions)
             let change = try CatalogChange.plan(
                 catalog: configured, now: Timestamp.nowMillis(), horizon: true, on: connection)

@@ -31,10 +31,26 @@ enum CatalogRecorder {
         return .record
     }
 
-    /// Applies the rule on the database at `conninfo`; answers every recorded version, newest last.
+    /// `decide`, for `iap-ledger catalog record`: an operator's explicit act may also bring an
+    /// older version back (as a new version), which a serve never does on its own.
+    static func decide(configured: Catalog, recorded versions: [CatalogVersion], force: Bool) -> Decision {
+        let decision = decide(configured: configured, recorded: versions)
+        if force, case .older = decision { return .record }
+        return decision
+    }
+
+    /// Applies the rule on the database at `conninfo`; answers every recorded version, newest
+    /// last, and the re-render when one was recorded here.
     static func reconcile(
-        conninfo: String, configured: Catalog, source: String?, now: Int64, logger: Logger
+        conninfo: String, configured: Catalog, source: String?, now: Int64, logger: Logger, force: Bool = false
     ) throws(ServiceError) -> [CatalogVersion] {
+        try record(conninfo: conninfo, configured: configured, source: source, now: now, logger: logger, force: force)
+            .versions
+    }
+
+    static func record(
+        conninfo: String, configured: Catalog, source: String?, now: Int64, logger: Logger, force: Bool
+    ) throws(ServiceError) -> (versions: [CatalogVersion], decision: Decision, change: CatalogChange?) {
         let connection: Connection
         do {
             connection = try Connection(conninfo, connectTimeout: 10)
@@ -44,7 +60,7 @@ enum CatalogRecorder {
             throw .database(error)
         }
         var versions = try CatalogVersions.versions(on: connection)
-        var decision = decide(configured: configured, recorded: versions)
+        var decision = decide(configured: configured, recorded: versions, force: force)
         var change: CatalogChange?
         if decision == .record {
             do {
@@ -54,7 +70,7 @@ enum CatalogRecorder {
                         // then decide again: another instance may have recorded it meanwhile.
                         try database { () throws(DatabaseError) in try CatalogVersions.lockForRecording(on: connection) }
                         versions = try CatalogVersions.versions(on: connection)
-                        decision = decide(configured: configured, recorded: versions)
+                        decision = decide(configured: configured, recorded: versions, force: force)
                         guard decision == .record else { return }
                         // Under the lock no document can change behind the fold: every committed event counts.
                         let planned = try CatalogChange.plan(catalog: configured, now: now, horizon: false, on: connection)
@@ -88,13 +104,14 @@ enum CatalogRecorder {
             ])
         case .older(let version):
             logger.warning(
-                "the config carries an older catalog version; serving the newest recorded one",
+                "the config carries an older catalog version; serving the newest recorded one"
+                    + " (to bring it back: iap-ledger catalog record --config FILE)",
                 ["configVersion": String(version), "version": String(newest.version), "source": source ?? ""])
         case .useRecorded where newest.version > 0:
             logger.info("no products configured: serving the recorded catalog", ["version": String(newest.version)])
         case .useRecorded, .unchanged:
             break
         }
-        return versions
+        return (versions, decision, change)
     }
 }

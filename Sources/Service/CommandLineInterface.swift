@@ -24,6 +24,8 @@ public enum CommandLineInterface {
                                   the product catalog in force (recorded in the event log) as JSON
           catalog diff --config FILE [--json] [--data-dir DIR]
                                   which users the file's catalog would change, and how (changes nothing)
+          catalog record --config FILE [--data-dir DIR]
+                                  record the file's catalog as the newest version (also an older one)
 
         environment: DATABASE_URL, PORT, IAP_LEDGER_CONFIG, IAP_LEDGER_HOST, IAP_LEDGER_MIGRATIONS,
           IAP_LEDGER_KEY_CACHE_SECONDS (how long serve trusts a key before asking PostgreSQL again,

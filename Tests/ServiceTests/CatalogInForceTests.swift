@@ -19,10 +19,11 @@ import TestSupport
         return configuration
     }
 
-    /// The same new catalog as a config file, for the CLI.
-    static func newConfigFile() throws -> String {
+    /// The same new catalog as a config file, for the CLI (`removeAds`: what "remove ads" grants;
+    /// "no_ads" makes it the old catalog).
+    static func newConfigFile(removeAds: String = "premium") throws -> String {
         let directory = try OpsBinary.temporaryDirectory()
-        let path = directory + "/new-catalog.json"
+        let path = directory + "/catalog-\(removeAds).json"
         let json: JSONValue = .object([
             "apps": .array([.object([
                 "bundleId": .string(TestService.bundleId), "appAppleId": .int(TestVectors.appAppleId),
@@ -31,7 +32,7 @@ import TestSupport
                     TestService.coins: .object(["type": "consumable", "grants": .object(["coins": .int(100)])]),
                     TestService.monthly: .object(["type": "subscription", "entitlements": .array(["pro"])]),
                     TestService.yearly: .object(["type": "subscription", "entitlements": .array(["pro"])]),
-                    TestService.removeAds: .object(["type": "non-consumable", "entitlements": .array(["premium"])]),
+                    TestService.removeAds: .object(["type": "non-consumable", "entitlements": .array([.string(removeAds)])]),
                 ]),
             ])]),
         ])
@@ -245,6 +246,31 @@ import TestSupport
         #expect(restarted.log.text.contains("older catalog version"), "\(restarted.log.text)")
         try Self.expectNewCatalog(restarted.client(), "u-ads", "instance started on the old config")
         try Self.expectNewCatalog(restarted.client(), "u-ads-2", "instance started on the old config")
+    }
+
+    @Test func catalogRecordIsTheWayBackToAnOlderVersion() throws {
+        let old = try TestService()
+        defer { old.stop() }
+        try Self.seed(old)
+        let newer = try TestService(configuration: Self.newConfiguration(), sharing: old)
+        defer { newer.stop() }
+        try Self.expectNewCatalog(newer.client(), "u-ads", "version 2")
+        let outcome = try OpsBinary.run(
+            ["catalog", "record", "--config", try Self.newConfigFile(removeAds: "no_ads")],
+            environment: ["DATABASE_URL": old.conninfo])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stdout.contains("recorded catalog version 3"), "\(outcome.stdout)")
+        #expect(outcome.stdout.contains("re-rendered 2 users"), "\(outcome.stdout)")
+        #expect(try Self.catalogHead(old.conninfo) == 3)
+        // The re-rendered documents are what both running instances answer at once.
+        try Self.expectOldCatalog(newer.client(), "after catalog record, new instance")
+        try Self.expectOldCatalog(old.client(), "after catalog record, old instance")
+        // Recording it again changes nothing.
+        let again = try OpsBinary.run(
+            ["catalog", "record", "--config", try Self.newConfigFile(removeAds: "no_ads")],
+            environment: ["DATABASE_URL": old.conninfo])
+        #expect(again.stdout.contains("nothing recorded"), "\(again.stdout)")
+        #expect(try Self.catalogHead(old.conninfo) == 3)
     }
 
     @Test func asOfBeforeTheChangeAnswersWithTheOldCatalog() throws {
