@@ -151,6 +151,12 @@ public final class ServiceApp: Sendable {
         catalogs.startPolling(pool: pool, logger: logger) { version in
             documentFeed?.cache.invalidateAll()
             logger.info("catalog version in force", ["version": String(version.version), "hash": version.hash])
+            // Analysts' copy too (idempotent: every instance that notices publishes the same).
+            do {
+                try pool.withConnection { connection in try AnalyticsProjector.publish(version.catalog, on: connection) }
+            } catch {
+                logger.warning("catalog: cannot publish analytics.products", ["error": "\(error)"])
+            }
         }
         let authenticator = KeyAuthenticator(pool: pool, positiveTTLMillis: options.keyCacheMillis)
         var router = Router(

@@ -265,6 +265,15 @@ import TestSupport
         // The re-rendered documents are what both running instances answer at once.
         try Self.expectOldCatalog(newer.client(), "after catalog record, new instance")
         try Self.expectOldCatalog(old.client(), "after catalog record, old instance")
+        // The running instances publish the version they switched to for analysts.
+        func published() throws -> String? {
+            try Connection(old.conninfo).query(
+                "SELECT array_to_string(entitlements, ',') AS e FROM analytics.products WHERE product_id = $1",
+                [TestService.removeAds])[0, "e"]
+        }
+        let deadline = Date().addingTimeInterval(5)
+        while try published() != "no_ads" && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(try published() == "no_ads")
         // Recording it again changes nothing.
         let again = try OpsBinary.run(
             ["catalog", "record", "--config", try Self.newConfigFile(removeAds: "no_ads")],
