@@ -19,7 +19,13 @@ public enum CommandLineInterface {
           verify [--config FILE] [--kind transaction|renewal|notification] FILE|-
                                   verify one signed payload exactly as ingestion would
           replay [--dry-run] [--projection NAME] [--json] [--data-dir DIR] [--config FILE]
-                                  rebuild every projection from the event log
+                                  rebuild every projection from the event log (under the recorded catalog)
+          catalog show [--data-dir DIR]
+                                  the product catalog in force (recorded in the event log) as JSON
+          catalog diff --config FILE [--json] [--data-dir DIR]
+                                  which users the file's catalog would change, and how (changes nothing)
+          catalog record --config FILE [--data-dir DIR]
+                                  record the file's catalog as the newest version (also an older one)
           testkit init|purchase|notify|receipt [--data-dir DIR] …
                                   a local test store: signed test data for a LocalTesting app
                                   (see iap-ledger testkit --help)
@@ -51,6 +57,7 @@ public enum CommandLineInterface {
             case "replay": return try replay(rest)
             case "testkit": return try TestkitCommand.run(rest)
             case "psql": return try PsqlCommand.run(rest)
+            case "catalog": return try CatalogCommand.run(rest)
             case "--help", "-h", "help":
                 print(usage)
                 return 0
@@ -129,6 +136,7 @@ public enum CommandLineInterface {
         }
         var options = ServiceApp.Options(migrationsDirectory: migrationsDirectory())
         options.configuration = try loadConfiguration(parsed.options["config"])
+        options.configurationPath = parsed.options["config"] ?? environment("IAP_LEDGER_CONFIG")
         if let port = parsed.options["port"] ?? environment("PORT") {
             guard let number = Int(port), (0...65535).contains(number) else {
                 let source = parsed.options["port"] == nil ? "PORT" : "--port"

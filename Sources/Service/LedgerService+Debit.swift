@@ -15,6 +15,7 @@ extension LedgerService {
     {
         let now = clock()
         return try unitOfWork { connection throws(ServiceError) in
+            let documents = self.documents  // one catalog version for the balance and the document
             try database { () throws(DatabaseError) in try repository.lock([LedgerStream.user(userId)], on: connection) }
             let world = try repository.loadUser(userId, on: connection)
             if let first = world.account.debit(idempotencyKey: idempotencyKey) {
@@ -23,7 +24,7 @@ extension LedgerService {
                 }
                 return DebitOutcome(balance: first.debit.balanceAfter, duplicate: true)
             }
-            let balance = CustomerView.balance(of: currency, account: world.account, chains: world.chains, catalog: catalog)
+            let balance = CustomerView.balance(of: currency, account: world.account, chains: world.chains, catalog: documents.catalog)
             let events: [LedgerEvent]
             do throws(Rejection) {
                 events = try Account.decide(

@@ -34,6 +34,7 @@ extension LedgerService {
         // the claimant, and owners that an earlier attempt found it could not lock in order.
         var lockedUpFront: Set<String> = claimant.map { [$0] } ?? []
         return try unitOfWork { connection throws(ServiceError) in
+            let documents = self.documents  // one catalog version per attempt (its writes check it)
             var chainIds = Set(batch.transactions.map(\.fact.originalTransactionId))
             chainIds.formUnion(batch.renewals.map(\.fact.originalTransactionId))
             var streams = chainIds.map(LedgerStream.chain)
@@ -196,8 +197,10 @@ extension LedgerService {
 
             // The projection writes and COMMIT in one round trip.
             var last: [Connection.Statement] = []
-            if !claimedNow.isEmpty { last.append(chainOwnersUpsert(claimedNow)) }
             let (upsert, rendered) = documents.upsert(worlds, now: now)
+            // The catalog check first: it may wait for a recorder, and must not hold row locks then.
+            if upsert != nil { last.append(documents.catalogCheck) }
+            if !claimedNow.isEmpty { last.append(chainOwnersUpsert(claimedNow)) }
             if let upsert { last.append(upsert) }
             try database { () throws(DatabaseError) in _ = try connection.commit(after: last) }
             if let claimant { outcome.customer = rendered[claimant] }

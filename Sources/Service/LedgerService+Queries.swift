@@ -25,7 +25,8 @@ extension LedgerService {
     }
 
     private func fetchCustomer(userId: String, now: Int64) throws(ServiceError) -> UserDocuments.Judged {
-        try read { connection throws(ServiceError) in
+        let documents = self.documents
+        return try read { connection throws(ServiceError) in
             if let stored = try documents.cached(userId: userId, now: now, on: connection) { return stored }
             let world = try repository.loadUser(userId, on: connection)
             let (document, validUntil) = documents.render(world, at: now)
@@ -36,7 +37,12 @@ extension LedgerService {
     /// `?asOf=`: the document as it would have been answered at `instant`, from the events
     /// recorded up to it, judged at that instant.
     func customer(userId: String, asOf instant: Int64) throws(ServiceError) -> [UInt8] {
+        // Under the catalog in force at that instant, not today's (api.md §1.1). The versions
+        // are brought up to date first (one lookup): a history question has one answer, not one
+        // per instance until the next poll.
         try read { connection throws(ServiceError) in
+            try catalogs.refresh(on: connection)
+            let documents = UserDocuments(catalog: catalogs.at(instant).catalog)
             let world = try repository.loadUser(userId, recordedUpTo: instant, on: connection)
             return documents.render(world, at: instant).document
         }

@@ -7,11 +7,12 @@ import Ledger
 public final class LedgerService: Sendable {
     let pool: ConnectionPool
     let repository: LedgerRepository
-    let documents: UserDocuments
     let verifier: SignedDataVerifier
     let receipts: ReceiptVerifier?
     let configuration: Configuration
-    let catalog: Catalog
+    /// The recorded catalog versions and the one in force (api.md §1.1): never the config's
+    /// alone, so every instance on the database answers under the same catalog.
+    let catalogs: CatalogInForce
     let logger: Logger
     /// The clock, injectable so tests can judge documents at chosen instants.
     let clock: @Sendable () -> Int64
@@ -21,13 +22,12 @@ public final class LedgerService: Sendable {
     init(
         pool: ConnectionPool, verifier: SignedDataVerifier, receipts: ReceiptVerifier?, configuration: Configuration,
         logger: Logger, clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis,
-        documentFeed: UserDocumentChangeFeed? = nil
+        documentFeed: UserDocumentChangeFeed? = nil, catalogs: CatalogInForce? = nil
     ) {
         self.documentFeed = documentFeed
         self.pool = pool
         self.repository = LedgerRepository(store: EventStore())
-        self.catalog = configuration.catalog
-        self.documents = UserDocuments(catalog: catalog)
+        self.catalogs = catalogs ?? CatalogInForce([])
         self.verifier = verifier
         self.receipts = receipts
         self.configuration = configuration
@@ -35,8 +35,16 @@ public final class LedgerService: Sendable {
         self.clock = clock
     }
 
+    /// The catalog in force now, as the renderer of documents. A unit of work takes it once and
+    /// renders everything under it (its writes check it is still in force).
+    var documents: UserDocuments {
+        let inForce = catalogs.current
+        return UserDocuments(catalog: inForce.catalog, catalogVersion: inForce.version)
+    }
+
     /// Runs `body` in a transaction on a pooled connection, retrying the whole unit of work on
-    /// deadlocks, serialization failures and version conflicts. Connection loss surfaces as
+    /// deadlocks, serialization failures and version conflicts, and after reloading the catalog
+    /// when a newer version was recorded under it. Connection loss surfaces as
     /// `storeUnavailable` (503): nothing was acknowledged, the caller retries.
     func unitOfWork<T>(_ body: (Connection) throws(ServiceError) -> T) throws(ServiceError) -> T {
         var attempt = 0
@@ -53,15 +61,29 @@ public final class LedgerService: Sendable {
                     }
                 }
             } catch let box as ServiceErrorBox {
-                if case .conflict = box.error, attempt < 8 { continue }
+                if case .conflict = box.error, attempt < 8 {
+                    // A conflict may be a newer catalog in force (IC001): one lookup tells.
+                    try reloadCatalog()
+                    continue
+                }
                 throw box.error
             } catch let error as DatabaseError {
                 if (error.sqlState == "40001" || error.sqlState == "40P01") && attempt < 8 { continue }
+                if error.sqlState == CatalogVersions.staleVersionState && attempt < 8 {
+                    try reloadCatalog()
+                    continue
+                }
                 throw .database(error)
             } catch {
                 throw .internalError("\(error)")
             }
         }
+    }
+
+    /// Reads the catalog versions recorded since this process last looked (a write found a
+    /// newer one in force before the poll did).
+    func reloadCatalog() throws(ServiceError) {
+        try read { connection throws(ServiceError) in _ = try catalogs.refresh(on: connection) }
     }
 
     /// A read on a pooled connection, outside any explicit transaction.

@@ -146,7 +146,7 @@ public enum OpenAPIDocument {
         "security": [{"bearer": ["read"]}],
         "parameters": [
           {"name": "userId", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/UserId"}},
-          {"name": "asOf", "in": "query", "required": false, "schema": {"type": "string", "format": "date-time"}, "description": "The document as it would have been answered at that instant, from the events recorded up to it."}
+          {"name": "asOf", "in": "query", "required": false, "schema": {"type": "string", "format": "date-time"}, "description": "The document as it would have been answered at that instant, from the events recorded up to it, under the catalog version in force then."}
         ],
         "responses": {
           "200": {"description": "Customer (empty collections for a user never seen)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Customer"}}}},
@@ -204,7 +204,7 @@ public enum OpenAPIDocument {
     },
     "/v1/admin/replay": {
       "post": {
-        "summary": "Rebuild every projection from the log (or report what would change)",
+        "summary": "Rebuild every projection from the log under the recorded catalog in force (or report what would change); 409 while another replay runs or when a new catalog version was recorded meanwhile",
         "security": [{"bearer": ["admin"]}],
         "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ReplayRequest"}}}},
         "responses": {

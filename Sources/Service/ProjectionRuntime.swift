@@ -14,10 +14,17 @@ public final class ProjectionRuntime: Sendable {
     static func start(
         conninfo: String, service: LedgerService, metrics: ServiceMetrics, clock: @escaping @Sendable () -> Int64
     ) throws(ServiceError) -> ProjectionRuntime {
+        let catalogs = service.catalogs
+        // A replay renders under the newest version, even one recorded since the last poll.
         let engine = ReplayEngine(
-            conninfo: conninfo, catalog: service.catalog, clock: clock, metrics: metrics, logger: service.logger)
+            conninfo: conninfo, catalog: catalogs.current.catalog,
+            catalogSource: {
+                try? service.reloadCatalog()
+                return catalogs.current
+            },
+            clock: clock, metrics: metrics, logger: service.logger)
         try ProjectionVersions.prepare(conninfo: conninfo, engine: engine, logger: service.logger)
-        let projector = AnalyticsProjector(conninfo: conninfo, catalog: service.catalog, logger: service.logger)
+        let projector = AnalyticsProjector(conninfo: conninfo, catalog: catalogs.current.catalog, logger: service.logger)
         projector.start()
         return ProjectionRuntime(engine: engine, projector: projector, service: service)
     }

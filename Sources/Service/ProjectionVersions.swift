@@ -75,7 +75,9 @@ public enum ProjectionVersions {
             guard built[users.name] != users.version else { return }
             let empty: Bool
             do {
-                empty = try connection.query("SELECT NOT EXISTS (SELECT 1 FROM es.events)").bool(0, "?column?") ?? false
+                // The catalog's versions are no ledger events: a log of only those has nothing to fold.
+                empty = try connection.query("SELECT NOT EXISTS (SELECT 1 FROM es.events WHERE stream_id <> 'catalog')")
+                    .bool(0, "?column?") ?? false
             } catch {
                 throw .database(error)
             }

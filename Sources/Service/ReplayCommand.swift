@@ -8,6 +8,8 @@ enum ReplayCommand {
           rebuilds projections from the event log (all of them unless --projection names one),
           compares with the live ones and swaps them in; --dry-run only reports what would change.
           Progress goes to stderr (a bar on a terminal), the report to stdout (--json: as JSON).
+          Documents are rendered under the recorded catalog in force (`iap-ledger catalog show`);
+          --config is needed only on a database where no catalog has been recorded yet.
         """
 
     static func run(_ arguments: [String]) throws -> Int32 {
@@ -30,7 +32,7 @@ enum ReplayCommand {
         return try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
             let admin = try Connection(conninfo, connectTimeout: 10)
             _ = try Migrator.migrate(connection: admin, directory: directory)
-            let engine = ReplayEngine(conninfo: conninfo, configuration: configuration)
+            let engine = ReplayEngine(conninfo: conninfo, recorded: try catalog(configuration, on: admin))
             let printer = ReplayProgressPrinter()
             let report = try engine.run(options) { printer($0) }
             printer.finish()
@@ -42,5 +44,26 @@ enum ReplayCommand {
             print(parsed.switches.contains("json") ? String(decoding: report.jsonBytes(), as: UTF8.self) : report.text)
             return 0
         }
+    }
+
+    /// The catalog a replay renders under: the recorded one in force (a config cannot change
+    /// it here: forgetting or mistyping --config changes no answer); the config's only while
+    /// nothing is recorded (a database no `serve` of this version has started on).
+    static func catalog(_ configuration: Configuration, on connection: Connection) throws -> CatalogVersion {
+        let recorded = try CatalogVersions.newest(on: connection)
+        let configured = configuration.catalog
+        let note: String
+        if recorded.version > 0 {
+            note = "replay: catalog version \(recorded.version) in force (\(recorded.hash.prefix(12)), from \(recorded.source ?? "?"))"
+                + (configured.products.isEmpty || CatalogVersions.hash(configured) == recorded.hash
+                    ? "" : "; the --config catalog differs and is not used (serve records it)")
+            FileHandle.standardError.write(Data((note + "\n").utf8))
+            return recorded
+        }
+        note = configured.products.isEmpty
+            ? "replay: no catalog recorded and none configured: every product grants what its id names"
+            : "replay: no catalog recorded yet: using the --config catalog"
+        FileHandle.standardError.write(Data((note + "\n").utf8))
+        return CatalogVersion(version: 0, catalog: configured, hash: CatalogVersions.hash(configured), source: nil, recordedAt: nil)
     }
 }

@@ -12,6 +12,8 @@ extension ReplayEngine {
         let options: ReplayOptions
         let progress: (@Sendable (ReplayProgress) -> Void)?
         let catalog: Catalog
+        /// The recorded version `catalog` is; nil when the caller chose another catalog.
+        let catalogVersion: Int64?
         let now: Int64
         let started = Date()
         var state = ReplayState()
@@ -37,7 +39,9 @@ extension ReplayEngine {
             self.connection = connection
             self.options = options
             self.progress = progress
-            self.catalog = options.catalog ?? engine.catalog
+            let recorded = options.catalog == nil ? engine.catalogSource?() : nil
+            self.catalog = options.catalog ?? recorded?.catalog ?? engine.catalog
+            self.catalogVersion = recorded?.version
             self.now = options.now ?? engine.clock()
             self.report = ReplayReport(dryRun: options.dryRun, projections: [ProjectionVersions.users.name])
         }
@@ -419,6 +423,17 @@ extension ReplayEngine {
             var failure: ServiceError?
             do {
                 try connection.transaction { _ in
+                    // Before the table locks (a recorder holds the catalog lock and then writes
+                    // proj.users): swap only documents of the catalog still in force.
+                    if let catalogVersion {
+                        do {
+                            _ = try connection.query(CatalogVersions.requireStatement(catalogVersion).sql,
+                                                     CatalogVersions.requireStatement(catalogVersion).params)
+                        } catch let error as DatabaseError where error.sqlState == CatalogVersions.staleVersionState {
+                            failure = .busy("a new catalog version was recorded while the replay ran; run it again")
+                            throw error
+                        }
+                    }
                     try connection.executeScript(
                         """
                         SET LOCAL lock_timeout = '30s';
@@ -448,7 +463,7 @@ extension ReplayEngine {
                         ProjectionVersions.users, position: position, on: connection)
                 }
             } catch let error as DatabaseError {
-                throw .database(error)
+                throw failure ?? .database(error)
             } catch {
                 throw failure ?? .internalError("\(error)")
             }

@@ -10,22 +10,28 @@ import Synchronization
 public final class ReplayEngine: Sendable {
     let conninfo: String
     let catalog: Catalog
+    /// The recorded catalog in force, read when a run starts (nil: `catalog`, unchecked, for
+    /// benchmarks). A run renders under it and swaps only while it is still in force.
+    let catalogSource: (@Sendable () -> CatalogVersion)?
     let clock: @Sendable () -> Int64
     let metrics: ServiceMetrics?
     let logger: Logger
 
-    init(conninfo: String, catalog: Catalog, clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis,
-         metrics: ServiceMetrics? = nil, logger: Logger = Logger())
+    init(conninfo: String, catalog: Catalog, catalogSource: (@Sendable () -> CatalogVersion)? = nil,
+         clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis, metrics: ServiceMetrics? = nil,
+         logger: Logger = Logger())
     {
         self.conninfo = conninfo
         self.catalog = catalog
+        self.catalogSource = catalogSource
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
     }
 
-    public convenience init(conninfo: String, configuration: Configuration) {
-        self.init(conninfo: conninfo, catalog: configuration.catalog)
+    /// A replay under the recorded catalog `version` (`iap-ledger replay`: no config needed).
+    convenience init(conninfo: String, recorded version: CatalogVersion) {
+        self.init(conninfo: conninfo, catalog: version.catalog, catalogSource: { version })
     }
 
     static let lockKey = "iap-ledger:replay"

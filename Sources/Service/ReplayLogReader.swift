@@ -36,9 +36,11 @@ struct ReplayLogReader {
     /// arrays would cost their growth copies and page faults every time.
     func fetch(after checkpoint: Checkpoint, horizon: Bool, into data: inout [UInt8]) throws(ServiceError) {
         // Only integers we formatted ourselves go into the SQL text (COPY takes no parameters).
+        // The catalog's versions are no ledger events: no user's fold reads them.
         let sql = """
             COPY (SELECT tx, seq, type, schema_version, data FROM es.events
                   WHERE (tx, seq) > ('\(checkpoint.tx)'::xid8, \(checkpoint.seq)::bigint)
+                  AND stream_id <> '\(CatalogVersions.stream)'
                   \(horizon ? "AND tx < pg_snapshot_xmin(pg_current_snapshot())" : "")
                   ORDER BY tx, seq LIMIT \(batchSize)) TO STDOUT
             """

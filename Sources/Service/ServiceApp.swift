@@ -9,6 +9,8 @@ import JSON
 public final class ServiceApp: Sendable {
     public struct Options: Sendable {
         public var configuration: Configuration = .empty
+        /// The file `configuration` was read from, recorded with a new catalog version.
+        public var configurationPath: String?
         public var host = "127.0.0.1"
         public var port = 8080
         /// HTTP worker threads: handlers run on them synchronously, so this bounds the requests
@@ -123,6 +125,16 @@ public final class ServiceApp: Sendable {
         let receipts = ReceiptVerifier(
             productionURL: production, sandboxURL: sandbox, timeout: receiptSettings.timeoutSeconds,
             maxRetries: receiptSettings.retries)
+        // The catalog in force before anything is served (api.md §1.1): recorded if the config
+        // brings a new one (its users re-rendered), else the newest recorded version.
+        let catalogs: CatalogInForce
+        do {
+            catalogs = CatalogInForce(try CatalogRecorder.reconcile(
+                conninfo: adminConninfo, configured: options.configuration.catalog,
+                source: CatalogVersions.sourcePath(options.configurationPath), now: options.clock(), logger: logger))
+        } catch {
+            throw StartupError(description: "catalog: \(error)")
+        }
         let documentFeed = options.userCacheBytes > 0
             ? UserDocumentChangeFeed(
                 conninfo: adminConninfo, setupStatements: poolSetupStatements(options),
@@ -130,7 +142,7 @@ public final class ServiceApp: Sendable {
             : nil
         let service = LedgerService(
             pool: pool, verifier: verifier, receipts: receipts, configuration: options.configuration, logger: logger,
-            clock: options.clock, documentFeed: documentFeed)
+            clock: options.clock, documentFeed: documentFeed, catalogs: catalogs)
         let metrics = ServiceMetrics(pool: pool, documentCache: documentFeed?.cache)
         let projections: ProjectionRuntime
         do {
@@ -139,6 +151,18 @@ public final class ServiceApp: Sendable {
         } catch {
             documentFeed?.stop()
             throw StartupError(description: "projections: \(error)")
+        }
+        // A version another instance records is in force here within the poll interval; the
+        // cached documents rendered under the old one go at once.
+        catalogs.startPolling(pool: pool, logger: logger) { version in
+            documentFeed?.cache.invalidateAll()
+            logger.info("catalog version in force", ["version": String(version.version), "hash": version.hash])
+            // Analysts' copy too (idempotent: every instance that notices publishes the same).
+            do {
+                try pool.withConnection { connection in try AnalyticsProjector.publish(version.catalog, on: connection) }
+            } catch {
+                logger.warning("catalog: cannot publish analytics.products", ["error": "\(error)"])
+            }
         }
         let authenticator = KeyAuthenticator(pool: pool, positiveTTLMillis: options.keyCacheMillis)
         var router = Router(
@@ -167,6 +191,7 @@ public final class ServiceApp: Sendable {
         do {
             port = try server.start()
         } catch {
+            catalogs.stop()
             projections.stop()
             documentFeed?.stop()
             throw StartupError(description: "HTTP: \(error)")
@@ -224,6 +249,7 @@ public final class ServiceApp: Sendable {
     /// Stops accepting, lets in-flight requests finish, then stops the embedded cluster.
     public func stop() {
         server.stop()
+        service.catalogs.stop()
         projections.stop()
         service.documentFeed?.stop()
         embedded?.stop()

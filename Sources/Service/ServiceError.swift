@@ -26,7 +26,9 @@ public enum ServiceError: Error, Sendable {
     case internalError(String)
 
     /// Classifies a database error: connection trouble is retryable, anything else is ours.
+    /// A newer catalog version in force (IC001) is a conflict: the unit of work is redone under it.
     static func database(_ error: DatabaseError) -> ServiceError {
-        error.isConnectionFailure ? .storeUnavailable(error.message) : .internalError("\(error)")
+        if error.sqlState == CatalogVersions.staleVersionState { return .conflict(error.message) }
+        return error.isConnectionFailure ? .storeUnavailable(error.message) : .internalError("\(error)")
     }
 }

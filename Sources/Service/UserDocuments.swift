@@ -6,6 +6,13 @@ import Ledger
 /// the instant until which it stays true, so most reads return stored bytes untouched.
 struct UserDocuments: Sendable {
     let catalog: Catalog
+    /// The recorded catalog version `catalog` is (0: none recorded): every write of a document
+    /// checks it is still the one in force (`catalogCheck`, migration 0023).
+    var catalogVersion: Int64 = 0
+
+    /// Sent before any write of a rendered document, in the same transaction: fails (IC001)
+    /// when a newer catalog version was recorded, so no document of an older one is stored.
+    var catalogCheck: Connection.Statement { CatalogVersions.requireStatement(catalogVersion) }
 
     /// Renders the document of `world` at `now` and upserts it; returns the bytes.
     @discardableResult
@@ -14,10 +21,13 @@ struct UserDocuments: Sendable {
     {
         let (document, validUntil) = render(world, at: now)
         do {
-            _ = try connection.execute(
-                Self.upsertOne,
-                [world.userId, String(world.lastSeq), String(decoding: document, as: UTF8.self), String(now),
-                 validUntil.map(String.init)])
+            _ = try connection.pipeline([
+                catalogCheck,
+                Connection.Statement(
+                    Self.upsertOne,
+                    [world.userId, String(world.lastSeq), String(decoding: document, as: UTF8.self), String(now),
+                     validUntil.map(String.init)]),
+            ])
         } catch {
             throw .database(error)
         }
@@ -42,7 +52,14 @@ struct UserDocuments: Sendable {
         if worlds.count == 1 {
             return (Connection.Statement(Self.upsertOne, [ids[0], versions[0], texts[0], String(now), validUntils[0]]), documents)
         }
-        let statement = Connection.Statement(
+        return (Self.upsert(ids: ids, versions: versions, texts: texts, validUntils: validUntils, now: now), documents)
+    }
+
+    /// The several-rows upsert of documents already rendered (a catalog change's re-render too).
+    static func upsert(ids: [String], versions: [String], texts: [String], validUntils: [String?], now: Int64)
+        -> Connection.Statement
+    {
+        Connection.Statement(
             """
             INSERT INTO proj.users (user_id, version, document, rendered_at, valid_until, updated_at)
             SELECT u, v, d, $4, vu, now()
@@ -53,7 +70,6 @@ struct UserDocuments: Sendable {
             """,
             [PostgresArray.literal(ids), PostgresArray.literal(versions), PostgresArray.literal(texts), String(now),
              PostgresArray.literal(validUntils)])
-        return (statement, documents)
     }
 
     private static let upsertOne = """

@@ -89,9 +89,10 @@ import TestSupport
     }
 }
 
-/// Rows in the service's event log (as the admin role), to prove nothing was appended.
+/// Ledger events in the service's log (as the admin role), to prove nothing was appended
+/// (the catalog version the service recorded at start is on a stream of its own).
 func storedEventCount(_ service: TestService) throws -> Int {
     let connection = try Connection(service.conninfo)
-    let rows = try connection.query("SELECT count(*) FROM es.events", [])
+    let rows = try connection.query("SELECT count(*) FROM es.events WHERE stream_id <> 'catalog'", [])
     return Int(rows[0, 0] ?? "") ?? -1
 }

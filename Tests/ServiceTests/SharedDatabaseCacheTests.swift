@@ -1,3 +1,4 @@
+import EventStore
 import Foundation
 import JSON
 import Testing
@@ -12,11 +13,8 @@ import TestSupport
 
     init() throws {
         first = try TestService()
-        // The same products, but "remove ads" unlocks another entitlement: a replay run by this
-        // process renders different documents than the other process cached.
-        var configuration = TestService.configuration()
-        configuration.apps[0].products[TestService.removeAds]?.entitlements = ["ad_free"]
-        second = try TestService(configuration: configuration, sharing: first)
+        // Same config: one catalog is in force for both anyway (api.md §1.1, CatalogInForceTests).
+        second = try TestService(sharing: first)
     }
 
     deinit {
@@ -56,17 +54,22 @@ import TestSupport
             "5200001", product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil,
             signed: now - day)
         #expect(try a.purchase("u-replayed", Mint.signed(removeAds)).status == 200)
-        for client in [a, b] {
-            let document = try client.user("u-replayed")
-            #expect(document["entitlements"]?["no_ads"]?["active"]?.boolValue == true)
-            #expect(document["entitlements"]?["ad_free"] == nil)
-        }
-        // The second process rebuilds every document with its catalog and swaps the tables.
-        #expect(try b.post("/v1/admin/replay", .object([:])).status == 200)
+        // A stored document gone wrong (as a bug would leave it), read and cached by both.
+        let admin = try Connection(first.conninfo)
+        _ = try admin.execute(
+            "UPDATE proj.users SET document = replace(document, '\"no_ads\"', '\"ad_free\"'), changed_tx = DEFAULT WHERE user_id = $1",
+            ["u-replayed"])
         for client in [a, b] {
             let document = try client.user("u-replayed")
             #expect(document["entitlements"]?["ad_free"]?["active"]?.boolValue == true)
             #expect(document["entitlements"]?["no_ads"] == nil)
+        }
+        // The second process rebuilds every document from the log and swaps the tables.
+        #expect(try b.post("/v1/admin/replay", .object([:])).status == 200)
+        for client in [a, b] {
+            let document = try client.user("u-replayed")
+            #expect(document["entitlements"]?["no_ads"]?["active"]?.boolValue == true)
+            #expect(document["entitlements"]?["ad_free"] == nil)
         }
     }
 

@@ -1,0 +1,74 @@
+import EventStore
+import Foundation
+import JSON
+import Ledger
+
+/// Which users' documents a catalog changes, and their documents under it: the whole log
+/// folded in memory (the replay's reader and fold), every stored document judged against the
+/// one the catalog renders at the same instant (the replay's comparison: only the rules
+/// differ, not the clock). Used by `serve` (re-render exactly those users before serving) and by
+/// `catalog diff` (list them; change nothing).
+struct CatalogChange {
+    /// One re-rendered document, judged at `now`.
+    struct Row {
+        var userId: String
+        var version: Int64
+        var document: [UInt8]
+        var validUntil: Int64?
+    }
+
+    var changed: [ReplayReport.ChangedUser] = []
+    var rows: [Row] = []
+    /// Users with a stored document, and events folded.
+    var users = 0
+    var events = 0
+    /// Users written to after the fold read their events (a dry run's race): not judged.
+    var inFlight = 0
+
+    /// - Parameter horizon: false only while every writer of `proj.users` is held back (the
+    ///   recorder's lock): then every committed event counts. A dry run reads below the xid
+    ///   horizon and skips the users written meanwhile.
+    static func plan(
+        catalog: Catalog, now: Int64, horizon: Bool, on connection: Connection
+    ) throws(ServiceError) -> CatalogChange {
+        var state = ReplayState()
+        let reader = ReplayLogReader(connection: connection)
+        var position = Checkpoint.start
+        while true {
+            let batch = try reader.read(after: position, horizon: horizon)
+            guard let last = batch.last else { break }
+            state.apply(batch.events)
+            position = last
+        }
+        let live = try ReplayLive.load(on: connection)
+        var change = CatalogChange(users: live.users.count, events: state.events)
+        for userId in live.users.keys.sorted() {
+            let stored = live.users[userId]!
+            guard state.accounts[userId] != nil else { continue }
+            if stored.version > state.version(of: userId) {
+                change.inFlight += 1
+                continue
+            }
+            let atThen = state.render(userId, catalog: catalog, at: stored.renderedAt).document
+            if atThen == stored.document { continue }
+            let (document, validUntil, version) = state.render(userId, catalog: catalog, at: now)
+            change.rows.append(Row(userId: userId, version: version, document: document, validUntil: validUntil))
+            change.changed.append(ReplayReport.ChangedUser(
+                userId: userId, fields: ReplayReport.differingFields(stored.document, atThen),
+                before: change.changed.count < ReplayReport.listLimit ? ReplayReport.summary(stored.document) : nil,
+                after: change.changed.count < ReplayReport.listLimit ? ReplayReport.summary(document) : nil))
+        }
+        return change
+    }
+
+    /// The upserts that store `rows` (in chunks: bound arrays of a few MB each).
+    func upserts(now: Int64) -> [Connection.Statement] {
+        stride(from: 0, to: rows.count, by: 5_000).map { start in
+            let chunk = rows[start..<min(rows.count, start + 5_000)]
+            return UserDocuments.upsert(
+                ids: chunk.map(\.userId), versions: chunk.map { String($0.version) },
+                texts: chunk.map { String(decoding: $0.document, as: UTF8.self) },
+                validUntils: chunk.map { $0.validUntil.map(String.init) }, now: now)
+        }
+    }
+}
