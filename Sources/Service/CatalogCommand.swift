@@ -93,24 +93,26 @@ enum CatalogCommand {
         let newest = versions.last ?? .none
         var w = JSONWriter(capacity: 1024)
         w.beginObject()
-        w.key("version"); w.int(newest.version)
-        w.key("hash"); w.string(newest.hash)
-        w.key("source"); w.stringOrNull(newest.source)
-        w.key("recordedAt"); w.timestampOrNull(newest.recordedAt)
+        writeHeader(of: newest, to: &w)
         w.key("catalog"); w.raw(newest.catalog.canonicalJSON())
         w.key("versions")
         w.beginArray()
         for version in versions {
             w.beginObject()
-            w.key("version"); w.int(version.version)
-            w.key("hash"); w.string(version.hash)
-            w.key("source"); w.stringOrNull(version.source)
-            w.key("recordedAt"); w.timestampOrNull(version.recordedAt)
+            writeHeader(of: version, to: &w)
             w.endObject()
         }
         w.endArray()
         w.endObject()
         return w.bytes
+    }
+
+    /// A version's number, hash, source file and recording time, into an open object.
+    static func writeHeader(of version: CatalogVersion, to w: inout JSONWriter) {
+        w.key("version"); w.int(version.version)
+        w.key("hash"); w.string(version.hash)
+        w.key("source"); w.stringOrNull(version.source)
+        w.key("recordedAt"); w.timestampOrNull(version.recordedAt)
     }
 
     /// What serve would do, in words and as the `serve` field of the JSON.
@@ -131,10 +133,7 @@ enum CatalogCommand {
         w.beginObject()
         w.key("inForce")
         w.beginObject()
-        w.key("version"); w.int(newest.version)
-        w.key("hash"); w.string(newest.hash)
-        w.key("source"); w.stringOrNull(newest.source)
-        w.key("recordedAt"); w.timestampOrNull(newest.recordedAt)
+        writeHeader(of: newest, to: &w)
         w.endObject()
         w.key("config")
         w.beginObject()
@@ -145,16 +144,7 @@ enum CatalogCommand {
         w.key("users"); w.int(Int64(change.users))
         w.key("changedUserCount"); w.int(Int64(change.changed.count))
         w.key("changedUsers")
-        w.beginArray()
-        for user in change.changed.prefix(ReplayReport.listLimit) {
-            w.beginObject()
-            w.key("userId"); w.string(user.userId)
-            w.key("fields"); w.beginArray(); for field in user.fields { w.string(field) }; w.endArray()
-            w.key("before"); w.value(user.before ?? .null)
-            w.key("after"); w.value(user.after ?? .null)
-            w.endObject()
-        }
-        w.endArray()
+        ReplayReport.write(change.changed, to: &w)
         w.key("inFlightUsers"); w.int(Int64(change.inFlight))
         w.key("dryRun"); w.bool(true)
         w.endObject()

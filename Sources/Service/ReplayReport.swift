@@ -41,6 +41,21 @@ public struct ReplayReport: Sendable {
     /// At most this many changed users are listed in full (the count is always exact).
     static let listLimit = 1000
 
+    /// The changed users as the reports list them: the first `listLimit`, each with its fields
+    /// and a short before/after (shared by the replay and the catalog diff).
+    static func write(_ users: [ChangedUser], to w: inout JSONWriter) {
+        w.beginArray()
+        for user in users.prefix(listLimit) {
+            w.beginObject()
+            w.key("userId"); w.string(user.userId)
+            w.key("fields"); w.beginArray(); for field in user.fields { w.string(field) }; w.endArray()
+            w.key("before"); w.value(user.before ?? .null)
+            w.key("after"); w.value(user.after ?? .null)
+            w.endObject()
+        }
+        w.endArray()
+    }
+
     public func jsonBytes() -> [UInt8] {
         var w = JSONWriter(capacity: 1024 + min(changedUsers.count, Self.listLimit) * 256)
         w.beginObject()
@@ -52,16 +67,7 @@ public struct ReplayReport: Sendable {
         w.key("users"); w.int(Int64(users))
         w.key("changedUserCount"); w.int(Int64(changedUsers.count))
         w.key("changedUsers")
-        w.beginArray()
-        for user in changedUsers.prefix(Self.listLimit) {
-            w.beginObject()
-            w.key("userId"); w.string(user.userId)
-            w.key("fields"); w.beginArray(); for field in user.fields { w.string(field) }; w.endArray()
-            w.key("before"); w.value(user.before ?? .null)
-            w.key("after"); w.value(user.after ?? .null)
-            w.endObject()
-        }
-        w.endArray()
+        Self.write(changedUsers, to: &w)
         w.key("changedChainOwners"); w.int(Int64(changedChainOwners))
         w.key("inFlightUsers"); w.int(Int64(inFlightUsers))
         w.key("durationMs"); w.int(durationMs)
