@@ -53,8 +53,20 @@ extension IngestPlanner {
         return claims
     }
 
-    /// Decides every fact and claim against the states read under the locks, and plans the append.
-    mutating func decide(_ attempt: Attempt, _ reads: Reads) -> Action {
+    /// Where a decision leads.
+    enum Decided {
+        /// A claim was refused.
+        case rejected(Rejection)
+        /// Events to append (and the other chains of the users to re-render, read alongside).
+        case append(Decision, Append, alsoRead: [String])
+        /// Nothing to append, but other chains to read before re-rendering.
+        case read(Decision, streams: [String])
+        /// Nothing to append or read: on to the projection writes.
+        case commit(Decision)
+    }
+
+    /// Decides every fact and claim against the states read under the locks, and what follows.
+    func decide(_ attempt: Attempt, _ reads: Reads) -> Decided {
         var decision = Decision(catalogVersion: attempt.catalogVersion)
         let loaded = reads.streams
         for stream in factStreams { decision.chainStates[stream] = Chain.fold(loaded[stream]?.events ?? []) }
@@ -97,8 +109,7 @@ extension IngestPlanner {
                 events = try Account.decide(
                     command, decision.accounts[user] ?? .initial, context: AccountContext(chainOwner: owners[otid]))
             } catch {
-                state = .done
-                return .reject(error)
+                return .rejected(error)
             }
             for event in events {
                 if case .chainClaimed(_, _, let from, _) = event {
@@ -137,15 +148,11 @@ extension IngestPlanner {
             let key = batch.notification.map {
                 IdempotencyKey(source: "apple-notification", externalId: $0.fact.notificationUUID)
             }
-            state = .appending(decision)
             return .append(
-                Append(events: decision.decided, expected: expected, idempotencyKey: key), alsoRead: otherChains)
+                decision, Append(events: decision.decided, expected: expected, idempotencyKey: key),
+                alsoRead: otherChains)
         }
-        if !otherChains.isEmpty {
-            state = .readingOtherChains(decision)
-            return .read(streams: otherChains)
-        }
-        return commit(decision)
+        return otherChains.isEmpty ? .commit(decision) : .read(decision, streams: otherChains)
     }
 
     private func appAccountToken(of otid: String) -> String? {

@@ -36,9 +36,9 @@ struct IngestPlanner {
     let factStreams: [String]
     /// Users locked together with the chains, before their owners are read: the claimant, and
     /// owners an earlier attempt could not lock in order. It only grows, across attempts.
-    var lockedUpFront: Set<String>
-    var restarts = 0
-    var state: State = .idle
+    private(set) var lockedUpFront: Set<String>
+    private(set) var restarts = 0
+    private(set) var state: State = .idle
 
     init(batch: FactBatch, claimant: String?, policy: TransferPolicy, now: Int64) {
         self.batch = batch
@@ -169,7 +169,7 @@ struct IngestPlanner {
             let users = Set(owners.values).union(claims.values)
             let reads = Reads(owners: owners, streams: streams, users: users, claims: claims)
             let missing = users.subtracting(attempt.upFront).sorted()
-            guard !missing.isEmpty else { return decide(attempt, reads) }
+            guard !missing.isEmpty else { return advance(decide(attempt, reads)) }
             if let highest = attempt.upFront.last, missing[0] < highest {
                 // Locking it now would break the order: start over with it locked up front
                 // (nothing was written; a chain changing hands is rare).
@@ -188,7 +188,7 @@ struct IngestPlanner {
             return .lockAndRead(locks: more, ownersOf: [], streams: more)
         case .lockingOwners(let attempt, var reads):
             reads.streams.merge(streams) { _, new in new }
-            return decide(attempt, reads)
+            return advance(decide(attempt, reads))
         default:
             preconditionFailure("read(owners:streams:) answers lockAndRead, not in \(state)")
         }
@@ -233,8 +233,24 @@ struct IngestPlanner {
         return .finish(outcome)
     }
 
+    private mutating func advance(_ decided: Decided) -> Action {
+        switch decided {
+        case .rejected(let rejection):
+            state = .done
+            return .reject(rejection)
+        case .append(let decision, let append, let alsoRead):
+            state = .appending(decision)
+            return .append(append, alsoRead: alsoRead)
+        case .read(let decision, let streams):
+            state = .readingOtherChains(decision)
+            return .read(streams: streams)
+        case .commit(let decision):
+            return commit(decision)
+        }
+    }
+
     /// Plans the projection writes of a decision whose reads are all done.
-    mutating func commit(_ decision: Decision) -> Action {
+    private mutating func commit(_ decision: Decision) -> Action {
         state = .committing(decision)
         let users = decision.worlds()
         return .commit(
