@@ -1,5 +1,6 @@
 import EventStore
 import Ledger
+
 @testable import Service
 
 /// Facts, streams and append answers for `IngestPlannerTests`, built in memory.
@@ -12,7 +13,8 @@ extension IngestPlannerTests {
     }
 
     static func notification(_ uuid: String, about otid: String?) -> NotificationFact {
-        NotificationFact(notificationUUID: uuid, notificationType: "ONE_TIME_CHARGE", signedDate: t0, originalTransactionId: otid)
+        NotificationFact(
+            notificationUUID: uuid, notificationType: "ONE_TIME_CHARGE", signedDate: t0, originalTransactionId: otid)
     }
 
     static func posted(_ transactions: Transaction...) -> FactBatch {

@@ -1,6 +1,7 @@
 import EventStore
 import Ledger
 import Testing
+
 @testable import Service
 
 /// What Apple pushes, through the planner: the inbox's duplicate, appAccountToken claims,
@@ -14,7 +15,8 @@ extension IngestPlannerTests {
             return
         }
         #expect(append.idempotencyKey == IdempotencyKey(source: "apple-notification", externalId: "n-1"))
-        guard case .finishDuplicate(let outcome, let storeDocumentOf) = plan.appended(.duplicate, otherChains: [:]) else {
+        guard case .finishDuplicate(let outcome, let storeDocumentOf) = plan.appended(.duplicate, otherChains: [:])
+        else {
             Issue.record("the inbox's duplicate finishes the attempt")
             return
         }

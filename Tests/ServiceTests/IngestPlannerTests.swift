@@ -1,6 +1,7 @@
 import EventStore
 import Ledger
 import Testing
+
 @testable import Service
 
 /// The ingest planner alone: no database, no clock. Each test feeds it what the reads would
@@ -40,7 +41,8 @@ import Testing
             Issue.record("a new purchase appends")
             return
         }
-        #expect(append.events.map(\.event) == [.transactionRecorded(Self.purchase("1000")), Self.claimed("alice", "1000")])
+        #expect(
+            append.events.map(\.event) == [.transactionRecorded(Self.purchase("1000")), Self.claimed("alice", "1000")])
         #expect(append.events.map(\.payload) == ["jws", nil])
         #expect(append.expected == ["chain:1000": 0, "user:alice": 0])
         #expect(append.idempotencyKey == nil)
@@ -70,22 +72,27 @@ import Testing
         _ = plan.start(catalogVersion: 1)
         let chain = Self.stream(.transactionRecorded(Self.purchase("1000")), lastSeq: 5)
         // zed sorts after bob: locked next, in order.
-        guard case .lockAndRead(let locks, let ownersOf, _) = plan.read(owners: ["1000": "zed"], streams: ["chain:1000": chain])
+        guard
+            case .lockAndRead(let locks, let ownersOf, _) = plan.read(
+                owners: ["1000": "zed"], streams: ["chain:1000": chain])
         else {
             Issue.record("an owner sorting after the claimant is locked next")
             return
         }
         #expect(locks == ["user:zed"])
         #expect(ownersOf.isEmpty)
-        guard case .append(let append, _) = plan.read(owners: [:], streams: ["user:zed": Self.stream(Self.claimed("zed", "1000"), lastSeq: 6)])
+        guard
+            case .append(let append, _) = plan.read(
+                owners: [:], streams: ["user:zed": Self.stream(Self.claimed("zed", "1000"), lastSeq: 6)])
         else {
             Issue.record("a transfer appends")
             return
         }
-        #expect(append.events.map(\.event) == [
-            .chainClaimed(userId: "bob", originalTransactionId: "1000", from: "zed", at: Self.t0 + 1),
-            .chainReleased(userId: "zed", originalTransactionId: "1000", to: "bob", at: Self.t0 + 1),
-        ])
+        #expect(
+            append.events.map(\.event) == [
+                .chainClaimed(userId: "bob", originalTransactionId: "1000", from: "zed", at: Self.t0 + 1),
+                .chainReleased(userId: "zed", originalTransactionId: "1000", to: "bob", at: Self.t0 + 1),
+            ])
         #expect(append.expected == ["chain:1000": 1, "user:bob": 0, "user:zed": 1])
         guard case .commit(let writes) = plan.appended(.recorded(Self.recorded(append)), otherChains: [:]) else {
             Issue.record("a transfer writes the projections")
@@ -106,7 +113,9 @@ import Testing
         var plan = planner(Self.posted(Self.purchase("1000")), claimant: "bob", policy: .keep)
         _ = plan.start(catalogVersion: 1)
         _ = plan.read(owners: ["1000": "zed"], streams: [:])
-        guard case .reject(let rejection) = plan.read(owners: [:], streams: ["user:zed": Self.stream(Self.claimed("zed", "1000"))])
+        guard
+            case .reject(let rejection) = plan.read(
+                owners: [:], streams: ["user:zed": Self.stream(Self.claimed("zed", "1000"))])
         else {
             Issue.record("keep rejects")
             return
@@ -127,7 +136,8 @@ import Testing
             return
         }
         #expect(locks == ["chain:1000", "user:alice", "user:zoe"])
-        let next = plan.read(owners: ["1000": "alice"], streams: ["user:alice": Self.stream(Self.claimed("alice", "1000"))])
+        let next = plan.read(
+            owners: ["1000": "alice"], streams: ["user:alice": Self.stream(Self.claimed("alice", "1000"))])
         guard case .append(let append, _) = next else {
             Issue.record("with every user locked, the transfer is decided")
             return
@@ -162,8 +172,10 @@ import Testing
         // A re-signed copy of the version in force is the same fact: no event, no append.
         let next = plan.read(
             owners: ["1000": "alice"],
-            streams: ["chain:1000": Self.stream(.transactionRecorded(fact), lastSeq: 7),
-                      "user:alice": Self.stream(Self.claimed("alice", "1000"), lastSeq: 8)])
+            streams: [
+                "chain:1000": Self.stream(.transactionRecorded(fact), lastSeq: 7),
+                "user:alice": Self.stream(Self.claimed("alice", "1000"), lastSeq: 8),
+            ])
         guard case .commit(let writes) = next else {
             Issue.record("a duplicate goes straight to the projection writes")
             return

@@ -80,7 +80,8 @@ extension IngestPlanner {
             return !events.isEmpty
         }
         if let notification = batch.notification {
-            let stream = notification.fact.originalTransactionId.map(LedgerStream.chain)
+            let stream =
+                notification.fact.originalTransactionId.map(LedgerStream.chain)
                 ?? LedgerStream.unattachedNotifications
             decision.outcome.notificationRecorded = decideFact(
                 .recordNotification(notification.fact), stream: stream, payload: notification.payload)
@@ -101,7 +102,9 @@ extension IngestPlanner {
         }
 
         let owners = reads.owners
-        for user in reads.users { decision.accounts[user] = Account.fold(loaded[LedgerStream.user(user)]?.events ?? []) }
+        for user in reads.users {
+            decision.accounts[user] = Account.fold(loaded[LedgerStream.user(user)]?.events ?? [])
+        }
         for (otid, user) in reads.claims.sorted(by: { $0.key < $1.key }) {
             let command = AccountCommand.claim(userId: user, originalTransactionId: otid, policy: policy, at: now)
             let events: [LedgerEvent]

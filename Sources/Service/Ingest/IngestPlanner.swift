@@ -207,7 +207,9 @@ struct IngestPlanner {
                 IngestOutcome(transactions: batch.transactions.map { ($0.fact, false) }, notificationRecorded: false),
                 storeDocumentOf: claimant)
         case .recorded(let recorded):
-            for event in recorded { decision.lastSeq[event.stream] = max(decision.lastSeq[event.stream] ?? 0, event.seq) }
+            for event in recorded {
+                decision.lastSeq[event.stream] = max(decision.lastSeq[event.stream] ?? 0, event.seq)
+            }
             decision.fold(otherChains)
             return commit(decision)
         }
