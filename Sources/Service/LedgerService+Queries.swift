@@ -95,8 +95,7 @@ extension LedgerService {
 
     func ownedChains(of userId: String, on connection: Connection) throws(ServiceError) -> [String] {
         do {
-            let rows = try connection.query(
-                "SELECT original_transaction_id FROM proj.chain_owners WHERE user_id = $1 ORDER BY 1", [userId])
+            let rows = try connection.query(ChainOwnersTable.chains(of: userId))
             return (0..<rows.count).compactMap { rows[$0, 0] }
         } catch {
             throw .database(error)
