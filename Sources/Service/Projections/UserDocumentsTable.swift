@@ -62,6 +62,21 @@ enum UserDocumentsTable {
     /// Every live row, as `rows(of:)` has them, in COPY text.
     static let copyOut = "COPY (SELECT user_id, version, rendered_at, document FROM proj.users) TO STDOUT"
 
+    /// The users whose row a transaction at or above `horizon` wrote (`changed_tx`, a superset of
+    /// what changed since: see `UserDocumentChangeFeed`), then one row without a user: the next
+    /// horizon and the table's oid (a replay's swap makes a new table).
+    static func changes(since horizon: UInt64) -> Query {
+        """
+        SELECT user_id, changed_tx::text, NULL FROM proj.users WHERE changed_tx >= \(horizon)::xid8
+        UNION ALL
+        SELECT NULL, pg_snapshot_xmin(pg_current_snapshot())::text, to_regclass('proj.users')::oid::text
+        """
+    }
+
+    /// The first horizon and the table's oid, as the last row of `changes(since:)` has them.
+    static let horizon: Query =
+        "SELECT pg_snapshot_xmin(pg_current_snapshot())::text, to_regclass('proj.users')::oid::text"
+
     // MARK: A replay's successor table
 
     /// Drops a leftover successor and creates an empty one (indexes come after the load).
