@@ -75,7 +75,8 @@ struct LedgerRepository: Sendable {
         var world = LedgerWorld()
         try fold(streams: [LedgerStream.user(userId)], recordedUpTo: recordedUpTo, into: &world, on: connection)
         let account = world.account(of: userId)
-        try fold(streams: account.chains.map(LedgerStream.chain), recordedUpTo: recordedUpTo, into: &world, on: connection)
+        try fold(
+            streams: account.chains.map(LedgerStream.chain), recordedUpTo: recordedUpTo, into: &world, on: connection)
         return UserWorld(
             userId: userId, account: account, accountVersion: world.accountPositions[userId]?.version ?? 0,
             chains: world.chains, lastSeq: world.version(of: userId))

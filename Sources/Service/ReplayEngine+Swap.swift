@@ -15,7 +15,10 @@ extension ReplayEngine.Run {
         guard !users.isEmpty || !chains.isEmpty else { return }
         chains.formUnion(users.flatMap { state.accounts[$0]?.chains ?? [] })
         try reloadLive(users: users, chains: chains)
-        var ids: [String] = [], versions: [Int64] = [], documents: [String] = [], validUntils: [Int64?] = []
+        var ids: [String] = []
+        var versions: [Int64] = []
+        var documents: [String] = []
+        var validUntils: [Int64?] = []
         for userId in users {
             let (document, validUntil, version) = state.render(userId, catalog: catalog, at: now)
             judge(userId, rendered: document)
@@ -33,14 +36,16 @@ extension ReplayEngine.Run {
         let claimedAt = owned.map { state.claimedAt[$0] ?? now }
         try database { () throws(DatabaseError) in
             if !ids.isEmpty {
-                try connection.execute(UserDocumentsTable.upsert(
-                    ids: ids, versions: versions, documents: documents, validUntils: validUntils, renderedAt: now,
-                    into: .next))
+                try connection.execute(
+                    UserDocumentsTable.upsert(
+                        ids: ids, versions: versions, documents: documents, validUntils: validUntils, renderedAt: now,
+                        into: .next))
             }
             if !released.isEmpty { try connection.execute(ChainOwnersTable.deleteNext(released)) }
             if !owned.isEmpty {
-                try connection.execute(ChainOwnersTable.upsertNext(
-                    otids: owned, owners: owned.map { owners[$0]! }, claimedAt: claimedAt))
+                try connection.execute(
+                    ChainOwnersTable.upsertNext(
+                        otids: owned, owners: owned.map { owners[$0]! }, claimedAt: claimedAt))
             }
         }
     }
@@ -53,8 +58,9 @@ extension ReplayEngine.Run {
                 // proj.users): swap only documents of the catalog still in force.
                 if let catalogVersion {
                     do {
-                        _ = try connection.query(CatalogVersions.requireStatement(catalogVersion).sql,
-                                                 CatalogVersions.requireStatement(catalogVersion).params)
+                        _ = try connection.query(
+                            CatalogVersions.requireStatement(catalogVersion).sql,
+                            CatalogVersions.requireStatement(catalogVersion).params)
                     } catch let error as DatabaseError where error.sqlState == CatalogVersions.staleVersionState {
                         failure = .busy("a new catalog version was recorded while the replay ran; run it again")
                         throw error

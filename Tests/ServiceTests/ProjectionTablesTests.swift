@@ -1,6 +1,7 @@
 import EventStore
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// The projection tables' one owners against a real database: what ingest, catalog changes and
@@ -11,11 +12,13 @@ import TestSupport
 
     @Test func documentsUpsertedOneOrSeveralAreReadBackWhileTrue() throws {
         let db = try connection()
-        try db.execute(UserDocumentsTable.upsert(
-            userId: "u-1", version: 3, document: #"{"v":1}"#, renderedAt: 100, validUntil: 200))
-        try db.execute(UserDocumentsTable.upsert(
-            ids: ["u-1", "u-'2"], versions: [4, 5], documents: [#"{"v":2}"#, "{}"], validUntils: [nil, 150],
-            renderedAt: 120))
+        try db.execute(
+            UserDocumentsTable.upsert(
+                userId: "u-1", version: 3, document: #"{"v":1}"#, renderedAt: 100, validUntil: 200))
+        try db.execute(
+            UserDocumentsTable.upsert(
+                ids: ["u-1", "u-'2"], versions: [4, 5], documents: [#"{"v":2}"#, "{}"], validUntils: [nil, 150],
+                renderedAt: 120))
         let rows = try db.query(UserDocumentsTable.cached(userId: "u-1", now: 500))
         #expect(rows.count == 1 && rows[0, 0] == #"{"v":2}"# && rows[0, 1] == "120" && rows[0, 2] == nil)
         #expect(try db.query(UserDocumentsTable.cached(userId: "u-'2", now: 150)).count == 0)
@@ -26,7 +29,8 @@ import TestSupport
 
     @Test func claimsRecordAndMoveOwners() throws {
         let db = try connection()
-        try db.execute(ChainOwnersTable.upsert([("1000", "u-1")]).sql, ChainOwnersTable.upsert([("1000", "u-1")]).params)
+        try db.execute(
+            ChainOwnersTable.upsert([("1000", "u-1")]).sql, ChainOwnersTable.upsert([("1000", "u-1")]).params)
         let many = ChainOwnersTable.upsert((0..<10).map { (otid: "20\($0)", user: "u-2") } + [("1000", "u-2")])
         try db.execute(many.sql, many.params)
         for ids in [["1000"], (0..<10).map { "20\($0)" }] {
@@ -44,7 +48,8 @@ import TestSupport
         let db = try connection()
         for round in 1...2 {
             try db.executeScript(UserDocumentsTable.createNext + "\n" + ChainOwnersTable.createNext)
-            var users: [UInt8] = [], owners: [UInt8] = []
+            var users: [UInt8] = []
+            var owners: [UInt8] = []
             // Tabs, newlines and backslashes must survive COPY's text escaping.
             UserDocumentsTable.appendCopyRow(
                 userId: "u\t\\\(round)", version: Int64(round), document: Array("{\"a\":\"x\\ny\"}\n".utf8),
@@ -55,8 +60,9 @@ import TestSupport
             try db.copyIn(ChainOwnersTable.copyIntoNext, data: owners)
             try db.executeScript(UserDocumentsTable.indexNext + "\n" + ChainOwnersTable.indexNext)
             // A catch-up's writes land in the successor.
-            try db.execute(UserDocumentsTable.upsert(
-                ids: ["late"], versions: [9], documents: ["{}"], validUntils: [nil], renderedAt: 8, into: .next))
+            try db.execute(
+                UserDocumentsTable.upsert(
+                    ids: ["late"], versions: [9], documents: ["{}"], validUntils: [nil], renderedAt: 8, into: .next))
             try db.execute(ChainOwnersTable.deleteNext(["gone"]))
             try db.execute(ChainOwnersTable.upsertNext(otids: ["3000"], owners: ["late"], claimedAt: [1_000]))
             try db.executeScript(UserDocumentsTable.swapNext + "\n" + ChainOwnersTable.swapNext)

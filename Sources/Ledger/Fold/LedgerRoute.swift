@@ -43,7 +43,8 @@ extension LedgerEvent {
         switch self {
         case .transactionRecorded, .renewalInfoRecorded, .notificationReceived: true
         case .chainClaimed, .chainReleased, .balanceDebited, .balanceCredited, .entitlementGranted,
-            .entitlementRevoked: false
+            .entitlementRevoked:
+            false
         }
     }
 }
