@@ -85,7 +85,10 @@ extension LedgerService {
             guard let loaded = try repository.load(streams: [stream], on: connection)[stream] else {
                 throw .notFound("no transaction chain \(otid) has been recorded")
             }
-            let owner = try chainOwners([otid], on: connection)[otid]
+            let owners = try database { () throws(DatabaseError) in
+                try connection.query(ChainOwnersTable.owner(of: otid))
+            }
+            let owner = owners.isEmpty ? nil : owners[0, 0]
             return APITimes.presenting(
                 SubscriptionDetail(
                     originalTransactionId: otid, owner: owner, chain: Chain.fold(loaded.events), at: now

@@ -62,6 +62,11 @@ enum ChainOwnersTable {
         """
     }
 
+    /// The owner of one chain (no row: unclaimed).
+    static func owner(of otid: String) -> Query {
+        "SELECT user_id FROM proj.chain_owners WHERE original_transaction_id = \(otid)"
+    }
+
     /// The chains `userId` owns, in order.
     static func chains(of userId: String) -> Query {
         "SELECT original_transaction_id FROM proj.chain_owners WHERE user_id = \(userId) ORDER BY 1"
