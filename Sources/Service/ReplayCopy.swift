@@ -64,13 +64,6 @@ final class Background<Value>: @unchecked Sendable {
     }
 }
 
-extension PostgresArray {
-    /// `{1,2,NULL}` for `$n::bigint[]` parameters.
-    static func numbers(_ items: [String?]) -> String {
-        "{" + items.map { $0 ?? "NULL" }.joined(separator: ",") + "}"
-    }
-}
-
 /// COPY text format helpers (rows out, rows in).
 enum CopyText {
     /// Calls `row` with the fields of each row of COPY text output, as slices of `bytes` still
@@ -116,30 +109,5 @@ enum CopyText {
             if buffer[index] == 0x2D { negative = true } else { value = value &* 10 &+ Int64(buffer[index] &- 0x30) }
         }
         return negative ? -value : value
-    }
-
-    static func appendUserRow(
-        userId: String, version: Int64, document: [UInt8], renderedAt: Int64, validUntil: Int64?,
-        into out: inout [UInt8]
-    ) {
-        ReplayLogReader.escape(userId, into: &out)
-        out.append(0x09)
-        out.append(contentsOf: String(version).utf8)
-        out.append(0x09)
-        ReplayLogReader.escape(bytes: document, into: &out)
-        out.append(0x09)
-        out.append(contentsOf: String(renderedAt).utf8)
-        out.append(0x09)
-        if let validUntil { out.append(contentsOf: String(validUntil).utf8) } else { out.append(contentsOf: "\\N".utf8) }
-        out.append(0x0A)
-    }
-
-    static func appendOwnerRow(otid: String, userId: String, claimedAt: Int64, into out: inout [UInt8]) {
-        ReplayLogReader.escape(otid, into: &out)
-        out.append(0x09)
-        ReplayLogReader.escape(userId, into: &out)
-        out.append(0x09)
-        out.append(contentsOf: RFC3339.format(claimedAt).utf8)
-        out.append(0x0A)
     }
 }
