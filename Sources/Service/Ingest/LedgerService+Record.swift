@@ -48,10 +48,10 @@ extension LedgerService {
             case .lockAndRead(let locks, let ownersOf, let streams):
                 var pipeline = PipelineBatch()
                 pipeline.add(repository.store.lockStatement(locks))
-                let ownersSlot = pipeline.add(chainOwnersStatement(ownersOf))
+                let ownersSlot = pipeline.add(ChainOwnersTable.owners(of: ownersOf))
                 let streamsSlot = pipeline.add(repository.loadStatement(streams: streams))
                 let results = try database { () throws(DatabaseError) in try pipeline.run(on: connection) }
-                let owners = results[ownersSlot].map(chainOwners(from:)) ?? [:]
+                let owners = results[ownersSlot].map(ChainOwnersTable.owners(from:)) ?? [:]
                 action = planner.read(owners: owners, streams: try decodeStreams(results[streamsSlot]))
 
             case .restart:
@@ -87,7 +87,7 @@ extension LedgerService {
                     pipeline.add(documents.catalogCheck)
                 }
                 if !writes.chainOwners.isEmpty {
-                    pipeline.add(chainOwnersUpsert(writes.chainOwners.map { ($0.originalTransactionId, $0.userId) }))
+                    pipeline.add(ChainOwnersTable.upsert(writes.chainOwners.map { ($0.originalTransactionId, $0.userId) }))
                 }
                 pipeline.add(upsert)
                 _ = try database { () throws(DatabaseError) in try pipeline.commit(on: connection) }
