@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import Service
 
-/// Arrival order means nothing: the facts of every domain.md scenario, delivered in order to one
+/// Arrival order means nothing: the facts of every docs/domain.md scenario, delivered in order to one
 /// service and shuffled (seeded) with every delivery repeated to another, give identical documents.
 @Suite final class ShuffleTests {
     enum Delivery {
