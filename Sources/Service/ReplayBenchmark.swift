@@ -91,13 +91,13 @@ public enum ReplayBenchmark {
                 let stream = event.stream
                 let version = (versions[stream] ?? 0) + 1
                 versions[stream] = version
-                ReplayLogReader.escape(stream, into: &buffer)
+                CopyText.escape(stream, into: &buffer)
                 buffer.append(0x09)
                 buffer.append(contentsOf: String(version).utf8)
                 buffer.append(0x09)
                 buffer.append(contentsOf: event.typeName.utf8)
                 buffer.append(contentsOf: "\t1\t".utf8)
-                ReplayLogReader.escape(bytes: event.encode(), into: &buffer)
+                CopyText.escape(bytes: event.encode(), into: &buffer)
                 buffer.append(0x0A)
                 written += 1
             }
