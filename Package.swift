@@ -33,7 +33,7 @@ let package = Package(
         // Shared by the test targets and the benchmarks: a private PostgreSQL per test run, signed
         // App Store vectors minted with the test PKI, one seeded generator and one HTTP test client.
         // It never imports Service: the service's tests build on it, not the other way round.
-        .target(name: "TestSupport", dependencies: ["EventStore", "AppStore", "JSON", "SystemCalls"]),
+        .target(name: "TestSupport", dependencies: ["EventStore", "AppStore", "Ledger", "JSON", "SystemCalls"]),
         .executableTarget(name: "Benchmarks", dependencies: ["Service", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON"]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),

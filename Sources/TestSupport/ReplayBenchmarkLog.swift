@@ -1,30 +1,10 @@
 import EventStore
-import Foundation
 import Ledger
 
-/// For `make bench`: fills a database's log with generated, valid ledger events (straight
-/// COPY into `es.events`, no HTTP, no signatures) and times a replay against a plain COPY of
-/// the whole log.
-public enum ReplayBenchmark {
-    public struct Result: Sendable, CustomStringConvertible {
-        public var events: Int
-        public var users: Int
-        public var replaySeconds: Double
-        public var copySeconds: Double
-        /// CPU time (user + system) of this process during the replay: steadier than wall time
-        /// on a shared machine.
-        public var replayCPUSeconds: Double = 0
-        public var eventsPerSecond: Double { replaySeconds > 0 ? Double(events) / replaySeconds : 0 }
-        public var ratioToCopy: Double { copySeconds > 0 ? replaySeconds / copySeconds : 0 }
-        public var phases: [(String, Int64)]
-
-        public var description: String {
-            String(format: "replay of %d events / %d users: %.2f s (%.0f events/s, %.2f s CPU); COPY (SELECT * FROM es.events) TO STDOUT: %.2f s; ratio %.2f×",
-                   events, users, replaySeconds, eventsPerSecond, replayCPUSeconds, copySeconds, ratioToCopy)
-                + "; phases ms: " + phases.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
-        }
-    }
-
+/// A generated, valid ledger log for timing and testing the replay: straight COPY into
+/// `es.events`, no HTTP, no signatures. Shared by the bench tool (`ReplayBenchmark`) and
+/// `ReplayBenchmarkTests`, which checks that such a log replays into consistent documents.
+public enum ReplayBenchmarkLog {
     /// The catalog the generated events are judged with.
     public static let catalog = Catalog(products: [
         "bench.monthly": Product(type: .subscription, entitlements: ["pro"]),
@@ -111,41 +91,5 @@ public enum ReplayBenchmark {
             ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version;
             ANALYZE es.events;
             """)
-    }
-
-    /// Runs one replay (swapping in unless `dryRun`) with the benchmark catalog; answers its report.
-    public static func replay(conninfo: String, dryRun: Bool = false) throws -> ReplayReport {
-        try ReplayEngine(conninfo: conninfo, catalog: catalog).run(ReplayOptions(dryRun: dryRun))
-    }
-
-    /// Times a replay and, on the same database in the same go, `COPY (SELECT * FROM es.events)
-    /// TO STDOUT`. The replay first runs once untimed when `proj.users` is empty, so the timed one
-    /// compares against a live projection as in production.
-    public static func measure(conninfo: String) throws -> Result {
-        let connection = try Connection(conninfo)
-        let users = Int(try connection.query("SELECT count(*) AS n FROM proj.users").int64(0, "n") ?? 0)
-        if users == 0 { _ = try replay(conninfo: conninfo) }
-        let copyStart = Date()
-        let copied = try connection.copyOut("COPY (SELECT * FROM es.events) TO STDOUT")
-        let copySeconds = Date().timeIntervalSince(copyStart)
-        _ = copied.count
-        let cpuStart = processCPUSeconds()
-        let replayStart = Date()
-        let report = try replay(conninfo: conninfo)
-        let replaySeconds = Date().timeIntervalSince(replayStart)
-        return Result(
-            events: report.events, users: report.users, replaySeconds: replaySeconds, copySeconds: copySeconds,
-            replayCPUSeconds: processCPUSeconds() - cpuStart, phases: report.phases)
-    }
-
-    static func processCPUSeconds() -> Double {
-        var usage = rusage()
-        #if os(Linux)
-        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-        #else
-        getrusage(RUSAGE_SELF, &usage)
-        #endif
-        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
-            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 }
