@@ -76,18 +76,4 @@ enum PoolRuns {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         print("\(label): \(Int(Double(operations) / seconds)) ops/s (\(operations) in \(String(format: "%.2f", seconds)) s)")
     }
-
-    /// Runs `body(0..<count)` on `count` real threads at once and waits for all of them.
-    private static func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-        let done = DispatchSemaphore(value: 0)
-        for index in 0..<count {
-            let thread = Thread {
-                body(index)
-                done.signal()
-            }
-            thread.stackSize = 1 << 20
-            thread.start()
-        }
-        for _ in 0..<count { done.wait() }
-    }
 }
