@@ -54,11 +54,14 @@ public enum AppReceipt {
 public final class AppReceiptSigner: @unchecked Sendable {
     private let key: OpaquePointer  // EVP_PKEY*
     private let certificate: OpaquePointer  // X509*
+    /// Further certificates carried in the SignedData (intermediates), as Apple's receipts carry theirs.
+    private let chain: [X509Certificate]
 
     /// - Parameters:
     ///   - privateKeyPEM: the signer's private key, PEM.
     ///   - certificateDER: the signer's certificate, DER.
-    public init(privateKeyPEM: String, certificateDER: [UInt8]) throws(VerificationSetupError) {
+    ///   - chainDER: certificates to embed beside it, so a verifier can build the path to its root.
+    public init(privateKeyPEM: String, certificateDER: [UInt8], chainDER: [[UInt8]] = []) throws(VerificationSetupError) {
         let parsedKey: OpaquePointer? = privateKeyPEM.withCString { pem in
             guard let bio = BIO_new_mem_buf(pem, -1) else { return nil }
             defer { BIO_free(bio) }
@@ -73,8 +76,18 @@ public final class AppReceiptSigner: @unchecked Sendable {
             EVP_PKEY_free(parsedKey)
             throw VerificationSetupError("not a DER certificate: \(OpenSSLErrors.drain())")
         }
+        var chain: [X509Certificate] = []
+        for der in chainDER {
+            guard let parsed = try? X509Certificate(der: der) else {
+                EVP_PKEY_free(parsedKey)
+                X509_free(parsedCertificate)
+                throw VerificationSetupError("not a DER certificate in the chain: \(OpenSSLErrors.drain())")
+            }
+            chain.append(parsed)
+        }
         key = parsedKey
         certificate = parsedCertificate
+        self.chain = chain
     }
 
     deinit {
@@ -90,7 +103,11 @@ public final class AppReceiptSigner: @unchecked Sendable {
                     OpenSSLErrors.fatal("BIO_new_mem_buf")
                 }
                 defer { BIO_free(bio) }
-                guard let cms = CMS_sign(certificate, key, nil, bio, UInt32(CMS_BINARY)) else {
+                // CMS_sign takes its own reference to each certificate of the stack.
+                let extra = chain.isEmpty ? nil : COpenSSL_sk_X509_new_null()
+                defer { if let extra { COpenSSL_sk_X509_free(extra) } }
+                for link in chain { link.withRaw { _ = COpenSSL_sk_X509_push(extra, $0) } }
+                guard let cms = CMS_sign(certificate, key, extra, bio, UInt32(CMS_BINARY)) else {
                     OpenSSLErrors.fatal("CMS_sign")
                 }
                 defer { CMS_ContentInfo_free(cms) }

@@ -25,4 +25,12 @@ static inline X509 *COpenSSL_sk_X509_value(const struct stack_st_X509 *sk, int i
 static inline EVP_PKEY *COpenSSL_generate_P256(void) { return EVP_EC_gen("P-256"); }
 static inline long COpenSSL_BIO_get_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
 static inline void COpenSSL_X509V3_set_ctx_nodb(X509V3_CTX *ctx) { X509V3_set_ctx_nodb(ctx); }
+// App receipt contents (AppReceiptContents.swift): ASN1_SEQUENCE_ANY / ASN1_SET_ANY are stacks
+// of ASN1_TYPE whose sk_ functions are macros, and ASN1_TYPE's value is a union.
+static inline STACK_OF(ASN1_TYPE) *COpenSSL_sk_ASN1_TYPE_new_null(void) { return sk_ASN1_TYPE_new_null(); }
+static inline int COpenSSL_sk_ASN1_TYPE_push(STACK_OF(ASN1_TYPE) *sk, ASN1_TYPE *t) { return sk_ASN1_TYPE_push(sk, t); }
+static inline int COpenSSL_sk_ASN1_TYPE_num(const STACK_OF(ASN1_TYPE) *sk) { return sk_ASN1_TYPE_num(sk); }
+static inline ASN1_TYPE *COpenSSL_sk_ASN1_TYPE_value(const STACK_OF(ASN1_TYPE) *sk, int i) { return sk_ASN1_TYPE_value(sk, i); }
+static inline void COpenSSL_sk_ASN1_TYPE_pop_free(STACK_OF(ASN1_TYPE) *sk) { sk_ASN1_TYPE_pop_free(sk, ASN1_TYPE_free); }
+static inline ASN1_STRING *COpenSSL_ASN1_TYPE_string(const ASN1_TYPE *t) { return t->value.asn1_string; }
 #endif

@@ -4,6 +4,9 @@ public struct CommandLineArguments: Sendable {
     public var positionals: [String] = []
     public var options: [String: String] = [:]
     public var switches: Set<String> = []
+    /// Every value of each valued flag, in order, for flags that may be given more than once
+    /// (`options` keeps the last).
+    public var repeated: [String: [String]] = [:]
 
     public struct UsageError: Error, CustomStringConvertible, Sendable {
         public var description: String
@@ -42,6 +45,7 @@ public struct CommandLineArguments: Sendable {
                     options[name] = arguments[index]
                     index += 1
                 }
+                repeated[name, default: []].append(options[name]!)
             } else {
                 throw UsageError(description: "unknown option --\(name)")
             }

@@ -26,8 +26,9 @@ public enum CommandLineInterface {
                                   which users the file's catalog would change, and how (changes nothing)
           catalog record --config FILE [--data-dir DIR]
                                   record the file's catalog as the newest version (also an older one)
-          testkit init|purchase|notify|receipt [--data-dir DIR] …
-                                  a local test store: signed test data for a LocalTesting app
+          testkit init|purchase|notify|receipt|apple [--data-dir DIR] …
+                                  a local test store: signed test data for a LocalTesting app,
+                                  and a verifyReceipt stand-in for its StoreKit 1 receipts
                                   (see iap-ledger testkit --help)
           psql [--role iap_analyst|iap_ledger_service] [--data-dir DIR] [-- PSQL-ARGS…]
                                   psql on the service's database

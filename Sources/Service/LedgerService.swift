@@ -42,6 +42,12 @@ public final class LedgerService: Sendable {
         return UserDocuments(catalog: inForce.catalog, catalogVersion: inForce.version)
     }
 
+    /// Attempts of one unit of work before its error is answered. What is retried is transient
+    /// and resolved by the retry itself — a deadlock or serialization failure (the other
+    /// transaction went through), a version conflict, a newer catalog (one reload) — so more
+    /// than a few in a row means something is wrong; each attempt costs a few milliseconds.
+    static let attemptLimit = 8
+
     /// Runs `body` in a transaction on a pooled connection, retrying the whole unit of work on
     /// deadlocks, serialization failures and version conflicts, and after reloading the catalog
     /// when a newer version was recorded under it. Connection loss surfaces as
@@ -61,15 +67,15 @@ public final class LedgerService: Sendable {
                     }
                 }
             } catch let box as ServiceErrorBox {
-                if case .conflict = box.error, attempt < 8 {
+                if case .conflict = box.error, attempt < Self.attemptLimit {
                     // A conflict may be a newer catalog in force (IC001): one lookup tells.
                     try reloadCatalog()
                     continue
                 }
                 throw box.error
             } catch let error as DatabaseError {
-                if (error.sqlState == "40001" || error.sqlState == "40P01") && attempt < 8 { continue }
-                if error.sqlState == CatalogVersions.staleVersionState && attempt < 8 {
+                if (error.sqlState == "40001" || error.sqlState == "40P01") && attempt < Self.attemptLimit { continue }
+                if error.sqlState == CatalogVersions.staleVersionState && attempt < Self.attemptLimit {
                     try reloadCatalog()
                     continue
                 }

@@ -174,6 +174,19 @@ import Testing
          ["needs --subtype", "AUTO_RENEW_DISABLED"]),
         (["notify", "--type", "REFUND", "--original-transaction-id", "1", "--expires", "P1M"], ["--expires", "DID_RENEW"]),
         (["notify", "--type", "TEST", "--original-transaction-id", "1"], ["TEST"]),
+        (["init", "--apple-port", "0"], ["--apple-port", "1…65535", "\"0\""]),
+        (["init", "--apple-port", "http"], ["--apple-port", "http"]),
+        (["receipt", "--product", TestkitStore.subscription], ["testkit receipt needs --user"]),
+        (["receipt", "--print"], ["--print without --user needs --product"]),
+        (["receipt", "--user", "u-1", "--product", "a b"], ["--product", "a b"]),
+        (["receipt", "--user", "u-1", "--product", "p", "--product", ""], ["--product", "\"\""]),
+        (["receipt", "--user", "\u{7}"], ["--user", "1–256 bytes"]),
+        (["receipt", "--user", "u-1", "--type", "consumable"], ["unknown option --type"]),
+        (["receipt", "--user", "u-1", "--product", "p"], ["IAP_LEDGER_KEY"]),
+        (["receipt", "--product", "p", "--print", "--key", "k"], ["--key", "--print"]),
+        (["apple", "--port", "65536"], ["--port", "0…65535", "65536"]),
+        (["apple", "--url", "http://x"], ["unknown option --url"]),
+        (["apple", "now"], ["unexpected argument", "now"]),
     ]
 
     @Test(arguments: badInvocations.indices)
@@ -206,8 +219,12 @@ import Testing
         #expect(try run(["purchase", "--product", TestkitStore.coins]).status == 0)
         Self.expectOneLine(try run(["notify", "--type", "DID_RENEW", "--original-transaction-id", "2000000001"]), status: 1,
                            containing: ["DID_RENEW", "auto-renewable", "Consumable"])
-        let receipt = try OpsBinary.run(["testkit", "receipt", "--data-dir", data])
-        Self.expectOneLine(receipt, status: 1, containing: ["not available", "verifyReceipt"])
+        Self.expectOneLine(try run(["receipt", "--product", "com.example.unknown"]), status: 2,
+                           containing: ["com.example.unknown", "is not in", "config.json"])
+        Self.expectOneLine(try run(["receipt", "--user", "u-9"]), status: 1,
+                           containing: ["u-9 bought nothing with `testkit receipt`", "--product"])
+        let standIn = try OpsBinary.run(["testkit", "apple", "--data-dir", empty])
+        Self.expectOneLine(standIn, status: 1, containing: ["no test store in \(empty)/testkit"])
 
         // Posting needs a key, and a service that answers: both named.
         let noKey = try OpsBinary.run(["testkit", "purchase", "--user", "u-1", "--product", TestkitStore.coins, "--data-dir", data])
@@ -219,14 +236,16 @@ import Testing
     }
 
     @Test func helpNamesEverySubcommand() throws {
-        for arguments in [["testkit", "--help"], ["testkit", "purchase", "--help"], ["testkit", "receipt", "--help"]] {
+        for arguments in [["testkit", "--help"], ["testkit", "purchase", "--help"], ["testkit", "receipt", "--help"],
+                          ["testkit", "apple", "--help"]] {
             let outcome = try OpsBinary.run(arguments)
             #expect(outcome.status == 0, "\(outcome.stderr)")
-            for word in ["testkit init", "testkit purchase", "testkit notify", "testkit receipt", "verifyReceipt"] {
+            for word in ["testkit init", "testkit purchase", "testkit notify", "testkit receipt", "testkit apple",
+                         "verifyReceipt", "--apple-port", "21003", "21004"] {
                 #expect(outcome.stdout.contains(word))
             }
         }
-        #expect(try OpsBinary.run(["--help"]).stdout.contains("testkit init|purchase|notify|receipt"))
+        #expect(try OpsBinary.run(["--help"]).stdout.contains("testkit init|purchase|notify|receipt|apple"))
     }
 
     // MARK: - the minter, without I/O

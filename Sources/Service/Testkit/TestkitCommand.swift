@@ -2,18 +2,19 @@ import AppStore
 import Foundation
 import JSON
 
-/// `iap-ledger testkit init|purchase|notify|receipt` (docs/api.md §1.2): a local test store that mints
+/// `iap-ledger testkit init|purchase|notify|receipt|apple` (docs/api.md §1.2): a local test store that mints
 /// App Store data signed by its own CA, so every path of the API can be tried without an iPhone.
 enum TestkitCommand {
     static let usage = """
-        usage: iap-ledger testkit <init|purchase|notify|receipt> [options]
+        usage: iap-ledger testkit <init|purchase|notify|receipt|apple> [options]
         A local test store: signed App Store data for a LocalTesting app, from a private CA (not Apple).
 
-          testkit init [--data-dir DIR]
+          testkit init [--data-dir DIR] [--apple-port N]
               creates DIR/testkit/: the test CA, a config trusting it for one LocalTesting-only app
-              (com.example.game: pro.monthly → "pro", coins100 → 100 coins, removeads → "no_ads")
-              and the state of what was minted; prints how to serve with it. Creates no database:
-              `serve` creates the embedded cluster on its first start.
+              (com.example.game: pro.monthly → "pro", coins100 → 100 coins, removeads → "no_ads";
+              a shared secret; verifyReceipt at the stand-in, http://127.0.0.1:N/verifyReceipt,
+              N 8089 unless --apple-port) and the state of what was minted; prints how to serve
+              with it. Creates no database: `serve` creates the embedded cluster on its first start.
           testkit purchase --user U --product P [--type auto-renewable|consumable|non-consumable|non-renewing]
                            [--expires RFC3339|P1M|PT5M] [--quantity N] [--app-account-token UUID]
               mints a signed transaction (a new chain; ids count up from 2000000001 in a new store)
@@ -31,15 +32,24 @@ enum TestkitCommand {
                 DID_FAIL_TO_RENEW [GRACE_PERIOD], GRACE_PERIOD_EXPIRED, SUBSCRIBED, DID_CHANGE_RENEWAL_PREF,
                 OFFER_REDEEMED, PRICE_INCREASE PENDING|ACCEPTED, REFUND_DECLINED, CONSUMPTION_REQUEST,
                 RENEWAL_EXTENDED, ONE_TIME_CHARGE   the chain as it stands; TEST needs no chain
-          testkit receipt
-              not available: StoreKit 1 receipts are checked by Apple's verifyReceipt service, which
-              only knows receipts Apple issued, so no local CA can make one the service accepts.
+          testkit receipt --user U [--product P …]
+              StoreKit 1: buys each --product (a new chain each; --product may be repeated) and mints
+              U's app receipt, a PKCS#7 SignedData in Apple's receipt format signed by the test CA,
+              holding every chain U bought this way with its renewals (without --product: a new
+              receipt of what U has, as a restore), and posts {"userId","receipt"} to URL/v1/purchases.
+              The service verifies it with verifyReceipt: run `testkit apple` beside serve.
+          testkit apple [--port N] [--data-dir DIR]
+              a stand-in for Apple's verifyReceipt for the test store on 127.0.0.1:N (8089; 0: any
+              free port), until SIGINT/SIGTERM: POST /verifyReceipt {"receipt-data","password",
+              "exclude-old-transactions"} answers as Apple's (status 0 with the receipt's purchases,
+              environment "LocalTesting"; 21002 not a receipt, 21003 not signed by the test CA,
+              21004 wrong password, i.e. not the config's sharedSecret).
 
           common options:
             --data-dir DIR   where the test store is (default ./.iap-ledger, as serve)
             --url URL        the running service (default IAP_LEDGER_URL, else http://127.0.0.1:8080)
             --key SECRET     an API key with the write scope, for purchases (default IAP_LEDGER_KEY)
-            --print          print the signed JWS on stdout instead of posting it
+            --print          print the signed JWS (receipt: the base64 receipt) on stdout instead of posting it
         """
 
     static let common: Set<String> = ["data-dir", "url", "key"]
@@ -56,7 +66,7 @@ enum TestkitCommand {
         let rest = Array(arguments.dropFirst())
         switch subcommand {
         case "init":
-            let parsed = try CommandLineArguments(rest, valued: ["data-dir"], switches: [])
+            let parsed = try CommandLineArguments(rest, valued: ["data-dir", "apple-port"], switches: [])
             if parsed.wantsHelp { print(usage); return 0 }
             try noPositionals(parsed)
             return try initialise(parsed)
@@ -75,14 +85,18 @@ enum TestkitCommand {
             try noPositionals(parsed)
             return try notify(parsed)
         case "receipt":
-            let parsed = try CommandLineArguments(rest, valued: common, switches: ["print"])
+            let parsed = try CommandLineArguments(rest, valued: common.union(["user", "product"]), switches: ["print"])
             if parsed.wantsHelp { print(usage); return 0 }
-            throw TestkitError(
-                "testkit receipt is not available: StoreKit 1 receipts are verified by Apple's verifyReceipt, which "
-                    + "only knows receipts Apple issued; mint StoreKit 2 transactions with `testkit purchase` instead")
+            try noPositionals(parsed)
+            return try receipt(parsed)
+        case "apple":
+            let parsed = try CommandLineArguments(rest, valued: ["data-dir", "port"], switches: [])
+            if parsed.wantsHelp { print(usage); return 0 }
+            try noPositionals(parsed)
+            return try TestkitApple.run(parsed)
         default:
             throw CommandLineArguments.UsageError(
-                description: "unknown testkit subcommand \"\(subcommand)\" (expected init, purchase, notify or receipt)")
+                description: "unknown testkit subcommand \"\(subcommand)\" (expected init, purchase, notify, receipt or apple)")
         }
     }
 
@@ -105,15 +119,23 @@ enum TestkitCommand {
     // MARK: - init
 
     static func initialise(_ parsed: CommandLineArguments) throws -> Int32 {
+        var applePort = TestkitStore.defaultApplePort
+        if let text = parsed.options["apple-port"] {
+            guard let number = Int(text), (1...65535).contains(number) else {
+                throw usageError("--apple-port must be 1…65535, got \"\(text)\"")
+            }
+            applePort = number
+        }
         var store = try store(parsed)
         let existed = store.exists
-        if !existed { try store.create(now: nowMillis()) }
+        if !existed { try store.create(now: nowMillis(), applePort: applePort) }
         // Absolute paths in the printout, so the commands work from any directory.
         if let resolved = realpath(store.dataDirectory, nil) {
             store = TestkitStore(dataDirectory: String(cString: resolved))
             free(resolved)
         }
         let data = store.dataDirectory
+        let verifyURL = (try? store.configuration().verifyReceipt.production) ?? "?"
         print(existed ? "a test store already exists in \(store.directory) (left as it is)"
                       : "created a test store in \(store.directory):")
         print("""
@@ -129,6 +151,9 @@ enum TestkitCommand {
               export IAP_LEDGER_KEY=$(iap-ledger keys create --name testkit --scopes read,write,admin --data-dir \(data) | tail -n 1)
               iap-ledger testkit purchase --data-dir \(data) --user u-1 --product \(TestkitStore.subscription)
               iap-ledger testkit notify --data-dir \(data) --type REFUND --original-transaction-id 2000000001
+            StoreKit 1 receipts are verified by the stand-in for Apple's verifyReceipt, at \(verifyURL):
+              iap-ledger testkit apple --data-dir \(data) &
+              iap-ledger testkit receipt --data-dir \(data) --user u-2 --product \(TestkitStore.removeAds)
             (serve listens on http://127.0.0.1:8080 by default; with --port, set IAP_LEDGER_URL to the URL it prints)
             """)
         return 0
@@ -140,10 +165,9 @@ enum TestkitCommand {
         let printOnly = parsed.switches.contains("print")
         let user = try parsed.options["user"].map(validUser)
         guard printOnly || user != nil else { throw usageError("testkit purchase needs --user (or --print)") }
-        guard let productId = parsed.options["product"] else { throw usageError("testkit purchase needs --product") }
-        guard !productId.isEmpty, productId.utf8.count <= 256,
-              !productId.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
-        else { throw usageError("--product must be a product id (no spaces, at most 256 bytes), got \"\(productId)\"") }
+        guard let productId = try parsed.options["product"].map(validProduct) else {
+            throw usageError("testkit purchase needs --product")
+        }
         var type: TestkitProductType?
         if let word = parsed.options["type"] {
             guard let named = TestkitProductType(rawValue: word) else {
@@ -260,6 +284,49 @@ enum TestkitCommand {
         return 0
     }
 
+    // MARK: - receipt
+
+    static func receipt(_ parsed: CommandLineArguments) throws -> Int32 {
+        let printOnly = parsed.switches.contains("print")
+        let user = try parsed.options["user"].map(validUser)
+        guard printOnly || user != nil else { throw usageError("testkit receipt needs --user (or --print)") }
+        let productIds = try (parsed.repeated["product"] ?? []).map(validProduct)
+        guard user != nil || !productIds.isEmpty else {
+            throw usageError("testkit receipt --print without --user needs --product (a receipt of nothing is no receipt)")
+        }
+        let target = try destination(parsed, path: "/v1/purchases", printOnly: printOnly)
+        let key = printOnly ? nil : try apiKey(parsed)
+
+        let store = try store(parsed)
+        let app = try store.app()
+        let products = try productIds.map { id throws(CommandLineArguments.UsageError) in
+            guard let product = app.products[id] else {
+                throw usageError("product \(id) is not in \(store.configPath) (testkit receipt buys configured products only)")
+            }
+            return (id: id, type: TestkitProductType(product.kind))
+        }
+        let signer = try store.authority().receiptSigner()
+        let minted = try store.withStateLock {
+            var state = try store.loadState()
+            let minted = try TestkitReceipt.mint(
+                products: products, user: user, bundleId: app.bundleId, now: nowMillis(), state: &state)
+            try store.save(state)
+            return minted
+        }
+        let receipt = signer.signedReceipt(minted.contents.der())
+        let ids = minted.contents.purchases.map(\.transactionId).joined(separator: ", ")
+        let bought = minted.new.isEmpty ? "" : "; new: " + minted.new.joined(separator: ", ")
+        let note = "minted an app receipt of \(minted.contents.purchases.count) purchases (\(ids)\(bought))"
+        if printOnly {
+            print(receipt)
+        } else {
+            let body = JSONValue.object(["userId": .string(user!), "receipt": .string(receipt)]).serialized()
+            try deliver(body, to: target!, key: key, minted: note)
+        }
+        CommandLineInterface.printError("testkit: " + note)
+        return 0
+    }
+
     // MARK: - shared checks and delivery
 
     static func validUser(_ text: String) throws(CommandLineArguments.UsageError) -> String {
@@ -267,6 +334,13 @@ enum TestkitCommand {
               !text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
         else { throw usageError("--user must be 1–256 bytes without control characters") }
         return text
+    }
+
+    static func validProduct(_ productId: String) throws(CommandLineArguments.UsageError) -> String {
+        guard !productId.isEmpty, productId.utf8.count <= 256,
+              !productId.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
+        else { throw usageError("--product must be a product id (no spaces, at most 256 bytes), got \"\(productId)\"") }
+        return productId
     }
 
     static func transactionId(_ text: String, flag: String) throws(CommandLineArguments.UsageError) -> String {

@@ -10,6 +10,9 @@ struct TestkitState: Sendable, Equatable {
     var transactions: [[String: JSONValue]] = []
     /// The latest renewal info payload per originalTransactionId (auto-renewable chains only).
     var renewals: [String: [String: JSONValue]] = [:]
+    /// The chains (originalTransactionIds) bought with `testkit receipt`, per user: that user's
+    /// app receipt holds them, with every renewal since.
+    var receiptChains: [String: [String]] = [:]
 
     mutating func takeId() -> String {
         defer { nextId += 1 }
@@ -26,6 +29,7 @@ struct TestkitState: Sendable, Equatable {
             "nextId": .int(nextId),
             "transactions": .array(transactions.map(JSONValue.object)),
             "renewals": .object(renewals.mapValues(JSONValue.object)),
+            "receiptChains": .object(receiptChains.mapValues { .array($0.map(JSONValue.string)) }),
         ])
     }
 
@@ -39,6 +43,14 @@ struct TestkitState: Sendable, Equatable {
         let transactions = list.compactMap(\.objectValue)
         let renewals = renewalMap.compactMapValues(\.objectValue)
         guard transactions.count == list.count, renewals.count == renewalMap.count else { return nil }
+        // Absent in a store made before `testkit receipt` existed.
+        if let chains = json["receiptChains"] {
+            guard let map = chains.objectValue else { return nil }
+            for (user, list) in map {
+                guard let ids = list.arrayValue?.compactMap(\.stringValue), ids.count == list.arrayValue?.count else { return nil }
+                receiptChains[user] = ids
+            }
+        }
         nextId = next
         self.transactions = transactions
         self.renewals = renewals

@@ -25,26 +25,44 @@ struct TestkitStore {
 
     var exists: Bool { FileManager.default.fileExists(atPath: configPath) }
 
+    /// The port of the verifyReceipt stand-in (`testkit apple`) unless `init --apple-port` says otherwise.
+    static let defaultApplePort = 8089
+
     /// The config `testkit init` writes. `trustedRoots` is relative to the file: the store can move.
-    static let configText = """
+    /// verifyReceipt (both URLs) is the store's stand-in, and the app's shared secret is its own.
+    static func configText(applePort: Int, sharedSecret: String) -> String {
+        """
         {
           "apps": [{
             "bundleId": "\(bundleId)",
             "environments": ["LocalTesting"],
+            "sharedSecret": "\(sharedSecret)",
             "products": {
               "\(subscription)": {"type": "subscription", "entitlements": ["pro"]},
               "\(coins)": {"type": "consumable", "grants": {"coins": 100}},
               "\(removeAds)": {"type": "non-consumable", "entitlements": ["no_ads"]}
             }
           }],
-          "trustedRoots": ["ca-root.der"]
+          "trustedRoots": ["ca-root.der"],
+          "verifyReceipt": {"production": "http://127.0.0.1:\(applePort)/verifyReceipt",
+                            "sandbox": "http://127.0.0.1:\(applePort)/verifyReceipt"}
         }
 
         """
+    }
+
+    /// 32 hex digits, like the shared secrets App Store Connect hands out.
+    static func newSharedSecret() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in
+            let byte = UInt8.random(in: 0...255, using: &generator)
+            return String(byte >> 4, radix: 16) + String(byte & 0x0F, radix: 16)
+        }.joined()
+    }
 
     /// Creates the CA, the config and an empty state. Refuses to overwrite: a running service
     /// trusts the existing root, and the state names the chains it has seen.
-    func create(now: Int64) throws {
+    func create(now: Int64, applePort: Int = defaultApplePort) throws {
         // 0755 like serve's own data directory: when run as root, the `postgres` user must enter it.
         for path in [dataDirectory, directory] {
             do {
@@ -65,7 +83,9 @@ struct TestkitStore {
         try write(authority.leafDER, to: leafPath, mode: 0o644)
         try save(TestkitState())
         // The config last: its presence is what says the store is complete.
-        try write(Array(Self.configText.utf8), to: configPath, mode: 0o644)
+        // 0600: the shared secret is the app's.
+        try write(Array(Self.configText(applePort: applePort, sharedSecret: Self.newSharedSecret()).utf8),
+                  to: configPath, mode: 0o600)
         _ = try configuration()
     }
 

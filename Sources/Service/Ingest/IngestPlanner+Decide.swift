@@ -1,0 +1,165 @@
+import EventStore
+import Ledger
+
+extension IngestPlanner {
+    /// What the batch decided under its locks, and what re-rendering still needs.
+    struct Decision {
+        var catalogVersion: Int64
+        var decided: [(event: LedgerEvent, payload: String?)] = []
+        var outcome = IngestOutcome()
+        var claimedNow: [ChainClaim] = []
+        var chainStates: [String: ChainState] = [:]
+        var accounts: [String: Account] = [:]
+        /// Highest sequence per stream, for the documents' `version`.
+        var lastSeq: [String: Int64] = [:]
+        /// The users whose view changed, to re-render.
+        var affected: Set<String> = []
+
+        /// Folds streams read after the decision (the other chains of the users to re-render).
+        mutating func fold(_ streams: [String: LedgerRepository.LoadedStream]) {
+            for (stream, loaded) in streams {
+                chainStates[stream] = Chain.fold(loaded.events)
+                lastSeq[stream] = loaded.lastSeq
+            }
+        }
+
+        /// What the affected users' documents are built from, sorted by user.
+        func worlds() -> [LedgerRepository.UserWorld] {
+            affected.sorted().map { user in
+                var world = LedgerRepository.UserWorld(userId: user)
+                world.account = accounts[user] ?? .initial
+                world.lastSeq = lastSeq[LedgerStream.user(user)] ?? 0
+                for otid in world.account.chains {
+                    let stream = LedgerStream.chain(otid)
+                    world.chains[otid] = chainStates[stream] ?? .initial
+                    world.lastSeq = max(world.lastSeq, lastSeq[stream] ?? 0)
+                }
+                return world
+            }
+        }
+    }
+
+    /// Who claims what: the posting user claims every chain of the batch; otherwise an
+    /// unclaimed chain goes to the user its appAccountToken names.
+    func claims(owners: [String: String]) -> [String: String] {
+        var claims: [String: String] = [:]
+        for otid in chainIds {
+            if let claimant {
+                claims[otid] = claimant
+            } else if owners[otid] == nil, let token = appAccountToken(of: otid) {
+                claims[otid] = token
+            }
+        }
+        return claims
+    }
+
+    /// Where a decision leads.
+    enum Decided {
+        /// A claim was refused.
+        case rejected(Rejection)
+        /// Events to append (and the other chains of the users to re-render, read alongside).
+        case append(Decision, Append, alsoRead: [String])
+        /// Nothing to append, but other chains to read before re-rendering.
+        case read(Decision, streams: [String])
+        /// Nothing to append or read: on to the projection writes.
+        case commit(Decision)
+    }
+
+    /// Decides every fact and claim against the states read under the locks, and what follows.
+    func decide(_ attempt: Attempt, _ reads: Reads) -> Decided {
+        var decision = Decision(catalogVersion: attempt.catalogVersion)
+        let loaded = reads.streams
+        for stream in factStreams { decision.chainStates[stream] = Chain.fold(loaded[stream]?.events ?? []) }
+
+        func decideFact(_ command: ChainCommand, stream: String, payload: String?) -> Bool {
+            let events = Chain.decide(command, decision.chainStates[stream] ?? .initial)
+            for event in events {
+                Chain.evolve(&decision.chainStates[stream, default: .initial], event)
+                decision.decided.append((event, payload))
+            }
+            return !events.isEmpty
+        }
+        if let notification = batch.notification {
+            let stream =
+                notification.fact.originalTransactionId.map(LedgerStream.chain)
+                ?? LedgerStream.unattachedNotifications
+            decision.outcome.notificationRecorded = decideFact(
+                .recordNotification(notification.fact), stream: stream, payload: notification.payload)
+        }
+        // What Apple pushed counts version by version; what a client posts (or Apple answers
+        // on request) is a copy, and a copy of the version in force is a duplicate.
+        let pushed = batch.notification != nil
+        for (fact, payload) in batch.transactions {
+            let recorded = decideFact(
+                pushed ? .recordTransaction(fact) : .recordTransactionCopy(fact),
+                stream: LedgerStream.chain(fact.originalTransactionId), payload: payload)
+            decision.outcome.transactions.append((fact, recorded))
+        }
+        for (fact, payload) in batch.renewals {
+            _ = decideFact(
+                pushed ? .recordRenewalInfo(fact) : .recordRenewalInfoCopy(fact),
+                stream: LedgerStream.chain(fact.originalTransactionId), payload: payload)
+        }
+
+        let owners = reads.owners
+        for user in reads.users {
+            decision.accounts[user] = Account.fold(loaded[LedgerStream.user(user)]?.events ?? [])
+        }
+        for (otid, user) in reads.claims.sorted(by: { $0.key < $1.key }) {
+            let command = AccountCommand.claim(userId: user, originalTransactionId: otid, policy: policy, at: now)
+            let events: [LedgerEvent]
+            do throws(Rejection) {
+                events = try Account.decide(
+                    command, decision.accounts[user] ?? .initial, context: AccountContext(chainOwner: owners[otid]))
+            } catch {
+                return .rejected(error)
+            }
+            for event in events {
+                if case .chainClaimed(_, _, let from, _) = event {
+                    decision.claimedNow.append(ChainClaim(originalTransactionId: otid, userId: user))
+                    if let from { decision.outcome.transferredFrom[otid] = from }
+                }
+                // A transfer's release goes to the previous owner's stream.
+                let account = event.stream == LedgerStream.user(user) ? user : owners[otid]!
+                Account.evolve(&decision.accounts[account, default: .initial], event)
+                decision.decided.append((event, nil))
+            }
+        }
+
+        // Re-render every user whose view changed: claimants, previous owners, and the owners
+        // of chains that received new facts.
+        decision.affected = Set(decision.claimedNow.map(\.userId))
+            .union(decision.claimedNow.compactMap { owners[$0.originalTransactionId] })
+        for (event, _) in decision.decided {
+            if case .chainClaimed = event { continue }
+            if event.stream.hasPrefix("chain:"), let owner = owners[String(event.stream.dropFirst(6))] {
+                decision.affected.insert(owner)
+            }
+        }
+        if let claimant { decision.affected.insert(claimant) }
+        decision.lastSeq = loaded.mapValues(\.lastSeq)
+
+        // Their documents are rendered from the state already folded here; only chains a user
+        // owns outside this batch still have to be read.
+        let otherChains = Set(decision.affected.flatMap { decision.accounts[$0]?.chains ?? [] })
+            .subtracting(chainIds).sorted().map(LedgerStream.chain)
+        if !decision.decided.isEmpty {
+            var expected: [String: Int64] = [:]
+            for stream in factStreams + reads.users.map(LedgerStream.user) {
+                expected[stream] = loaded[stream]?.version ?? 0
+            }
+            let key = batch.notification.map {
+                IdempotencyKey(source: "apple-notification", externalId: $0.fact.notificationUUID)
+            }
+            return .append(
+                decision, Append(events: decision.decided, expected: expected, idempotencyKey: key),
+                alsoRead: otherChains)
+        }
+        return otherChains.isEmpty ? .commit(decision) : .read(decision, streams: otherChains)
+    }
+
+    private func appAccountToken(of otid: String) -> String? {
+        batch.transactions.lazy.filter { $0.fact.originalTransactionId == otid }
+            .compactMap { $0.fact.appAccountToken }.first { !$0.isEmpty }
+    }
+}

@@ -1,0 +1,65 @@
+import AppStore
+import Glibc
+import HTTP
+import JSON
+
+/// `testkit apple`: Apple's verifyReceipt for the test store, on 127.0.0.1. `testkit init`
+/// points the config's `verifyReceipt` URLs here, so `serve` verifies `testkit receipt`s as it
+/// verifies Apple's. It answers `environment` "LocalTesting" (what the store signs), so only an
+/// app accepting LocalTesting takes its answers; the answers themselves are `VerifyReceiptStandIn`'s.
+enum TestkitApple {
+    static func run(_ parsed: CommandLineArguments) throws -> Int32 {
+        var port = TestkitStore.defaultApplePort
+        if let text = parsed.options["port"] {
+            guard let number = Int(text), (0...65535).contains(number) else {
+                throw CommandLineArguments.UsageError(description: "--port must be 0…65535 (0: any free port), got \"\(text)\"")
+            }
+            port = number
+        }
+        let store = try TestkitCommand.store(parsed)
+        let configuration = try store.configuration()
+        let rootDER = try store.authority().rootDER
+        var secrets: [String: String?] = [:]
+        for app in configuration.apps { secrets[app.bundleId] = app.sharedSecret }
+        let standIn = VerifyReceiptStandIn(
+            trustedRootsDER: [rootDER], sharedSecrets: secrets, environment: AppStoreEnvironment.localTesting)
+
+        var router = Router()
+        router.add("POST", "/verifyReceipt") { request, _ in
+            // The renewal preferences `testkit notify` changed since the receipt was minted.
+            let renewals = (try? store.loadState())?.renewals ?? [:]
+            let answer = standIn.answer(request.body, now: TestkitCommand.nowMillis()) { chain in
+                renewals[chain].map(TestkitReceipt.renewal)
+            }
+            return .json(200, answer.serialized())
+        }
+        // Apple answers any other method with status 21000 ("not an HTTP POST"), still HTTP 200.
+        router.add("GET", "/verifyReceipt") { _, _ in .json(200, JSONValue.object(["status": 21000]).serialized()) }
+
+        // Block the stop signals before the workers start (they inherit the mask), as serve does.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+        let handler = router
+        var http = HTTPServer.Configuration(host: "127.0.0.1", port: port)
+        http.threadCount = 2
+        let server = HTTPServer(configuration: http) { handler.handle($0) }
+        let bound: Int
+        do { bound = try server.start() } catch {
+            throw TestkitError("testkit apple cannot listen on 127.0.0.1:\(port): \(error)")
+        }
+        let url = "http://127.0.0.1:\(bound)/verifyReceipt"
+        if configuration.verifyReceipt.production != url || configuration.verifyReceipt.sandbox != url {
+            CommandLineInterface.printError(
+                "testkit apple: note: \(store.configPath) sends receipts to \(configuration.verifyReceipt.production), not here")
+        }
+        print("iap-ledger testkit apple listening on \(url)")
+        fflush(nil)
+        var received: Int32 = 0
+        sigwait(&signals, &received)
+        server.stop()
+        return 0
+    }
+}
