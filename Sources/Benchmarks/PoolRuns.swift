@@ -74,6 +74,8 @@ enum PoolRuns {
         body()
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        print("\(label): \(Int(Double(operations) / seconds)) ops/s (\(operations) in \(String(format: "%.2f", seconds)) s)")
+        print(
+            "\(label): \(Int(Double(operations) / seconds)) ops/s (\(operations) in \(String(format: "%.2f", seconds)) s)"
+        )
     }
 }

@@ -19,15 +19,18 @@ enum ReplayBenchmark {
         var phases: [(String, Int64)]
 
         var description: String {
-            String(format: "replay of %d events / %d users: %.2f s (%.0f events/s, %.2f s CPU); COPY (SELECT * FROM es.events) TO STDOUT: %.2f s; ratio %.2f×",
-                   events, users, replaySeconds, eventsPerSecond, replayCPUSeconds, copySeconds, ratioToCopy)
+            String(
+                format:
+                    "replay of %d events / %d users: %.2f s (%.0f events/s, %.2f s CPU); COPY (SELECT * FROM es.events) TO STDOUT: %.2f s; ratio %.2f×",
+                events, users, replaySeconds, eventsPerSecond, replayCPUSeconds, copySeconds, ratioToCopy)
                 + "; phases ms: " + phases.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
         }
     }
 
     /// Runs one replay (swapping in unless `dryRun`) with the generated log's catalog.
     static func replay(conninfo: String, dryRun: Bool = false) throws -> ReplayReport {
-        try ReplayEngine.judging(with: ReplayBenchmarkLog.catalog, conninfo: conninfo).run(ReplayOptions(dryRun: dryRun))
+        try ReplayEngine.judging(with: ReplayBenchmarkLog.catalog, conninfo: conninfo).run(
+            ReplayOptions(dryRun: dryRun))
     }
 
     /// Times a replay and, on the same database in the same go, `COPY (SELECT * FROM es.events)
@@ -53,9 +56,9 @@ enum ReplayBenchmark {
     static func processCPUSeconds() -> Double {
         var usage = rusage()
         #if os(Linux)
-        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+            getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
         #else
-        getrusage(RUSAGE_SELF, &usage)
+            getrusage(RUSAGE_SELF, &usage)
         #endif
         return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
             + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6

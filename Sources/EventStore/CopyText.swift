@@ -109,10 +109,18 @@ public enum CopyText {
     public static func escape(_ text: String, into out: inout [UInt8]) {
         for byte in text.utf8 {
             switch byte {
-            case 0x5C: out.append(0x5C); out.append(0x5C)
-            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
-            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
-            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
+            case 0x5C:
+                out.append(0x5C)
+                out.append(0x5C)
+            case 0x09:
+                out.append(0x5C)
+                out.append(UInt8(ascii: "t"))
+            case 0x0A:
+                out.append(0x5C)
+                out.append(UInt8(ascii: "n"))
+            case 0x0D:
+                out.append(0x5C)
+                out.append(UInt8(ascii: "r"))
             default: out.append(byte)
             }
         }

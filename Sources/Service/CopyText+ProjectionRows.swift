@@ -16,7 +16,11 @@ extension CopyText {
         out.append(0x09)
         out.append(contentsOf: String(renderedAt).utf8)
         out.append(0x09)
-        if let validUntil { out.append(contentsOf: String(validUntil).utf8) } else { out.append(contentsOf: "\\N".utf8) }
+        if let validUntil {
+            out.append(contentsOf: String(validUntil).utf8)
+        } else {
+            out.append(contentsOf: "\\N".utf8)
+        }
         out.append(0x0A)
     }
 

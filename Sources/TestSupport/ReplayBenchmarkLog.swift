@@ -35,20 +35,29 @@ public enum ReplayBenchmarkLog {
             var versions: [String: Int64] = [:]
             var generated: [LedgerEvent] = []
             let purchased = start + Int64(user % 300) * 3_600_000
-            func transaction(_ id: String, _ otid: String, product: String, type: String, at: Int64, expires: Int64?) -> LedgerEvent {
-                .transactionRecorded(Transaction(
-                    transactionId: id, originalTransactionId: otid, productId: product, bundleId: "com.example.bench",
-                    type: type, purchaseDate: at, originalPurchaseDate: purchased, expiresDate: expires, signedDate: at,
-                    environment: "Production", webOrderLineItemId: id, transactionReason: at == purchased ? "PURCHASE" : "RENEWAL",
-                    price: 9990, currency: user % 3 == 0 ? "EUR" : "USD", storefront: "USA"))
+            func transaction(_ id: String, _ otid: String, product: String, type: String, at: Int64, expires: Int64?)
+                -> LedgerEvent
+            {
+                .transactionRecorded(
+                    Transaction(
+                        transactionId: id, originalTransactionId: otid, productId: product,
+                        bundleId: "com.example.bench",
+                        type: type, purchaseDate: at, originalPurchaseDate: purchased, expiresDate: expires,
+                        signedDate: at,
+                        environment: "Production", webOrderLineItemId: id,
+                        transactionReason: at == purchased ? "PURCHASE" : "RENEWAL",
+                        price: 9990, currency: user % 3 == 0 ? "EUR" : "USD", storefront: "USA"))
             }
             let base: [LedgerEvent] = [
                 .chainClaimed(userId: userId, originalTransactionId: sub, from: nil, at: purchased),
-                transaction(sub, sub, product: "bench.monthly", type: "Auto-Renewable Subscription", at: purchased,
-                            expires: purchased + 30 * day),
-                .renewalInfoRecorded(RenewalInfo(
-                    originalTransactionId: sub, productId: "bench.monthly", autoRenewProductId: "bench.monthly",
-                    autoRenewStatus: 1, isInBillingRetryPeriod: false, signedDate: purchased, environment: "Production")),
+                transaction(
+                    sub, sub, product: "bench.monthly", type: "Auto-Renewable Subscription", at: purchased,
+                    expires: purchased + 30 * day),
+                .renewalInfoRecorded(
+                    RenewalInfo(
+                        originalTransactionId: sub, productId: "bench.monthly", autoRenewProductId: "bench.monthly",
+                        autoRenewStatus: 1, isInBillingRetryPeriod: false, signedDate: purchased,
+                        environment: "Production")),
                 .chainClaimed(userId: userId, originalTransactionId: coins, from: nil, at: purchased),
                 transaction(coins, coins, product: "bench.coins", type: "Consumable", at: purchased, expires: nil),
             ]
@@ -57,14 +66,17 @@ public enum ReplayBenchmarkLog {
             while generated.count < count {
                 if generated.count % 2 == 1 {
                     let at = purchased + period * 30 * day
-                    generated.append(transaction(
-                        "\(sub)\(period)", sub, product: "bench.monthly", type: "Auto-Renewable Subscription", at: at,
-                        expires: at + 30 * day))
+                    generated.append(
+                        transaction(
+                            "\(sub)\(period)", sub, product: "bench.monthly", type: "Auto-Renewable Subscription",
+                            at: at,
+                            expires: at + 30 * day))
                     period += 1
                 } else {
-                    generated.append(.balanceDebited(
-                        userId: userId, currency: "coins", amount: 1, idempotencyKey: "d-\(generated.count)",
-                        reason: "bench", balanceAfter: 0, at: purchased + Int64(generated.count) * 1000))
+                    generated.append(
+                        .balanceDebited(
+                            userId: userId, currency: "coins", amount: 1, idempotencyKey: "d-\(generated.count)",
+                            reason: "bench", balanceAfter: 0, at: purchased + Int64(generated.count) * 1000))
                 }
             }
             for event in generated {

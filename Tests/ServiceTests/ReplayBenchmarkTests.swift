@@ -1,7 +1,8 @@
 import EventStore
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// The bench tool's generated log (`ReplayBenchmarkLog`) is a log the replay judges as it would
