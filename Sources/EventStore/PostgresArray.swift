@@ -51,10 +51,3 @@ extension PostgresArray {
         return ("\(column) = ANY(ARRAY[\(placeholders)])", values.map(Optional.some))
     }
 }
-
-extension PostgresArray {
-    /// `{1,2,NULL}` for `$n::bigint[]` parameters: numbers need no quoting.
-    public static func numbers(_ items: [String?]) -> String {
-        "{" + items.map { $0 ?? "NULL" }.joined(separator: ",") + "}"
-    }
-}

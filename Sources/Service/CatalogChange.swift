@@ -65,10 +65,11 @@ struct CatalogChange {
     func upserts(now: Int64) -> [Connection.Statement] {
         stride(from: 0, to: rows.count, by: 5_000).map { start in
             let chunk = rows[start..<min(rows.count, start + 5_000)]
-            return UserDocuments.upsert(
-                ids: chunk.map(\.userId), versions: chunk.map { String($0.version) },
-                texts: chunk.map { String(decoding: $0.document, as: UTF8.self) },
-                validUntils: chunk.map { $0.validUntil.map(String.init) }, now: now)
+            return UserDocumentsTable.upsert(
+                ids: chunk.map(\.userId), versions: chunk.map(\.version),
+                documents: chunk.map { String(decoding: $0.document, as: UTF8.self) },
+                validUntils: chunk.map(\.validUntil), renderedAt: now
+            ).statement
         }
     }
 }

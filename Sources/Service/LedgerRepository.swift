@@ -18,9 +18,9 @@ struct LedgerRepository: Sendable {
     struct UserWorld {
         var userId: String
         var account: Account = .initial
+        /// The version of the user's stream (what an append to it expects).
         var accountVersion: Int64 = 0
         var chains: [String: ChainState] = [:]
-        var chainVersions: [String: Int64] = [:]
         /// Highest sequence among the events folded here: the document's `version`.
         var lastSeq: Int64 = 0
     }
@@ -59,12 +59,7 @@ struct LedgerRepository: Sendable {
     func decode(_ rows: [RecordedEvent]) throws(ServiceError) -> [String: LoadedStream] {
         var loaded: [String: LoadedStream] = [:]
         for row in rows {
-            let event: LedgerEvent
-            do {
-                event = try LedgerEvent.decode(type: row.type, schemaVersion: row.schemaVersion, data: row.data)
-            } catch {
-                throw .internalError("event \(row.seq) of \(row.stream) does not decode: \(error)")
-            }
+            let event = try event(of: row)
             loaded[row.stream, default: LoadedStream()].events.append(event)
             loaded[row.stream]!.version = max(loaded[row.stream]!.version, row.version)
             loaded[row.stream]!.lastSeq = max(loaded[row.stream]!.lastSeq, row.seq)
@@ -72,25 +67,41 @@ struct LedgerRepository: Sendable {
         return loaded
     }
 
-    /// Folds a user's stream, then the chains it owns (at `recordedUpTo`, when given).
+    /// Folds a user's stream, then the chains it owns (at `recordedUpTo`, when given), with the
+    /// Ledger's one fold (`LedgerWorld`): the same routing and `version` as the replay's.
     func loadUser(_ userId: String, recordedUpTo: Int64? = nil, on connection: Connection) throws(ServiceError)
         -> UserWorld
     {
-        let userStream = LedgerStream.user(userId)
-        var world = UserWorld(userId: userId)
-        if let stream = try load(streams: [userStream], recordedUpTo: recordedUpTo, on: connection)[userStream] {
-            world.account = Account.fold(stream.events)
-            world.accountVersion = stream.version
-            world.lastSeq = stream.lastSeq
+        var world = LedgerWorld()
+        try fold(streams: [LedgerStream.user(userId)], recordedUpTo: recordedUpTo, into: &world, on: connection)
+        let account = world.account(of: userId)
+        try fold(
+            streams: account.chains.map(LedgerStream.chain), recordedUpTo: recordedUpTo, into: &world, on: connection)
+        return UserWorld(
+            userId: userId, account: account, accountVersion: world.accountPositions[userId]?.version ?? 0,
+            chains: world.chains, lastSeq: world.version(of: userId))
+    }
+
+    /// Reads `streams` (in stream and version order) and folds their events into `world`.
+    private func fold(
+        streams: [String], recordedUpTo: Int64?, into world: inout LedgerWorld, on connection: Connection
+    ) throws(ServiceError) {
+        guard !streams.isEmpty else { return }
+        let rows: [RecordedEvent]
+        do {
+            rows = try store.readStreams(streams, recordedUpTo: recordedUpTo, payloads: false, on: connection)
+        } catch {
+            throw .database(error)
         }
-        let chainStreams = world.account.chains.map(LedgerStream.chain)
-        for (stream, loaded) in try load(streams: chainStreams, recordedUpTo: recordedUpTo, on: connection) {
-            let otid = String(stream.dropFirst("chain:".count))
-            world.chains[otid] = Chain.fold(loaded.events)
-            world.chainVersions[otid] = loaded.version
-            world.lastSeq = max(world.lastSeq, loaded.lastSeq)
+        for row in rows { world.apply(try event(of: row), seq: row.seq) }
+    }
+
+    private func event(of row: RecordedEvent) throws(ServiceError) -> LedgerEvent {
+        do {
+            return try LedgerEvent.decode(type: row.type, schemaVersion: row.schemaVersion, data: row.data)
+        } catch {
+            throw .internalError("event \(row.seq) of \(row.stream) does not decode: \(error)")
         }
-        return world
     }
 
     /// Appends decided events in one atomic multi-stream append. `expected` pins the version

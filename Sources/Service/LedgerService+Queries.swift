@@ -85,7 +85,10 @@ extension LedgerService {
             guard let loaded = try repository.load(streams: [stream], on: connection)[stream] else {
                 throw .notFound("no transaction chain \(otid) has been recorded")
             }
-            let owner = try chainOwners([otid], on: connection)[otid]
+            let owners = try database { () throws(DatabaseError) in
+                try connection.query(ChainOwnersTable.owner(of: otid))
+            }
+            let owner = owners.isEmpty ? nil : owners[0, 0]
             return APITimes.presenting(
                 SubscriptionDetail(
                     originalTransactionId: otid, owner: owner, chain: Chain.fold(loaded.events), at: now
@@ -95,8 +98,7 @@ extension LedgerService {
 
     func ownedChains(of userId: String, on connection: Connection) throws(ServiceError) -> [String] {
         do {
-            let rows = try connection.query(
-                "SELECT original_transaction_id FROM proj.chain_owners WHERE user_id = $1 ORDER BY 1", [userId])
+            let rows = try connection.query(ChainOwnersTable.chains(of: userId))
             return (0..<rows.count).compactMap { rows[$0, 0] }
         } catch {
             throw .database(error)

@@ -25,8 +25,7 @@ struct ReplayLive: Sendable {
     static func load(on connection: Connection) throws(ServiceError) -> ReplayLive {
         try database { () throws(DatabaseError) in
             var live = ReplayLive()
-            let users = try connection.copyOut(
-                "COPY (SELECT user_id, version, rendered_at, document FROM proj.users) TO STDOUT")
+            let users = try connection.copyOut(UserDocumentsTable.copyOut)
             live.users.reserveCapacity(users.count / 512)
             CopyText.forEachRow(users) { buffer, fields in
                 guard fields.count == 4 else { return }
@@ -34,8 +33,7 @@ struct ReplayLive: Sendable {
                     version: CopyText.integer(buffer, fields[1]), renderedAt: CopyText.integer(buffer, fields[2]),
                     document: CopyText.field(buffer, fields[3]))
             }
-            let owners = try connection.copyOut(
-                "COPY (SELECT original_transaction_id, user_id FROM proj.chain_owners) TO STDOUT")
+            let owners = try connection.copyOut(ChainOwnersTable.copyOut)
             live.owners.reserveCapacity(owners.count / 24)
             CopyText.forEachRow(owners) { buffer, fields in
                 guard fields.count == 2 else { return }

@@ -63,14 +63,6 @@ final class UserDocumentChangeFeed: @unchecked Sendable {
     private var appliedAboveHorizon: [String: UInt64] = [:]
     private var failing = false
 
-    static let changesSQL = """
-        SELECT user_id, changed_tx::text, NULL FROM proj.users WHERE changed_tx >= $1::xid8
-        UNION ALL
-        SELECT NULL, pg_snapshot_xmin(pg_current_snapshot())::text, to_regclass('proj.users')::oid::text
-        """
-    static let horizonSQL =
-        "SELECT pg_snapshot_xmin(pg_current_snapshot())::text, to_regclass('proj.users')::oid::text"
-
     init(conninfo: String, setupStatements: [String], cache: UserDocumentCache, logger: Logger) {
         self.conninfo = conninfo
         self.setupStatements = setupStatements
@@ -166,13 +158,13 @@ final class UserDocumentChangeFeed: @unchecked Sendable {
                 self.connection = connection
             }
             guard let previous = horizon else {
-                let rows = try connection.query(Self.horizonSQL)
+                let rows = try connection.query(UserDocumentsTable.horizon)
                 guard let xmin = rows[0, 0].flatMap({ UInt64($0) }) else { return false }
                 cache.invalidateAll()
                 (horizon, relation) = (xmin, rows[0, 1])
                 return recovered()
             }
-            let rows = try connection.query(Self.changesSQL, [String(previous)])
+            let rows = try connection.query(UserDocumentsTable.changes(since: previous))
             var changed: [(userId: String, tx: UInt64)] = []
             var newHorizon: UInt64?
             var newRelation: String?

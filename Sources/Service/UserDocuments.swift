@@ -23,10 +23,10 @@ struct UserDocuments: Sendable {
         do {
             _ = try connection.pipeline([
                 catalogCheck,
-                Connection.Statement(
-                    Self.upsertOne,
-                    [world.userId, String(world.lastSeq), String(decoding: document, as: UTF8.self), String(now),
-                     validUntil.map(String.init)]),
+                UserDocumentsTable.upsert(
+                    userId: world.userId, version: world.lastSeq, document: String(decoding: document, as: UTF8.self),
+                    renderedAt: now, validUntil: validUntil
+                ).statement,
             ])
         } catch {
             throw .database(error)
@@ -35,50 +35,28 @@ struct UserDocuments: Sendable {
     }
 
     /// Renders the documents of `worlds` at `now`: the upsert statement that stores them (nil for
-    /// no world) and each user's bytes. One user, the usual case, is a plain VALUES row: its plan
-    /// is cached, where unnest over bound arrays is planned anew on every execution.
+    /// no world) and each user's bytes (`UserDocumentsTable` writes one row and several apart).
     func upsert(_ worlds: [LedgerRepository.UserWorld], now: Int64) -> (statement: Connection.Statement?, documents: [String: [UInt8]]) {
         guard !worlds.isEmpty else { return (nil, [:]) }
         var documents: [String: [UInt8]] = [:]
-        var ids: [String] = [], versions: [String] = [], texts: [String] = [], validUntils: [String?] = []
+        var ids: [String] = [], versions: [Int64] = [], texts: [String] = [], validUntils: [Int64?] = []
         for world in worlds {
             let (document, validUntil) = render(world, at: now)
             documents[world.userId] = document
             ids.append(world.userId)
-            versions.append(String(world.lastSeq))
+            versions.append(world.lastSeq)
             texts.append(String(decoding: document, as: UTF8.self))
-            validUntils.append(validUntil.map(String.init))
+            validUntils.append(validUntil)
         }
         if worlds.count == 1 {
-            return (Connection.Statement(Self.upsertOne, [ids[0], versions[0], texts[0], String(now), validUntils[0]]), documents)
+            let one = UserDocumentsTable.upsert(
+                userId: ids[0], version: versions[0], document: texts[0], renderedAt: now, validUntil: validUntils[0])
+            return (one.statement, documents)
         }
-        return (Self.upsert(ids: ids, versions: versions, texts: texts, validUntils: validUntils, now: now), documents)
+        let all = UserDocumentsTable.upsert(
+            ids: ids, versions: versions, documents: texts, validUntils: validUntils, renderedAt: now)
+        return (all.statement, documents)
     }
-
-    /// The several-rows upsert of documents already rendered (a catalog change's re-render too).
-    static func upsert(ids: [String], versions: [String], texts: [String], validUntils: [String?], now: Int64)
-        -> Connection.Statement
-    {
-        Connection.Statement(
-            """
-            INSERT INTO proj.users (user_id, version, document, rendered_at, valid_until, updated_at)
-            SELECT u, v, d, $4, vu, now()
-            FROM unnest($1::text[], $2::bigint[], $3::text[], $5::bigint[]) AS x(u, v, d, vu)
-            ON CONFLICT (user_id) DO UPDATE SET version = excluded.version, document = excluded.document,
-                rendered_at = excluded.rendered_at, valid_until = excluded.valid_until, updated_at = now(),
-                changed_tx = DEFAULT
-            """,
-            [PostgresArray.literal(ids), PostgresArray.literal(versions), PostgresArray.literal(texts), String(now),
-             PostgresArray.literal(validUntils)])
-    }
-
-    private static let upsertOne = """
-        INSERT INTO proj.users (user_id, version, document, rendered_at, valid_until, updated_at)
-        VALUES ($1, $2, $3, $4, $5, now())
-        ON CONFLICT (user_id) DO UPDATE SET version = excluded.version, document = excluded.document,
-            rendered_at = excluded.rendered_at, valid_until = excluded.valid_until, updated_at = now(),
-            changed_tx = DEFAULT
-        """
 
     /// The document as judged at `now`, and the instant until which it stays the same.
     func render(_ world: LedgerRepository.UserWorld, at now: Int64) -> (document: [UInt8], validUntil: Int64?) {
@@ -101,12 +79,7 @@ struct UserDocuments: Sendable {
     func cached(userId: String, now: Int64, on connection: Connection) throws(ServiceError) -> Judged? {
         let rows: Rows
         do {
-            rows = try connection.query(
-                """
-                SELECT document, rendered_at, valid_until FROM proj.users
-                WHERE user_id = $1 AND rendered_at <= $2 AND (valid_until IS NULL OR valid_until > $2)
-                """,
-                [userId, String(now)])
+            rows = try connection.query(UserDocumentsTable.cached(userId: userId, now: now))
         } catch {
             throw .database(error)
         }

@@ -7,19 +7,13 @@ import TestSupport
 @Suite struct ReplayTests {
     /// Folds a log as a replay does: events grouped by stream, decoded from their stored bytes.
     func replay(_ log: [LedgerEvent]) throws -> (chains: [String: ChainState], accounts: [String: Account]) {
-        var chains: [String: ChainState] = [:]
-        var accounts: [String: Account] = [:]
-        for event in log {
+        var world = LedgerWorld()
+        for (index, event) in log.enumerated() {
             let stored = try LedgerEvent.decode(type: event.typeName, schemaVersion: event.schemaVersion,
                                                 data: event.encode())
-            let stream = stored.stream
-            if stream.hasPrefix("chain:") {
-                Chain.evolve(&chains[String(stream.dropFirst(6)), default: .initial], stored)
-            } else if stream.hasPrefix("user:") {
-                Account.evolve(&accounts[String(stream.dropFirst(5)), default: .initial], stored)
-            }
+            world.apply(stored, seq: Int64(index + 1))
         }
-        return (chains, accounts)
+        return (world.chains, world.accounts)
     }
 
     @Test(arguments: [UInt64(3), 17, 42, 99])

@@ -49,25 +49,22 @@ public indirect enum LedgerEvent: Sendable, Hashable {
         "BalanceDebited", "BalanceCredited", "EntitlementGranted", "EntitlementRevoked",
     ]
 
-    /// The stream this event is appended to.
+    /// The stream this event is appended to (its `route`, named).
     public var stream: String {
-        switch self {
-        case .transactionRecorded(let t): LedgerStream.chain(t.originalTransactionId)
-        case .renewalInfoRecorded(let r): LedgerStream.chain(r.originalTransactionId)
-        case .notificationReceived(let n):
-            n.originalTransactionId.map(LedgerStream.chain) ?? LedgerStream.unattachedNotifications
-        case .chainClaimed(let userId, _, _, _), .chainReleased(let userId, _, _, _),
-            .balanceDebited(let userId, _, _, _, _, _, _), .balanceCredited(let userId, _, _, _, _, _),
-            .entitlementGranted(let userId, _, _, _, _), .entitlementRevoked(let userId, _, _, _):
-            LedgerStream.user(userId)
+        switch route {
+        case .chain(let originalTransactionId): LedgerStream.chain(originalTransactionId)
+        case .user(let userId): LedgerStream.user(userId)
+        case .unrouted: LedgerStream.unattachedNotifications
         }
     }
 }
 
 /// Stream naming (CONTRACTS.md: `user:<userId>`, `chain:<originalTransactionId>`).
 public enum LedgerStream {
-    public static func chain(_ originalTransactionId: String) -> String { "chain:" + originalTransactionId }
-    public static func user(_ userId: String) -> String { "user:" + userId }
+    public static func chain(_ originalTransactionId: String) -> String {
+        LedgerRoute.chainPrefix + originalTransactionId
+    }
+    public static func user(_ userId: String) -> String { LedgerRoute.userPrefix + userId }
     /// Notifications about no chain (TEST, RENEWAL_EXTENSION SUMMARY, ...).
     public static let unattachedNotifications = "apple:notifications"
 }

@@ -3,9 +3,12 @@
 /// An in-memory ledger for tests: routes decided events to their streams exactly as the
 /// Service would, and judges the user document at any instant.
 struct World {
-    var chains: [String: ChainState] = [:]
-    var accounts: [String: Account] = [:]
-    var versions: [String: Int64] = [:]
+    /// The fold the Service uses; each logged event's sequence number is its place in `log`.
+    var ledger = LedgerWorld()
+    var chains: [String: ChainState] { ledger.chains }
+    var accounts: [String: Account] { ledger.accounts }
+    /// Each user's stream version (the events on `user:<id>`).
+    var versions: [String: Int64] { ledger.accountPositions.mapValues(\.version) }
     var unattached: [NotificationFact] = []
     var catalog = F.catalog
     var log: [LedgerEvent] = []
@@ -83,22 +86,14 @@ struct World {
     mutating func apply(_ events: [LedgerEvent]) {
         for event in events {
             log.append(event)
-            let stream = event.stream
-            if stream.hasPrefix("chain:") {
-                let otid = String(stream.dropFirst(6))
-                Chain.evolve(&chains[otid, default: .initial], event)
-            } else if stream.hasPrefix("user:") {
-                let user = String(stream.dropFirst(5))
-                Account.evolve(&accounts[user, default: .initial], event)
-                versions[user, default: 0] += 1
-            }
+            ledger.apply(event, seq: Int64(log.count))
         }
     }
 
     func customer(_ user: String = "u-1", at now: Int64) -> Customer {
         CustomerView.build(
             userId: user, account: accounts[user] ?? .initial, chains: chains, catalog: catalog, at: now,
-            version: versions[user] ?? 0)
+            version: ledger.accountPositions[user]?.version ?? 0)
     }
 
     func status(_ otid: String = "1000", at now: Int64) -> SubscriptionStatus? {

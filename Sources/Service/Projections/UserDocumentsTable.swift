@@ -1,0 +1,128 @@
+import EventStore
+
+/// The one owner of `proj.users`' SQL: every statement that writes or reads the rendered
+/// documents (ingest, debits, catalog changes and replays alike), and how a replay builds,
+/// loads and swaps in its successor `proj.users_next`.
+enum UserDocumentsTable {
+    /// The live table, or the one a replay is building.
+    enum Table {
+        case live, next
+
+        var name: StaticString {
+            switch self {
+            case .live: "proj.users"
+            case .next: "proj.users_next"
+            }
+        }
+    }
+
+    /// One document (a plain VALUES row: its plan is cached, where unnest over bound arrays is
+    /// planned anew on every execution).
+    static func upsert(userId: String, version: Int64, document: String, renderedAt: Int64, validUntil: Int64?)
+        -> Query
+    {
+        """
+        INSERT INTO proj.users (user_id, version, document, rendered_at, valid_until, updated_at)
+        VALUES (\(userId), \(version), \(document), \(renderedAt), \(validUntil), now())
+        ON CONFLICT (user_id) DO UPDATE SET version = excluded.version, document = excluded.document,
+            rendered_at = excluded.rendered_at, valid_until = excluded.valid_until, updated_at = now(),
+            changed_tx = DEFAULT
+        """
+    }
+
+    /// Several documents rendered at `renderedAt`, in bound arrays (keep each under a few MB).
+    static func upsert(
+        ids: [String], versions: [Int64], documents: [String], validUntils: [Int64?], renderedAt: Int64,
+        into table: Table = .live
+    ) -> Query {
+        """
+        INSERT INTO \(unescaped: table.name) (user_id, version, document, rendered_at, valid_until, updated_at)
+        SELECT u, v, d, \(renderedAt)::bigint, vu, now()
+        FROM unnest(\(array: ids)::text[], \(array: versions)::bigint[], \(array: documents)::text[],
+            \(array: validUntils)::bigint[]) AS x(u, v, d, vu)
+        ON CONFLICT (user_id) DO UPDATE SET version = excluded.version, document = excluded.document,
+            rendered_at = excluded.rendered_at, valid_until = excluded.valid_until, updated_at = now(),
+            changed_tx = DEFAULT
+        """
+    }
+
+    /// The stored document of `userId` when it is still true at `now`.
+    static func cached(userId: String, now: Int64) -> Query {
+        """
+        SELECT document, rendered_at, valid_until FROM proj.users
+        WHERE user_id = \(userId) AND rendered_at <= \(now) AND (valid_until IS NULL OR valid_until > \(now))
+        """
+    }
+
+    /// The live rows of `userIds` (user_id, version, rendered_at, document).
+    static func rows(of userIds: [String]) -> Query {
+        "SELECT user_id, version, rendered_at, document FROM proj.users WHERE user_id = ANY(\(array: userIds)::text[])"
+    }
+
+    /// Every live row, as `rows(of:)` has them, in COPY text.
+    static let copyOut = "COPY (SELECT user_id, version, rendered_at, document FROM proj.users) TO STDOUT"
+
+    /// The users whose row a transaction at or above `horizon` wrote (`changed_tx`, a superset of
+    /// what changed since: see `UserDocumentChangeFeed`), then one row without a user: the next
+    /// horizon and the table's oid (a replay's swap makes a new table).
+    static func changes(since horizon: UInt64) -> Query {
+        """
+        SELECT user_id, changed_tx::text, NULL FROM proj.users WHERE changed_tx >= \(horizon)::xid8
+        UNION ALL
+        SELECT NULL, pg_snapshot_xmin(pg_current_snapshot())::text, to_regclass('proj.users')::oid::text
+        """
+    }
+
+    /// The first horizon and the table's oid, as the last row of `changes(since:)` has them.
+    static let horizon: Query =
+        "SELECT pg_snapshot_xmin(pg_current_snapshot())::text, to_regclass('proj.users')::oid::text"
+
+    // MARK: A replay's successor table
+
+    /// Drops a leftover successor and creates an empty one (indexes come after the load).
+    static let createNext = """
+        DROP TABLE IF EXISTS proj.users_next;
+        CREATE TABLE proj.users_next (LIKE proj.users INCLUDING DEFAULTS);
+        """
+
+    /// The COPY that loads rows written by `appendCopyRow`.
+    static let copyIntoNext =
+        "COPY proj.users_next (user_id, version, document, rendered_at, valid_until) FROM STDIN"
+
+    /// One row of `copyIntoNext`.
+    static func appendCopyRow(
+        userId: String, version: Int64, document: [UInt8], renderedAt: Int64, validUntil: Int64?,
+        into out: inout [UInt8]
+    ) {
+        CopyText.escape(userId, into: &out)
+        out.append(0x09)
+        out.append(contentsOf: String(version).utf8)
+        out.append(0x09)
+        CopyText.escape(bytes: document, into: &out)
+        out.append(0x09)
+        out.append(contentsOf: String(renderedAt).utf8)
+        out.append(0x09)
+        if let validUntil {
+            out.append(contentsOf: String(validUntil).utf8)
+        } else {
+            out.append(contentsOf: "\\N".utf8)
+        }
+        out.append(0x0A)
+    }
+
+    /// Indexes after the load (faster than maintaining them row by row), named as `swapNext`
+    /// renames them.
+    static let indexNext = """
+        ALTER TABLE proj.users_next ADD CONSTRAINT users_next_pkey PRIMARY KEY (user_id);
+        CREATE INDEX users_next_changed_tx_idx ON proj.users_next (changed_tx);
+        ANALYZE proj.users_next;
+        """
+
+    /// Replaces the live table by the successor (run under an ACCESS EXCLUSIVE lock on it).
+    static let swapNext = """
+        DROP TABLE proj.users;
+        ALTER TABLE proj.users_next RENAME TO users;
+        ALTER TABLE proj.users RENAME CONSTRAINT users_next_pkey TO users_pkey;
+        ALTER INDEX proj.users_next_changed_tx_idx RENAME TO users_changed_tx_idx;
+        """
+}

@@ -1,0 +1,122 @@
+import EventStore
+import Foundation
+import Ledger
+import Synchronization
+
+/// A replay's middle phase: render every document, judge it against the live one, and load
+/// the successor tables (their SQL is `UserDocumentsTable`'s and `ChainOwnersTable`'s).
+extension ReplayEngine.Run {
+    /// A second connection reads the live tables (after the fold's reads, as judging needs),
+    /// then loads and indexes the next chain owners, while this one loads the users: they are
+    /// rendered in chunks on several threads straight into COPY rows, each chunk loaded on a
+    /// helper thread while the next renders. Only users whose document differs from the
+    /// live one are judged (an equal one is unchanged by definition).
+    mutating func renderAndLoad() throws(ServiceError) {
+        if !options.dryRun { try createNextTables() }
+        let side = try ReplayLive.connect(conninfo: engine.conninfo)
+        let reading = Background { () throws(ServiceError) in try ReplayLive.load(on: side) }
+        var ownerRows: [UInt8] = []
+        if !options.dryRun {
+            ownerRows.reserveCapacity(state.owners.count * 48)
+            for (otid, user) in state.owners {
+                ChainOwnersTable.appendCopyRow(
+                    otid: otid, userId: user, claimedAt: state.claimedAt[otid] ?? now, into: &ownerRows)
+            }
+        }
+        let current = try reading.wait()
+        live = current.users
+        liveOwners = current.owners
+        let owners: Background<Void>? = options.dryRun ? nil : Background { [ownerRows] () throws(ServiceError) in
+            try database { () throws(DatabaseError) in
+                if !ownerRows.isEmpty { try side.copyIn(ChainOwnersTable.copyIntoNext, data: ownerRows) }
+                try side.executeScript(ChainOwnersTable.indexNext)
+            }
+        }
+        var loading: Background<Void>?
+        do {
+            let users = Array(state.accounts.keys)
+            let chunk = 4096 * ReplayEngine.parallelism
+            var start = 0
+            while start < users.count {
+                let end = min(users.count, start + chunk)
+                let rendered = Self.render(
+                    users[start..<end], state: state, catalog: catalog, at: now, against: live, rows: !options.dryRun)
+                for (userId, document) in rendered.differing { judge(userId, rendered: document) }
+                if !options.dryRun {
+                    try loading?.wait()
+                    loading = copyInBackground(UserDocumentsTable.copyIntoNext, rendered.rows)
+                }
+                start = end
+                tick("render")
+            }
+            try loading?.wait()
+            try owners?.wait()
+        } catch {
+            _ = try? loading?.wait()
+            _ = try? owners?.wait()
+            throw error
+        }
+        for userId in live.keys where state.accounts[userId] == nil { judge(userId, rendered: nil) }
+        for (otid, owner) in liveOwners where state.owners[otid] != owner { changedOwners.insert(otid) }
+        for otid in state.owners.keys where liveOwners[otid] == nil { changedOwners.insert(otid) }
+    }
+
+    func copyInBackground(_ sql: String, _ rows: [UInt8]) -> Background<Void>? {
+        guard !rows.isEmpty else { return nil }
+        let connection = self.connection
+        return Background { () throws(ServiceError) in
+            try database { () throws(DatabaseError) in try connection.copyIn(sql, data: rows) }
+        }
+    }
+
+    /// Renders `users` on `parallelism` threads (the state is only read): the `proj.users`
+    /// COPY rows (when `rows`), and the documents that differ from `live`, in order.
+    static func render(
+        _ users: ArraySlice<String>, state: ReplayState, catalog: Catalog, at now: Int64,
+        against live: [String: LiveRow], rows: Bool
+    ) -> (rows: [UInt8], differing: [(String, [UInt8])]) {
+        let parts = ReplayEngine.parallelism
+        let base = users.startIndex
+        let per = (users.count + parts - 1) / max(parts, 1)
+        let results = Mutex<[Int: (rows: [UInt8], differing: [(String, [UInt8])])]>([:])
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            var out: [UInt8] = []
+            if rows { out.reserveCapacity(per * 768) }
+            var differing: [(String, [UInt8])] = []
+            for index in (base + min(users.count, part * per))..<(base + min(users.count, (part + 1) * per)) {
+                let userId = users[index]
+                let (document, validUntil, version) = state.render(userId, catalog: catalog, at: now)
+                if live[userId]?.document != document { differing.append((userId, document)) }
+                if rows {
+                    UserDocumentsTable.appendCopyRow(
+                        userId: userId, version: version, document: document, renderedAt: now,
+                        validUntil: validUntil, into: &out)
+                }
+            }
+            results.withLock { $0[part] = (out, differing) }
+        }
+        var all = results.withLock { $0 }
+        var result = all.removeValue(forKey: 0) ?? ([], [])
+        for part in 1..<max(parts, 1) {
+            guard let piece = all[part] else { continue }
+            result.rows.append(contentsOf: piece.rows)
+            result.differing.append(contentsOf: piece.differing)
+        }
+        return result
+    }
+
+    func createNextTables() throws(ServiceError) {
+        try database { () throws(DatabaseError) in
+            try connection.executeScript(UserDocumentsTable.createNext + "\n" + ChainOwnersTable.createNext)
+        }
+    }
+
+    /// Indexes after the load (faster than maintaining them row by row); the chain owners'
+    /// were built on the second connection meanwhile.
+    func buildIndexes() throws(ServiceError) {
+        tick("index")
+        try database { () throws(DatabaseError) in
+            try connection.executeScript(UserDocumentsTable.indexNext)
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import EventStore
+import Foundation
+import Ledger
+
+/// A replay's last phases: catch up with what writers appended meanwhile, then swap the
+/// successor tables in under the writers' locks.
+extension ReplayEngine.Run {
+    /// Re-renders the users and owners the caught-up events touched, in the next tables
+    /// (unless dry run), and judges them again against fresh live rows.
+    mutating func applyTouched() throws(ServiceError) {
+        let users = state.touched
+        var chains = state.touchedChains
+        state.touched = []
+        state.touchedChains = []
+        guard !users.isEmpty || !chains.isEmpty else { return }
+        chains.formUnion(users.flatMap { state.accounts[$0]?.chains ?? [] })
+        try reloadLive(users: users, chains: chains)
+        var ids: [String] = []
+        var versions: [Int64] = []
+        var documents: [String] = []
+        var validUntils: [Int64?] = []
+        for userId in users {
+            let (document, validUntil, version) = state.render(userId, catalog: catalog, at: now)
+            judge(userId, rendered: document)
+            ids.append(userId)
+            versions.append(version)
+            documents.append(String(decoding: document, as: UTF8.self))
+            validUntils.append(validUntil)
+        }
+        for otid in chains { judgeOwner(otid) }
+        guard !options.dryRun else { return }
+        let owners = state.owners
+        let released = Array(chains.filter { owners[$0] == nil })
+        let owned = Array(chains.filter { owners[$0] != nil })
+        let now = self.now
+        let claimedAt = owned.map { state.claimedAt[$0] ?? now }
+        try database { () throws(DatabaseError) in
+            if !ids.isEmpty {
+                try connection.execute(
+                    UserDocumentsTable.upsert(
+                        ids: ids, versions: versions, documents: documents, validUntils: validUntils, renderedAt: now,
+                        into: .next))
+            }
+            if !released.isEmpty { try connection.execute(ChainOwnersTable.deleteNext(released)) }
+            if !owned.isEmpty {
+                try connection.execute(
+                    ChainOwnersTable.upsertNext(
+                        otids: owned, owners: owned.map { owners[$0]! }, claimedAt: claimedAt))
+            }
+        }
+    }
+
+    mutating func swap() throws(ServiceError) {
+        var failure: ServiceError?
+        do {
+            try connection.transaction { _ in
+                // Before the table locks (a recorder holds the catalog lock and then writes
+                // proj.users): swap only documents of the catalog still in force.
+                if let catalogVersion {
+                    do {
+                        _ = try connection.query(
+                            CatalogVersions.requireStatement(catalogVersion).sql,
+                            CatalogVersions.requireStatement(catalogVersion).params)
+                    } catch let error as DatabaseError where error.sqlState == CatalogVersions.staleVersionState {
+                        failure = .busy("a new catalog version was recorded while the replay ran; run it again")
+                        throw error
+                    }
+                }
+                try connection.executeScript(
+                    """
+                    SET LOCAL lock_timeout = '30s';
+                    SET LOCAL synchronous_commit = on;
+                    LOCK TABLE proj.chain_owners, proj.users IN ACCESS EXCLUSIVE MODE;
+                    """)
+                // Every writer that touched the live tables has committed; every other one waits.
+                do throws(ServiceError) {
+                    try readToEnd(phase: "swap", horizon: false)
+                    try applyTouched()
+                } catch {
+                    failure = error
+                    throw ServiceErrorBox(error: error)
+                }
+                try connection.executeScript(UserDocumentsTable.swapNext + "\n" + ChainOwnersTable.swapNext)
+                try ProjectionVersions.record(
+                    ProjectionVersions.users, position: position, on: connection)
+            }
+        } catch let error as DatabaseError {
+            throw failure ?? .database(error)
+        } catch {
+            throw failure ?? .internalError("\(error)")
+        }
+    }
+}
