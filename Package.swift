@@ -18,26 +18,29 @@ let package = Package(
 
         // Pure Swift, no dependencies: a fast JSON reader and writer shared by every layer.
         .target(name: "JSON"),
+        // Pure Swift, no dependencies: how a failed system call's errno is read and worded, once.
+        .target(name: "SystemCalls"),
         // The pure domain: events in, state out, time passed in as a value.
         .target(name: "Ledger", dependencies: ["JSON"]),
         // Adapters. They never import each other.
         .target(name: "AppStore", dependencies: ["COpenSSL", "JSON"]),
-        .target(name: "EventStore", dependencies: ["CLibPQ"]),
-        .target(name: "HTTP", dependencies: ["CMicroHTTPD", "JSON"]),
+        .target(name: "EventStore", dependencies: ["CLibPQ", "SystemCalls"]),
+        .target(name: "HTTP", dependencies: ["CMicroHTTPD", "JSON", "SystemCalls"]),
         // The only target that imports several siblings.
-        .target(name: "Service", dependencies: ["Ledger", "AppStore", "EventStore", "HTTP", "JSON"]),
+        .target(name: "Service", dependencies: ["Ledger", "AppStore", "EventStore", "HTTP", "JSON", "SystemCalls"]),
         .executableTarget(name: "iap-ledger", dependencies: ["Service"]),
 
-        // Shared by the test targets and the benchmarks: a private PostgreSQL per test run,
-        // and signed App Store vectors minted with the test PKI.
-        .target(name: "TestSupport", dependencies: ["EventStore", "AppStore", "JSON"]),
+        // Shared by the test targets and the benchmarks: a private PostgreSQL per test run, signed
+        // App Store vectors minted with the test PKI, one seeded generator and one HTTP test client.
+        // It never imports Service: the service's tests build on it, not the other way round.
+        .target(name: "TestSupport", dependencies: ["EventStore", "AppStore", "Ledger", "JSON", "SystemCalls"]),
         .executableTarget(name: "Benchmarks", dependencies: ["Service", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON"]),
 
-        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
-        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "JSON"]),
+        .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
+        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "JSON", "TestSupport"]),
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "TestSupport", "JSON"]),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "TestSupport"]),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "JSON"]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "JSON", "TestSupport"]),
         .testTarget(name: "ServiceTests", dependencies: ["Service", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON"]),
     ]
 )

@@ -5,7 +5,7 @@ import JSON
 import FoundationNetworking
 #endif
 
-/// Client for Apple's legacy `verifyReceipt` endpoint (FORMATS §3): production first, 21007 → sandbox,
+/// Client for Apple's legacy `verifyReceipt` endpoint (docs/FORMATS.md §3): production first, 21007 → sandbox,
 /// 21008 → production; retries with backoff on temporary statuses. Synchronous: HTTP handlers are.
 public final class ReceiptVerifier: Sendable {
     public static let appleProduction = URL(string: "https://buy.itunes.apple.com/verifyReceipt")!

@@ -2,7 +2,7 @@ import JSON
 import Glibc
 
 extension SignedDataVerifier {
-    /// Steps 1–8 of FORMATS §1.2: returns the payload once its signature and chain check out.
+    /// Steps 1–8 of docs/FORMATS.md §1.2: returns the payload once its signature and chain check out.
     /// `claimedEnvironment` reads the (still unverified) payload's environment, to decide whether the
     /// payload is local-testing data that Apple's libraries accept without cryptography.
     func verifiedPayload(_ jws: String, claimedEnvironment: (JSONValue) -> String?)

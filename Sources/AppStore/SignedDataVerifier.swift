@@ -1,7 +1,7 @@
 import JSON
 import Glibc
 
-/// Verifies App Store signed data (JWS) the way Apple's SignedDataVerifier does (FORMATS §1.2),
+/// Verifies App Store signed data (JWS) the way Apple's SignedDataVerifier does (docs/FORMATS.md §1.2),
 /// then checks the payload against the configured apps. Thread-safe; share one instance.
 public final class SignedDataVerifier: Sendable {
     let trust: TrustStore
@@ -61,7 +61,7 @@ public final class SignedDataVerifier: Sendable {
         return result
     }
 
-    // MARK: - App checks (FORMATS §1.2 step 9)
+    // MARK: - App checks (docs/FORMATS.md §1.2 step 9)
 
     private func checkApp(bundleId: String?, appAppleId: Int64?, environment: String?, checksAppAppleId: Bool = false)
         throws(VerificationError)

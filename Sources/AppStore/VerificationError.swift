@@ -1,4 +1,4 @@
-/// Why a signed payload was rejected; `reason.rawValue` is the API's `reason` word (api.md).
+/// Why a signed payload was rejected; `reason.rawValue` is the API's `reason` word (docs/api.md).
 public struct VerificationError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Reason: String, Sendable, CaseIterable {
         case malformed

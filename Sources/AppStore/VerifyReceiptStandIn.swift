@@ -2,7 +2,7 @@ import Foundation
 import JSON
 
 /// The answers of a verifyReceipt stand-in for the test store (`iap-ledger testkit apple`): the
-/// request and response of Apple's `POST /verifyReceipt` (FORMATS §3), and Apple's checks in
+/// request and response of Apple's `POST /verifyReceipt` (docs/FORMATS.md §3), and Apple's checks in
 /// Apple's order: a body that is not JSON 21000; `receipt-data` that is not a receipt 21002; a
 /// receipt whose CMS signature does not lead to the trusted root 21003; a `password` that is
 /// not the app's shared secret (or none, for a receipt with a subscription) 21004.

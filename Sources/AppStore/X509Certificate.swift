@@ -44,10 +44,6 @@ final class X509Certificate: @unchecked Sendable {
         return PublicKey(owning: key)
     }
 
-    func isSame(as other: X509Certificate) -> Bool {
-        withExtendedLifetime(other) { X509_cmp(raw, other.raw) == 0 }
-    }
-
     func withRaw<R>(_ body: (OpaquePointer) throws -> R) rethrows -> R {
         try withExtendedLifetime(self) { try body(raw) }
     }

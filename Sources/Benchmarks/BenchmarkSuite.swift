@@ -248,7 +248,7 @@ struct BenchmarkSuite {
         let conninfo = cluster.server.connectionString(database: "replay")
         try ServiceApp.migrate(conninfo: conninfo, directory: TestDatabase.migrationsDirectory, logger: .silent)
         Self.say("replay: seeding \(events) events for \(users) users")
-        try ReplayBenchmark.seed(events: events, users: users, conninfo: conninfo)
+        try ReplayBenchmarkLog.seed(events: events, users: users, conninfo: conninfo)
         var results: [ReplayBenchmark.Result] = []
         for run in 1...parameters.runs {
             let result = try ReplayBenchmark.measure(conninfo: conninfo)

@@ -26,7 +26,7 @@ enum ReplayRuns {
         if logged == 0 {
             BenchmarkSuite.say("replay: seeding \(events) events for \(users) users")
             let seedStart = Date()
-            try ReplayBenchmark.seed(events: events, users: users, conninfo: conninfo)
+            try ReplayBenchmarkLog.seed(events: events, users: users, conninfo: conninfo)
             BenchmarkSuite.say(String(format: "replay: seeded in %.1f s", Date().timeIntervalSince(seedStart)))
         } else {
             BenchmarkSuite.say("replay: the log already holds \(logged) events; not seeding")

@@ -19,6 +19,8 @@ let usage = """
       replay [--events N] [--users N] [--runs N] [--database-url URL]
                       only the replay benchmark of `run`, each run next to its COPY: on its own cluster,
                       or on URL's database (seeded only while its log is empty)
+      pool                      connection pool vs own connections, appends/s and readAll pages on a private
+                      cluster (not part of `run`: a figure for tuning the pool size)
       mint-purchases --count N --out FILE
                       pre-minted POST /v1/purchases bodies (one JSON per line) for scripts/bench/post-purchase.lua
     """
@@ -55,6 +57,8 @@ func main() -> Int32 {
                 users: option("users", in: arguments).flatMap(Int.init) ?? 100_000,
                 runs: option("runs", in: arguments).flatMap(Int.init) ?? 3,
                 databaseURL: option("database-url", in: arguments))
+        case "pool":
+            try PoolRuns.run()
         case "mint-purchases":
             guard let count = option("count", in: arguments).flatMap(Int.init), let out = option("out", in: arguments) else {
                 print(usage)

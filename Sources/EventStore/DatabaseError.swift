@@ -34,7 +34,7 @@ public struct DatabaseError: Error, Sendable, Equatable, CustomStringConvertible
     public var isUniqueViolation: Bool { sqlState == "23505" }
 
     /// `ES001`: `es.append` was not the first write of its transaction (a programming error:
-    /// it would break per-stream (tx, seq) order, eventstore.md §1.1).
+    /// it would break per-stream (tx, seq) order, docs/eventstore.md §1.1).
     public static let appendNotFirstWrite = "ES001"
     /// `ES002`: an UPDATE/DELETE/TRUNCATE on the append-only `es.events`/`es.inbox`.
     public static let appendOnlyViolation = "ES002"

@@ -1,4 +1,5 @@
 import Glibc
+import SystemCalls
 
 extension EmbeddedPostgres {
     /// Where the PostgreSQL programs are and how to run them (as `postgres` when we are root).
@@ -63,9 +64,9 @@ extension EmbeddedPostgres {
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             prefix += "/" + component
-            if mkdir(prefix, 0o755) != 0, errno != EEXIST {
+            if mkdir(prefix, 0o755) != 0, SystemCallError.last.code != EEXIST {
                 throw EmbeddedPostgresError(
-                    .dataDirectory, "cannot create data directory \(path): \(prefix): \(Subprocess.errorText(errno))")
+                    .dataDirectory, "cannot create data directory \(path): \(prefix): \(SystemCallError.last)")
             }
         }
         var info = stat()
@@ -74,19 +75,19 @@ extension EmbeddedPostgres {
         }
         guard let resolved = realpath(path, nil) else {
             throw EmbeddedPostgresError(
-                .dataDirectory, "cannot resolve data directory \(path): \(Subprocess.errorText(errno))")
+                .dataDirectory, "cannot resolve data directory \(path): \(SystemCallError.last)")
         }
         let absolute = String(cString: resolved)
         free(resolved)
         guard access(absolute, R_OK | W_OK | X_OK) == 0 else {
             throw EmbeddedPostgresError(
                 .dataDirectory,
-                "data directory \(absolute) is not readable and writable: \(Subprocess.errorText(errno))")
+                "data directory \(absolute) is not readable and writable: \(SystemCallError.last)")
         }
         guard tools.chownToPostgres(absolute), chmod(absolute, 0o700) == 0 else {
             throw EmbeddedPostgresError(
                 .dataDirectory,
-                "cannot give data directory \(absolute) to the postgres user: \(Subprocess.errorText(errno))")
+                "cannot give data directory \(absolute) to the postgres user: \(SystemCallError.last)")
         }
         if tools.runuser != nil {
             // A parent directory that `postgres` cannot search (e.g. /root) fails here, clearly.
@@ -141,7 +142,7 @@ extension EmbeddedPostgres {
         var template = Array("/tmp/iapl-XXXXXX".utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
             throw EmbeddedPostgresError(
-                .dataDirectory, "cannot create a socket directory in /tmp: \(Subprocess.errorText(errno))")
+                .dataDirectory, "cannot create a socket directory in /tmp: \(SystemCallError.last)")
         }
         let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         guard tools.chownToPostgres(path) else {

@@ -10,7 +10,7 @@ public struct EventStore: Sendable {
 
     /// Appends to one or more streams atomically. Must be the first write of the transaction
     /// (else SQLSTATE `ES001`): it locks every stream before writing, which keeps each stream's
-    /// `(tx, seq)` order equal to its version order (eventstore.md §1.1).
+    /// `(tx, seq)` order equal to its version order (docs/eventstore.md §1.1).
     /// Appends with no events are a no-op answering `.appended([])`.
     public func append(
         _ appends: [StreamAppend], idempotencyKey: IdempotencyKey? = nil, on connection: Connection

@@ -1,4 +1,5 @@
 import Glibc
+import SystemCalls
 
 /// Runs helper programs (initdb, pg_ctl, runuser) synchronously.
 enum Subprocess {
@@ -14,7 +15,7 @@ enum Subprocess {
     static func run(_ argv: [String]) -> Outcome {
         var template = Array("/tmp/iap-ledger-run-XXXXXX".utf8CString)
         let outputFD = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard outputFD >= 0 else { return Outcome(status: -1, output: "mkstemp: \(errorText(errno))") }
+        guard outputFD >= 0 else { return Outcome(status: -1, output: "mkstemp: \(SystemCallError.last)") }
         let outputPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         defer {
             close(outputFD)
@@ -33,15 +34,11 @@ enum Subprocess {
         let env: [UnsafeMutablePointer<CChar>?] = environment.map { $0.map { strdup($0) } ?? nil }
         defer { for pointer in args + env { free(pointer) } }
         let spawned = posix_spawn(&pid, args[0]!, &actions, nil, args, env)
-        guard spawned == 0 else { return Outcome(status: -1, output: "\(argv[0]): \(errorText(spawned))") }
+        guard spawned == 0 else { return Outcome(status: -1, output: "\(argv[0]): \(SystemCallError(code: spawned))") }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        while waitpid(pid, &status, 0) < 0 && SystemCallError.last.code == EINTR {}
         let exitCode = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         return Outcome(status: exitCode, output: readFile(outputPath) ?? "")
-    }
-
-    static func errorText(_ code: Int32) -> String {
-        String(cString: strerror(code))
     }
 
     /// The whole file as UTF-8 text, or nil if it cannot be read.

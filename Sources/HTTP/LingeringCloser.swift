@@ -1,4 +1,5 @@
 import Synchronization
+import SystemCalls
 
 #if canImport(Glibc)
     import Glibc
@@ -179,7 +180,8 @@ final class LingeringCloser: Sendable {
                 continue
             }
             if n == 0 { return true }
-            return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR
+            let code = SystemCallError.last.code
+            return code != EAGAIN && code != EWOULDBLOCK && code != EINTR
         }
     }
 }

@@ -3,6 +3,7 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
+import SystemCalls
 
 /// Binds and listens ourselves (instead of letting MHD do it) so that the address is explicit
 /// (MHD alone binds 0.0.0.0) and a failure comes back as errno, i.e. "port N is already in use".
@@ -24,7 +25,7 @@ enum ListenSocket {
             throw HTTPServerError(.invalidHost, "host \"\(host)\" is not an IPv4 or IPv6 address")
         }
         let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw HTTPServerError(.socket, "socket(): \(errnoText())") }
+        guard fd >= 0 else { throw HTTPServerError(.socket, "socket(): \(SystemCallError.last)") }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
 
@@ -51,19 +52,19 @@ enum ListenSocket {
             }
         }
         if bound != 0 {
-            let err = errno
+            let failure = SystemCallError.last
             close(fd)
-            switch err {
+            switch failure.code {
             case EADDRINUSE: throw HTTPServerError(.portInUse, "port \(port) is already in use")
             case EADDRNOTAVAIL: throw HTTPServerError(.invalidHost, "address \(host) is not available on this machine")
             case EACCES: throw HTTPServerError(.socket, "no permission to bind port \(port)")
-            default: throw HTTPServerError(.socket, "bind to \(host):\(port): \(errnoText(err))")
+            default: throw HTTPServerError(.socket, "bind to \(host):\(port): \(failure)")
             }
         }
         guard listen(fd, Int32(clamping: backlog)) == 0 else {
-            let text = errnoText()
+            let failure = SystemCallError.last
             close(fd)
-            throw HTTPServerError(.socket, "listen on \(host):\(port): \(text)")
+            throw HTTPServerError(.socket, "listen on \(host):\(port): \(failure)")
         }
         // Several MHD workers accept on this one socket; a blocking accept would stall the losers.
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
@@ -87,9 +88,5 @@ enum ListenSocket {
                 Int(UInt16(bigEndian: $0.pointee.sin6_port))
             }
         }
-    }
-
-    private static func errnoText(_ code: Int32 = errno) -> String {
-        String(cString: strerror(code))
     }
 }

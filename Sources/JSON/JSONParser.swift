@@ -1,5 +1,5 @@
 /// A strict RFC 8259 parser over UTF-8 bytes. Hand-written because Foundation's decoders
-/// cost ~50 µs per KB on the request path (see swift-on-linux.md); this one is a single pass
+/// cost ~50 µs per KB on the request path (see docs/swift-on-linux.md); this one is a single pass
 /// with no intermediate copies for plain strings.
 struct JSONParser {
     private let bytes: UnsafeBufferPointer<UInt8>

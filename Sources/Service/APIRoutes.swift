@@ -3,7 +3,7 @@ import HTTP
 import JSON
 import Ledger
 
-/// The HTTP API of api.md §2: parses requests, calls the use cases, maps errors in one place.
+/// The HTTP API of docs/api.md §2: parses requests, calls the use cases, maps errors in one place.
 struct APIRoutes: Sendable {
     let service: LedgerService
     let metrics: ServiceMetrics

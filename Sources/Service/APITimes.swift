@@ -1,6 +1,6 @@
 import JSON
 
-/// Every JSON answer spells instants as RFC 3339 (api.md §2). The log and the chain's facts
+/// Every JSON answer spells instants as RFC 3339 (docs/api.md §2). The log and the chain's facts
 /// keep Apple's epoch milliseconds (they are Apple's payloads, and analysts' SQL reads them);
 /// this rewrites those fields where such JSON is handed to a client.
 enum APITimes {

@@ -2,7 +2,7 @@ import EventStore
 import HTTP
 import JSON
 
-/// api.md §2 Operate: replay and projection status (admin scope).
+/// docs/api.md §2 Operate: replay and projection status (admin scope).
 struct AdminRoutes: Sendable {
     let engine: ReplayEngine
     let service: LedgerService

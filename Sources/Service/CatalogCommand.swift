@@ -2,7 +2,7 @@ import EventStore
 import Foundation
 import JSON
 
-/// `iap-ledger catalog show|diff|record`: the recorded catalog in force (api.md §1.1), which users
+/// `iap-ledger catalog show|diff|record`: the recorded catalog in force (docs/api.md §1.1), which users
 /// a config's catalog would change if `serve` recorded it (a dry run that changes nothing), and
 /// an operator's explicit recording (the way back to an older version).
 enum CatalogCommand {

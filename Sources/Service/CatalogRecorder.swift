@@ -2,7 +2,7 @@ import EventStore
 import Foundation
 import Ledger
 
-/// What `serve` does with its config's catalog at start (api.md §1.1). The rule:
+/// What `serve` does with its config's catalog at start (docs/api.md §1.1). The rule:
 /// - no products in the config (e.g. no `--config`): the recorded catalog stays in force;
 ///   an empty config never replaces a recorded catalog;
 /// - the same catalog as the newest recorded version (by hash of the canonical JSON): nothing;

@@ -4,7 +4,7 @@ import Foundation
 import JSON
 import Ledger
 
-/// One recorded version of the product catalog (api.md §1.1).
+/// One recorded version of the product catalog (docs/api.md §1.1).
 public struct CatalogVersion: Sendable, Equatable {
     /// The version's position on the `catalog` stream, from 1; 0: nothing recorded yet.
     public var version: Int64

@@ -119,7 +119,7 @@ public enum CommandLineInterface {
     }
 
     /// The same, but a missing embedded cluster is created: only for `testkit init`, which like
-    /// `serve` may make one (api.md §1). Every other command must not.
+    /// `serve` may make one (docs/api.md §1). Every other command must not.
     static func withAdminConnection<T>(
         dataDirectory: String?, creatingCluster: Bool, _ body: (String) throws -> T
     ) throws -> T {

@@ -1,6 +1,6 @@
 import JSON
 
-/// The service's configuration file (api.md §1), validated at start so that a mistake stops
+/// The service's configuration file (docs/api.md §1), validated at start so that a mistake stops
 /// start-up with a message naming the file and the key instead of failing on the first request.
 public struct Configuration: Sendable {
     public enum TransferPolicy: String, Sendable { case transfer, keep }

@@ -37,7 +37,7 @@ extension LedgerService {
     /// `?asOf=`: the document as it would have been answered at `instant`, from the events
     /// recorded up to it, judged at that instant.
     func customer(userId: String, asOf instant: Int64) throws(ServiceError) -> [UInt8] {
-        // Under the catalog in force at that instant, not today's (api.md §1.1). The versions
+        // Under the catalog in force at that instant, not today's (docs/api.md §1.1). The versions
         // are brought up to date first (one lookup): a history question has one answer, not one
         // per instance until the next poll.
         try read { connection throws(ServiceError) in

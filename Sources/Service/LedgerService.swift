@@ -10,7 +10,7 @@ public final class LedgerService: Sendable {
     let verifier: SignedDataVerifier
     let receipts: ReceiptVerifier?
     let configuration: Configuration
-    /// The recorded catalog versions and the one in force (api.md §1.1): never the config's
+    /// The recorded catalog versions and the one in force (docs/api.md §1.1): never the config's
     /// alone, so every instance on the database answers under the same catalog.
     let catalogs: CatalogInForce
     let logger: Logger

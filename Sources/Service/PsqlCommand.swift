@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import Glibc
+import SystemCalls
 
 /// `iap-ledger psql [--role iap_analyst|iap_ledger_service] [--data-dir DIR] [-- PSQL-ARGS…]`:
 /// psql on the service's database, found exactly as every other command finds it
@@ -60,7 +61,7 @@ enum PsqlCommand {
         let args = cStrings(argv)
         let envp = cStrings(environment.map { "\($0.key)=\($0.value)" })
         execve(argv[0], args, envp)
-        let reason = String(cString: strerror(errno))
+        let reason = SystemCallError.last
         for pointer in args + envp { free(pointer) }
         throw ServiceApp.StartupError(description: "cannot run \(argv[0]): \(reason)")
     }
@@ -89,10 +90,10 @@ enum PsqlCommand {
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, argv[0], nil, &attributes, args, envp)
         guard spawned == 0 else {
-            throw ServiceApp.StartupError(description: "cannot run \(argv[0]): \(String(cString: strerror(spawned)))")
+            throw ServiceApp.StartupError(description: "cannot run \(argv[0]): \(SystemCallError(code: spawned))")
         }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        while waitpid(pid, &status, 0) < 0 && SystemCallError.last.code == EINTR {}
         return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 }

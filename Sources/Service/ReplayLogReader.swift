@@ -60,7 +60,7 @@ struct ReplayLogReader {
             var lastStart = 0
             var index = 0
             let n = buffer.count
-            while index < n, let newline = find(0x0A, in: buffer, from: index, to: n) {
+            while index < n, let newline = CopyText.find(0x0A, in: buffer, from: index, to: n) {
                 rows += 1
                 if newline + 1 < n { lastStart = newline + 1 }
                 index = newline + 1
@@ -74,15 +74,6 @@ struct ReplayLogReader {
             while i < n, buffer[i] != 0x09 { seq = seq &* 10 &+ Int64(buffer[i] &- 0x30); i += 1 }
             return (rows, Checkpoint(tx: tx, seq: seq))
         }
-    }
-
-    /// The index of the first `byte` in `buffer[from..<to]` (libc's vectorised `memchr`: the
-    /// replay scans hundreds of megabytes for row ends and escapes).
-    @inline(__always) static func find(_ byte: UInt8, in buffer: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Int? {
-        guard from < to, let base = buffer.baseAddress,
-            let found = memchr(base + from, Int32(byte), to - from)
-        else { return nil }
-        return UnsafeRawPointer(found) - UnsafeRawPointer(base)
     }
 
     /// `decode` on `parts` threads (row-aligned slices of the buffer, decoded concurrently,
@@ -147,16 +138,17 @@ struct ReplayLogReader {
                 let typeRange = field()
                 let schemaVersion = Int(integer(field()))
                 // The data is the last field: it runs to the row's end (COPY escapes newlines).
-                let end = find(0x0A, in: buffer, from: i, to: n) ?? n
+                let end = CopyText.find(0x0A, in: buffer, from: i, to: n) ?? n
                 let dataRange = i..<end
                 i = end + 1
                 let type = typeName(UnsafeBufferPointer(rebasing: buffer[typeRange]))
                 let data = UnsafeBufferPointer(rebasing: buffer[dataRange])
                 do {
                     let event: LedgerEvent
-                    if find(0x5C, in: buffer, from: dataRange.lowerBound, to: end) != nil {
+                    if CopyText.find(0x5C, in: buffer, from: dataRange.lowerBound, to: end) != nil {
                         // a backslash: COPY escaped something, undo it first
-                        event = try LedgerEvent.decode(type: type, schemaVersion: schemaVersion, data: unescape(data))
+                        event = try LedgerEvent.decode(
+                            type: type, schemaVersion: schemaVersion, data: CopyText.unescape(data))
                     } else {
                         event = try decoder.decode(type: type, schemaVersion: schemaVersion, data: data)
                     }
@@ -182,62 +174,34 @@ struct ReplayLogReader {
         return String(decoding: bytes, as: UTF8.self)
     }
     private static let knownTypes: [(String, [UInt8])] = LedgerEvent.typeNames.map { ($0, Array($0.utf8)) }
+}
 
-    /// Undoes COPY text escaping (`\\`, `\t`, `\n`, `\r`, `\b`, `\f`, `\v`, octal).
-    static func unescape(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var i = 0
-        while i < bytes.count {
-            let byte = bytes[i]
-            i += 1
-            guard byte == 0x5C, i < bytes.count else {
-                out.append(byte)
-                continue
+/// One batch fetched on a helper thread (the connection is used by that thread alone until `wait`),
+/// into the storage of a buffer handed over (owned here alone, so it is reused, not copied).
+final class Prefetch: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var buffer: [UInt8]
+    private var failure: ServiceError?
+
+    init(reader: ReplayLogReader, after checkpoint: Checkpoint, horizon: Bool, reusing buffer: consuming [UInt8]) {
+        self.buffer = buffer
+        let thread = Thread { [self] in
+            do throws(ServiceError) {
+                try reader.fetch(after: checkpoint, horizon: horizon, into: &self.buffer)
+            } catch {
+                failure = error
             }
-            let next = bytes[i]
-            i += 1
-            switch next {
-            case UInt8(ascii: "t"): out.append(0x09)
-            case UInt8(ascii: "n"): out.append(0x0A)
-            case UInt8(ascii: "r"): out.append(0x0D)
-            case UInt8(ascii: "b"): out.append(0x08)
-            case UInt8(ascii: "f"): out.append(0x0C)
-            case UInt8(ascii: "v"): out.append(0x0B)
-            case UInt8(ascii: "0")...UInt8(ascii: "7"):
-                var value = next - 0x30
-                var digits = 1
-                while digits < 3, i < bytes.count, (0x30...0x37).contains(bytes[i]) {
-                    value = value &* 8 &+ (bytes[i] - 0x30)
-                    i += 1
-                    digits += 1
-                }
-                out.append(value)
-            default: out.append(next)
-            }
+            done.signal()
         }
-        return out
+        thread.stackSize = 1 << 20
+        thread.start()
     }
 
-    /// Escapes one value for COPY text input.
-    static func escape(_ text: String, into out: inout [UInt8]) {
-        for byte in text.utf8 {
-            switch byte {
-            case 0x5C: out.append(0x5C); out.append(0x5C)
-            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
-            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
-            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
-            default: out.append(byte)
-            }
-        }
-    }
-
-    /// Escapes raw bytes (a rendered document) for COPY text input.
-    static func escape(bytes: [UInt8], into out: inout [UInt8]) {
-        if !bytes.contains(where: { $0 == 0x5C || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
-            out.append(contentsOf: bytes)
-            return
-        }
-        escape(String(decoding: bytes, as: UTF8.self), into: &out)
+    func wait() throws(ServiceError) -> [UInt8] {
+        done.wait()
+        if let failure { throw failure }
+        var data: [UInt8] = []
+        swap(&data, &buffer)
+        return data
     }
 }

@@ -125,7 +125,7 @@ public final class ServiceApp: Sendable {
         let receipts = ReceiptVerifier(
             productionURL: production, sandboxURL: sandbox, timeout: receiptSettings.timeoutSeconds,
             maxRetries: receiptSettings.retries)
-        // The catalog in force before anything is served (api.md §1.1): recorded if the config
+        // The catalog in force before anything is served (docs/api.md §1.1): recorded if the config
         // brings a new one (its users re-rendered), else the newest recorded version.
         let catalogs: CatalogInForce
         do {

@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import Synchronization
+import SystemCalls
 
 /// One private PostgreSQL cluster per test process, started through `EmbeddedPostgres` (the same
 /// code path as `iap-ledger serve`) in a fresh temporary directory on first use, and stopped and
@@ -95,7 +96,7 @@ public final class TestDatabase: Sendable {
     public static func makeTemporaryDirectory() throws -> String {
         var template = Array("/tmp/iap-ledger-test-XXXXXX".utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            throw TestDatabaseError(message: "mkdtemp failed: \(String(cString: strerror(errno)))")
+            throw TestDatabaseError(message: "mkdtemp failed: \(SystemCallError.last)")
         }
         return template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }

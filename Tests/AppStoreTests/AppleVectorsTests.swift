@@ -3,7 +3,7 @@ import JSON
 import Testing
 @testable import AppStore
 
-/// Apple's own vectors (FORMATS §5) give the verdicts Apple's libraries give.
+/// Apple's own vectors (docs/FORMATS.md §5) give the verdicts Apple's libraries give.
 @Suite struct AppleVectorsTests {
     let testCA: [UInt8]
     init() throws { testCA = try Fixture.bytes("test-resources/certs/testCA.der") }

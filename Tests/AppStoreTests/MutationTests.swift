@@ -5,17 +5,6 @@ import TestSupport
 /// Random byte flips, truncations, deletions and insertions of valid vectors are rejected with a
 /// `VerificationError` or verify to the very same result; nothing crashes.
 @Suite struct MutationTests {
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static func mutate(_ original: [UInt8], using rng: inout SplitMix64) -> [UInt8] {
         var bytes = original
         let i = Int.random(in: 0..<bytes.count, using: &rng)
@@ -33,7 +22,7 @@ import TestSupport
         let verifier = vectors.verifier()
         let originals = (0..<4).map { _ in vectors.signedTransaction() }
             + [try Fixture.text("test-resources/mock_signed_data/transactionInfo")]
-        var rng = SplitMix64(state: 0x1A9_1ED6E5)
+        var rng = SplitMix64(seed: 0x1A9_1ED6E5)
         var rejected = 0
         for original in originals {
             let expected = try verifier.verifyTransaction(original)
@@ -52,7 +41,7 @@ import TestSupport
         let verifier = vectors.verifier()
         let original = vectors.signedNotification(type: "DID_RENEW", transaction: [:], renewal: [:])
         let expected = try verifier.verifyNotification(original)
-        var rng = SplitMix64(state: 42)
+        var rng = SplitMix64(seed: 42)
         for _ in 0..<1500 {
             let mutated = String(decoding: Self.mutate(Array(original.utf8), using: &rng), as: UTF8.self)
             do {

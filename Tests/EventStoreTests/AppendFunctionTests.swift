@@ -2,7 +2,7 @@ import EventStore
 import Testing
 import TestSupport
 
-/// The SQL contract of `es.append` itself (eventstore.md §6), called directly: refused
+/// The SQL contract of `es.append` itself (docs/eventstore.md §6), called directly: refused
 /// arguments, interleaved streams, streams listed only for their expectation, the inbox row.
 @Suite struct AppendFunctionTests {
     static let call = """

@@ -149,7 +149,7 @@ private struct Retry: Error {}
         #expect(rows.int64(0, "lo") == 1 && rows.int64(0, "hi") == total)
         #expect(rows.int64(0, "distinct_data") == total)  // every writer's every event, once
         #expect(try store.streamVersion("user:hot", on: connection) == total)
-        // Global (tx, seq) order agrees with version order within the stream (eventstore.md §1.1).
+        // Global (tx, seq) order agrees with version order within the stream (docs/eventstore.md §1.1).
         // (Polling: other suites' open transactions may hold the cluster-wide horizon back.)
         let all = try eventually(until: { $0.count == Int(total) }) {
             try store.readAll(after: .start, limit: 10_000, on: connection)

@@ -3,12 +3,13 @@ import HTTP
 import JSON
 import Synchronization
 import Testing
+import TestSupport
 
 @Suite struct HTTPServerTests {
     @Test func pathParametersAndQueryValuesArriveDecoded() throws {
         let (server, port) = try TestRoutes.server()
         defer { server.stop() }
-        let client = try TestClient(port: port)
+        let client = try HTTPTestConnection(port: port)
         let response = try client.request("GET", "/echo/a%2Fb%20c?asOf=2026-12-29T10%3A00%3A00.000Z&x=1+2")
         #expect(response.status == 200)
         #expect(response.text == "a/b c|2026-12-29T10:00:00.000Z|1 2")
@@ -19,7 +20,7 @@ import Testing
     @Test func twoRequestsOnOneKeepAliveConnectionAreBothAnswered() throws {
         let (server, port) = try TestRoutes.server()
         defer { server.stop() }
-        let client = try TestClient(port: port)
+        let client = try HTTPTestConnection(port: port)
         let first = try client.request("GET", "/hello")
         let second = try client.request("GET", "/echo/again")
         #expect(first.status == 200 && first.text == "hello")
@@ -30,7 +31,7 @@ import Testing
     @Test func requestIdIsEchoedOrGenerated() throws {
         let (server, port) = try TestRoutes.server()
         defer { server.stop() }
-        let client = try TestClient(port: port)
+        let client = try HTTPTestConnection(port: port)
         let echoed = try client.request("GET", "/hello", headers: ["X-Request-Id": "abc-123"])
         let first = try client.request("GET", "/hello")
         let second = try client.request("GET", "/hello")
@@ -45,7 +46,7 @@ import Testing
         let (server, port) = try TestRoutes.server()
         defer { server.stop() }
         let body = TestRoutes.bytes(size)
-        let response = try TestClient(port: port).request("POST", "/upload", body: body)
+        let response = try HTTPTestConnection(port: port).request("POST", "/upload", body: body)
         #expect(response.status == 200)
         #expect(response.text == TestRoutes.checksum(body))
     }
@@ -54,7 +55,7 @@ import Testing
         let (server, port) = try TestRoutes.server()
         defer { server.stop() }
         let body = TestRoutes.bytes(300_000)
-        let client = try TestClient(port: port)
+        let client = try HTTPTestConnection(port: port)
         let response = try client.chunkedRequest("POST", "/upload", body: body, chunkSize: 7_000)
         #expect(response.status == 200)
         #expect(response.text == TestRoutes.checksum(body))
@@ -64,7 +65,7 @@ import Testing
     @Test func declaredOversizeBodyGets413BeforeItIsSent() throws {
         let (server, port) = try TestRoutes.server()
         defer { server.stop() }
-        let client = try TestClient(port: port)
+        let client = try HTTPTestConnection(port: port)
         try client.send(
             "POST /upload HTTP/1.1\r\nHost: x\r\nX-Request-Id: big-upload-1\r\nContent-Length: \((1 << 20) + 1)\r\n\r\n")
         let response = try client.readResponse()
@@ -72,27 +73,27 @@ import Testing
         // Refused before any handler runs, yet traceable like every other problem.
         #expect(response.headers["x-request-id"] == "big-upload-1")
         #expect(try JSONValue.parse(response.body)["requestId"]?.stringValue == "big-upload-1")
-        #expect(try TestClient(port: port).request("GET", "/hello").status == 200)
+        #expect(try HTTPTestConnection(port: port).request("GET", "/hello").status == 200)
         #expect(waitUntil { server.inFlightRequests == 0 })
     }
 
     @Test func oversizeChunkedBodyGets413AndTheServerStaysHealthy() throws {
         let (server, port) = try TestRoutes.server()
         defer { server.stop() }
-        let client = try TestClient(port: port)
+        let client = try HTTPTestConnection(port: port)
         let response = try client.chunkedRequest(
             "POST", "/upload", body: TestRoutes.bytes(1_500_000), chunkSize: 65_536)
         try expectProblem(response, status: 413, code: "payload_too_large")
         let requestId = try JSONValue.parse(response.body)["requestId"]?.stringValue
         #expect(requestId != nil && requestId == response.headers["x-request-id"])
-        #expect(try TestClient(port: port).request("GET", "/hello").status == 200)
+        #expect(try HTTPTestConnection(port: port).request("GET", "/hello").status == 200)
         #expect(waitUntil { server.inFlightRequests == 0 })
     }
 
     @Test func unknownPathAndWrongMethodAreProblems() throws {
         let (server, port) = try TestRoutes.server()
         defer { server.stop() }
-        let client = try TestClient(port: port)
+        let client = try HTTPTestConnection(port: port)
         try expectProblem(try client.request("GET", "/nope"), status: 404, code: "not_found")
         let wrong = try client.request("PUT", "/hello", body: [])
         try expectProblem(wrong, status: 405, code: "method_not_allowed")
@@ -102,7 +103,7 @@ import Testing
     @Test func bearerKeysAreCheckedAgainstTheRouteScope() throws {
         let (server, port) = try TestRoutes.server()
         defer { server.stop() }
-        let client = try TestClient(port: port)
+        let client = try HTTPTestConnection(port: port)
         let missing = try client.request("GET", "/v1/users/u-1")
         try expectProblem(missing, status: 401, code: "unauthorized")
         #expect(missing.headers["www-authenticate"] == "Bearer")
@@ -127,7 +128,7 @@ import Testing
             group.enter()
             Thread {
                 defer { group.leave() }
-                guard let client = try? TestClient(port: port) else { return }
+                guard let client = try? HTTPTestConnection(port: port) else { return }
                 for i in 0..<50 {
                     if let r = try? client.request("GET", "/echo/t\(t)-\(i)"), r.status == 200,
                         r.text == "t\(t)-\(i)|-|-"
@@ -165,7 +166,7 @@ import Testing
             return .text(200, "done")
         }
         let (server, port) = try TestRoutes.server(router: router)
-        let client = try TestClient(port: port)
+        let client = try HTTPTestConnection(port: port)
         try client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(entered.wait(timeout: .now() + 5) == .success)
         let started = Date()
@@ -174,14 +175,14 @@ import Testing
         let response = try client.readResponse()
         #expect(response.status == 200 && response.text == "done")
         #expect(response.headers["connection"]?.lowercased() == "close")
-        #expect(throws: TestClient.Failure.self) { try TestClient(port: port) }
+        #expect(throws: HTTPTestConnection.Failure.self) { try HTTPTestConnection(port: port) }
         #expect(server.port == nil)
     }
 
     @Test func idleConnectionsAreClosedAfterTheTimeout() throws {
         let (server, port) = try TestRoutes.server { $0.connectionTimeoutSeconds = 1 }
         defer { server.stop() }
-        let client = try TestClient(port: port)
+        let client = try HTTPTestConnection(port: port)
         #expect(try client.request("GET", "/hello").status == 200)
         let started = Date()
         #expect(client.isClosedByPeer())
@@ -198,17 +199,17 @@ import Testing
         let (server, port) = try TestRoutes.server(router: router) { $0.maxHeaderBytes = 8 * 1024 }
         defer { server.stop() }
         let big = String(repeating: "a", count: 16 * 1024)
-        let response = try TestClient(port: port).request("GET", "/hello", headers: ["X-Big": big])
+        let response = try HTTPTestConnection(port: port).request("GET", "/hello", headers: ["X-Big": big])
         #expect(response.status == 431)
         #expect(reached.load(ordering: .relaxed) == 0)
-        #expect(try TestClient(port: port).request("GET", "/hello").status == 200)
+        #expect(try HTTPTestConnection(port: port).request("GET", "/hello").status == 200)
         #expect(waitUntil { server.inFlightRequests == 0 })
     }
 
     @Test func headAnswersWithHeadersOnly() throws {
         let (server, port) = try TestRoutes.server()
         defer { server.stop() }
-        let client = try TestClient(port: port)
+        let client = try HTTPTestConnection(port: port)
         try client.send("HEAD /hello HTTP/1.1\r\nHost: x\r\n\r\n")
         let head = try client.readResponseHead()
         #expect(head.status == 200)
@@ -216,7 +217,7 @@ import Testing
         #expect(try client.request("GET", "/hello").text == "hello")
     }
 
-    private func expectProblem(_ response: TestClient.Response, status: Int, code: String) throws {
+    private func expectProblem(_ response: HTTPTestConnection.Response, status: Int, code: String) throws {
         #expect(response.status == status)
         #expect(response.headers["content-type"] == "application/problem+json")
         let json = try JSONValue.parse(response.body)

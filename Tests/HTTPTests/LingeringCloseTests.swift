@@ -2,6 +2,7 @@ import Foundation
 import HTTP
 import JSON
 import Testing
+import TestSupport
 
 /// A client that is still sending when the server refuses its request (413 body too large, 431
 /// head too large) must be able to read the refusal. Closing a socket with unread input makes
@@ -14,7 +15,7 @@ import Testing
         let (server, port) = try TestRoutes.server()
         defer { server.stop() }
         for attempt in 0..<3 {
-            let client = try TestClient(port: port)
+            let client = try HTTPTestConnection(port: port)
             let size = 2 << 20
             try client.send(
                 "POST /upload HTTP/1.1\r\nHost: x\r\nX-Request-Id: linger-\(attempt)\r\nContent-Length: \(size)\r\n\r\n")
@@ -29,7 +30,7 @@ import Testing
             // The refused connection is then closed cleanly (FIN, not a reset).
             #expect(client.isClosedByPeer())
         }
-        #expect(try TestClient(port: port).request("GET", "/hello").status == 200)
+        #expect(try HTTPTestConnection(port: port).request("GET", "/hello").status == 200)
     }
 
     /// The same for a request head past `maxHeaderBytes`: MHD answers 431 after reading the
@@ -38,7 +39,7 @@ import Testing
         let (server, port) = try TestRoutes.server { $0.maxHeaderBytes = 8 * 1024 }
         defer { server.stop() }
         for _ in 0..<3 {
-            let client = try TestClient(port: port)
+            let client = try HTTPTestConnection(port: port)
             try client.send("GET /hello HTTP/1.1\r\nHost: x\r\n")
             let line = "X-Filler: " + String(repeating: "b", count: 1000) + "\r\n"
             for _ in 0..<2048 { try client.send(line) }
@@ -47,14 +48,14 @@ import Testing
             #expect(response.status == 431)
             #expect(client.isClosedByPeer())
         }
-        #expect(try TestClient(port: port).request("GET", "/hello").status == 200)
+        #expect(try HTTPTestConnection(port: port).request("GET", "/hello").status == 200)
     }
 
     /// Lingering is bounded: a client that keeps sending past `lingeringCloseBytes` is cut off.
     @Test func lingeringStopsAfterItsByteBudget() throws {
         let (server, port) = try TestRoutes.server { $0.lingeringCloseBytes = 256 * 1024 }
         defer { server.stop() }
-        let client = try TestClient(port: port)
+        let client = try HTTPTestConnection(port: port)
         try client.send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: \(64 << 20)\r\n\r\n")
         let chunk = [UInt8](repeating: UInt8(ascii: "c"), count: 64 * 1024)
         var sent = 0
@@ -72,7 +73,7 @@ import Testing
     @Test func anEndlessChunkedUploadIsCutOff() throws {
         let (server, port) = try TestRoutes.server { $0.lingeringCloseBytes = 256 * 1024 }
         defer { server.stop() }
-        let client = try TestClient(port: port)
+        let client = try HTTPTestConnection(port: port)
         try client.send("POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
         let chunk = Array(String(65_536, radix: 16).utf8) + [13, 10] + [UInt8](repeating: 0x64, count: 65_536) + [13, 10]
         var sent = 0
@@ -83,6 +84,6 @@ import Testing
         }
         #expect(failed, "the server read all of an endless chunked upload")
         #expect(sent < 32 << 20, "sent \(sent) bytes before the server gave up")
-        #expect(try TestClient(port: port).request("GET", "/hello").status == 200)
+        #expect(try HTTPTestConnection(port: port).request("GET", "/hello").status == 200)
     }
 }

@@ -2,7 +2,7 @@ import Testing
 
 @testable import Ledger
 
-/// api.md §1: a non-renewing product with a `duration` gives access from the purchase for that
+/// docs/api.md §1: a non-renewing product with a `duration` gives access from the purchase for that
 /// long; a purchase of the same product while one runs extends it from its end.
 @Suite struct NonRenewingDurationTests {
     static let pass = "com.example.game.pass30"

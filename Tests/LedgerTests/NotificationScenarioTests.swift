@@ -2,7 +2,7 @@ import Testing
 
 @testable import Ledger
 
-/// Every App Store Server Notification V2 type/subtype that changes access (FORMATS.md §2),
+/// Every App Store Server Notification V2 type/subtype that changes access (docs/FORMATS.md §2),
 /// expressed as the facts the notification carries. Access is judged by the facts, never by
 /// the notification type.
 @Suite struct NotificationScenarioTests {

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Ledger
+import TestSupport
 
 /// The same events, in any arrival order and with redeliveries, give the same answer.
 @Suite struct OrderIndependenceTests {

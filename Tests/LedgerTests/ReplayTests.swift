@@ -1,5 +1,6 @@
 import Testing
 @testable import Ledger
+import TestSupport
 
 /// Projections are derived data: rebuilding them from the stored log gives what incremental
 /// updates gave, and `asOf` is the fold of a prefix judged at that instant.

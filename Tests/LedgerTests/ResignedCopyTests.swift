@@ -2,7 +2,7 @@ import Testing
 
 @testable import Ledger
 
-/// domain.md "Facts in, events out": a fact's identity is its content other than `signedDate`.
+/// docs/domain.md "Facts in, events out": a fact's identity is its content other than `signedDate`.
 /// StoreKit and the Server API re-sign what they hand out; those copies must not grow the log.
 @Suite struct ResignedCopyTests {
     let p1 = F.period("1000", start: F.t0)

@@ -2,7 +2,7 @@ import Testing
 
 @testable import Ledger
 
-/// One test per row and rule of domain.md "Subscriptions".
+/// One test per row and rule of docs/domain.md "Subscriptions".
 @Suite struct SubscriptionRulesTests {
     let p1 = F.period("1000", start: F.t0)
     let p2 = F.period("1001", start: F.t0 + F.month)

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 @testable import Service
 
-/// API keys and scopes (api.md §2: read = GET user data, write = ingest and debit, admin =
+/// API keys and scopes (docs/api.md §2: read = GET user data, write = ingest and debit, admin =
 /// replay, keys, projections) and the notification endpoint's only gate: Apple's signature.
 @Suite final class AuthTests {
     let service: TestService

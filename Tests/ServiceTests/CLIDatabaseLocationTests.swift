@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// Every command but `serve` finds the database exactly as `serve` does, says on stderr which
-/// one it uses, and never creates a cluster (api.md §1). Before, `keys create` run from another
+/// one it uses, and never creates a cluster (docs/api.md §1). Before, `keys create` run from another
 /// directory created `./.iap-ledger` and printed a key the running server rejected.
 @Suite struct CLIDatabaseLocationTests {
     static let commands: [[String]] = [

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// Runs the built `iap-ledger` binary the way an operator does: a real process, real signals.
 ///
@@ -178,7 +179,7 @@ final class OpsServe {
     }
 }
 
-/// A blocking one-request HTTP/1.1 client (Connection: close) over a POSIX socket.
+/// One GET (Connection: close) through the tests' HTTP client, with the body as text.
 enum OpsHTTP {
     struct Response {
         var status: Int
@@ -187,56 +188,15 @@ enum OpsHTTP {
     }
 
     static func get(port: Int, _ path: String, headers: [String: String] = [:]) throws -> Response {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw OpsFailure("socket: errno \(errno)") }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        guard connectLoopback(fd, port: port) == 0 else { throw OpsFailure("connect: errno \(errno)") }
-        var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        let request = Array((head + "\r\n").utf8)
-        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count
-        else { throw OpsFailure("send: errno \(errno)") }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let count = recv(fd, &buffer, buffer.count, 0)
-            if count <= 0 { break }
-            bytes += buffer[0..<count]
-        }
-        let text = String(decoding: bytes, as: UTF8.self)
-        guard let split = text.range(of: "\r\n\r\n") else { throw OpsFailure("no response head: \(text)") }
-        let lines = text[..<split.lowerBound].split(separator: "\r\n")
-        guard let statusLine = lines.first, statusLine.split(separator: " ").count >= 2,
-            let status = Int(statusLine.split(separator: " ")[1])
-        else { throw OpsFailure("bad status line: \(text)") }
-        var fields: [String: String] = [:]
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        return Response(status: status, headers: fields, body: String(text[split.upperBound...]))
-    }
-
-    /// connect(2) to 127.0.0.1:port; 0 or -1 with errno set.
-    static func connectLoopback(_ fd: Int32, port: Int) -> Int32 {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
+        let connection = try HTTPTestConnection(port: port)
+        let response = try connection.request(
+            "GET", path, orderedHeaders: [("Connection", "close")] + headers.map { ($0.key, $0.value) })
+        return Response(status: response.status, headers: response.headers, body: response.text)
     }
 
     /// Whether anything accepts TCP connections on 127.0.0.1:port.
     static func isListening(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        return connectLoopback(fd, port: port) == 0
+        (try? HTTPTestConnection(port: port)) != nil
     }
 }
 

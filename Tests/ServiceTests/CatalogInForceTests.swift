@@ -8,7 +8,7 @@ import Testing
 import TestSupport
 @testable import Service
 
-/// One catalog in force (api.md §1.1): the catalog is recorded in the event log, every instance
+/// One catalog in force (docs/api.md §1.1): the catalog is recorded in the event log, every instance
 /// on the database answers under the newest version, and nothing that forgets or predates the
 /// config (a replay, a serve without --config, an instance on an old config) changes an answer.
 @Suite(.serialized) struct CatalogInForceTests {

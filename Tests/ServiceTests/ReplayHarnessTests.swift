@@ -194,10 +194,10 @@ final class ReplayHarness: Sendable {
 
     @Test func copyTextRowsSplitIntoFieldsUnescapedOnRead() {
         var text: [UInt8] = []
-        ReplayLogReader.escape("user\t1", into: &text)
+        CopyText.escape("user\t1", into: &text)
         text += Array("\t42\t-7\t".utf8)
         let document = Array("{\"a\":\"x\\\\y\nz\"}".utf8)
-        ReplayLogReader.escape(bytes: document, into: &text)
+        CopyText.escape(bytes: document, into: &text)
         text += Array("\nu2\t1\t2\t{}\n".utf8)
         var rows: [(String, Int64, Int64, [UInt8])] = []
         CopyText.forEachRow(text) { buffer, fields in
@@ -217,8 +217,8 @@ final class ReplayHarness: Sendable {
 
     @Test func copyTextRoundTripsEscapes() {
         var out: [UInt8] = []
-        ReplayLogReader.escape("a\\b\tc\nd", into: &out)
-        let back = out.withUnsafeBufferPointer { ReplayLogReader.unescape($0) }
+        CopyText.escape("a\\b\tc\nd", into: &out)
+        let back = out.withUnsafeBufferPointer { CopyText.unescape($0) }
         #expect(String(decoding: back, as: UTF8.self) == "a\\b\tc\nd")
     }
 

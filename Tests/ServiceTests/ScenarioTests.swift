@@ -3,8 +3,8 @@ import Testing
 import TestSupport
 @testable import Service
 
-/// Every scenario of domain.md, driven through HTTP with minted signed vectors and asserted on
-/// the `GET /v1/users/{id}` fields api.md names. One service (and database) per test: tests move its clock.
+/// Every scenario of docs/domain.md, driven through HTTP with minted signed vectors and asserted on
+/// the `GET /v1/users/{id}` fields docs/api.md names. One service (and database) per test: tests move its clock.
 @Suite final class ScenarioTests {
     let service: TestService
     let api: ServiceHTTPClient

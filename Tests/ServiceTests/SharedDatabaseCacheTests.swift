@@ -13,7 +13,7 @@ import TestSupport
 
     init() throws {
         first = try TestService()
-        // Same config: one catalog is in force for both anyway (api.md §1.1, CatalogInForceTests).
+        // Same config: one catalog is in force for both anyway (docs/api.md §1.1, CatalogInForceTests).
         second = try TestService(sharing: first)
     }
 

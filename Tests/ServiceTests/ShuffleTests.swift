@@ -4,23 +4,12 @@ import Testing
 import TestSupport
 @testable import Service
 
-/// Arrival order means nothing: the facts of every domain.md scenario, delivered in order to one
+/// Arrival order means nothing: the facts of every docs/domain.md scenario, delivered in order to one
 /// service and shuffled (seeded) with every delivery repeated to another, give identical documents.
 @Suite final class ShuffleTests {
     enum Delivery {
         case purchase(String)
         case notification(String)
-    }
-
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 
     static func revoked(_ t: [String: JSONValue], at instant: Int64, type: String? = nil) -> [String: JSONValue] {
@@ -105,7 +94,7 @@ import TestSupport
     @Test func shuffledRepeatedDeliveriesGiveTheSameDocuments() throws {
         let now = TestVectors.nowMillis
         let deliveries = Self.deliveries(now: now)
-        var rng = SplitMix64(state: 20_261_129)
+        var rng = SplitMix64(seed: 20_261_129)
         let shuffled = (deliveries + deliveries).shuffled(using: &rng)
 
         let clock = TestClock()

@@ -81,7 +81,7 @@ public enum Rejection: Error, Sendable, Hashable {
     /// The debit's idempotency key was used before for another amount or currency.
     case idempotencyKeyReused(currency: String, amount: Int64)
 
-    /// Stable machine word for api.md problem bodies.
+    /// Stable machine word for docs/api.md problem bodies.
     public var code: String {
         switch self {
         case .ownedByOtherUser: "owned_by_other_user"

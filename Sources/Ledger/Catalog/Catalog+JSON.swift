@@ -1,6 +1,6 @@
 import JSON
 
-/// The catalog as recorded in the event log (`CatalogVersionRecorded`, api.md §1.1). The
+/// The catalog as recorded in the event log (`CatalogVersionRecorded`, docs/api.md §1.1). The
 /// canonical form is what the version's hash is taken over, so it must not depend on the order
 /// of the config file: products sorted by id, grants by currency, keys in a fixed order.
 /// Entitlements keep the configured order (it is the order the config gave; a reordering is

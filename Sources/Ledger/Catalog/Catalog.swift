@@ -1,4 +1,4 @@
-/// What each product grants (config `products`, api.md §1).
+/// What each product grants (config `products`, docs/api.md §1).
 public struct Catalog: Sendable, Hashable {
     public var products: [String: Product]
 

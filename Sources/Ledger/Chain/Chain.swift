@@ -15,7 +15,7 @@ public enum Chain {
             guard let versions = state.transactionVersions[transaction.transactionId] else {
                 return [.transactionRecorded(transaction)]
             }
-            // A fact's identity is its content other than `signedDate` (domain.md): StoreKit and
+            // A fact's identity is its content other than `signedDate` (docs/domain.md): StoreKit and
             // the Server API re-sign what they hand out, so a copy of the version in force is
             // the same fact. So is an older copy of any recorded version: it can never win.
             let inForce = ChainState.newest(versions)

@@ -33,7 +33,7 @@ extension ChainState {
         let renewal = latestRenewalInfo
         let renewalIsCurrent = renewal.map { $0.signedDate >= current.purchaseDate } ?? false
         let grace = renewalIsCurrent ? renewal?.gracePeriodExpiresDate : nil
-        // Until Apple says otherwise, a new auto-renewable subscription renews (domain.md); the
+        // Until Apple says otherwise, a new auto-renewable subscription renews (docs/domain.md); the
         // renewal info often arrives later, with the first notification.
         let renewsByDefault = current.type == "Auto-Renewable Subscription"
         let status: SubscriptionStatus

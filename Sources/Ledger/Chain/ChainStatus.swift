@@ -1,4 +1,4 @@
-/// Subscription status as api.md spells it.
+/// Subscription status as docs/api.md spells it.
 public enum SubscriptionStatus: String, Sendable, Hashable, CaseIterable {
     case active = "active"
     case inGracePeriod = "in_grace_period"

@@ -1,7 +1,7 @@
 import JSON
 
 extension Customer {
-    /// The api.md §2 document. Keys of `entitlements` and `balances` are sorted, so equal
+    /// The docs/api.md §2 document. Keys of `entitlements` and `balances` are sorted, so equal
     /// documents are equal bytes (cacheable, ETag-able).
     public func jsonBytes() -> [UInt8] {
         var w = JSONWriter(capacity: 256 + 256 * (entitlements.count + subscriptions.count + nonConsumables.count))

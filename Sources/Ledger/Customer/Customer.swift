@@ -1,4 +1,4 @@
-/// The entitlements document of `GET /v1/users/{userId}` (api.md §2), judged at one instant.
+/// The entitlements document of `GET /v1/users/{userId}` (docs/api.md §2), judged at one instant.
 public struct Customer: Sendable, Hashable {
     public var userId: String
     public var entitlements: [String: EntitlementState]

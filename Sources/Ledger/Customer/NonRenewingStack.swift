@@ -1,6 +1,6 @@
 /// The non-renewing purchases of one product that has a `duration`, laid end to end: each
 /// gives access from its purchase for the duration, and one bought while an earlier one still
-/// runs starts where that one ends (api.md §1: "extends it from its end"). A revoked purchase
+/// runs starts where that one ends (docs/api.md §1: "extends it from its end"). A revoked purchase
 /// gives nothing and pushes nothing back.
 struct NonRenewingStack {
     struct Period {

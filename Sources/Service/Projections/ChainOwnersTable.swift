@@ -87,9 +87,9 @@ enum ChainOwnersTable {
 
     /// One row of `copyIntoNext`: the claim's own instant, not the replay's.
     static func appendCopyRow(otid: String, userId: String, claimedAt: Int64, into out: inout [UInt8]) {
-        ReplayLogReader.escape(otid, into: &out)
+        CopyText.escape(otid, into: &out)
         out.append(0x09)
-        ReplayLogReader.escape(userId, into: &out)
+        CopyText.escape(userId, into: &out)
         out.append(0x09)
         out.append(contentsOf: RFC3339.format(claimedAt).utf8)
         out.append(0x0A)

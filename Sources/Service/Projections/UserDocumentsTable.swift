@@ -94,11 +94,11 @@ enum UserDocumentsTable {
         userId: String, version: Int64, document: [UInt8], renderedAt: Int64, validUntil: Int64?,
         into out: inout [UInt8]
     ) {
-        ReplayLogReader.escape(userId, into: &out)
+        CopyText.escape(userId, into: &out)
         out.append(0x09)
         out.append(contentsOf: String(version).utf8)
         out.append(0x09)
-        ReplayLogReader.escape(bytes: document, into: &out)
+        CopyText.escape(bytes: document, into: &out)
         out.append(0x09)
         out.append(contentsOf: String(renderedAt).utf8)
         out.append(0x09)

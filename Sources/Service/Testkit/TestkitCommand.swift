@@ -2,7 +2,7 @@ import AppStore
 import Foundation
 import JSON
 
-/// `iap-ledger testkit init|purchase|notify|receipt|apple` (api.md §1.2): a local test store that mints
+/// `iap-ledger testkit init|purchase|notify|receipt|apple` (docs/api.md §1.2): a local test store that mints
 /// App Store data signed by its own CA, so every path of the API can be tried without an iPhone.
 enum TestkitCommand {
     static let usage = """

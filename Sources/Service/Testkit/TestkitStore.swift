@@ -2,6 +2,7 @@ import AppStore
 import Foundation
 import Glibc
 import JSON
+import SystemCalls
 
 /// The test store's files under `<data-dir>/testkit/`: the CA (only the leaf's key is kept,
 /// mode 0600), a config trusting the CA for one LocalTesting app, and the state of what was minted.
@@ -119,7 +120,7 @@ struct TestkitStore {
     func withStateLock<T>(_ body: () throws -> T) throws -> T {
         try requireStore()
         let fd = open(directory + "/state.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw TestkitError("cannot open \(directory)/state.lock: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw TestkitError("cannot open \(directory)/state.lock: \(SystemCallError.last)") }
         defer { close(fd) }
         guard flock(fd, LOCK_EX) == 0 else { throw TestkitError("cannot lock \(directory)/state.lock") }
         return try body()
@@ -139,7 +140,7 @@ struct TestkitStore {
         let temporary = statePath + ".tmp"
         try write(state.json().serialized(sortedKeys: true) + [0x0A], to: temporary, mode: 0o644)
         guard rename(temporary, statePath) == 0 else {
-            throw TestkitError("cannot write \(statePath): \(String(cString: strerror(errno)))")
+            throw TestkitError("cannot write \(statePath): \(SystemCallError.last)")
         }
     }
 
@@ -151,13 +152,13 @@ struct TestkitStore {
     /// open(2) with the mode, so a key is never readable by others, not even for an instant.
     private func write(_ bytes: [UInt8], to path: String, mode: mode_t) throws(TestkitError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw TestkitError("cannot write \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw TestkitError("cannot write \(path): \(SystemCallError.last)") }
         defer { close(fd) }
         _ = fchmod(fd, mode)
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            guard written > 0 else { throw TestkitError("cannot write \(path): \(String(cString: strerror(errno)))") }
+            guard written > 0 else { throw TestkitError("cannot write \(path): \(SystemCallError.last)") }
             offset += written
         }
     }

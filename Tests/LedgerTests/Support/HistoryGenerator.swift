@@ -1,4 +1,5 @@
 @testable import Ledger
+import TestSupport
 
 /// A generated history: Apple facts (any order is legal) and the user's own stream (claims,
 /// debits, admin grants), whose relative order is fixed because each was decided in turn.

@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import Glibc
+import SystemCalls
 
 /// Who owns an embedded data directory. `serve` holds an exclusive lock on
 /// `<data-dir>/iap-ledger.lock` for its lifetime, so a second `serve` on the same directory is
@@ -28,16 +29,16 @@ final class DataDirectoryLock: Sendable {
             var prefix = directory.hasPrefix("/") ? "" : "."
             for component in directory.split(separator: "/") {
                 prefix += "/" + component
-                if mkdir(prefix, 0o755) != 0, errno != EEXIST {
+                if mkdir(prefix, 0o755) != 0, SystemCallError.last.code != EEXIST {
                     throw .init(
-                        description: "cannot create data directory \(directory): \(prefix): \(String(cString: strerror(errno)))")
+                        description: "cannot create data directory \(directory): \(prefix): \(SystemCallError.last)")
                 }
             }
         }
         let path = directory + "/iap-ledger.lock"
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw .init(description: "cannot use data directory \(directory): \(path): \(String(cString: strerror(errno)))")
+            throw .init(description: "cannot use data directory \(directory): \(path): \(SystemCallError.last)")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let holder = (try? String(contentsOfFile: path, encoding: .utf8))?

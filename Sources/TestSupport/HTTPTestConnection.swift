@@ -1,27 +1,42 @@
 import Glibc
+import JSON
+import SystemCalls
 
-/// A tiny blocking HTTP/1.1 client over a POSIX socket, so tests control keep-alive exactly.
-final class TestClient {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-        var errno: Int32 = 0
+/// The one raw HTTP/1.1 client of the tests: one blocking POSIX socket to 127.0.0.1, so a test
+/// controls keep-alive, framing and partial writes exactly (HTTPTests send malformed and
+/// oversized requests byte by byte). `ServiceHTTPClient` builds the service's API calls on it.
+public final class HTTPTestConnection {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+        /// The `errno` of the failed call (e.g. ECONNREFUSED, 111), 0 when none failed.
+        public var errno: Int32 = 0
+        public init(description: String, errno: Int32 = 0) {
+            self.description = description
+            self.errno = errno
+        }
     }
 
-    struct Response {
-        var status: Int
-        var headers: [String: String]  // lower-cased names
-        var body: [UInt8]
-        var text: String { String(decoding: body, as: UTF8.self) }
+    public struct Response: Sendable {
+        public var status: Int
+        /// Lower-cased header names.
+        public var headers: [String: String]
+        public var body: [UInt8]
+        public var text: String { String(decoding: body, as: UTF8.self) }
+        /// The body parsed as JSON (`.null` when it is not JSON).
+        public var json: JSONValue { (try? JSONValue.parse(body)) ?? .null }
     }
 
+    public let port: Int
     private let fd: Int32
     private var buffer: [UInt8] = []
 
-    /// Connects to 127.0.0.1:port; fails with the errno text (e.g. ECONNREFUSED is 111).
-    init(port: Int) throws(Failure) {
+    /// Connects to 127.0.0.1:port; fails with the errno (e.g. ECONNREFUSED is 111). A read waits
+    /// `receiveTimeout` seconds at most, so a server that never answers fails the test instead of
+    /// hanging it.
+    public init(port: Int, receiveTimeout: Int = 30) throws(Failure) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket errno \(errno)") }
-        var timeout = timeval(tv_sec: 15, tv_usec: 0)
+        guard fd >= 0 else { throw Failure(description: "socket errno \(SystemCallError.last.code)") }
+        var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
@@ -33,10 +48,11 @@ final class TestClient {
             }
         }
         guard rc == 0 else {
-            let err = errno
+            let failure = SystemCallError.last
             Glibc.close(fd)
-            throw Failure(description: "connect errno \(err)", errno: err)
+            throw Failure(description: "connect errno \(failure.code)", errno: failure.code)
         }
+        self.port = port
         self.fd = fd
     }
 
@@ -44,34 +60,45 @@ final class TestClient {
         Glibc.close(fd)
     }
 
-    func send(_ bytes: [UInt8]) throws {
+    public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard n > 0 else { throw Failure(description: "send errno \(errno)") }
+            guard n > 0 else {
+                let failure = SystemCallError.last
+                throw Failure(description: "send errno \(failure.code)", errno: failure.code)
+            }
             offset += n
         }
     }
 
-    func send(_ text: String) throws {
+    public func send(_ text: String) throws {
         try send(Array(text.utf8))
     }
 
-    /// Sends one request with `Content-Length` (when there is a body) and reads the response.
-    func request(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8]? = nil) throws
-        -> Response
-    {
-        var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+    /// Sends one request with these headers in this order, `Content-Length` when there is a body,
+    /// and reads the response.
+    public func request(
+        _ method: String, _ target: String, orderedHeaders: [(name: String, value: String)], body: [UInt8]? = nil
+    ) throws -> Response {
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
+        for (name, value) in orderedHeaders { head += "\(name): \(value)\r\n" }
         if let body { head += "Content-Length: \(body.count)\r\n" }
         head += "\r\n"
         try send(Array(head.utf8) + (body ?? []))
         return try readResponse()
     }
 
+    /// Sends one request with `Content-Length` (when there is a body) and reads the response.
+    public func request(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8]? = nil)
+        throws -> Response
+    {
+        try request(method, target, orderedHeaders: headers.map { ($0.key, $0.value) }, body: body)
+    }
+
     /// Sends `body` with `Transfer-Encoding: chunked` in `chunkSize` pieces.
-    func chunkedRequest(_ method: String, _ target: String, body: [UInt8], chunkSize: Int) throws -> Response {
-        try send("\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n")
+    public func chunkedRequest(_ method: String, _ target: String, body: [UInt8], chunkSize: Int) throws -> Response {
+        try send("\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nTransfer-Encoding: chunked\r\n\r\n")
         var offset = 0
         while offset < body.count {
             let end = min(offset + chunkSize, body.count)
@@ -83,13 +110,13 @@ final class TestClient {
     }
 
     /// Reads a status line and headers only (for HEAD, whose Content-Length announces no body).
-    func readResponseHead() throws -> Response {
+    public func readResponseHead() throws -> Response {
         var response = try readResponse(bodyless: true)
         response.body = []
         return response
     }
 
-    func readResponse(bodyless: Bool = false) throws -> Response {
+    public func readResponse(bodyless: Bool = false) throws -> Response {
         while true {
             if let end = headerEnd() {
                 let head = String(decoding: buffer[..<end], as: UTF8.self)
@@ -115,7 +142,7 @@ final class TestClient {
     }
 
     /// True when the server closed the connection (EOF) within the receive timeout.
-    func isClosedByPeer() -> Bool {
+    public func isClosedByPeer() -> Bool {
         var byte: UInt8 = 0
         return recv(fd, &byte, 1, 0) == 0
     }
@@ -123,7 +150,11 @@ final class TestClient {
     private func fill() throws {
         var chunk = [UInt8](repeating: 0, count: 65536)
         let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        guard n > 0 else { throw Failure(description: n == 0 ? "connection closed" : "recv errno \(errno)") }
+        guard n > 0 else {
+            if n == 0 { throw Failure(description: "connection closed") }
+            let failure = SystemCallError.last
+            throw Failure(description: "recv errno \(failure.code)", errno: failure.code)
+        }
         buffer.append(contentsOf: chunk[..<n])
     }
 

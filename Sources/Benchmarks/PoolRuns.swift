@@ -1,24 +1,23 @@
 import EventStore
 import Foundation
 import TestSupport
-import Testing
 
-/// Opt-in measurements (`IAP_LEDGER_BENCH=1 swift test -c release --filter PoolBenchmarkTests`);
-/// they print numbers and assert nothing about speed.
-@Suite(.enabled(if: ProcessInfo.processInfo.environment["IAP_LEDGER_BENCH"] != nil), .serialized)
-struct PoolBenchmarkTests {
-    private func measure(_ label: String, operations: Int, _ body: () -> Void) {
-        let start = ContinuousClock.now
-        body()
-        let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        print(
-            "BENCH \(label): \(Int(Double(operations) / seconds)) ops/s (\(operations) in \(String(format: "%.2f", seconds)) s)"
-        )
+/// `iap-ledger-bench pool`: the connection pool and the append path measured on their own, on a
+/// private cluster with production durability (fsync on, synchronous_commit on). Not part of
+/// `run`: a figure for tuning the pool size, with no baseline to stand next to. (These were an
+/// opt-in test suite that asserted nothing; they are measurements, so they live here.)
+enum PoolRuns {
+    static func run() throws {
+        BenchmarkSuite.say("starting PostgreSQL (fsync on, synchronous_commit on)")
+        let cluster = try BenchCluster()
+        defer { cluster.stop() }
+        let conninfo = cluster.serviceConninfo
+        try Migrator.migrate(connection: try Connection(conninfo), directory: TestDatabase.migrationsDirectory)
+        try selectThroughPoolVersusOwnConnections(conninfo: conninfo)
+        try appendsPerSecond(conninfo: conninfo)
     }
 
-    @Test func selectThroughPoolVersusOwnConnections() throws {
-        let conninfo = try TestDatabase.shared.freshDatabase()
+    static func selectThroughPoolVersusOwnConnections(conninfo: String) throws {
         let threads = 8
         let perThread = 4000
         let connections = try (0..<threads).map { _ in try Connection(conninfo) }
@@ -37,19 +36,11 @@ struct PoolBenchmarkTests {
                     }
                 }
             }
-            print("BENCH pool of \(size) stats: \(pool.stats)")
+            print("pool of \(size) stats: \(pool.stats)")
         }
     }
 
-    @Test func appendsPerSecond() throws {
-        // Its own cluster with the production settings (fsync on, synchronous_commit on).
-        let directory = try TestDatabase.makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let server = try EmbeddedPostgres.start(dataDirectory: directory)
-        server.stopWhenProcessExits()
-        defer { server.stop() }
-        let conninfo = server.connectionString()
-        try Migrator.migrate(connection: try Connection(conninfo), directory: TestDatabase.migrationsDirectory)
+    static func appendsPerSecond(conninfo: String) throws {
         let store = EventStore()
         for (threads, streams) in [(1, 1000), (16, 100_000), (16, 10)] {
             let perThread = threads == 1 ? 2000 : 300
@@ -69,14 +60,22 @@ struct PoolBenchmarkTests {
             }
         }
         let connection = try Connection(conninfo)
-        measure(
-            "readAll 1000-row pages",
-            operations: try connection.query("SELECT count(*) AS n FROM es.events").int64(0, "n").map { Int($0) } ?? 0
-        ) {
+        let logged = try connection.query("SELECT count(*) AS n FROM es.events").int64(0, "n").map { Int($0) } ?? 0
+        measure("readAll 1000-row pages", operations: logged) {
             var checkpoint = Checkpoint.start
             while let page = try? store.readAll(after: checkpoint, limit: 1000, on: connection), let last = page.last {
                 checkpoint = last.checkpoint
             }
         }
+    }
+
+    private static func measure(_ label: String, operations: Int, _ body: () -> Void) {
+        let start = ContinuousClock.now
+        body()
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        print(
+            "\(label): \(Int(Double(operations) / seconds)) ops/s (\(operations) in \(String(format: "%.2f", seconds)) s)"
+        )
     }
 }
