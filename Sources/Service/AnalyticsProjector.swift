@@ -10,6 +10,8 @@ import Synchronization
 /// several service instances one runs it: the one holding `pg_try_advisory_lock`.
 final class AnalyticsProjector: Sendable {
     static let checkpointName = "analytics"
+    /// A row of es.checkpoints under this name asks for a rebuild (see `requestRebuild`).
+    static let rebuildRequestName = "analytics:rebuild"
     static let lockKey = "iap-ledger:analytics-projector"
 
     let conninfo: String
@@ -63,6 +65,10 @@ final class AnalyticsProjector: Sendable {
                     holdsLock = rows.bool(0, "ok") ?? false
                 }
                 if holdsLock {
+                    if try Self.rebuildRequested(on: connection) {
+                        let applied = try Self.rebuild(on: connection, limit: batchSize)
+                        logger.info("analytics rebuilt side by side", ["events": String(applied)])
+                    }
                     while !stopping.load(ordering: .relaxed), try Self.step(limit: batchSize, on: connection) > 0 {}
                 }
             } catch {
@@ -90,30 +96,35 @@ final class AnalyticsProjector: Sendable {
         }
     }
 
-    /// Empties the analytics tables and rewinds the checkpoint: the projector rebuilds them.
-    static func reset(on connection: Connection) throws(DatabaseError) {
-        do {
-            try connection.executeScript(
+    /// Asks whichever instance runs the projector to rebuild the tables from the whole log (a
+    /// replay, a projection version bump). A row in the database rather than a call: the replay
+    /// may run in a CLI process that exits at once, and the projector may run in another
+    /// instance. Until the rebuild commits, analysts keep reading the old rows.
+    static func requestRebuild(on connection: Connection) throws(DatabaseError) {
+        try connection.execute(
             """
-            BEGIN;
-            -- The checkpoint row first, as catch_up takes it: a running step finishes before us.
-            SELECT 1 FROM es.checkpoints WHERE name = 'analytics' FOR UPDATE;
-            TRUNCATE analytics.transactions, analytics.renewal_infos, analytics.chain_owners,
-                analytics.notifications, analytics.balance_movements;
-            DELETE FROM es.checkpoints WHERE name = 'analytics';
-            COMMIT;
-            """)
-        } catch {
-            try? connection.executeScript("ROLLBACK")  // leave the connection usable
-            throw error
-        }
+            INSERT INTO es.checkpoints (name) VALUES ($1)
+            ON CONFLICT ON CONSTRAINT checkpoints_pkey DO UPDATE SET updated_at = now()
+            """, [rebuildRequestName])
+    }
+
+    static func rebuildRequested(on connection: Connection) throws(DatabaseError) -> Bool {
+        !(try connection.query("SELECT 1 FROM es.checkpoints WHERE name = $1", [rebuildRequestName])).isEmpty
+    }
+
+    /// Where the tables stand: the start of the log while a rebuild is pending (its lag is the
+    /// whole log), else the checkpoint.
+    static func position(on connection: Connection) throws(DatabaseError) -> Checkpoint {
+        if try rebuildRequested(on: connection) { return .start }
+        return try EventStore().loadCheckpoint(name: checkpointName, on: connection)
     }
 
     /// Rebuilds the analytics tables from the whole log in one transaction, so an analyst never
     /// sees them empty or half filled: DELETE (not TRUNCATE, whose lock would block every reader)
     /// leaves the old rows visible to other snapshots until the rebuilt ones commit in their place.
     /// The background projector waits on the checkpoint row meanwhile and then goes on from the
-    /// new checkpoint. Answers the events applied.
+    /// new checkpoint. Runs on the projector's thread when a rebuild was requested; answers the
+    /// events applied.
     @discardableResult
     static func rebuild(on connection: Connection, limit: Int = 20_000) throws(DatabaseError) -> Int {
         do {
@@ -128,7 +139,7 @@ final class AnalyticsProjector: Sendable {
                 DELETE FROM analytics.chain_owners;
                 DELETE FROM analytics.notifications;
                 DELETE FROM analytics.balance_movements;
-                DELETE FROM es.checkpoints WHERE name = 'analytics';
+                DELETE FROM es.checkpoints WHERE name IN ('analytics', 'analytics:rebuild');
                 """)
             let applied = try catchUp(on: connection, limit: limit)
             try connection.executeScript("COMMIT")

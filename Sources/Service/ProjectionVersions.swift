@@ -62,13 +62,13 @@ public enum ProjectionVersions {
             }
             if built[analytics.name] != analytics.version {
                 do {
-                    try AnalyticsProjector.reset(on: connection)
+                    try AnalyticsProjector.requestRebuild(on: connection)
                     try record(analytics, position: .start, on: connection)
                 } catch {
                     throw .database(error)
                 }
                 if let previous = built[analytics.name] {  // silent on a first start: nothing to rebuild yet
-                    logger.info("analytics projection reset for rebuild",
+                    logger.info("analytics projection: rebuild requested (side by side, in the background)",
                                 ["from": String(previous), "to": String(analytics.version)])
                 }
             }
@@ -149,7 +149,7 @@ public enum ProjectionVersions {
         if definition.inline {
             return stored == nil ? (0, try lag(after: .start, on: connection)) : (headSeq, 0)
         }
-        let checkpoint = try EventStore().loadCheckpoint(name: AnalyticsProjector.checkpointName, on: connection)
+        let checkpoint = try AnalyticsProjector.position(on: connection)
         return (checkpoint.seq, try lag(after: checkpoint, on: connection))
     }
 

@@ -85,7 +85,7 @@ public final class ReplayEngine: Sendable {
             report.projections.append(ProjectionVersions.analytics.name)
             if !options.dryRun {
                 try database { () throws(DatabaseError) in
-                    try AnalyticsProjector.rebuild(on: connection)
+                    try AnalyticsProjector.requestRebuild(on: connection)
                 }
             }
         }
