@@ -11,7 +11,7 @@ import TestSupport
     static func waitForAnalytics(_ harness: ReplayHarness) throws {
         let connection = try harness.connection()
         for _ in 0..<400 {
-            let lag = try ProjectionVersions.lag(
+            let lag = try ProjectionLag.lag(
                 after: EventStore().loadCheckpoint(name: AnalyticsProjector.checkpointName, on: connection), on: connection)
             if lag == 0 { return }
             Thread.sleep(forTimeInterval: 0.05)

@@ -179,7 +179,7 @@ public final class ServiceApp: Sendable {
         APIRoutes(service: service, metrics: metrics, keyNames: { authenticator.keyName(of: $0) })
             .register(on: &router)
         OperationsRoutes(pool: pool, metrics: metrics).register(on: &router)
-        projections.register(on: &router)
+        AdminRoutes(engine: projections.engine, service: service).register(on: &router)
         let handler = router
         var httpConfiguration = HTTPServer.Configuration(host: options.host, port: options.port)
         httpConfiguration.threadCount = options.threads

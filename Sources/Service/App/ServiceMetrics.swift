@@ -37,7 +37,7 @@ final class ServiceMetrics: Sendable {
         replayRunning.set(0)
         registry.gauge(
             "iap_projection_lag_events", help: "Events in the log a projection has not applied yet.",
-            labels: ["projection"], sample: { ProjectionVersions.lagSamples(pool: pool) })
+            labels: ["projection"], sample: { Self.projectionLagSamples(pool: pool) })
         registry.gauge("iap_db_pool_waits_total", help: "Pool acquisitions that had to wait.") { Double(pool.stats.waits) }
         if let cache = documentCache {
             registry.counter(
@@ -58,5 +58,21 @@ final class ServiceMetrics: Sendable {
     func observe(method: String, route: String, status: Int, seconds: Double) {
         requests.increment([route, method, String(status)])
         latency.observe(seconds, [route])
+    }
+}
+
+extension ServiceMetrics {
+    /// `iap_projection_lag_events` samples, taken at scrape time (empty when the store is down).
+    static func projectionLagSamples(pool: ConnectionPool) -> [(labels: [String], value: Double)] {
+        (try? pool.withConnection { connection in
+            let head = try connection.query("SELECT coalesce(max(seq), 0) AS seq FROM es.events").int64(0, "seq") ?? 0
+            let rows = try connection.query("SELECT name, position_tx::text AS tx, position FROM proj.projection_versions")
+            var stored: [String: (String, Int64)] = [:]
+            for row in 0..<rows.count { stored[rows[row, 0]!] = (rows[row, 1]!, rows.int64(row, "position")!) }
+            return try ProjectionVersions.all.map { definition in
+                let lag = try ProjectionLag.position(of: definition, stored: stored[definition.name], headSeq: head, on: connection).lag
+                return (labels: [definition.name], value: Double(lag))
+            }
+        }) ?? []
     }
 }
