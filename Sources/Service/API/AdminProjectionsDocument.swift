@@ -5,19 +5,8 @@ import JSON
 /// version, its position and lag (ProjectionLag), and when it was last built.
 enum AdminProjectionsDocument {
     static func json(on connection: Connection) throws(DatabaseError) -> [UInt8] {
-        let head = try connection.query(
-            """
-            SELECT coalesce(max(seq), 0) AS seq, count(*) AS events FROM es.events
-            """)
-        let headSeq = head.int64(0, "seq") ?? 0
-        let rows = try connection.query(
-            #"SELECT name, version, position_tx::text AS tx, position, to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at FROM proj.projection_versions"#)
-        var stored: [String: (version: Int, tx: String, seq: Int64, updated: String)] = [:]
-        for row in 0..<rows.count {
-            stored[rows[row, "name"]!] = (
-                Int(rows[row, "version"]!)!, rows[row, "tx"]!, rows.int64(row, "position")!, rows[row, "updated_at"]!
-            )
-        }
+        let headSeq = try ProjectionLag.headSeq(on: connection)
+        let stored = try ProjectionVersions.stored(on: connection)
         var w = JSONWriter(capacity: 512)
         w.beginObject()
         w.key("head"); w.int(headSeq)
@@ -34,7 +23,7 @@ enum AdminProjectionsDocument {
                                                      headSeq: headSeq, on: connection)
             w.key("position"); w.int(position)
             w.key("lag"); w.int(lag)
-            w.key("updatedAt"); w.stringOrNull(stored[definition.name]?.updated)
+            w.key("updatedAt"); w.stringOrNull(stored[definition.name]?.updatedAt)
             w.endObject()
         }
         w.endArray()

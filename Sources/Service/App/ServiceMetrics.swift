@@ -65,12 +65,11 @@ extension ServiceMetrics {
     /// `iap_projection_lag_events` samples, taken at scrape time (empty when the store is down).
     static func projectionLagSamples(pool: ConnectionPool) -> [(labels: [String], value: Double)] {
         (try? pool.withConnection { connection in
-            let head = try connection.query("SELECT coalesce(max(seq), 0) AS seq FROM es.events").int64(0, "seq") ?? 0
-            let rows = try connection.query("SELECT name, position_tx::text AS tx, position FROM proj.projection_versions")
-            var stored: [String: (String, Int64)] = [:]
-            for row in 0..<rows.count { stored[rows[row, 0]!] = (rows[row, 1]!, rows.int64(row, "position")!) }
+            let head = try ProjectionLag.headSeq(on: connection)
+            let stored = try ProjectionVersions.stored(on: connection)
             return try ProjectionVersions.all.map { definition in
-                let lag = try ProjectionLag.position(of: definition, stored: stored[definition.name], headSeq: head, on: connection).lag
+                let lag = try ProjectionLag.position(
+                    of: definition, stored: stored[definition.name].map { ($0.tx, $0.seq) }, headSeq: head, on: connection).lag
                 return (labels: [definition.name], value: Double(lag))
             }
         }) ?? []

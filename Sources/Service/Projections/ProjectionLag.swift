@@ -15,6 +15,11 @@ enum ProjectionLag {
         return (checkpoint.seq, try lag(after: checkpoint, on: connection))
     }
 
+    /// The newest event's sequence number (0 for an empty log).
+    static func headSeq(on connection: Connection) throws(DatabaseError) -> Int64 {
+        try connection.query("SELECT coalesce(max(seq), 0) AS seq FROM es.events").int64(0, "seq") ?? 0
+    }
+
     /// Events after `checkpoint` in `(tx, seq)` order.
     static func lag(after checkpoint: Checkpoint, on connection: Connection) throws(DatabaseError) -> Int64 {
         let rows = try connection.query(

@@ -35,6 +35,29 @@ public enum ProjectionVersions {
             [definition.name, String(definition.version), String(position.tx), String(position.seq)])
     }
 
+    /// What `proj.projection_versions` holds for one projection.
+    struct Stored {
+        var version: Int
+        /// Where it is built up to: `(tx, seq)` of the last event it applied.
+        var tx: String
+        var seq: Int64
+        /// RFC 3339 (UTC, milliseconds).
+        var updatedAt: String
+    }
+
+    /// Every row of `proj.projection_versions` (name → row), for the admin JSON and the lag metric.
+    static func stored(on connection: Connection) throws(DatabaseError) -> [String: Stored] {
+        let rows = try connection.query(
+            #"SELECT name, version, position_tx::text AS tx, position, to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at FROM proj.projection_versions"#)
+        var stored: [String: Stored] = [:]
+        for row in 0..<rows.count {
+            stored[rows[row, "name"]!] = Stored(
+                version: Int(rows[row, "version"]!)!, tx: rows[row, "tx"]!, seq: rows.int64(row, "position")!,
+                updatedAt: rows[row, "updated_at"]!)
+        }
+        return stored
+    }
+
     /// The versions the database has built (name → version).
     static func built(on connection: Connection) throws(DatabaseError) -> [String: Int] {
         let rows = try connection.query("SELECT name, version FROM proj.projection_versions")
