@@ -21,11 +21,7 @@ enum VerifyCommand {
             ? FileHandle.standardInput.readDataToEndOfFile() : FileHandle(forReadingAtPath: source)?.readDataToEndOfFile()
         guard let data else { throw CommandLineArguments.UsageError(description: "cannot read \(source)") }
         let jws = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        let verifier = try SignedDataVerifier(
-            trustedRootsDER: configuration.trustedRootsDER.isEmpty ? [AppleRoots.g3DER] : configuration.trustedRootsDER,
-            apps: configuration.apps.map {
-                AppIdentity(bundleId: $0.bundleId, appAppleId: $0.appAppleId, environments: Set($0.environments))
-            })
+        let verifier = try ServiceApp.makeVerifier(configuration: configuration)
         let kindWord = parsed.options["kind"] ?? PayloadPeek.kind(of: jws)
         guard let kind = SignedDataKind(rawValue: kindWord) else {
             throw CommandLineArguments.UsageError(description: "--kind must be transaction, renewal or notification")

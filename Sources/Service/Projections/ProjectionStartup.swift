@@ -17,7 +17,7 @@ enum ProjectionStartup {
             let connection: Connection
             do {
                 connection = try Connection(conninfo, connectTimeout: 10)
-                try connection.executeScript("SET ROLE iap_ledger_service")
+                try connection.executeScript(ServiceRole.setRole)
                 built = try ProjectionVersions.built(on: connection)
             } catch {
                 throw .database(error)
