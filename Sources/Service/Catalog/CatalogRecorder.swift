@@ -87,12 +87,8 @@ enum CatalogRecorder {
                         throw ServiceErrorBox(error: error)
                     }
                 }
-            } catch let box as ServiceErrorBox {
-                throw box.error
-            } catch let error as DatabaseError {
-                throw .database(error)
             } catch {
-                throw .internalError("\(error)")
+                throw ServiceErrorBox.unbox(error)
             }
         }
         let newest = versions.last ?? .none
