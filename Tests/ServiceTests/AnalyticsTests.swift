@@ -12,7 +12,7 @@ import TestSupport
         let connection = try harness.connection()
         for _ in 0..<400 {
             // A pending rebuild stands at the start of the log: its lag is the whole log.
-            let lag = try ProjectionVersions.lag(after: AnalyticsProjector.position(on: connection), on: connection)
+            let lag = try ProjectionLag.lag(after: AnalyticsProjector.position(on: connection), on: connection)
             if lag == 0 { return }
             Thread.sleep(forTimeInterval: 0.05)
         }

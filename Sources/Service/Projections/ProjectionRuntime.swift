@@ -1,14 +1,12 @@
 import EventStore
-import HTTP
 import Ledger
 
 /// What the service runs for its projections besides the inline writes: the start-up version
-/// check (rebuild before serving), the replay engine behind the admin routes, and the
-/// analytics catch-up projector thread.
+/// check (ProjectionStartup: rebuild before serving), the replay engine the admin routes call
+/// (API/AdminRoutes.swift registers them), and the analytics catch-up projector thread.
 public final class ProjectionRuntime: Sendable {
     public let engine: ReplayEngine
     let projector: AnalyticsProjector
-    let service: LedgerService
 
     /// Rebuilds projections whose version changed, then starts the analytics projector.
     static func start(
@@ -23,20 +21,15 @@ public final class ProjectionRuntime: Sendable {
                 return catalogs.current
             },
             clock: clock, metrics: metrics, logger: service.logger)
-        try ProjectionVersions.prepare(conninfo: conninfo, engine: engine, logger: service.logger)
+        try ProjectionStartup.prepare(conninfo: conninfo, engine: engine, logger: service.logger)
         let projector = AnalyticsProjector(conninfo: conninfo, catalog: catalogs.current.catalog, logger: service.logger)
         projector.start()
-        return ProjectionRuntime(engine: engine, projector: projector, service: service)
+        return ProjectionRuntime(engine: engine, projector: projector)
     }
 
-    private init(engine: ReplayEngine, projector: AnalyticsProjector, service: LedgerService) {
+    private init(engine: ReplayEngine, projector: AnalyticsProjector) {
         self.engine = engine
         self.projector = projector
-        self.service = service
-    }
-
-    func register(on router: inout Router) {
-        AdminRoutes(engine: engine, service: service).register(on: &router)
     }
 
     func stop() { projector.stop() }

@@ -2,7 +2,8 @@ import EventStore
 import HTTP
 import JSON
 
-/// docs/api.md §2 Operate: replay and projection status (admin scope).
+/// docs/api.md §2 Operate: every admin route (admin scope) is registered here; the work is the
+/// replay engine's (ProjectionRuntime.engine) and AdminProjectionsDocument's.
 struct AdminRoutes: Sendable {
     let engine: ReplayEngine
     let service: LedgerService
@@ -22,7 +23,7 @@ struct AdminRoutes: Sendable {
         router.add("GET", "/v1/admin/projections", scope: "admin") { request, _ in
             respond(request) { () throws(ServiceError) in
                 .json(200, try service.read { connection throws(ServiceError) in
-                    try database { () throws(DatabaseError) in try ProjectionVersions.status(on: connection) }
+                    try database { () throws(DatabaseError) in try AdminProjectionsDocument.json(on: connection) }
                 })
             }
         }

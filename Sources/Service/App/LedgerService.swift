@@ -102,12 +102,8 @@ public final class LedgerService: Sendable {
                     throw ServiceErrorBox(error: error)
                 }
             }
-        } catch let box as ServiceErrorBox {
-            throw box.error
-        } catch let error as DatabaseError {
-            throw .database(error)
         } catch {
-            throw .internalError("\(error)")
+            throw ServiceErrorBox.unbox(error)
         }
     }
 }
@@ -124,6 +120,16 @@ func database<T>(_ body: () throws(DatabaseError) -> T) throws(ServiceError) -> 
 /// Carries a typed `ServiceError` through the untyped `throws` of pool and transaction closures.
 struct ServiceErrorBox: Error {
     var error: ServiceError
+
+    /// What such a closure threw, as the service's error: the boxed one, a database failure
+    /// (503 when the connection is gone), or anything else as an internal error.
+    static func unbox(_ error: any Error) -> ServiceError {
+        switch error {
+        case let box as ServiceErrorBox: box.error
+        case let error as DatabaseError: .database(error)
+        default: .internalError("\(error)")
+        }
+    }
 }
 
 extension Configuration {

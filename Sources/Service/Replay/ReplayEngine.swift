@@ -38,7 +38,7 @@ public final class ReplayEngine: Sendable {
     /// The replay's sessions. Commits before the swap need not wait for the disk: until the
     /// swap the next tables are scratch (rebuilt after a crash), and the swap itself commits
     /// synchronously, which makes everything before it durable too.
-    static let sessionSettings = "SET ROLE iap_ledger_service; SET statement_timeout = 0; SET synchronous_commit = off"
+    static let sessionSettings = "\(ServiceRole.setRoleWithoutTimeout); SET synchronous_commit = off"
     /// Threads for the pure parts (decoding, rendering).
     static let parallelism = max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))
 

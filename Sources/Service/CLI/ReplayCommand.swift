@@ -37,7 +37,7 @@ enum ReplayCommand {
             let report = try engine.run(options) { printer($0) }
             printer.finish()
             if report.projections.contains(ProjectionVersions.analytics.name) && !options.dryRun {
-                try admin.executeScript("SET ROLE iap_ledger_service")
+                try admin.executeScript(ServiceRole.setRole)
                 let applied = try AnalyticsProjector.catchUp(on: admin)
                 FileHandle.standardError.write(Data("analytics rebuilt: \(applied) events applied\n".utf8))
             }

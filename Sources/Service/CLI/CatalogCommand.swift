@@ -57,7 +57,7 @@ enum CatalogCommand {
         return try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
             let connection = try Connection(conninfo, connectTimeout: 10)
             _ = try Migrator.migrate(connection: connection, directory: directory)
-            try connection.executeScript("SET ROLE iap_ledger_service; SET statement_timeout = 0")
+            try connection.executeScript(ServiceRole.setRoleWithoutTimeout)
             let versions = try CatalogVersions.versions(on: connection)
             guard let configuration, let configPath else {
                 print(String(decoding: showJSON(versions), as: UTF8.self))

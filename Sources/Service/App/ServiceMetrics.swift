@@ -37,7 +37,7 @@ final class ServiceMetrics: Sendable {
         replayRunning.set(0)
         registry.gauge(
             "iap_projection_lag_events", help: "Events in the log a projection has not applied yet.",
-            labels: ["projection"], sample: { ProjectionVersions.lagSamples(pool: pool) })
+            labels: ["projection"], sample: { Self.projectionLagSamples(pool: pool) })
         registry.gauge("iap_db_pool_waits_total", help: "Pool acquisitions that had to wait.") { Double(pool.stats.waits) }
         if let cache = documentCache {
             registry.counter(
@@ -58,5 +58,20 @@ final class ServiceMetrics: Sendable {
     func observe(method: String, route: String, status: Int, seconds: Double) {
         requests.increment([route, method, String(status)])
         latency.observe(seconds, [route])
+    }
+}
+
+extension ServiceMetrics {
+    /// `iap_projection_lag_events` samples, taken at scrape time (empty when the store is down).
+    static func projectionLagSamples(pool: ConnectionPool) -> [(labels: [String], value: Double)] {
+        (try? pool.withConnection { connection in
+            let head = try ProjectionLag.headSeq(on: connection)
+            let stored = try ProjectionVersions.stored(on: connection)
+            return try ProjectionVersions.all.map { definition in
+                let lag = try ProjectionLag.position(
+                    of: definition, stored: stored[definition.name].map { ($0.tx, $0.seq) }, headSeq: head, on: connection).lag
+                return (labels: [definition.name], value: Double(lag))
+            }
+        }) ?? []
     }
 }

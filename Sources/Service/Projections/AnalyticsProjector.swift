@@ -52,7 +52,7 @@ final class AnalyticsProjector: Sendable {
             do {
                 if connection == nil || connection?.isHealthy == false {
                     connection = try Connection(conninfo, connectTimeout: 5)
-                    try connection!.executeScript("SET ROLE iap_ledger_service")
+                    try connection!.executeScript(ServiceRole.setRole)
                     holdsLock = false
                 }
                 let connection = connection!

@@ -110,12 +110,7 @@ public final class ServiceApp: Sendable {
             conninfo: adminConninfo, size: options.databaseConnections, setupStatements: poolSetupStatements(options))
         let verifier: SignedDataVerifier
         do {
-            verifier = try SignedDataVerifier(
-                trustedRootsDER: options.configuration.trustedRootsDER.isEmpty
-                    ? [AppleRoots.g3DER] : options.configuration.trustedRootsDER,
-                apps: options.configuration.apps.map {
-                    AppIdentity(bundleId: $0.bundleId, appAppleId: $0.appAppleId, environments: Set($0.environments))
-                })
+            verifier = try makeVerifier(configuration: options.configuration)
         } catch {
             throw StartupError(description: "trusted roots: \(error)")
         }
@@ -179,7 +174,7 @@ public final class ServiceApp: Sendable {
         APIRoutes(service: service, metrics: metrics, keyNames: { authenticator.keyName(of: $0) })
             .register(on: &router)
         OperationsRoutes(pool: pool, metrics: metrics).register(on: &router)
-        projections.register(on: &router)
+        AdminRoutes(engine: projections.engine, service: service).register(on: &router)
         let handler = router
         var httpConfiguration = HTTPServer.Configuration(host: options.host, port: options.port)
         httpConfiguration.threadCount = options.threads
@@ -202,11 +197,21 @@ public final class ServiceApp: Sendable {
             embedded: embedded, lock: lock, metrics: metrics, projections: projections, routes: router.routes)
     }
 
+    /// The verifier of signed App Store data for `configuration`'s apps and trusted roots
+    /// (Apple's root CA G3 when none are configured): the one `serve` and `verify` both use.
+    static func makeVerifier(configuration: Configuration) throws(VerificationSetupError) -> SignedDataVerifier {
+        try SignedDataVerifier(
+            trustedRootsDER: configuration.trustedRootsDER.isEmpty ? [AppleRoots.g3DER] : configuration.trustedRootsDER,
+            apps: configuration.apps.map {
+                AppIdentity(bundleId: $0.bundleId, appAppleId: $0.appAppleId, environments: Set($0.environments))
+            })
+    }
+
     /// Run on every pooled connection: act as the service role, and bound how long a statement
     /// or an abandoned transaction can hold a connection and its locks.
     public static func poolSetupStatements(_ options: Options) -> [String] {
         [
-            "SET ROLE iap_ledger_service",
+            ServiceRole.setRole,
             "SET statement_timeout = '\(max(0, options.statementTimeoutSeconds))s'",
             "SET idle_in_transaction_session_timeout = '\(max(0, options.idleInTransactionTimeoutSeconds))s'",
         ]

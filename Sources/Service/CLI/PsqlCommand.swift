@@ -15,7 +15,7 @@ enum PsqlCommand {
         """
 
     /// The roles the migrations create; any other name is a typo, refused before psql starts.
-    static let roles = ["iap_analyst", "iap_ledger_service"]
+    static let roles = ["iap_analyst", ServiceRole.name]
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try CommandLineArguments(arguments, valued: ["role", "data-dir"], switches: [])

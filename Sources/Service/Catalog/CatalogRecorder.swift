@@ -55,7 +55,7 @@ enum CatalogRecorder {
         do {
             connection = try Connection(conninfo, connectTimeout: 10)
             // No statement timeout: the fold below reads the whole log.
-            try connection.executeScript("SET ROLE iap_ledger_service; SET statement_timeout = 0")
+            try connection.executeScript(ServiceRole.setRoleWithoutTimeout)
         } catch {
             throw .database(error)
         }
@@ -87,12 +87,8 @@ enum CatalogRecorder {
                         throw ServiceErrorBox(error: error)
                     }
                 }
-            } catch let box as ServiceErrorBox {
-                throw box.error
-            } catch let error as DatabaseError {
-                throw .database(error)
             } catch {
-                throw .internalError("\(error)")
+                throw ServiceErrorBox.unbox(error)
             }
         }
         let newest = versions.last ?? .none

@@ -1,0 +1,74 @@
+import Foundation
+
+/// `iap-ledger <command>`: serve, migrate, keys, verify, replay. Every failure is one line on
+/// standard error and a non-zero exit, never a stack trace.
+public enum CommandLineInterface {
+    static let usage = """
+        usage: iap-ledger <command> [options]
+
+        commands:
+          serve [--config FILE] [--port N] [--data-dir DIR] [--host ADDR] [--threads N] [--db-connections N]
+                                  run the service (embedded PostgreSQL unless DATABASE_URL is set)
+          migrate [--data-dir DIR]  apply pending migrations and exit
+          keys create --name NAME --scopes read,write,admin [--data-dir DIR]
+          keys list [--data-dir DIR]
+          keys revoke NAME [--data-dir DIR]
+          verify [--config FILE] [--kind transaction|renewal|notification] FILE|-
+                                  verify one signed payload exactly as ingestion would
+          replay [--dry-run] [--projection NAME] [--json] [--data-dir DIR] [--config FILE]
+                                  rebuild every projection from the event log (under the recorded catalog)
+          catalog show [--data-dir DIR]
+                                  the product catalog in force (recorded in the event log) as JSON
+          catalog diff --config FILE [--json] [--data-dir DIR]
+                                  which users the file's catalog would change, and how (changes nothing)
+          catalog record --config FILE [--data-dir DIR]
+                                  record the file's catalog as the newest version (also an older one)
+          testkit init|purchase|notify|receipt|apple [--data-dir DIR] …
+                                  a local test store: signed test data for a LocalTesting app,
+                                  and a verifyReceipt stand-in for its StoreKit 1 receipts
+                                  (see iap-ledger testkit --help)
+          psql [--role iap_analyst|iap_ledger_service] [--data-dir DIR] [-- PSQL-ARGS…]
+                                  psql on the service's database
+
+        Every command but serve, verify and testkit finds the database as serve does (DATABASE_URL,
+        else the embedded cluster under --data-dir, default ./.iap-ledger), says on stderr which one
+        it uses, and never creates a cluster: with none there it stops and says where it looked.
+
+        environment: DATABASE_URL, PORT, IAP_LEDGER_CONFIG, IAP_LEDGER_HOST, IAP_LEDGER_MIGRATIONS,
+          IAP_LEDGER_KEY_CACHE_SECONDS (how long serve trusts a key before asking PostgreSQL again,
+          default 30: a key revoked with `keys revoke` stops working within that time),
+          IAP_LEDGER_USER_CACHE_MB (memory for cached user documents, default 32; 0 turns the cache off)
+        """
+
+    public static func main(_ arguments: [String]) -> Int32 {
+        guard let command = arguments.first else {
+            printError(usage)
+            return 2
+        }
+        let rest = Array(arguments.dropFirst())
+        do {
+            switch command {
+            case "serve": return try ServeCommand.run(rest)
+            case "migrate": return try MigrateCommand.run(rest)
+            case "keys": return try KeysCommand.run(rest)
+            case "verify": return try VerifyCommand.run(rest)
+            case "replay": return try ReplayCommand.run(rest)
+            case "testkit": return try TestkitCommand.run(rest)
+            case "psql": return try PsqlCommand.run(rest)
+            case "catalog": return try CatalogCommand.run(rest)
+            case "--help", "-h", "help":
+                print(usage)
+                return 0
+            default:
+                printError("iap-ledger: unknown command \"\(command)\"\n\n\(usage)")
+                return 2
+            }
+        } catch let error as CommandLineArguments.UsageError {
+            printError("iap-ledger \(command): \(oneLine(error.description)) (see iap-ledger \(command) --help)")
+            return 2
+        } catch {
+            printError("iap-ledger \(command): \(oneLine("\(error)"))")
+            return 1
+        }
+    }
+}

@@ -1,0 +1,20 @@
+import EventStore
+import Foundation
+
+/// `iap-ledger migrate`: applies pending migrations to the database `serve` would use, and exits.
+enum MigrateCommand {
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let parsed = try CommandLineArguments(arguments, valued: ["data-dir"], switches: [])
+        if parsed.wantsHelp {
+            print("usage: iap-ledger migrate [--data-dir DIR]   (DATABASE_URL selects an external server; never creates a cluster)")
+            return 0
+        }
+        let directory = CommandLineInterface.migrationsDirectory()
+        try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
+            let connection = try Connection(conninfo, connectTimeout: 10)
+            let applied = try Migrator.migrate(connection: connection, directory: directory)
+            print(applied.isEmpty ? "nothing to apply" : applied.map { "applied \($0)" }.joined(separator: "\n"))
+        }
+        return 0
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// `iap-ledger serve`: starts the service and runs it until SIGINT or SIGTERM.
+enum ServeCommand {
+    static func run(_ arguments: [String]) throws -> Int32 {
+        let parsed = try CommandLineArguments(
+            arguments, valued: ["config", "port", "data-dir", "host", "threads", "db-connections"], switches: [])
+        if parsed.wantsHelp {
+            print(CommandLineInterface.usage)
+            return 0
+        }
+        var options = ServiceApp.Options(migrationsDirectory: CommandLineInterface.migrationsDirectory())
+        options.configuration = try CommandLineInterface.loadConfiguration(parsed.options["config"])
+        options.configurationPath = parsed.options["config"] ?? CommandLineInterface.environment("IAP_LEDGER_CONFIG")
+        if let port = parsed.options["port"] ?? CommandLineInterface.environment("PORT") {
+            guard let number = Int(port), (0...65535).contains(number) else {
+                let source = parsed.options["port"] == nil ? "PORT" : "--port"
+                throw CommandLineArguments.UsageError(description: "\(source) must be 0…65535, got \"\(port)\"")
+            }
+            options.port = number
+        }
+        if let threads = parsed.options["threads"] {
+            guard let number = Int(threads), (1...256).contains(number) else {
+                throw CommandLineArguments.UsageError(description: "--threads must be 1…256, got \(threads)")
+            }
+            options.threads = number
+        }
+        if let connections = parsed.options["db-connections"] {
+            guard let number = Int(connections), (1...256).contains(number) else {
+                throw CommandLineArguments.UsageError(description: "--db-connections must be 1…256, got \(connections)")
+            }
+            options.databaseConnections = number
+        }
+        options.host = parsed.options["host"] ?? CommandLineInterface.environment("IAP_LEDGER_HOST") ?? options.host
+        if let seconds = CommandLineInterface.environment("IAP_LEDGER_KEY_CACHE_SECONDS") {
+            guard let number = Int64(seconds), (0...3600).contains(number) else {
+                throw CommandLineArguments.UsageError(
+                    description: "IAP_LEDGER_KEY_CACHE_SECONDS must be 0…3600, got \"\(seconds)\"")
+            }
+            options.keyCacheMillis = number * 1000
+        }
+        if let megabytes = CommandLineInterface.environment("IAP_LEDGER_USER_CACHE_MB") {
+            guard let number = Int(megabytes), (0...65536).contains(number) else {
+                throw CommandLineArguments.UsageError(
+                    description: "IAP_LEDGER_USER_CACHE_MB must be 0…65536, got \"\(megabytes)\"")
+            }
+            options.userCacheBytes = number << 20
+        }
+        options.databaseURL = CommandLineInterface.environment("DATABASE_URL")
+        options.dataDirectory = parsed.options["data-dir"] ?? options.dataDirectory
+
+        // Block the stop signals before any thread starts: MHD's workers inherit the mask, and
+        // this thread waits for them with sigwait.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+
+        let app = try ServiceApp.start(options)
+        if options.configuration.apps.isEmpty {
+            options.logger.warning("no apps configured: every signed payload will be refused as unknown_app")
+        }
+        print("iap-ledger listening on \(app.url)")
+        fflush(nil)
+        var received: Int32 = 0
+        sigwait(&signals, &received)
+        options.logger.info("stopping", ["signal": received == SIGTERM ? "SIGTERM" : "SIGINT"])
+        app.stop()
+        options.logger.info("stopped")
+        return 0
+    }
+}

@@ -1,0 +1,75 @@
+import AppStore
+import Foundation
+import JSON
+
+/// What the subcommands share: argument checks, where to post, and the delivery.
+extension TestkitCommand {
+    static func validUser(_ text: String) throws(CommandLineArguments.UsageError) -> String {
+        guard !text.isEmpty, text.utf8.count <= 256,
+              !text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
+        else { throw usageError("--user must be 1–256 bytes without control characters") }
+        return text
+    }
+
+    static func validProduct(_ productId: String) throws(CommandLineArguments.UsageError) -> String {
+        guard !productId.isEmpty, productId.utf8.count <= 256,
+              !productId.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
+        else { throw usageError("--product must be a product id (no spaces, at most 256 bytes), got \"\(productId)\"") }
+        return productId
+    }
+
+    static func transactionId(_ text: String, flag: String) throws(CommandLineArguments.UsageError) -> String {
+        guard !text.isEmpty, text.count <= 32, text.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            throw usageError("--\(flag) must be a transaction id (digits), got \"\(text)\"")
+        }
+        return text
+    }
+
+    static func expiry(_ text: String) throws(CommandLineArguments.UsageError) -> TestkitExpiry {
+        guard let parsed = TestkitExpiry.parse(text) else {
+            throw usageError(
+                "--expires must be an RFC 3339 time (2026-12-31T10:00:00Z) or an ISO 8601 duration (P1M, P7D, PT5M), got \"\(text)\"")
+        }
+        return parsed
+    }
+
+    /// `--url` (or IAP_LEDGER_URL, else serve's default) + `path`; nil with `--print`.
+    static func destination(_ parsed: CommandLineArguments, path: String, printOnly: Bool) throws -> URL? {
+        if printOnly {
+            if let flag = ["url", "key"].first(where: { parsed.options[$0] != nil }) {
+                throw usageError("--\(flag) has no use with --print (nothing is posted)")
+            }
+            return nil
+        }
+        let source = parsed.options["url"] != nil ? "--url" : "IAP_LEDGER_URL"
+        var text = parsed.options["url"] ?? CommandLineInterface.environment("IAP_LEDGER_URL") ?? "http://127.0.0.1:8080"
+        while text.hasSuffix("/") { text.removeLast() }
+        guard let url = URL(string: text + path), let scheme = url.scheme, ["http", "https"].contains(scheme),
+              url.host?.isEmpty == false, url.query == nil
+        else { throw usageError("\(source) must be the service's http(s) URL (as serve prints it), got \"\(text)\"") }
+        return url
+    }
+
+    static func apiKey(_ parsed: CommandLineArguments) throws -> String {
+        guard let key = parsed.options["key"] ?? CommandLineInterface.environment("IAP_LEDGER_KEY") else {
+            throw usageError("posting a purchase needs an API key with the write scope: --key or IAP_LEDGER_KEY")
+        }
+        guard !key.isEmpty, key.allSatisfy({ $0.isASCII && !$0.isWhitespace && !$0.isNewline }) else {
+            throw usageError("the API key must be printable ASCII without spaces")
+        }
+        return key
+    }
+
+    /// Posts and prints the service's answer; a failure is one line saying what was minted (it
+    /// stays in the state: the chain goes on) and what went wrong.
+    static func deliver(_ body: [UInt8], to url: URL, key: String?, minted: String) throws(TestkitError) {
+        let answer: TestkitPoster.Answer
+        do { answer = try TestkitPoster.post(body, to: url, key: key) } catch {
+            throw TestkitError("\(minted), but \(error.description)")
+        }
+        print(answer.body)
+        guard (200..<300).contains(answer.status) else {
+            throw TestkitError("\(minted), but the service answered HTTP \(answer.status) (its answer is on stdout)")
+        }
+    }
+}

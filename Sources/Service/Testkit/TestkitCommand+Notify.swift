@@ -1,0 +1,59 @@
+import AppStore
+import Foundation
+import JSON
+
+/// `testkit notify`.
+extension TestkitCommand {
+    static func notify(_ parsed: CommandLineArguments) throws -> Int32 {
+        let printOnly = parsed.switches.contains("print")
+        guard let type = parsed.options["type"] else { throw usageError("testkit notify needs --type") }
+        guard let rules = TestkitMinter.notificationTypes[type] else {
+            let words = TestkitMinter.notificationTypes.keys.sorted().joined(separator: ", ")
+            throw usageError("--type must be one of \(words), got \"\(type)\"")
+        }
+        let subtype = parsed.options["subtype"]
+        if let subtype, !rules.subtypes.contains(subtype) {
+            let allowed = rules.subtypes.isEmpty ? "\(type) takes no --subtype" : "expected " + rules.subtypes.sorted().joined(separator: ", ")
+            throw usageError("--subtype \"\(subtype)\" does not go with \(type): \(allowed)")
+        }
+        if subtype == nil && rules.required {
+            throw usageError("\(type) needs --subtype \(rules.subtypes.sorted().joined(separator: "|"))")
+        }
+        let chain = try parsed.options["original-transaction-id"].map { try transactionId($0, flag: "original-transaction-id") }
+        let single = try parsed.options["transaction-id"].map { try transactionId($0, flag: "transaction-id") }
+        if type == "TEST" && (chain != nil || single != nil) {
+            throw usageError("TEST is about no transaction: drop --original-transaction-id and --transaction-id")
+        }
+        if type != "TEST" && chain == nil { throw usageError("\(type) needs --original-transaction-id") }
+        var expires: TestkitExpiry?
+        if let text = parsed.options["expires"] {
+            guard type == "DID_RENEW" else { throw usageError("--expires is only for DID_RENEW (the new period's end)") }
+            expires = try expiry(text)
+        }
+        let target = try destination(parsed, path: "/v1/notifications/apple", printOnly: printOnly)
+
+        let store = try store(parsed)
+        let app = try store.app()
+        let signer = try store.authority().signer()
+        let request = TestkitNotification(
+            type: type, subtype: subtype, originalTransactionId: chain, transactionId: single, expires: expires)
+        let payload = try store.withStateLock {
+            var state = try store.loadState()
+            let payload = try TestkitMinter.notification(
+                request, bundleId: app.bundleId, now: nowMillis(), uuid: UUID().uuidString.lowercased(), state: &state,
+                sign: { signer.sign(payload: $0.serialized()) })
+            try store.save(state)
+            return payload
+        }
+        let jws = signer.sign(payload: payload.serialized())
+        let about = chain.map { " about \($0)" } ?? ""
+        let note = "minted notification \(type)\(subtype.map { "/\($0)" } ?? "")\(about) (\(payload["notificationUUID"]?.stringValue ?? ""))"
+        if printOnly {
+            print(jws)
+        } else {
+            try deliver(JSONValue.object(["signedPayload": .string(jws)]).serialized(), to: target!, key: nil, minted: note)
+        }
+        CommandLineInterface.printError("testkit: " + note)
+        return 0
+    }
+}

@@ -1,0 +1,49 @@
+/// The help text of `iap-ledger testkit`.
+extension TestkitCommand {
+    static let usage = """
+        usage: iap-ledger testkit <init|purchase|notify|receipt|apple> [options]
+        A local test store: signed App Store data for a LocalTesting app, from a private CA (not Apple).
+
+          testkit init [--data-dir DIR] [--apple-port N]
+              creates DIR/testkit/: the test CA, a config trusting it for one LocalTesting-only app
+              (com.example.game: pro.monthly → "pro", coins100 → 100 coins, removeads → "no_ads";
+              a shared secret; verifyReceipt at the stand-in, http://127.0.0.1:N/verifyReceipt,
+              N 8089 unless --apple-port) and the state of what was minted; prints how to serve
+              with it. Creates no database: `serve` creates the embedded cluster on its first start.
+          testkit purchase --user U --product P [--type auto-renewable|consumable|non-consumable|non-renewing]
+                           [--expires RFC3339|P1M|PT5M] [--quantity N] [--app-account-token UUID]
+              mints a signed transaction (a new chain; ids count up from 2000000001 in a new store)
+              and posts {"userId","signedTransaction"} to URL/v1/purchases. --type defaults to the
+              product's type in the config; --expires (auto-renewable only) to P1M from now.
+          testkit notify --type TYPE [--subtype S] --original-transaction-id ID [--transaction-id ID] [--expires …]
+              mints a signed App Store Server Notification V2 about a chain `purchase` minted and
+              posts {"signedPayload"} to URL/v1/notifications/apple. TYPE:
+                DID_RENEW [BILLING_RECOVERY]   a new period from now (as long as the last, or --expires)
+                REFUND, REVOKE, REFUND_REVERSED  revokes (or restores) the latest or --transaction-id
+                DID_CHANGE_RENEWAL_STATUS AUTO_RENEW_DISABLED|AUTO_RENEW_ENABLED
+                EXPIRED [VOLUNTARY|BILLING_RETRY|PRICE_INCREASE|PRODUCT_NOT_FOR_SALE]
+                    (auto-renew off; access still follows expiresDate: purchase with --expires PT1M
+                    to see a subscription lapse)
+                DID_FAIL_TO_RENEW [GRACE_PERIOD], GRACE_PERIOD_EXPIRED, SUBSCRIBED, DID_CHANGE_RENEWAL_PREF,
+                OFFER_REDEEMED, PRICE_INCREASE PENDING|ACCEPTED, REFUND_DECLINED, CONSUMPTION_REQUEST,
+                RENEWAL_EXTENDED, ONE_TIME_CHARGE   the chain as it stands; TEST needs no chain
+          testkit receipt --user U [--product P …]
+              StoreKit 1: buys each --product (a new chain each; --product may be repeated) and mints
+              U's app receipt, a PKCS#7 SignedData in Apple's receipt format signed by the test CA,
+              holding every chain U bought this way with its renewals (without --product: a new
+              receipt of what U has, as a restore), and posts {"userId","receipt"} to URL/v1/purchases.
+              The service verifies it with verifyReceipt: run `testkit apple` beside serve.
+          testkit apple [--port N] [--data-dir DIR]
+              a stand-in for Apple's verifyReceipt for the test store on 127.0.0.1:N (8089; 0: any
+              free port), until SIGINT/SIGTERM: POST /verifyReceipt {"receipt-data","password",
+              "exclude-old-transactions"} answers as Apple's (status 0 with the receipt's purchases,
+              environment "LocalTesting"; 21002 not a receipt, 21003 not signed by the test CA,
+              21004 wrong password, i.e. not the config's sharedSecret).
+
+          common options:
+            --data-dir DIR   where the test store is (default ./.iap-ledger, as serve)
+            --url URL        the running service (default IAP_LEDGER_URL, else http://127.0.0.1:8080)
+            --key SECRET     an API key with the write scope, for purchases (default IAP_LEDGER_KEY)
+            --print          print the signed JWS (receipt: the base64 receipt) on stdout instead of posting it
+        """
+}
