@@ -111,12 +111,8 @@ public final class AppReceiptSigner: @unchecked Sendable {
                     OpenSSLErrors.fatal("CMS_sign")
                 }
                 defer { CMS_ContentInfo_free(cms) }
-                let length = i2d_CMS_ContentInfo(cms, nil)
-                guard length > 0 else { OpenSSLErrors.fatal("i2d_CMS_ContentInfo") }
-                var der = [UInt8](repeating: 0, count: Int(length))
-                der.withUnsafeMutableBufferPointer { out in
-                    var cursor: UnsafeMutablePointer<UInt8>? = out.baseAddress
-                    _ = i2d_CMS_ContentInfo(cms, &cursor)
+                guard let der = DEREncoding.bytes({ i2d_CMS_ContentInfo(cms, $0) }) else {
+                    OpenSSLErrors.fatal("i2d_CMS_ContentInfo")
                 }
                 return der
             }

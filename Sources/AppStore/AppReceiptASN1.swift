@@ -47,13 +47,7 @@ enum ASN1 {
 
     private static func der(_ type: TypePointer) -> [UInt8] {
         defer { ASN1_TYPE_free(type) }
-        let length = i2d_ASN1_TYPE(type, nil)
-        guard length > 0 else { OpenSSLErrors.fatal("i2d_ASN1_TYPE") }
-        var out = [UInt8](repeating: 0, count: Int(length))
-        out.withUnsafeMutableBufferPointer { buffer in
-            var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
-            _ = i2d_ASN1_TYPE(type, &cursor)
-        }
+        guard let out = DEREncoding.bytes({ i2d_ASN1_TYPE(type, $0) }) else { OpenSSLErrors.fatal("i2d_ASN1_TYPE") }
         return out
     }
 
@@ -62,13 +56,8 @@ enum ASN1 {
         guard let stack = COpenSSL_sk_ASN1_TYPE_new_null() else { OpenSSLErrors.fatal("sk_ASN1_TYPE_new_null") }
         defer { COpenSSL_sk_ASN1_TYPE_pop_free(stack) }
         for element in elements where COpenSSL_sk_ASN1_TYPE_push(stack, element) <= 0 { OpenSSLErrors.fatal("sk_ASN1_TYPE_push") }
-        let length = set ? i2d_ASN1_SET_ANY(stack, nil) : i2d_ASN1_SEQUENCE_ANY(stack, nil)
-        guard length > 0 else { OpenSSLErrors.fatal("i2d_ASN1_SET_ANY") }
-        var out = [UInt8](repeating: 0, count: Int(length))
-        out.withUnsafeMutableBufferPointer { buffer in
-            var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
-            _ = set ? i2d_ASN1_SET_ANY(stack, &cursor) : i2d_ASN1_SEQUENCE_ANY(stack, &cursor)
-        }
+        guard let out = DEREncoding.bytes({ set ? i2d_ASN1_SET_ANY(stack, $0) : i2d_ASN1_SEQUENCE_ANY(stack, $0) })
+        else { OpenSSLErrors.fatal(set ? "i2d_ASN1_SET_ANY" : "i2d_ASN1_SEQUENCE_ANY") }
         return out
     }
 

@@ -147,12 +147,8 @@ public struct TestCertificateAuthority: Sendable {
         }
 
         static func der(_ x: OpaquePointer) throws(VerificationSetupError) -> [UInt8] {
-            let n = i2d_X509(x, nil)
-            guard n > 0 else { throw VerificationSetupError("cannot encode a certificate: \(OpenSSLErrors.drain())") }
-            var out = [UInt8](repeating: 0, count: Int(n))
-            out.withUnsafeMutableBufferPointer { buffer in
-                var p = buffer.baseAddress
-                _ = i2d_X509(x, &p)
+            guard let out = DEREncoding.bytes({ i2d_X509(x, $0) }) else {
+                throw VerificationSetupError("cannot encode a certificate: \(OpenSSLErrors.drain())")
             }
             return out
         }

@@ -67,6 +67,9 @@ struct NonRenewingStack {
 
     /// Every owned non-renewing purchase whose product has a duration, by product id.
     static func stacks(account: Account, chains: [String: ChainState], catalog: Catalog) -> [String: NonRenewingStack] {
+        // Every render asks twice (the document, then its valid_until): most catalogs sell no
+        // timed pass, and then no chain needs a second look.
+        guard catalog.products.values.contains(where: { $0.duration != nil }) else { return [:] }
         var purchases: [String: [(transaction: Transaction, originalTransactionId: String)]] = [:]
         var durations: [String: ISODuration] = [:]
         for otid in account.chains {
