@@ -87,6 +87,10 @@ public struct SubscriptionView: Sendable, Hashable {
     public var isTrial: Bool
     public var isIntroductoryOffer: Bool
     public var offerType: Int64?
+    /// The current period's transaction and its raw Apple `type` (not in the document: what
+    /// the change feed tells a renewal from a status change by).
+    public var transactionId: String
+    public var transactionType: String
 
     public init(originalTransactionId: String, judged: ChainStatus) {
         self.originalTransactionId = originalTransactionId
@@ -102,6 +106,8 @@ public struct SubscriptionView: Sendable, Hashable {
         isTrial = judged.isTrial
         isIntroductoryOffer = judged.isIntroductoryOffer
         offerType = judged.offerType
+        transactionId = judged.currentTransactionId
+        transactionType = judged.transactionType
     }
 }
 

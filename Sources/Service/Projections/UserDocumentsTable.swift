@@ -115,6 +115,7 @@ enum UserDocumentsTable {
     static let indexNext = """
         ALTER TABLE proj.users_next ADD CONSTRAINT users_next_pkey PRIMARY KEY (user_id);
         CREATE INDEX users_next_changed_tx_idx ON proj.users_next (changed_tx);
+        CREATE INDEX users_next_valid_until_idx ON proj.users_next (valid_until) WHERE valid_until IS NOT NULL;
         ANALYZE proj.users_next;
         """
 
@@ -124,5 +125,6 @@ enum UserDocumentsTable {
         ALTER TABLE proj.users_next RENAME TO users;
         ALTER TABLE proj.users RENAME CONSTRAINT users_next_pkey TO users_pkey;
         ALTER INDEX proj.users_next_changed_tx_idx RENAME TO users_changed_tx_idx;
+        ALTER INDEX proj.users_next_valid_until_idx RENAME TO users_valid_until_idx;
         """
 }

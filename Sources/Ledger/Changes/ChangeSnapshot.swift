@@ -1,0 +1,51 @@
+/// What the change detector compares: one user's document judged at one instant, with the
+/// facts behind it indexed the way transitions are found (subscriptions by chain, one-off
+/// purchases by transaction).
+struct ChangeSnapshot {
+    var customer: Customer
+    /// Every subscription view (auto-renewable, non-renewing), by originalTransactionId.
+    var subscriptions: [String: SubscriptionView]
+    /// Consumables and non-consumables, by transactionId.
+    var oneOffs: [String: OneOff]
+
+    /// A one-off purchase as the document counts it.
+    struct OneOff {
+        var originalTransactionId: String
+        var productId: String
+        var environment: String
+        var type: ProductType
+        var revoked: Bool
+        /// What it credits now (nothing once revoked), by currency.
+        var credits: [String: Int64]
+        /// What it credits unrevoked, by currency (a refund's amount).
+        var grants: [String: Int64]
+    }
+
+    init(userId: String, account: Account, chains: [String: ChainState], catalog: Catalog, at now: Int64, version: Int64)
+    {
+        customer = CustomerView.build(
+            userId: userId, account: account, chains: chains, catalog: catalog, at: now, version: version)
+        var subscriptions: [String: SubscriptionView] = [:]
+        for view in customer.subscriptions { subscriptions[view.originalTransactionId] = view }
+        self.subscriptions = subscriptions
+        var oneOffs: [String: OneOff] = [:]
+        for otid in account.chains {
+            guard let chain = chains[otid] else { continue }
+            for versions in chain.transactionVersions.values {
+                let transaction = ChainState.newest(versions)
+                let product = catalog.product(for: transaction)
+                guard product.type == .consumable || product.type == .nonConsumable else { continue }
+                var grants: [String: Int64] = [:]
+                if product.type == .consumable {
+                    for (currency, amount) in product.grants { grants[currency] = amount * max(transaction.quantity, 1) }
+                }
+                let revoked = transaction.revocationDate != nil
+                oneOffs[transaction.transactionId] = OneOff(
+                    originalTransactionId: otid, productId: transaction.productId,
+                    environment: transaction.environment, type: product.type, revoked: revoked,
+                    credits: revoked ? [:] : grants, grants: grants)
+            }
+        }
+        self.oneOffs = oneOffs
+    }
+}
