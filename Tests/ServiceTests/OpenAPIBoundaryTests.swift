@@ -23,6 +23,13 @@ import TestSupport
         // verifyReceipt points at a closed port: a receipt of the right shape answers 502, past validation.
         service = try TestService()
         document = try service.client(nil).get("/openapi.json").json
+        // One change in the feed: GET /v1/changes probes with `wait` then find a page at once.
+        let coins = TestVectors.shared.signedTransaction([
+            "transactionId": "8100901", "originalTransactionId": "8100901", "productId": .string(TestService.coins),
+            "type": "Consumable", "expiresDate": .null,
+        ])
+        let seeded = try service.client().purchase("u-seed", coins)
+        guard seeded.status == 200 else { throw HTTPTestConnection.Failure(description: "seed purchase: \(seeded.text)") }
     }
 
     deinit { service.stop() }
@@ -51,6 +58,9 @@ import TestSupport
             return [{ Base(path: ["userId": "u-bound"], query: ["asOf": "2026-12-29T10:00:00.000Z"]) }]
         case "GET /v1/users/{userId}/events":
             return [{ Base(path: ["userId": "u-bound"], query: ["after": "0", "limit": "10"]) }]
+        case "GET /v1/changes":
+            // The feed holds a change (seeded in init), so a valid `wait` probe is answered at once.
+            return [{ Base(query: ["after": "0-0", "limit": "10", "wait": "0"]) }]
         case "GET /v1/subscriptions/{originalTransactionId}":
             return [{ Base(path: ["originalTransactionId": "8100001"]) }]
         case "POST /v1/users/{userId}/balances/{currency}/debit":

@@ -47,6 +47,7 @@ struct APIRoutes: Sendable {
         router.add("POST", "/v1/users/{userId}/balances/{currency}/debit", scope: "write") { request, parameters in
             respond(request) { () throws(ServiceError) in try postDebit(request, parameters) }
         }
+        registerChanges(on: &router)
     }
 
     /// Runs a handler body and turns any typed error into its problem+json response.

@@ -64,6 +64,24 @@ public enum OpenAPIDocument {
           "version": {"type": "integer", "description": "Sequence of the last event applied for this user; only grows."}
         }
       },
+      "Change": {
+        "type": "object",
+        "description": "A transition of what a user has (api.md §4). The same bytes in the pull feed and in every webhook attempt.",
+        "required": ["id", "cursor", "type", "userId", "environment", "occurredAt", "recordedAt", "entitlementIds", "details", "customer"],
+        "properties": {
+          "id": {"type": "string", "pattern": "^chg_[0-9]{15,}$", "description": "Stable: the webhook-id of every attempt."},
+          "cursor": {"type": "string", "description": "Opaque position in the feed; pass it back as after."},
+          "type": {"type": "string", "enum": ["INITIAL_PURCHASE", "RENEWAL", "PRODUCT_CHANGE", "CANCELLATION", "UNCANCELLATION", "BILLING_ISSUE", "BILLING_RECOVERED", "EXPIRATION", "REFUND", "REFUND_REVERSED", "NON_RENEWING_PURCHASE", "NON_CONSUMABLE_PURCHASE", "CONSUMABLE_PURCHASE", "BALANCE_DEBIT", "TRANSFER", "PROMOTIONAL_GRANT", "PROMOTIONAL_REVOKE", "CORRECTION", "TEST"]},
+          "userId": {"type": ["string", "null"]},
+          "environment": {"type": ["string", "null"], "description": "null for a change with no store environment (a debit, a grant)."},
+          "occurredAt": {"type": "string", "format": "date-time", "description": "When the transition took effect: the instant itself for what time alone changes."},
+          "recordedAt": {"type": "string", "format": "date-time"},
+          "productId": {"type": ["string", "null"]}, "originalTransactionId": {"type": ["string", "null"]}, "transactionId": {"type": ["string", "null"]},
+          "entitlementIds": {"type": "array", "items": {"type": "string"}},
+          "details": {"type": "object", "description": "TRANSFER and PRODUCT_CHANGE: from, to. CONSUMABLE_PURCHASE, BALANCE_DEBIT and a consumable's REFUND: currency, amount, balance. CORRECTION: before, after. BILLING_ISSUE, EXPIRATION: status."},
+          "customer": {"$ref": "#/components/schemas/Customer"}
+        }
+      },
       "UserId": {"type": "string", "minLength": 1, "maxLength": 256, "x-maxBytes": 256, "pattern": "^[^\\u0000-\\u001F\\u007F]*$", "description": "1–256 bytes of UTF-8, no control characters (U+0000–U+001F, U+007F)."},
       "PurchaseRequest": {
         "type": "object", "required": ["userId"],
@@ -166,6 +184,23 @@ public enum OpenAPIDocument {
         ],
         "responses": {
           "200": {"description": "Events", "content": {"application/json": {"schema": {"type": "object", "properties": {"events": {"type": "array", "items": {"$ref": "#/components/schemas/Event"}}, "next": {"type": ["integer", "null"]}}}}}},
+          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/changes": {
+      "get": {
+        "summary": "The change feed, oldest first (api.md §4)",
+        "security": [{"bearer": ["read"]}],
+        "parameters": [
+          {"name": "after", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[0-9]+-[0-9]+$"}, "description": "A change's cursor or a page's next; without it, from the beginning. Anything else is a 400."},
+          {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}},
+          {"name": "wait", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 60, "default": 0}, "description": "Seconds an empty page waits for the next change before it is answered empty."},
+          {"name": "userId", "in": "query", "required": false, "schema": {"$ref": "#/components/schemas/UserId"}, "description": "Only this user's changes."}
+        ],
+        "responses": {
+          "200": {"description": "A page", "content": {"application/json": {"schema": {"type": "object", "required": ["changes", "next"], "properties": {"changes": {"type": "array", "items": {"$ref": "#/components/schemas/Change"}}, "next": {"type": "string", "description": "Never null: on an empty page, the after given."}}}}}},
           "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
           "403": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}
         }

@@ -18,6 +18,8 @@ public final class LedgerService: Sendable {
     let clock: @Sendable () -> Int64
     /// The in-process cache of user documents and what keeps it exact; nil: every read queries.
     let documentFeed: UserDocumentChangeFeed?
+    /// Changes written by this process, by type (`iap_changes_total`).
+    let changeTally = ChangeTally()
 
     init(
         pool: ConnectionPool, verifier: SignedDataVerifier, receipts: ReceiptVerifier?, configuration: Configuration,

@@ -39,6 +39,9 @@ public final class ServiceApp: Sendable {
         /// Memory for the in-process cache of user documents (`IAP_LEDGER_USER_CACHE_MB`); 0
         /// turns it off and every `GET /v1/users/{id}` queries PostgreSQL.
         public var userCacheBytes = 32 << 20
+        /// How often the change clock looks for documents time has changed (api.md §4 wants
+        /// their changes within 5 s of the instant).
+        public var changeClockInterval: Double = 1
 
         public init(migrationsDirectory: String) {
             self.migrationsDirectory = migrationsDirectory
@@ -59,6 +62,7 @@ public final class ServiceApp: Sendable {
     let lock: DataDirectoryLock?
     let metrics: ServiceMetrics
     public let projections: ProjectionRuntime
+    let changeClock: ChangeClock
     /// Every route the router knows (method, pattern, required scope), for the OpenAPI test.
     let routes: [(method: String, pattern: String, scope: String?)]
 
@@ -138,7 +142,7 @@ public final class ServiceApp: Sendable {
         let service = LedgerService(
             pool: pool, verifier: verifier, receipts: receipts, configuration: options.configuration, logger: logger,
             clock: options.clock, documentFeed: documentFeed, catalogs: catalogs)
-        let metrics = ServiceMetrics(pool: pool, documentCache: documentFeed?.cache)
+        let metrics = ServiceMetrics(pool: pool, documentCache: documentFeed?.cache, changeTally: service.changeTally)
         let projections: ProjectionRuntime
         do {
             projections = try ProjectionRuntime.start(
@@ -191,10 +195,15 @@ public final class ServiceApp: Sendable {
             documentFeed?.stop()
             throw StartupError(description: "HTTP: \(error)")
         }
+        let changeClock = ChangeClock(
+            service: service, conninfo: adminConninfo, setupStatements: [ServiceRole.setRole],
+            interval: options.changeClockInterval)
+        changeClock.start()
         let host = options.host.contains(":") ? "[\(options.host)]" : options.host
         return ServiceApp(
             url: "http://\(host):\(port)", port: port, service: service, server: server, pool: pool,
-            embedded: embedded, lock: lock, metrics: metrics, projections: projections, routes: router.routes)
+            embedded: embedded, lock: lock, metrics: metrics, projections: projections, routes: router.routes,
+            changeClock: changeClock)
     }
 
     /// The verifier of signed App Store data for `configuration`'s apps and trusted roots
@@ -237,8 +246,9 @@ public final class ServiceApp: Sendable {
     private init(url: String, port: Int, service: LedgerService, server: HTTPServer, pool: ConnectionPool,
                  embedded: EmbeddedPostgres?, lock: DataDirectoryLock?, metrics: ServiceMetrics,
                  projections: ProjectionRuntime,
-                 routes: [(method: String, pattern: String, scope: String?)])
+                 routes: [(method: String, pattern: String, scope: String?)], changeClock: ChangeClock)
     {
+        self.changeClock = changeClock
         self.projections = projections
         self.routes = routes
         self.lock = lock
@@ -254,6 +264,7 @@ public final class ServiceApp: Sendable {
     /// Stops accepting, lets in-flight requests finish, then stops the embedded cluster.
     public func stop() {
         server.stop()
+        changeClock.stop()
         service.catalogs.stop()
         projections.stop()
         service.documentFeed?.stop()

@@ -15,7 +15,7 @@ final class ServiceMetrics: Sendable {
     let replayEvents: Gauge
     let replayRunning: Gauge
 
-    init(pool: ConnectionPool, documentCache: UserDocumentCache? = nil) {
+    init(pool: ConnectionPool, documentCache: UserDocumentCache? = nil, changeTally: ChangeTally? = nil) {
         requests = registry.counter(
             "iap_http_requests_total", help: "HTTP requests by route, method and status.",
             labels: ["route", "method", "status"])
@@ -39,6 +39,12 @@ final class ServiceMetrics: Sendable {
             "iap_projection_lag_events", help: "Events in the log a projection has not applied yet.",
             labels: ["projection"], sample: { Self.projectionLagSamples(pool: pool) })
         registry.gauge("iap_db_pool_waits_total", help: "Pool acquisitions that had to wait.") { Double(pool.stats.waits) }
+        if let changeTally {
+            registry.counter(
+                "iap_changes_total", help: "Changes (api.md §4) this process wrote to the feed, by type.",
+                labels: ["type"]
+            ) { changeTally.samples }
+        }
         if let cache = documentCache {
             registry.counter(
                 "iap_user_cache_reads_total",

@@ -14,12 +14,24 @@ extension IngestPlanner {
         var lastSeq: [String: Int64] = [:]
         /// The users whose view changed, to re-render.
         var affected: Set<String> = []
+        /// What the users' documents were built from before this batch, for the change feed:
+        /// their accounts and every chain as read under the locks (the other chains, read
+        /// after the decision, are unchanged by it and join both sides).
+        var accountsBefore: [String: Account] = [:]
+        var chainStatesBefore: [String: ChainState] = [:]
+        var lastSeqBefore: [String: Int64] = [:]
+        /// When each user's stored document was rendered (read under the user's lock): the
+        /// instant the feed has announced the user's state up to.
+        var announced: [String: Int64] = [:]
 
         /// Folds streams read after the decision (the other chains of the users to re-render).
         mutating func fold(_ streams: [String: LedgerRepository.LoadedStream]) {
             for (stream, loaded) in streams {
-                chainStates[stream] = Chain.fold(loaded.events)
+                let state = Chain.fold(loaded.events)
+                chainStates[stream] = state
+                chainStatesBefore[stream] = state
                 lastSeq[stream] = loaded.lastSeq
+                lastSeqBefore[stream] = loaded.lastSeq
             }
         }
 
@@ -36,6 +48,21 @@ extension IngestPlanner {
                 }
                 return world
             }
+        }
+
+        /// What `world`'s user had before the batch: the input of the change detector.
+        func changeInput(for world: LedgerRepository.UserWorld) -> ChangeInput {
+            let account = accountsBefore[world.userId] ?? .initial
+            var chains: [String: ChainState] = [:]
+            var version = lastSeqBefore[LedgerStream.user(world.userId)] ?? 0
+            for otid in account.chains {
+                let stream = LedgerStream.chain(otid)
+                chains[otid] = chainStatesBefore[stream] ?? .initial
+                version = max(version, lastSeqBefore[stream] ?? 0)
+            }
+            return ChangeInput(
+                userId: world.userId, before: ChangeDetector.Facts(account: account, chains: chains, version: version),
+                announcedAt: announced[world.userId])
         }
     }
 
@@ -70,6 +97,8 @@ extension IngestPlanner {
         var decision = Decision(catalogVersion: attempt.catalogVersion)
         let loaded = reads.streams
         for stream in factStreams { decision.chainStates[stream] = Chain.fold(loaded[stream]?.events ?? []) }
+        decision.chainStatesBefore = decision.chainStates
+        decision.announced = reads.announced
 
         func decideFact(_ command: ChainCommand, stream: String, payload: String?) -> Bool {
             let events = Chain.decide(command, decision.chainStates[stream] ?? .initial)
@@ -105,6 +134,7 @@ extension IngestPlanner {
         for user in reads.users {
             decision.accounts[user] = Account.fold(loaded[LedgerStream.user(user)]?.events ?? [])
         }
+        decision.accountsBefore = decision.accounts
         for (otid, user) in reads.claims.sorted(by: { $0.key < $1.key }) {
             let command = AccountCommand.claim(userId: user, originalTransactionId: otid, policy: policy, at: now)
             let events: [LedgerEvent]
@@ -138,6 +168,7 @@ extension IngestPlanner {
         }
         if let claimant { decision.affected.insert(claimant) }
         decision.lastSeq = loaded.mapValues(\.lastSeq)
+        decision.lastSeqBefore = decision.lastSeq
 
         // Their documents are rendered from the state already folded here; only chains a user
         // owns outside this batch still have to be read.

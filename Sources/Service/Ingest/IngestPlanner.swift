@@ -87,13 +87,16 @@ struct IngestPlanner {
         var users: Set<String>
         /// originalTransactionId → who claims it in this batch.
         var claims: [String: String]
+        /// When each locked user's stored document was rendered (absent: none stored).
+        var announced: [String: Int64]
     }
 
     /// The next thing for the shell to do.
     enum Action {
         /// In one round trip: take the streams' advisory locks in this order (sorted: the order
-        /// every writer takes them in), then read the owners of `ownersOf` and every event of
-        /// `streams`. Answer with `read(owners:streams:)`.
+        /// every writer takes them in), then read the owners of `ownersOf`, every event of
+        /// `streams` and when the stored documents of the users among `locks` were rendered.
+        /// Answer with `read(owners:streams:announced:)`.
         case lockAndRead(locks: [String], ownersOf: [String], streams: [String])
         /// End the transaction with nothing written (releasing its locks) and `start` again:
         /// `lockUpFront` are now locked together with the chains.
@@ -141,6 +144,10 @@ struct IngestPlanner {
         var chainOwners: [ChainClaim]
         /// The users whose documents to re-render, sorted by id.
         var users: [LedgerRepository.UserWorld]
+        /// What each of `users` had before the batch (same order), for the change feed.
+        var changeInputs: [ChangeInput]
+        /// The events the batch appended (empty: none), which name transfers and debits.
+        var events: [LedgerEvent]
     }
 
     /// A chain and the user who claimed it.
@@ -162,12 +169,14 @@ struct IngestPlanner {
     }
 
     /// The answer to `lockAndRead`: the owners of the chains asked about and the streams' events.
-    mutating func read(owners: [String: String], streams: [String: LedgerRepository.LoadedStream]) -> Action {
+    mutating func read(
+        owners: [String: String], streams: [String: LedgerRepository.LoadedStream], announced: [String: Int64] = [:]
+    ) -> Action {
         switch state {
         case .lockingChains(let attempt):
             let claims = claims(owners: owners)
             let users = Set(owners.values).union(claims.values)
-            let reads = Reads(owners: owners, streams: streams, users: users, claims: claims)
+            let reads = Reads(owners: owners, streams: streams, users: users, claims: claims, announced: announced)
             let missing = users.subtracting(attempt.upFront).sorted()
             guard !missing.isEmpty else { return advance(decide(attempt, reads)) }
             if let highest = attempt.upFront.last, missing[0] < highest {
@@ -188,6 +197,7 @@ struct IngestPlanner {
             return .lockAndRead(locks: more, ownersOf: [], streams: more)
         case .lockingOwners(let attempt, var reads):
             reads.streams.merge(streams) { _, new in new }
+            reads.announced.merge(announced) { _, new in new }
             return advance(decide(attempt, reads))
         default:
             preconditionFailure("read(owners:streams:) answers lockAndRead, not in \(state)")
@@ -258,6 +268,6 @@ struct IngestPlanner {
         return .commit(
             ProjectionWrites(
                 catalogVersion: users.isEmpty ? nil : decision.catalogVersion, chainOwners: decision.claimedNow,
-                users: users))
+                users: users, changeInputs: users.map(decision.changeInput(for:)), events: decision.decided.map(\.event)))
     }
 }

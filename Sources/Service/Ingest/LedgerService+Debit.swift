@@ -14,7 +14,7 @@ extension LedgerService {
                context: RequestContext) throws(ServiceError) -> DebitOutcome
     {
         let now = clock()
-        return try unitOfWork { connection throws(ServiceError) in
+        let (outcome, changes) = try unitOfWork { connection throws(ServiceError) -> (DebitOutcome, [NewChange]) in
             let documents = self.documents  // one catalog version for the balance and the document
             try database { () throws(DatabaseError) in try repository.lock([LedgerStream.user(userId)], on: connection) }
             let world = try repository.loadUser(userId, on: connection)
@@ -22,7 +22,7 @@ extension LedgerService {
                 guard first.currency == currency, first.debit.amount == amount else {
                     throw .rejected(.idempotencyKeyReused(currency: first.currency, amount: first.debit.amount))
                 }
-                return DebitOutcome(balance: first.debit.balanceAfter, duplicate: true)
+                return (DebitOutcome(balance: first.debit.balanceAfter, duplicate: true), [])
             }
             let balance = CustomerView.balance(of: currency, account: world.account, chains: world.chains, catalog: documents.catalog)
             let events: [LedgerEvent]
@@ -40,8 +40,12 @@ extension LedgerService {
             else {
                 throw .internalError("debit append reported a duplicate without an idempotency key")
             }
-            try documents.store(repository.loadUser(userId, on: connection), now: now, on: connection)
-            return DebitOutcome(balance: balance - amount, duplicate: false)
+            let stored = try storeAnnouncing(
+                repository.loadUser(userId, on: connection), before: world, events: events, documents: documents,
+                now: now, on: connection)
+            return (DebitOutcome(balance: balance - amount, duplicate: false), stored.changes)
         }
+        changeTally.count(changes)
+        return outcome
     }
 }

@@ -19,7 +19,8 @@ extension LedgerService {
                 try perform(&planner, documents: self.documents, metadata: context.metadata, on: connection)
             }
             switch end {
-            case .recorded(let outcome):
+            case .recorded(let outcome, let changes):
+                changeTally.count(changes)
                 return outcome
             case .restart:
                 continue  // that transaction ended with nothing written, its locks released
@@ -31,7 +32,8 @@ extension LedgerService {
 
     /// How one attempt (one transaction) ended.
     private enum IngestAttemptEnd {
-        case recorded(IngestOutcome)
+        /// … and the changes it wrote (counted once its transaction committed).
+        case recorded(IngestOutcome, [NewChange])
         /// Start again with a wider lock set (the planner holds it).
         case restart
         case gaveUp(String)
@@ -43,6 +45,7 @@ extension LedgerService {
     ) throws(ServiceError) -> IngestAttemptEnd {
         var action = planner.start(catalogVersion: documents.catalogVersion)
         var rendered: [String: [UInt8]] = [:]
+        var written: [NewChange] = []
         while true {
             switch action {
             case .lockAndRead(let locks, let ownersOf, let streams):
@@ -50,9 +53,18 @@ extension LedgerService {
                 pipeline.add(repository.store.lockStatement(locks))
                 let ownersSlot = pipeline.add(ChainOwnersTable.owners(of: ownersOf))
                 let streamsSlot = pipeline.add(repository.loadStatement(streams: streams))
+                // After the users' locks: when their documents were rendered (what the feed announced).
+                let lockedUsers = locks.compactMap { lock -> String? in
+                    if case .user(let user) = LedgerRoute(stream: lock) { return user }
+                    return nil
+                }
+                let announcedSlot = pipeline.add(
+                    lockedUsers.isEmpty ? nil : UserDocumentsTable.renderedAt(of: lockedUsers).statement)
                 let results = try database { () throws(DatabaseError) in try pipeline.run(on: connection) }
                 let owners = results[ownersSlot].map(ChainOwnersTable.owners(from:)) ?? [:]
-                action = planner.read(owners: owners, streams: try decodeStreams(results[streamsSlot]))
+                action = planner.read(
+                    owners: owners, streams: try decodeStreams(results[streamsSlot]),
+                    announced: results[announcedSlot].map(UserDocumentsTable.renderedAt(from:)) ?? [:])
 
             case .restart:
                 return .restart
@@ -90,18 +102,25 @@ extension LedgerService {
                     pipeline.add(ChainOwnersTable.upsert(writes.chainOwners.map { ($0.originalTransactionId, $0.userId) }))
                 }
                 pipeline.add(upsert)
+                // The changes in the same transaction: a write that rolls back emits none.
+                let changes = ChangeWriter(catalog: documents.catalog).changes(writes, documents: rendered, now: planner.now)
+                pipeline.add(ChangeFeedTable.insert(changes, recordedAt: planner.now)?.statement)
                 _ = try database { () throws(DatabaseError) in try pipeline.commit(on: connection) }
+                written = changes
                 action = planner.committed(documents: rendered)
 
             case .finishDuplicate(var outcome, let user):
+                var changes: [NewChange] = []
                 if let user {
-                    outcome.customer = try documents.store(
-                        repository.loadUser(user, on: connection), now: planner.now, on: connection)
+                    // Rendered anew, so what time changed since the stored one is announced first.
+                    (outcome.customer, changes) = try storeAnnouncing(
+                        repository.loadUser(user, on: connection), documents: documents, now: planner.now,
+                        on: connection)
                 }
-                return .recorded(outcome)
+                return .recorded(outcome, changes)
 
             case .finish(let outcome):
-                return .recorded(outcome)
+                return .recorded(outcome, written)
 
             case .reject(let rejection):
                 throw .rejected(rejection)

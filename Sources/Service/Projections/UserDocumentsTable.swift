@@ -54,6 +54,36 @@ enum UserDocumentsTable {
         """
     }
 
+    /// When the stored documents of `userIds` were rendered (user_id, rendered_at): the instant
+    /// the change feed has announced each user's state up to. Read after the users' locks.
+    static func renderedAt(of userIds: [String]) -> Query {
+        if userIds.count == 1 {
+            return "SELECT user_id, rendered_at FROM proj.users WHERE user_id = \(userIds[0])"
+        }
+        return "SELECT user_id, rendered_at FROM proj.users WHERE user_id = ANY(\(array: userIds)::text[])"
+    }
+
+    static func renderedAt(from rows: Rows) -> [String: Int64] {
+        var result: [String: Int64] = [:]
+        for row in 0..<rows.count {
+            if let user = rows[row, 0], let at = rows[row, 1].flatMap({ Int64($0) }) { result[user] = at }
+        }
+        return result
+    }
+
+    /// Users whose stored document stops being true at or before `now` (the clock's work),
+    /// earliest first.
+    static func due(now: Int64, limit: Int) -> Query {
+        """
+        SELECT user_id FROM proj.users WHERE valid_until <= \(now) ORDER BY valid_until LIMIT \(limit)
+        """
+    }
+
+    /// One user's stored document's rendered_at and valid_until, read under the user's lock.
+    static func window(of userId: String) -> Query {
+        "SELECT rendered_at, valid_until FROM proj.users WHERE user_id = \(userId)"
+    }
+
     /// The live rows of `userIds` (user_id, version, rendered_at, document).
     static func rows(of userIds: [String]) -> Query {
         "SELECT user_id, version, rendered_at, document FROM proj.users WHERE user_id = ANY(\(array: userIds)::text[])"

@@ -1,0 +1,55 @@
+import HTTP
+import Ledger
+
+extension APIRoutes {
+    /// `GET /v1/changes` (api.md §4): the pull feed.
+    func registerChanges(on router: inout Router) {
+        router.add("GET", "/v1/changes", scope: "read") { request, _ in
+            respond(request) { () throws(ServiceError) in
+                let query = try ChangesQuery(request)
+                let page = try service.changes(after: query.after, limit: query.limit, userId: query.userId)
+                return .json(200, LedgerService.changesPage(page, after: query.after))
+            }
+        }
+    }
+}
+
+/// The parameters of `GET /v1/changes`, checked.
+struct ChangesQuery {
+    var after: FeedCursor
+    var limit: Int
+    /// Seconds an empty page may wait for the next change (0: answer at once).
+    var wait: Int
+    var userId: String?
+
+    static let maxWait = 60
+
+    init(_ request: HTTPRequest) throws(ServiceError) {
+        if let text = request.query["after"] {
+            guard let cursor = FeedCursor(text) else {
+                throw .invalidRequest("after must be a cursor from this feed (a change's cursor or a page's next), got \"\(text)\"")
+            }
+            after = cursor
+        } else {
+            after = .start
+        }
+        limit = try Self.integer(request, "limit", default: 100, range: 1...1000)
+        wait = try Self.integer(request, "wait", default: 0, range: 0...Self.maxWait)
+        if let user = request.query["userId"] {
+            guard !user.isEmpty, user.utf8.count <= 256, !APIRoutes.hasControlCharacters(user) else {
+                throw .invalidRequest("userId must be a non-empty string of at most 256 bytes without control characters")
+            }
+            userId = user
+        }
+    }
+
+    private static func integer(_ request: HTTPRequest, _ name: String, default fallback: Int, range: ClosedRange<Int>)
+        throws(ServiceError) -> Int
+    {
+        guard let text = request.query[name] else { return fallback }
+        guard let value = Int(text), range.contains(value) else {
+            throw .invalidRequest("\(name) must be an integer in \(range.lowerBound)…\(range.upperBound)")
+        }
+        return value
+    }
+}

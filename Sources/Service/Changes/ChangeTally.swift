@@ -1,0 +1,20 @@
+import Ledger
+import Synchronization
+
+/// Changes this process wrote, by type (`iap_changes_total{type}`), counted after their commit.
+final class ChangeTally: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+
+    func count(_ changes: [NewChange]) {
+        guard !changes.isEmpty else { return }
+        counts.withLock { counts in
+            for change in changes { counts[change.draft.type.rawValue, default: 0] += 1 }
+        }
+    }
+
+    /// Samples for the metrics registry, every type listed (0 when none was written).
+    var samples: [(labels: [String], value: Double)] {
+        let counts = counts.withLock { $0 }
+        return ChangeType.allCases.map { ([$0.rawValue], Double(counts[$0.rawValue] ?? 0)) }
+    }
+}

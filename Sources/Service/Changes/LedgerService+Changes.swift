@@ -1,0 +1,30 @@
+import EventStore
+import JSON
+
+extension LedgerService {
+    /// A page of the change feed (api.md §4): up to `limit` changes after `cursor`, of `userId`
+    /// only when given, oldest first.
+    func changes(after cursor: FeedCursor, limit: Int, userId: String?) throws(ServiceError) -> [StoredChange] {
+        let rows = try read { connection throws(ServiceError) -> Rows in
+            try database { () throws(DatabaseError) in
+                try connection.query(ChangeFeedTable.page(after: cursor, limit: limit, userId: userId))
+            }
+        }
+        return ChangeFeedTable.decode(rows)
+    }
+
+    /// The feed page document: `{"changes": [...], "next": CURSOR}`; `next` is the last change's
+    /// cursor, or `after` itself on an empty page (never null).
+    static func changesPage(_ changes: [StoredChange], after: FeedCursor) -> [UInt8] {
+        var w = JSONWriter(capacity: 256 + changes.reduce(0) { $0 + $1.customer.utf8.count + 512 })
+        w.beginObject()
+        w.key("changes")
+        w.beginArray()
+        for change in changes { change.write(to: &w) }
+        w.endArray()
+        w.key("next")
+        w.string((changes.last?.cursor ?? after).description)
+        w.endObject()
+        return w.bytes
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import JSON
+import Testing
+import TestSupport
+@testable import Service
+
+/// The pull feed of api.md §4 through HTTP and real PostgreSQL: what writes emit, what time
+/// emits, and what the feed's parameters accept.
+@Suite final class ChangeFeedTests {
+    let service: TestService
+    let api: ServiceHTTPClient
+
+    init() throws {
+        service = try TestService()
+        api = service.client()
+    }
+
+    deinit { service.stop() }
+
+    /// Every change of the feed (or of one user), paging through it.
+    static func feed(_ api: ServiceHTTPClient, userId: String? = nil) throws -> [JSONValue] {
+        var all: [JSONValue] = []
+        var after: String?
+        while true {
+            var query = ["limit=2"]
+            if let after { query.append("after=" + after) }
+            if let userId { query.append("userId=" + userId) }
+            let response = try api.get("/v1/changes?" + query.joined(separator: "&"))
+            guard response.status == 200 else {
+                throw HTTPTestConnection.Failure(description: "GET /v1/changes \(response.status) \(response.text)")
+            }
+            let page = response.json["changes"]?.arrayValue ?? []
+            guard let next = response.json["next"]?.stringValue else { throw HTTPTestConnection.Failure(description: "next is missing") }
+            if page.isEmpty {
+                #expect(next == (after ?? "0-0"), "an empty page's next is the after given")
+                return all
+            }
+            #expect(next == page.last?["cursor"]?.stringValue)
+            all += page
+            after = next
+        }
+    }
+
+    static func types(_ changes: [JSONValue]) -> [String] { changes.compactMap { $0["type"]?.stringValue } }
+
+    /// Polls the feed until `done` holds, for at most `seconds` (the clock's work is asynchronous).
+    static func eventually(
+        _ api: ServiceHTTPClient, seconds: Double, userId: String? = nil, _ done: ([JSONValue]) -> Bool
+    ) throws -> [JSONValue] {
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            let changes = try feed(api, userId: userId)
+            if done(changes) || Date() > deadline { return changes }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
+
+    @Test func aPurchaseEmitsOneInitialPurchaseWithTheCustomerAfterItAndARepostNothing() throws {
+        let now = service.clock.now
+        let fields = Mint.transaction(
+            "3000001", product: TestService.monthly, purchase: now - hour, expires: now + 29 * day, signed: now - hour)
+        let posted = try api.purchase("u-feed", Mint.signed(fields))
+        #expect(posted.status == 200)
+        #expect(try api.purchase("u-feed", Mint.signed(fields)).json["transactions"]?[0]?["result"]?.stringValue == "duplicate")
+
+        let changes = try Self.feed(api)
+        #expect(Self.types(changes) == ["INITIAL_PURCHASE"])
+        let change = try #require(changes.first)
+        #expect(change["userId"]?.stringValue == "u-feed")
+        #expect(change["environment"]?.stringValue == "Sandbox" || change["environment"]?.stringValue == "Production")
+        #expect(change["productId"]?.stringValue == TestService.monthly)
+        #expect(change["originalTransactionId"]?.stringValue == "3000001")
+        #expect(change["transactionId"]?.stringValue == "3000001")
+        #expect(change["entitlementIds"] == .array([.string("pro")]))
+        #expect(change["details"] == .object([:]))
+        let id = try #require(change["id"]?.stringValue)
+        #expect(id.hasPrefix("chg_") && id.count == 19)
+        #expect(change["customer"]?["entitlements"]?["pro"]?["active"]?.boolValue == true)
+        #expect(change["customer"] == posted.json["customer"], "the document after the change is the one answered")
+        #expect(change["occurredAt"]?.stringValue.flatMap(RFC3339.parse) != nil)
+        #expect(change["recordedAt"]?.stringValue.flatMap(RFC3339.parse) != nil)
+    }
+
+    @Test func consumablePurchaseAndDebitCarryCurrencyAmountAndBalance() throws {
+        let now = service.clock.now
+        let coins = Mint.transaction(
+            "3000101", product: TestService.coins, type: "Consumable", purchase: now - second, expires: nil,
+            signed: now - second)
+        #expect(try api.purchase("u-coins", Mint.signed(coins)).status == 200)
+        #expect(try api.debit("u-coins", "coins", amount: 30, key: "k-1", reason: "sword").status == 200)
+        #expect(try api.debit("u-coins", "coins", amount: 30, key: "k-1", reason: "sword").json["result"]?.stringValue == "duplicate")
+
+        let changes = try Self.feed(api, userId: "u-coins")
+        #expect(Self.types(changes) == ["CONSUMABLE_PURCHASE", "BALANCE_DEBIT"])
+        #expect(changes[0]["details"]?["currency"]?.stringValue == "coins")
+        #expect(changes[0]["details"]?["amount"]?.int64Value == 100)
+        #expect(changes[0]["details"]?["balance"]?.int64Value == 100)
+        #expect(changes[1]["details"]?["amount"]?.int64Value == 30)
+        #expect(changes[1]["details"]?["balance"]?.int64Value == 70)
+        #expect(changes[1]["environment"] == .null, "a debit has no store environment")
+        #expect(changes[1]["customer"]?["balances"]?["coins"]?.int64Value == 70)
+    }
+
+    @Test func aTransferEmitsOneTransferForEachUserWithTheSameDetails() throws {
+        let now = service.clock.now
+        let fields = Mint.transaction(
+            "3000201", product: TestService.removeAds, type: "Non-Consumable", purchase: now - hour, expires: nil,
+            signed: now - hour)
+        #expect(try api.purchase("u-old", Mint.signed(fields)).status == 200)
+        #expect(try api.purchase("u-new", Mint.signed(fields)).status == 200)
+        let old = try Self.feed(api, userId: "u-old")
+        let new = try Self.feed(api, userId: "u-new")
+        #expect(Self.types(old) == ["NON_CONSUMABLE_PURCHASE", "TRANSFER"])
+        #expect(Self.types(new) == ["TRANSFER"])
+        let details: JSONValue = .object(["from": .string("u-old"), "to": .string("u-new")])
+        #expect(old.last?["details"] == details)
+        #expect(new.last?["details"] == details)
+        #expect(old.last?["customer"]?["entitlements"]?["no_ads"]?["active"]?.boolValue != true)
+        #expect(new.last?["customer"]?["entitlements"]?["no_ads"]?["active"]?.boolValue == true)
+    }
+
+    @Test func anExpiryWithNoEventIsEmittedOnceAtItsInstantWithTwoInstancesRunning() throws {
+        let second = try TestService(clock: service.clock, sharing: service)
+        defer { second.stop() }
+        let now = service.clock.now
+        let expires = now + 1500
+        let fields = Mint.transaction(
+            "3000301", product: TestService.monthly, purchase: now - 30 * day, expires: expires, signed: now - hour)
+        #expect(try api.purchase("u-lapse", Mint.signed(fields)).status == 200)
+        let changes = try Self.eventually(api, seconds: 10, userId: "u-lapse") { Self.types($0).count >= 2 }
+        #expect(Self.types(changes) == ["INITIAL_PURCHASE", "EXPIRATION"])
+        let expiration = try #require(changes.last)
+        #expect(expiration["occurredAt"]?.stringValue == RFC3339.format(expires))
+        let recorded = try #require(expiration["recordedAt"]?.stringValue.flatMap(RFC3339.parse))
+        #expect(recorded - expires < 5000, "emitted within 5 s of the instant")
+        #expect(expiration["customer"]?["entitlements"]?["pro"]?["active"]?.boolValue == false)
+        // Both clocks have looked again since: still once.
+        Thread.sleep(forTimeInterval: 2.5)
+        #expect(Self.types(try Self.feed(api, userId: "u-lapse")) == ["INITIAL_PURCHASE", "EXPIRATION"])
+    }
+
+    @Test func aRefusedClaimEmitsNothing() throws {
+        let keep = try TestService(configuration: TestService.configuration(policy: .keep))
+        defer { keep.stop() }
+        let api = keep.client()
+        let now = keep.clock.now
+        let fields = Mint.transaction(
+            "3000401", product: TestService.removeAds, type: "Non-Consumable", purchase: now - hour, expires: nil,
+            signed: now - hour)
+        #expect(try api.purchase("u-first", Mint.signed(fields)).status == 200)
+        #expect(try api.purchase("u-second", Mint.signed(fields)).status == 409)
+        #expect(Self.types(try Self.feed(api)) == ["NON_CONSUMABLE_PURCHASE"])
+    }
+
+    @Test func badParametersAre400() throws {
+        for query in ["after=12", "after=abc", "after=1-x", "after=-1-2", "limit=0", "limit=1001", "wait=61", "wait=-1", "userId="] {
+            let response = try api.get("/v1/changes?" + query)
+            #expect(response.status == 400, "\(query)")
+            #expect(response.json["code"]?.stringValue == "invalid_request", "\(query)")
+        }
+        #expect(try service.client("write").get("/v1/changes").status == 403)
+        #expect(try service.client(nil).get("/v1/changes").status == 401)
+    }
+}
