@@ -14,8 +14,12 @@ final class ServiceMetrics: Sendable {
     /// Replay progress: events folded by the running (or last) replay, and whether one runs.
     let replayEvents: Gauge
     let replayRunning: Gauge
+    /// Changes written to the feed by this process (`iap_changes_total`), by ingest, the clock
+    /// and replays.
+    let changeTally: ChangeTally?
 
     init(pool: ConnectionPool, documentCache: UserDocumentCache? = nil, changeTally: ChangeTally? = nil) {
+        self.changeTally = changeTally
         requests = registry.counter(
             "iap_http_requests_total", help: "HTTP requests by route, method and status.",
             labels: ["route", "method", "status"])

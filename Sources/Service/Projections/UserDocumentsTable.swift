@@ -79,6 +79,17 @@ enum UserDocumentsTable {
         """
     }
 
+    /// Users whose live document was rendered after `since` or is due by `dueBy`, and users
+    /// whose rebuilt one (in the successor table) is due by `dueBy`: what a replay's swap must
+    /// judge again at the swap's instant (`ReplayEngine.Run.announceCorrections`).
+    static func movedByTime(since: Int64, dueBy: Int64) -> Query {
+        """
+        SELECT user_id FROM proj.users WHERE rendered_at > \(since) OR valid_until <= \(dueBy)
+        UNION
+        SELECT user_id FROM proj.users_next WHERE valid_until <= \(dueBy)
+        """
+    }
+
     /// One user's stored document's rendered_at and valid_until, read under the user's lock.
     static func window(of userId: String) -> Query {
         "SELECT rendered_at, valid_until FROM proj.users WHERE user_id = \(userId)"

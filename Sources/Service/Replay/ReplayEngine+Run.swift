@@ -24,6 +24,8 @@ extension ReplayEngine {
         var changed: [String: ReplayReport.ChangedUser] = [:]
         var inFlight: Set<String> = []
         var changedOwners: Set<String> = []
+        /// What the swap wrote to the change feed (counted once it committed).
+        var corrections: [NewChange] = []
         var report: ReplayReport
         var phaseStart = Date()
         var decodeSeconds = 0.0

@@ -76,6 +76,7 @@ extension ReplayEngine.Run {
                 do throws(ServiceError) {
                     try readToEnd(phase: "swap", horizon: false)
                     try applyTouched()
+                    try announceCorrections()
                 } catch {
                     failure = error
                     throw ServiceErrorBox(error: error)

@@ -77,6 +77,7 @@ public final class ReplayEngine: Sendable {
         if wanted.contains(ProjectionVersions.users.name) {
             var run = Run(engine: self, connection: connection, options: options, progress: progress)
             report = try run.execute()
+            metrics?.changeTally?.count(run.corrections)
             Self.releaseInBackground(consume run)
         } else {
             report = ReplayReport(dryRun: options.dryRun, projections: [])
