@@ -44,6 +44,14 @@ import TestSupport
             waiters.add("now", deferred)
             return .deferred(deferred)
         }
+        router.add("GET", "/race/{name}") { _, parameters in
+            // Completed from another thread while the handler returns: sometimes before the
+            // server suspends, sometimes after; either way the one answer must arrive.
+            let name = parameters["name"]!
+            let deferred = HTTPDeferred(timeout: .seconds(60), timeoutResponse: .text(500, "timeout"))
+            DispatchQueue.global().async { deferred.complete(.text(200, name)) }
+            return .deferred(deferred)
+        }
         return try TestRoutes.server(router: router, configure)
     }
 
@@ -117,6 +125,24 @@ import TestSupport
         #expect(server.deferredRequests == 0)
         #expect(try #require(waiters.take("now")).isCompleted)
         #expect(try client.request("GET", "/hello").text == "hello")
+    }
+
+    @Test func completionsRacingTheSuspendAreEachAnsweredOnce() throws {
+        let (server, port) = try Self.server(Waiters())
+        defer { server.stop() }
+        let answered = Mutex(0)
+        onThreads(8) { t in
+            guard let client = try? HTTPTestConnection(port: port) else { return }
+            for i in 0..<50 {
+                if let response = try? client.request("GET", "/race/r\(t)-\(i)"), response.status == 200,
+                    response.text == "r\(t)-\(i)"
+                {
+                    answered.withLock { $0 += 1 }
+                }
+            }
+        }
+        #expect(answered.withLock { $0 } == 8 * 50)
+        #expect(waitUntil { server.inFlightRequests == 0 && server.deferredRequests == 0 })
     }
 
     @Test func aClientThatHangsUpWhileWaitingLeavesTheServerHealthy() throws {
