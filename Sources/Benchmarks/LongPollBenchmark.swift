@@ -34,7 +34,7 @@ enum LongPollBenchmark {
         let handles = HandleList()
         var router = Router()
         router.add("GET", "/v1/changes") { _, _ in
-            let deferred = HTTPDeferred(timeout: .seconds(60), timeoutResponse: .json(200, Array(#"{"changes":[],"next":null}"#.utf8)))
+            let deferred = HTTPDeferred(timeout: .seconds(60), timeoutResponse: .json(200, Array(#"{"changes":[],"next":"c-1"}"#.utf8)))
             handles.append(deferred)
             return .deferred(deferred)
         }
