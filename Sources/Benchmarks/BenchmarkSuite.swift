@@ -22,8 +22,10 @@ struct BenchmarkSuite {
         var serviceThreads = 32
         var pgbenchScale = 10
         var output = "BENCHMARKS.md"
-        /// Which groups run: "cpu" (verify, fold), "http" (ingest, then read on what it wrote), "replay".
-        var groups: Set<String> = ["cpu", "http", "replay"]
+        /// Which groups run: "cpu" (verify, fold), "longpoll" (idle waiters' RSS), "http" (ingest,
+        /// then read on what it wrote), "replay".
+        var groups: Set<String> = ["cpu", "longpoll", "http", "replay"]
+        var longPollWaiters = 1_000
     }
 
     var parameters: Parameters
@@ -47,6 +49,7 @@ struct BenchmarkSuite {
         let started = Date()
         let p = parameters
         if p.groups.contains("cpu") { try cpuBenchmarks() }
+        if p.groups.contains("longpoll") { try longPollBenchmark() }
 
         Self.say("starting PostgreSQL (fsync on, synchronous_commit on)")
         let cluster = try BenchCluster()
@@ -129,6 +132,24 @@ struct BenchmarkSuite {
             baseline: "aim 2,000,000 events/s", baselineRuns: [],
             ratio: String(format: "%.2f× aim", folds.median! / 2_000_000), aim: "≥ 2M/s", met: folds.median! >= 2_000_000,
             command: ".build/release/iap-ledger-bench fold --events \(p.foldEvents)", baselineCommand: ""))
+    }
+
+    // MARK: Long-poll waiters
+
+    /// One measurement, not a median: a second one in the same process would reuse what the
+    /// first freed and add less.
+    mutating func longPollBenchmark() throws {
+        let waiters = parameters.longPollWaiters
+        Self.say("long-poll: \(waiters) idle waiters on an in-process HTTPServer")
+        let result = try LongPollBenchmark.measure(waiters: waiters)
+        Self.say("  \(result)")
+        notes.append("long-poll: \(result) (clients in the same process, soft open-file limit raised to the hard one).")
+        rows.append(BenchmarkRow(
+            name: "\(BenchmarkReport.number(Double(waiters))) idle long-poll waiters (in-process HTTPServer, 32 workers)",
+            figure: String(format: "+%.1f MB RSS", result.addedMB), runs: [result.addedMB],
+            baseline: "aim 20 MB", baselineRuns: [], ratio: String(format: "%.2f× aim", result.addedMB / 20),
+            aim: "≤ 20 MB", met: result.addedMB <= 20,
+            command: ".build/release/iap-ledger-bench long-poll --waiters \(waiters)", baselineCommand: ""))
     }
 
     // MARK: HTTP against PostgreSQL

@@ -8,11 +8,12 @@ import TestSupport
 let usage = """
     usage: iap-ledger-bench <command> [options]
 
-      run [--runs N] [--seconds S] [--purchases N] [--out FILE] [--only cpu,http,replay]
+      run [--runs N] [--seconds S] [--purchases N] [--out FILE] [--only cpu,longpoll,http,replay]
                       every benchmark (or the groups named) next to its baseline; rewrites the table in FILE (BENCHMARKS.md)
       verify [--seconds S]      JWS verifications/s, warm chain cache, one thread
       verify-cpu [--count N]    CPU µs per warm-cache verification (count-bounded; for A/B of fixes)
       fold [--events N]         ledger fold events/s in memory, one thread
+      long-poll [--waiters N]   RSS added by N (1,000) idle long-poll waiters on an in-process HTTPServer
       ingest [--runs N] [--seconds S] [--purchases N] [--threads N] [--serve BINARY]... [--pause S]
                       only the purchase-ingest benchmark (pgbench INSERT, then wrk POST); with several
                       --serve binaries, each on its own database, measured in turn in every run (A/B)
@@ -51,6 +52,8 @@ func main() -> Int32 {
         case "fold":
             let events = option("events", in: arguments).flatMap(Int.init) ?? 1_000_000
             print(String(format: "%.0f events/s", LedgerBenchmark.foldThroughput(events: events)))
+        case "long-poll":
+            print(try LongPollBenchmark.measure(waiters: option("waiters", in: arguments).flatMap(Int.init) ?? 1_000))
         case "replay":
             try ReplayRuns.run(
                 events: option("events", in: arguments).flatMap(Int.init) ?? 1_000_000,

@@ -11,11 +11,19 @@ final class DaemonContext: Sendable {
     let liveRequests = Atomic<Int>(0)
     /// Set by `stop()`: responses then carry `Connection: close` so keep-alive clients move on.
     let stopping = Atomic<Bool>(false)
+    /// Connections suspended for a deferred response, answered by `stop()`.
+    let deferreds = DeferredRegistry()
+    /// The longest a deferred response may wait, whatever its handler asked.
+    let maxDeferredWait: Duration
 
-    init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maxBodyBytes: Int, lingering: LingeringCloser) {
+    init(
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maxBodyBytes: Int, lingering: LingeringCloser,
+        maxDeferredWait: Duration
+    ) {
         self.handler = handler
         self.maxBodyBytes = maxBodyBytes
         self.lingering = lingering
+        self.maxDeferredWait = maxDeferredWait
     }
 }
 
@@ -29,6 +37,11 @@ final class RequestState {
     var tooLarge = false
     /// Bytes of an oversize chunked body read and thrown away so far.
     var discarded = 0
+    /// The handle of a deferred response while its connection is suspended; the access handler
+    /// is called again after the resume and sends what it holds.
+    var deferred: HTTPDeferred?
+    /// The request's id, for the `X-Request-Id` of a response sent after the handler returned.
+    var requestId = ""
 
     init(target: String) {
         self.target = target

@@ -4,6 +4,8 @@ public struct HTTPResponse: Sendable {
     /// Header fields to send, by name as written.
     public var headers: [String: String]
     public var body: [UInt8]
+    /// Set by `HTTPResponse.deferred(_:)`: the real answer comes later through this handle.
+    public internal(set) var deferred: HTTPDeferred?
 
     public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
         self.status = status

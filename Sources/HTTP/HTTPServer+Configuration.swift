@@ -5,12 +5,20 @@ extension HTTPServer {
         public var host: String = "127.0.0.1"
         /// 0 picks a free port; `start()` returns the real one.
         public var port: Int = 0
-        /// MHD worker threads; handlers run on them, synchronously.
+        /// MHD worker threads; handlers run on them, synchronously. A request whose handler
+        /// returned a deferred response holds no thread while it waits.
         public var threadCount: Int = 4
-        /// Open connections beyond this are refused by MHD.
-        public var connectionLimit: Int = 1024
-        /// An idle (or stalled) connection is closed after this many seconds.
+        /// Open connections beyond this are refused by MHD. Connections suspended for a deferred
+        /// response (long polls) count too, so this leaves room for 1,000+ waiters beside normal
+        /// traffic. MHD splits it evenly between the worker threads; each needs a descriptor,
+        /// so the process's open-file limit must be above it (`OpenFileLimit.raiseToHard()`).
+        public var connectionLimit: Int = 4096
+        /// An idle (or stalled) connection is closed after this many seconds. MHD does not time
+        /// out a suspended (deferred) connection; its clock restarts when it is resumed.
         public var connectionTimeoutSeconds: Int = 30
+        /// The longest a deferred response may wait, whatever timeout its handler asked for: a
+        /// suspended connection is neither polled nor timed out by MHD, so this is the backstop.
+        public var maxDeferredSeconds: Double = 120
         /// Request bodies past this answer 413 (by `Content-Length` before reading, or after a chunked upload).
         public var maxBodyBytes: Int = 1 << 20
         /// MHD's per-connection memory pool, which the request line and headers must fit in;

@@ -7,6 +7,8 @@ import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd: a pool of worker threads (internal epoll) that run the
 /// handler synchronously, with keep-alive, a body limit, a connection limit and timeouts.
+/// A handler that must wait (a long poll) returns `HTTPResponse.deferred(_:)` instead of
+/// blocking its worker: the connection is suspended until the handle completes.
 public final class HTTPServer: Sendable {
     public let configuration: Configuration
     private let context: DaemonContext
@@ -24,7 +26,8 @@ public final class HTTPServer: Sendable {
             handler: handler, maxBodyBytes: configuration.maxBodyBytes,
             lingering: LingeringCloser(
                 seconds: configuration.lingeringCloseSeconds, bytes: configuration.lingeringCloseBytes,
-                capacity: configuration.lingeringCloseConnections))
+                capacity: configuration.lingeringCloseConnections),
+            maxDeferredWait: .milliseconds(Int(max(0, configuration.maxDeferredSeconds) * 1000)))
     }
 
     deinit {
@@ -38,7 +41,11 @@ public final class HTTPServer: Sendable {
             if let running { throw HTTPServerError(.alreadyStarted, "server already listens on port \(running.port)") }
             let c = configuration
             let (fd, port) = try ListenSocket.open(host: c.host, port: c.port, backlog: c.backlog)
-            let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
+            // ALLOW_SUSPEND_RESUME: deferred responses suspend their connection (ITC wakes the
+            // worker on resume).
+            let flags =
+                MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
+                | MHD_ALLOW_SUSPEND_RESUME.rawValue
             let cls = Unmanaged.passUnretained(context).toOpaque()
             let daemon = CMHD_start_daemon(
                 flags, fd,
@@ -55,6 +62,7 @@ public final class HTTPServer: Sendable {
                 throw HTTPServerError(.daemon, "libmicrohttpd refused to start on \(c.host):\(port)")
             }
             context.stopping.store(false, ordering: .relaxed)
+            context.deferreds.reopen()
             context.lingering.start()
             running = Running(daemon: daemon, port: port)
             return port
@@ -66,13 +74,20 @@ public final class HTTPServer: Sendable {
         state.withLock { $0?.port }
     }
 
-    /// Requests currently being read, handled or answered.
+    /// Requests currently being read, handled or answered (deferred ones waiting included).
     public var inFlightRequests: Int {
         context.liveRequests.load(ordering: .relaxed)
     }
 
-    /// Graceful stop: refuse new connections at once, let in-flight requests finish (at most
-    /// `shutdownGraceSeconds`), then close every connection and join the workers. Idempotent.
+    /// Requests whose connection is suspended waiting for their deferred response.
+    public var deferredRequests: Int {
+        context.deferreds.count
+    }
+
+    /// Graceful stop: refuse new connections at once, answer every deferred request 503
+    /// `shutting_down` (MHD_stop_daemon must never meet a suspended connection), let in-flight
+    /// requests finish (at most `shutdownGraceSeconds`), then close every connection and join
+    /// the workers. Idempotent.
     public func stop() {
         state.withLock { running in
             guard let current = running else { return }
@@ -80,6 +95,9 @@ public final class HTTPServer: Sendable {
             context.stopping.store(true, ordering: .relaxed)
             let listenFD = MHD_quiesce_daemon(current.daemon)
             if listenFD >= 0 { close(listenFD) }
+            // After this no connection is suspended, and none can be: handles returned from
+            // now on are answered at once.
+            context.deferreds.close()
             let deadline = ContinuousClock.now.advanced(
                 by: .milliseconds(Int(configuration.shutdownGraceSeconds * 1000)))
             while context.liveRequests.load(ordering: .relaxed) > 0 && ContinuousClock.now < deadline {

@@ -85,8 +85,28 @@ enum MHDCallbacks {
         if state.tooLarge {
             return queue(connection, tooLarge(context, state), context)
         }
+        if let deferred = state.deferred {
+            // Called again after `MHD_resume_connection`: the handle was completed (by its
+            // owner, its deadline or `stop()`) before it resumed us, so the answer is there.
+            state.deferred = nil
+            guard var response = deferred.take() else { return .NO }
+            response.headers["X-Request-Id"] = state.requestId
+            return queue(connection, response, context)
+        }
         let request = makeRequest(method: method, state: state)
         var response = context.handler(request)
+        if let deferred = response.deferred, let connection {
+            switch context.deferreds.suspend(deferred, connection, context: context, maxWait: context.maxDeferredWait) {
+            case .suspended:
+                // No response queued and the connection suspended: MHD leaves it alone (no
+                // polling, no timeout) until `complete` resumes it and calls us again.
+                state.deferred = deferred
+                state.requestId = request.requestId
+                return .YES
+            case .ready(let ready):
+                response = ready  // completed before we could suspend: answer now
+            }
+        }
         response.headers["X-Request-Id"] = request.requestId
         return queue(connection, response, context)
     }

@@ -90,11 +90,22 @@ public struct Router: Sendable {
         guard let observer else { return route(request).response }
         let start = ContinuousClock.now
         let (response, pattern) = route(request)
-        let elapsed = start.duration(to: .now).components
-        observer(
-            request.method, pattern, response.status,
-            Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18)
+        if let deferred = response.deferred {
+            // Observed when the real answer is known: its status, and the whole wait.
+            let method = request.method
+            deferred.whenCompleted { final in
+                observer(method, pattern, final.status, Self.seconds(since: start))
+                return final
+            }
+            return response
+        }
+        observer(request.method, pattern, response.status, Self.seconds(since: start))
         return response
+    }
+
+    private static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = start.duration(to: .now).components
+        return Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18
     }
 
     private func route(_ request: HTTPRequest) -> (response: HTTPResponse, pattern: String) {

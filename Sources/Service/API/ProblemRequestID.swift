@@ -6,6 +6,11 @@ import JSON
 /// `X-Request-Id` header), leaving every other response untouched.
 enum ProblemRequestID {
     static func stamp(_ response: HTTPResponse, requestId: String) -> HTTPResponse {
+        if let deferred = response.deferred {
+            // A long poll's answer (or its 503 at shutdown) is stamped when it completes.
+            deferred.whenCompleted { stamp($0, requestId: requestId) }
+            return response
+        }
         guard response.status >= 400, response.headers["Content-Type"] == "application/problem+json",
               case .object(var members)? = try? JSONValue.parse(response.body), members["requestId"] == nil
         else { return response }

@@ -183,6 +183,8 @@ public final class ServiceApp: Sendable {
         var httpConfiguration = HTTPServer.Configuration(host: options.host, port: options.port)
         httpConfiguration.threadCount = options.threads
         httpConfiguration.connectionTimeoutSeconds = options.connectionTimeoutSeconds
+        // Each connection (idle long polls too) holds a descriptor; 1024 is below connectionLimit.
+        OpenFileLimit.raiseToHard()
         let server = HTTPServer(configuration: httpConfiguration) { request in
             ProblemRequestID.stamp(handler.handle(request), requestId: request.requestId)
         }

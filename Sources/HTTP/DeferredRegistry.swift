@@ -1,0 +1,63 @@
+import CMicroHTTPD
+import Synchronization
+
+/// The server's suspended connections, so that `stop()` can answer every one before
+/// `MHD_stop_daemon` (which aborts the process when it finds a connection still suspended).
+final class DeferredRegistry: Sendable {
+    private struct State {
+        var waiting: [ObjectIdentifier: HTTPDeferred] = [:]
+        /// Set by `stop()`: handles returned from now on are answered at once, never suspended.
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Suspended requests right now.
+    var count: Int { state.withLock { $0.waiting.count } }
+
+    /// Suspends `connection` for `deferred` (access handler, MHD thread), or returns the answer
+    /// to queue now: the handle was completed first, or the server is stopping. The registry
+    /// lock is held across the suspend, so `close()` either sees the handle suspended (and
+    /// resumes it) or the handle sees the registry closed: no suspended connection escapes it.
+    func suspend(_ deferred: HTTPDeferred, _ connection: OpaquePointer, context: DaemonContext, maxWait: Duration)
+        -> HTTPDeferred.Attachment
+    {
+        state.withLock { state in
+            if state.closed {
+                deferred.complete(Self.shuttingDown)
+                return deferred.attach(connection, context: context, maxWait: maxWait)
+            }
+            let attachment = deferred.attach(connection, context: context, maxWait: maxWait)
+            if case .suspended = attachment { state.waiting[ObjectIdentifier(deferred)] = deferred }
+            return attachment
+        }
+    }
+
+    /// A handle ended after it was suspended (its connection is already resumed).
+    func forget(_ deferred: HTTPDeferred) {
+        _ = state.withLock { $0.waiting.removeValue(forKey: ObjectIdentifier(deferred)) }
+    }
+
+    /// Refuses further suspends and answers every waiter 503, resuming its connection.
+    func close() {
+        let waiting = state.withLock { state in
+            state.closed = true
+            defer { state.waiting = [:] }
+            return Array(state.waiting.values)
+        }
+        for deferred in waiting { deferred.complete(Self.shuttingDown) }
+    }
+
+    /// For a server started again after `stop()`.
+    func reopen() {
+        state.withLock { $0.closed = false }
+    }
+
+    static var shuttingDown: HTTPResponse {
+        var response = HTTPResponse.problem(
+            status: 503, code: "shutting_down", title: "Service Unavailable",
+            detail: "The server is stopping; retry the request.")
+        response.headers["Retry-After"] = "1"
+        return response
+    }
+}

@@ -1,0 +1,184 @@
+import CMicroHTTPD
+import Dispatch
+import Synchronization
+
+/// A response a handler gives later (a long poll): return `HTTPResponse.deferred(handle)` from
+/// the handler, keep `handle`, and call `complete(_:)` once from any thread when the answer is
+/// known. Meanwhile the server suspends the connection (`MHD_suspend_connection`): no worker
+/// thread is held, the socket is not even polled, and the waiter costs only its connection's
+/// memory. On completion the connection is resumed and the response sent on a worker thread.
+///
+/// Every handle ends, exactly once, with the first of: `complete(_:)`, its timeout (it then
+/// answers `timeoutResponse`), or the server's `stop()` (503 `shutting_down`). A suspended
+/// connection never times out in MHD and `MHD_stop_daemon` must not see one, so the handle's
+/// own deadline (capped by `Configuration.maxDeferredSeconds`) is what guarantees nothing waits
+/// forever. A client that hangs up while suspended is only noticed once the connection is
+/// resumed (MHD does not poll it): completing such a handle is harmless, the answer is dropped.
+public final class HTTPDeferred: Sendable {
+    /// How long the server lets the request wait before it answers `timeoutResponse` itself.
+    public let timeout: Duration
+    public let timeoutResponse: HTTPResponse
+
+    private enum Phase {
+        /// The handler returned it; the server has not taken it yet (or it is not returned yet).
+        case waiting
+        /// The connection is suspended; `complete` resumes it (the pointer stays valid while
+        /// suspended, as MHD frees no suspended connection short of `MHD_stop_daemon`).
+        case suspended(SuspendedConnection, DaemonContext)
+        /// Completed: the response waits for its worker thread (or for the server to take it).
+        case ready(HTTPResponse)
+        /// Handed to MHD (or dropped with a connection that went away).
+        case delivered
+    }
+
+    /// MHD's connection, touched only under the handle's lock (to resume it).
+    private struct SuspendedConnection: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    private struct State {
+        var phase = Phase.waiting
+        /// Applied in order to the completing response (the router's metrics, the service's stamps).
+        var transforms: [@Sendable (HTTPResponse) -> HTTPResponse] = []
+        nonisolated(unsafe) var timer: DispatchSourceTimer?
+    }
+
+    private let state = Mutex(State())
+
+    /// One serial queue for every handle's deadline timer: expiring only flips a state and
+    /// signals MHD, so one thread is plenty.
+    private static let deadlines = DispatchQueue(label: "http.deferred-deadlines")
+
+    /// - Parameters:
+    ///   - timeout: how long to wait at most (the server caps it at `maxDeferredSeconds`).
+    ///   - timeoutResponse: the answer when nothing completed it in time (e.g. an empty page).
+    public init(timeout: Duration, timeoutResponse: HTTPResponse) {
+        self.timeout = timeout
+        var response = timeoutResponse
+        response.deferred = nil
+        self.timeoutResponse = response
+    }
+
+    deinit {
+        state.withLock { $0.timer?.cancel() }
+    }
+
+    /// Answers the request with `response`. Safe from any thread, at any time: before the
+    /// server suspended the connection (the answer then goes out without suspending), while
+    /// suspended, or after the client left. Returns false when the handle had already ended
+    /// (completed, timed out, or answered 503 by `stop()`): `response` is then not sent.
+    @discardableResult
+    public func complete(_ response: HTTPResponse) -> Bool {
+        var response = response
+        response.deferred = nil  // a deferred answer to a deferred request would never end
+        let (won, resumed) = state.withLock { state -> (Bool, DaemonContext?) in
+            var resumed: DaemonContext?
+            switch state.phase {
+            case .ready, .delivered:
+                return (false, nil)
+            case .waiting:
+                break
+            case .suspended(let connection, let context):
+                // Resumed under the lock: once a racing `complete` (e.g. `stop()`'s sweep) has
+                // seen the handle ended, the connection is resumed, so `MHD_stop_daemon` never
+                // meets it suspended. (Lock order: registry, handle, MHD's own mutex.)
+                MHD_resume_connection(connection.pointer)
+                resumed = context
+            }
+            for transform in state.transforms { response = transform(response) }
+            state.transforms = []
+            state.timer?.cancel()
+            state.timer = nil
+            state.phase = .ready(response)
+            return (true, resumed)
+        }
+        resumed?.deferreds.forget(self)
+        return won
+    }
+
+    /// True once the handle has ended (completed, timed out or answered by `stop()`): a waiter
+    /// list can drop it.
+    public var isCompleted: Bool {
+        state.withLock {
+            switch $0.phase {
+            case .waiting, .suspended: false
+            case .ready, .delivered: true
+            }
+        }
+    }
+
+    /// Registers a step applied to the final response when it completes (before it is stored),
+    /// so layers around the handler see the real answer: the router times and counts the
+    /// request at completion, not when the handler returned the placeholder. On a handle
+    /// already completed it applies at once.
+    public func whenCompleted(_ transform: @escaping @Sendable (HTTPResponse) -> HTTPResponse) {
+        state.withLock { state in
+            switch state.phase {
+            case .waiting, .suspended:
+                state.transforms.append(transform)
+            case .ready(let response):
+                state.phase = .ready(transform(response))
+            case .delivered:
+                break
+            }
+        }
+    }
+
+    /// What `attach` did: the connection is suspended, or the answer is already there.
+    enum Attachment {
+        case suspended
+        case ready(HTTPResponse)
+    }
+
+    /// On the MHD thread, inside the access handler (the only place MHD allows suspending):
+    /// suspends the connection unless the handle was completed first, and arms the deadline.
+    func attach(_ connection: OpaquePointer, context: DaemonContext, maxWait: Duration) -> Attachment {
+        state.withLock { state in
+            switch state.phase {
+            case .ready(let response):
+                state.phase = .delivered
+                return .ready(response)
+            case .waiting:
+                MHD_suspend_connection(connection)
+                state.phase = .suspended(SuspendedConnection(pointer: connection), context)
+                let timer = DispatchSource.makeTimerSource(queue: Self.deadlines)
+                timer.setEventHandler { [weak self] in
+                    guard let self else { return }
+                    self.complete(self.timeoutResponse)
+                }
+                timer.schedule(deadline: .now() + min(max(timeout, .zero), maxWait).dispatchInterval)
+                timer.resume()
+                state.timer = timer
+                return .suspended
+            case .suspended, .delivered:
+                preconditionFailure("an HTTPDeferred was returned by two requests")
+            }
+        }
+    }
+
+    /// On the MHD thread after the resume: the stored answer, once.
+    func take() -> HTTPResponse? {
+        state.withLock { state in
+            guard case .ready(let response) = state.phase else { return nil }
+            state.phase = .delivered
+            return response
+        }
+    }
+}
+
+extension HTTPResponse {
+    /// The placeholder a handler returns to answer later through `deferred`. Its own status
+    /// and body are never sent.
+    public static func deferred(_ deferred: HTTPDeferred) -> HTTPResponse {
+        var response = HTTPResponse(status: 0)
+        response.deferred = deferred
+        return response
+    }
+}
+
+extension Duration {
+    fileprivate var dispatchInterval: DispatchTimeInterval {
+        let (seconds, attoseconds) = components
+        return .nanoseconds(Int(clamping: seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+    }
+}
