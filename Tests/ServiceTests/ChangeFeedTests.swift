@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import JSON
 import Testing
 import TestSupport
@@ -160,5 +161,41 @@ import TestSupport
         }
         #expect(try service.client("write").get("/v1/changes").status == 403)
         #expect(try service.client(nil).get("/v1/changes").status == 401)
+    }
+
+    @Test func aLongPollIsAnsweredByAChangeAnotherInstanceWritesAndOnlyOfItsUser() throws {
+        let other = try TestService(clock: service.clock, sharing: service)
+        defer { other.stop() }
+        let head = try api.get("/v1/changes").json["next"]?.stringValue ?? "0-0"
+        let now = service.clock.now
+        let answered = Mutex<[String: (status: Int, json: JSONValue)]>([:])
+        let waiters = DispatchGroup()
+        for (name, query) in [("all", "after=\(head)&wait=20"), ("mine", "after=\(head)&wait=20&userId=u-poll"),
+                              ("theirs", "after=\(head)&wait=2&userId=u-nobody")] {
+            waiters.enter()
+            let service = self.service
+            Thread.detachNewThread {
+                defer { waiters.leave() }
+                if let response = try? service.client().get("/v1/changes?" + query) {
+                    answered.withLock { $0[name] = (response.status, response.json) }
+                }
+            }
+        }
+        Thread.sleep(forTimeInterval: 0.5)  // let them register (an early post is answered by the second read)
+        let fields = Mint.transaction(
+            "3000501", product: TestService.monthly, purchase: now - hour, expires: now + 29 * day, signed: now - hour)
+        #expect(try other.client().purchase("u-poll", Mint.signed(fields)).status == 200)
+        #expect(waiters.wait(timeout: .now() + 30) == .success)
+        let results = answered.withLock { $0 }
+        for name in ["all", "mine"] {
+            let page = try #require(results[name], "\(name) answered")
+            #expect(page.status == 200)
+            #expect(Self.types(page.json["changes"]?.arrayValue ?? []) == ["INITIAL_PURCHASE"], "\(name)")
+            #expect(page.json["next"]?.stringValue == page.json["changes"]?[0]?["cursor"]?.stringValue)
+        }
+        let theirs = try #require(results["theirs"])
+        #expect(theirs.status == 200)
+        #expect(theirs.json["changes"]?.arrayValue?.isEmpty == true, "another user's change does not answer it")
+        #expect(theirs.json["next"]?.stringValue == head, "an empty page's next is the after given")
     }
 }

@@ -6,9 +6,7 @@ extension APIRoutes {
     func registerChanges(on router: inout Router) {
         router.add("GET", "/v1/changes", scope: "read") { request, _ in
             respond(request) { () throws(ServiceError) in
-                let query = try ChangesQuery(request)
-                let page = try service.changes(after: query.after, limit: query.limit, userId: query.userId)
-                return .json(200, LedgerService.changesPage(page, after: query.after))
+                try changeWaiters.respond(try ChangesQuery(request))
             }
         }
     }

@@ -8,6 +8,8 @@ struct APIRoutes: Sendable {
     let service: LedgerService
     let metrics: ServiceMetrics
     let keyNames: @Sendable (HTTPRequest) -> String?
+    /// The long polls of `GET /v1/changes`.
+    let changeWaiters: ChangeFeedWaiters
 
     func register(on router: inout Router) {
         router.add("POST", "/v1/purchases", scope: "write") { request, _ in

@@ -62,7 +62,8 @@ public final class ServiceApp: Sendable {
     let lock: DataDirectoryLock?
     let metrics: ServiceMetrics
     public let projections: ProjectionRuntime
-    let changeClock: ChangeClock
+    /// The change feed's clock and long polls.
+    let changes: ChangeServices
     /// Every route the router knows (method, pattern, required scope), for the OpenAPI test.
     let routes: [(method: String, pattern: String, scope: String?)]
 
@@ -175,7 +176,10 @@ public final class ServiceApp: Sendable {
             observer: { method, route, status, seconds in
                 metrics.observe(method: method, route: route, status: status, seconds: seconds)
             })
-        APIRoutes(service: service, metrics: metrics, keyNames: { authenticator.keyName(of: $0) })
+        let changeWaiters = ChangeFeedWaiters(service: service)
+        APIRoutes(
+            service: service, metrics: metrics, keyNames: { authenticator.keyName(of: $0) },
+            changeWaiters: changeWaiters)
             .register(on: &router)
         OperationsRoutes(pool: pool, metrics: metrics).register(on: &router)
         AdminRoutes(engine: projections.engine, service: service).register(on: &router)
@@ -205,7 +209,7 @@ public final class ServiceApp: Sendable {
         return ServiceApp(
             url: "http://\(host):\(port)", port: port, service: service, server: server, pool: pool,
             embedded: embedded, lock: lock, metrics: metrics, projections: projections, routes: router.routes,
-            changeClock: changeClock)
+            changes: ChangeServices(clock: changeClock, waiters: changeWaiters))
     }
 
     /// The verifier of signed App Store data for `configuration`'s apps and trusted roots
@@ -248,9 +252,9 @@ public final class ServiceApp: Sendable {
     private init(url: String, port: Int, service: LedgerService, server: HTTPServer, pool: ConnectionPool,
                  embedded: EmbeddedPostgres?, lock: DataDirectoryLock?, metrics: ServiceMetrics,
                  projections: ProjectionRuntime,
-                 routes: [(method: String, pattern: String, scope: String?)], changeClock: ChangeClock)
+                 routes: [(method: String, pattern: String, scope: String?)], changes: ChangeServices)
     {
-        self.changeClock = changeClock
+        self.changes = changes
         self.projections = projections
         self.routes = routes
         self.lock = lock
@@ -265,8 +269,9 @@ public final class ServiceApp: Sendable {
 
     /// Stops accepting, lets in-flight requests finish, then stops the embedded cluster.
     public func stop() {
+        changes.waiters.stop()
         server.stop()
-        changeClock.stop()
+        changes.clock.stop()
         service.catalogs.stop()
         projections.stop()
         service.documentFeed?.stop()

@@ -13,6 +13,14 @@ extension LedgerService {
         return ChangeFeedTable.decode(rows)
     }
 
+    /// The newest change readers can see (`.start` on an empty feed).
+    func changeFeedHead() throws(ServiceError) -> FeedCursor {
+        let rows = try read { connection throws(ServiceError) -> Rows in
+            try database { () throws(DatabaseError) in try connection.query(ChangeFeedTable.head) }
+        }
+        return ChangeFeedTable.cursor(fromHead: rows)
+    }
+
     /// The feed page document: `{"changes": [...], "next": CURSOR}`; `next` is the last change's
     /// cursor, or `after` itself on an empty page (never null).
     static func changesPage(_ changes: [StoredChange], after: FeedCursor) -> [UInt8] {

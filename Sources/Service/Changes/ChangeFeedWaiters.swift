@@ -1,0 +1,124 @@
+import EventStore
+import Foundation
+import HTTP
+import Synchronization
+
+/// The long polls of `GET /v1/changes?wait=S` in this process: requests whose page was empty,
+/// suspended (no thread held: `HTTPDeferred`) until a change they would see is visible.
+///
+/// One thread reads the feed for all of them, every `interval` while any waits, from the last
+/// cursor it saw, and answers each waiter the new changes after its own `after` (of its user,
+/// when filtered). Changes other instances write are seen the same way: the feed is in the
+/// database, not in this process. No lost wake-up: a waiter registers, then reads its own page
+/// once more; everything up to the watcher's cursor at registration was visible to that read
+/// (the feed is read below the xid horizon), and everything after it the watcher delivers.
+final class ChangeFeedWaiters: Sendable {
+    let service: LedgerService
+    let interval: Double
+
+    private struct Waiter {
+        var handle: HTTPDeferred
+        var after: FeedCursor
+        var userId: String?
+        var limit: Int
+    }
+
+    private struct State {
+        var waiters: [Waiter] = []
+        /// The newest change the watcher delivered or the head at the first registration; nil
+        /// while nobody waits (the next registration reads the head).
+        var seen: FeedCursor?
+        var running = false
+    }
+
+    private let state = Mutex(State())
+    private let stopping = Atomic<Bool>(false)
+
+    init(service: LedgerService, interval: Double = 0.1) {
+        self.service = service
+        self.interval = interval
+    }
+
+    /// Count of requests waiting now.
+    var count: Int { state.withLock { $0.waiters.count } }
+
+    /// Answers `query` now if its page has changes, else a deferred response that answers as
+    /// soon as one is visible, or an empty page after `query.wait` seconds.
+    func respond(_ query: ChangesQuery) throws(ServiceError) -> HTTPResponse {
+        let page = try service.changes(after: query.after, limit: query.limit, userId: query.userId)
+        guard page.isEmpty, query.wait > 0, !stopping.load(ordering: .relaxed) else {
+            return .json(200, LedgerService.changesPage(page, after: query.after))
+        }
+        let handle = HTTPDeferred(
+            timeout: .seconds(query.wait), timeoutResponse: .json(200, LedgerService.changesPage([], after: query.after)))
+        let needsHead = state.withLock { $0.seen == nil }
+        let head = needsHead ? try service.changeFeedHead() : nil
+        let start = state.withLock { state -> Bool in
+            if state.seen == nil { state.seen = head }
+            state.waiters.append(Waiter(handle: handle, after: query.after, userId: query.userId, limit: query.limit))
+            defer { state.running = true }
+            return !state.running
+        }
+        if start { startWatcher() }
+        // The second read closes the window between the first one and the registration.
+        let again = try service.changes(after: query.after, limit: query.limit, userId: query.userId)
+        if !again.isEmpty { handle.complete(.json(200, LedgerService.changesPage(again, after: query.after))) }
+        return .deferred(handle)
+    }
+
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
+    }
+
+    private func startWatcher() {
+        let thread = Thread { [self] in watch() }
+        thread.name = "change-feed-waiters"
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Runs while anyone waits; the last waiter gone, it ends (the next one starts it again).
+    private func watch() {
+        while !stopping.load(ordering: .relaxed) {
+            let (seen, any) = state.withLock { state -> (FeedCursor?, Bool) in
+                state.waiters.removeAll { $0.handle.isCompleted }
+                if state.waiters.isEmpty {
+                    state.running = false
+                    state.seen = nil
+                    return (nil, false)
+                }
+                return (state.seen, true)
+            }
+            guard any else { return }
+            if let seen, let fresh = try? service.changes(after: seen, limit: 1000, userId: nil), !fresh.isEmpty {
+                deliver(fresh)
+                if fresh.count == 1000 { continue }  // more behind: read on at once
+            }
+            Thread.sleep(forTimeInterval: interval)
+        }
+    }
+
+    private func deliver(_ fresh: [StoredChange]) {
+        let ready = state.withLock { state -> [(Waiter, [StoredChange])] in
+            state.seen = fresh.last!.cursor
+            var ready: [(Waiter, [StoredChange])] = []
+            state.waiters.removeAll { waiter in
+                let mine = fresh.lazy.filter { $0.cursor > waiter.after && (waiter.userId == nil || $0.userId == waiter.userId) }
+                    .prefix(waiter.limit)
+                guard !mine.isEmpty else { return false }
+                ready.append((waiter, Array(mine)))
+                return true
+            }
+            return ready
+        }
+        for (waiter, changes) in ready {
+            waiter.handle.complete(.json(200, LedgerService.changesPage(changes, after: waiter.after)))
+        }
+    }
+}
+
+/// What runs for the change feed beside the HTTP server: the clock and the long polls.
+struct ChangeServices: Sendable {
+    let clock: ChangeClock
+    let waiters: ChangeFeedWaiters
+}
