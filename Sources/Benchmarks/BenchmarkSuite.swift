@@ -23,8 +23,9 @@ struct BenchmarkSuite {
         var pgbenchScale = 10
         var output = "BENCHMARKS.md"
         /// Which groups run: "cpu" (verify, fold), "longpoll" (idle waiters' RSS), "http" (ingest,
-        /// then read on what it wrote), "replay".
-        var groups: Set<String> = ["cpu", "longpoll", "http", "replay"]
+        /// then read on what it wrote), "webhooks" (ingest with and without an endpoint, delivery
+        /// lag), "replay".
+        var groups: Set<String> = ["cpu", "longpoll", "http", "webhooks", "replay"]
         var longPollWaiters = 1_000
     }
 
@@ -85,6 +86,7 @@ struct BenchmarkSuite {
             try ingestBenchmark(cluster: cluster, service: service, key: key, bodies: bodies)
             try readBenchmark(cluster: cluster, service: service, key: key, work: work)
         }
+        if p.groups.contains("webhooks") { try webhookBenchmark(cluster: cluster, work: work, bodies: bodies) }
         if p.groups.contains("replay") { try replayBenchmark(cluster: cluster) }
 
         let elapsed = Date().timeIntervalSince(started)

@@ -8,11 +8,13 @@ import TestSupport
 let usage = """
     usage: iap-ledger-bench <command> [options]
 
-      run [--runs N] [--seconds S] [--purchases N] [--out FILE] [--only cpu,longpoll,http,replay]
+      run [--runs N] [--seconds S] [--purchases N] [--out FILE] [--only cpu,longpoll,http,webhooks,replay]
                       every benchmark (or the groups named) next to its baseline; rewrites the table in FILE (BENCHMARKS.md)
       verify [--seconds S]      JWS verifications/s, warm chain cache, one thread
       verify-cpu [--count N]    CPU µs per warm-cache verification (count-bounded; for A/B of fixes)
       fold [--events N]         ledger fold events/s in memory, one thread
+      webhooks [--runs N] [--seconds S]
+                      ingest CPU per purchase with one webhook endpoint vs none, and delivery lag to a local receiver
       long-poll [--waiters N]   RSS added by N (1,000) idle long-poll waiters on an in-process HTTPServer
       ingest [--runs N] [--seconds S] [--purchases N] [--threads N] [--serve BINARY]... [--pause S]
                       only the purchase-ingest benchmark (pgbench INSERT, then wrk POST); with several
@@ -52,6 +54,11 @@ func main() -> Int32 {
         case "fold":
             let events = option("events", in: arguments).flatMap(Int.init) ?? 1_000_000
             print(String(format: "%.0f events/s", LedgerBenchmark.foldThroughput(events: events)))
+        case "webhooks":
+            var options = WebhookBenchmark.Options()
+            options.runs = option("runs", in: arguments).flatMap(Int.init) ?? options.runs
+            options.seconds = option("seconds", in: arguments).flatMap(Int.init) ?? options.seconds
+            try WebhookBenchmark.runAlone(options)
         case "long-poll":
             print(try LongPollBenchmark.measure(waiters: option("waiters", in: arguments).flatMap(Int.init) ?? 1_000))
         case "replay":
