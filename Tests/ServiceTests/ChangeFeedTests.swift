@@ -1,3 +1,4 @@
+import EventStore
 import Foundation
 import Synchronization
 import JSON
@@ -18,7 +19,30 @@ import TestSupport
 
     deinit { service.stop() }
 
-    /// Every change of the feed (or of one user), paging through it.
+    /// Waits until every transaction that committed before this call is visible to the feed's
+    /// readers: the feed is read below the cluster-wide xid horizon (eventstore.md §1), so a
+    /// change shows once every transaction that took an xid before it has ended — at once in
+    /// production, but another suite's open transaction on the shared test cluster holds it back.
+    static func settle(_ conninfo: String) throws {
+        let connection = try Connection(conninfo)
+        let mine = try connection.query("SELECT pg_current_xact_id()::text")[0, 0] ?? "0"
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let rows = try connection.query(
+                "SELECT pg_snapshot_xmin(pg_current_snapshot()) > $1::xid8 AS passed", [mine])
+            if rows.bool(0, "passed") == true { return }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+
+    /// Every change of the feed (or of one user), paging through it, once what committed
+    /// before is visible (`settle`).
+    static func feed(_ api: ServiceHTTPClient, userId: String? = nil, settled conninfo: String) throws -> [JSONValue] {
+        try settle(conninfo)
+        return try feed(api, userId: userId)
+    }
+
+    /// Every change of the feed (or of one user) visible now, paging through it.
     static func feed(_ api: ServiceHTTPClient, userId: String? = nil) throws -> [JSONValue] {
         var all: [JSONValue] = []
         var after: String?
@@ -64,7 +88,7 @@ import TestSupport
         #expect(posted.status == 200)
         #expect(try api.purchase("u-feed", Mint.signed(fields)).json["transactions"]?[0]?["result"]?.stringValue == "duplicate")
 
-        let changes = try Self.feed(api)
+        let changes = try Self.feed(api, settled: service.conninfo)
         #expect(Self.types(changes) == ["INITIAL_PURCHASE"])
         let change = try #require(changes.first)
         #expect(change["userId"]?.stringValue == "u-feed")
@@ -91,7 +115,7 @@ import TestSupport
         #expect(try api.debit("u-coins", "coins", amount: 30, key: "k-1", reason: "sword").status == 200)
         #expect(try api.debit("u-coins", "coins", amount: 30, key: "k-1", reason: "sword").json["result"]?.stringValue == "duplicate")
 
-        let changes = try Self.feed(api, userId: "u-coins")
+        let changes = try Self.feed(api, userId: "u-coins", settled: service.conninfo)
         #expect(Self.types(changes) == ["CONSUMABLE_PURCHASE", "BALANCE_DEBIT"])
         #expect(changes[0]["details"]?["currency"]?.stringValue == "coins")
         #expect(changes[0]["details"]?["amount"]?.int64Value == 100)
@@ -109,7 +133,7 @@ import TestSupport
             signed: now - hour)
         #expect(try api.purchase("u-old", Mint.signed(fields)).status == 200)
         #expect(try api.purchase("u-new", Mint.signed(fields)).status == 200)
-        let old = try Self.feed(api, userId: "u-old")
+        let old = try Self.feed(api, userId: "u-old", settled: service.conninfo)
         let new = try Self.feed(api, userId: "u-new")
         #expect(Self.types(old) == ["NON_CONSUMABLE_PURCHASE", "TRANSFER"])
         #expect(Self.types(new) == ["TRANSFER"])
@@ -137,7 +161,7 @@ import TestSupport
         #expect(expiration["customer"]?["entitlements"]?["pro"]?["active"]?.boolValue == false)
         // Both clocks have looked again since: still once.
         Thread.sleep(forTimeInterval: 2.5)
-        #expect(Self.types(try Self.feed(api, userId: "u-lapse")) == ["INITIAL_PURCHASE", "EXPIRATION"])
+        #expect(Self.types(try Self.feed(api, userId: "u-lapse", settled: service.conninfo)) == ["INITIAL_PURCHASE", "EXPIRATION"])
     }
 
     @Test func aRefusedClaimEmitsNothing() throws {
@@ -150,7 +174,7 @@ import TestSupport
             signed: now - hour)
         #expect(try api.purchase("u-first", Mint.signed(fields)).status == 200)
         #expect(try api.purchase("u-second", Mint.signed(fields)).status == 409)
-        #expect(Self.types(try Self.feed(api)) == ["NON_CONSUMABLE_PURCHASE"])
+        #expect(Self.types(try Self.feed(api, settled: keep.conninfo)) == ["NON_CONSUMABLE_PURCHASE"])
     }
 
     @Test func badParametersAre400() throws {
@@ -197,5 +221,16 @@ import TestSupport
         #expect(theirs.status == 200)
         #expect(theirs.json["changes"]?.arrayValue?.isEmpty == true, "another user's change does not answer it")
         #expect(theirs.json["next"]?.stringValue == head, "an empty page's next is the after given")
+    }
+
+    @Test func aTestNotificationFromAppleIsATestChangeForNoUserOnceAndNothingElseIsEmittedForIt() throws {
+        let signed = TestVectors.shared.signedNotification(type: "TEST", subtype: nil, transaction: nil, renewal: nil)
+        #expect(try api.notify(signed).json["result"]?.stringValue == "recorded")
+        #expect(try api.notify(signed).json["result"]?.stringValue == "duplicate")
+        let changes = try Self.feed(api, settled: service.conninfo)
+        #expect(Self.types(changes) == ["TEST"])
+        #expect(changes.first?["userId"] == .null)
+        #expect(changes.first?["customer"] == .null)
+        #expect(changes.first?["details"]?["notificationUUID"]?.stringValue?.isEmpty == false)
     }
 }

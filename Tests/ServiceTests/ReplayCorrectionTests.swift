@@ -8,6 +8,7 @@ import TestSupport
 /// with before and after; a dry run, or a replay that changes nothing, emits nothing.
 @Suite struct ReplayCorrectionTests {
     static func feed(_ harness: ReplayHarness) throws -> [JSONValue] {
+        try ChangeFeedTests.settle(harness.conninfo)
         var all: [JSONValue] = []
         var after = "0-0"
         while true {

@@ -79,7 +79,7 @@ public enum OpenAPIDocument {
           "productId": {"type": ["string", "null"]}, "originalTransactionId": {"type": ["string", "null"]}, "transactionId": {"type": ["string", "null"]},
           "entitlementIds": {"type": "array", "items": {"type": "string"}},
           "details": {"type": "object", "description": "TRANSFER and PRODUCT_CHANGE: from, to. CONSUMABLE_PURCHASE, BALANCE_DEBIT and a consumable's REFUND: currency, amount, balance. CORRECTION: before, after. BILLING_ISSUE, EXPIRATION: status."},
-          "customer": {"$ref": "#/components/schemas/Customer"}
+          "customer": {"oneOf": [{"$ref": "#/components/schemas/Customer"}, {"type": "null"}], "description": "The user's document after the change; null for TEST (no user)."}
         }
       },
       "UserId": {"type": "string", "minLength": 1, "maxLength": 256, "x-maxBytes": 256, "pattern": "^[^\\u0000-\\u001F\\u007F]*$", "description": "1–256 bytes of UTF-8, no control characters (U+0000–U+001F, U+007F)."},
@@ -119,7 +119,7 @@ public enum OpenAPIDocument {
             "transactionId": {"type": "string"}, "originalTransactionId": {"type": "string"}, "productId": {"type": "string"},
             "result": {"type": "string", "enum": ["recorded", "duplicate"]},
             "transferredFrom": {"type": "string", "description": "the previous owner, when this purchase moved here (transferPolicy transfer)"}}}},
-          "customer": {"$ref": "#/components/schemas/Customer"}
+          "customer": {"oneOf": [{"$ref": "#/components/schemas/Customer"}, {"type": "null"}], "description": "The user's document after the change; null for TEST (no user)."}
         }
       },
       "Event": {
