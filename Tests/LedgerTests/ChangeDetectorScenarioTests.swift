@@ -1,8 +1,8 @@
 import JSON
+import TestSupport
 import Testing
 
 @testable import Ledger
-import TestSupport
 
 /// docs/domain.md, scenario by scenario: the facts in the order they happened, written and
 /// judged the way the Service does, give the change types a user of the feed must see; the
@@ -18,7 +18,7 @@ import TestSupport
         ChangeInvariants.check(run, scenario, "\(scenario.name) in order")
     }
 
-    static let seeds: [UInt64] = Array(1...40)
+    static let seeds: [UInt64] = Array(1...100)
 
     @Test(arguments: Scenarios.all)
     func shuffledAndTwiceGivesNoDuplicateAndTheSameDocument(scenario: Scenario) {
@@ -127,16 +127,23 @@ enum ChangeInvariants {
                     let toMe = change.details["to"]?.stringValue == user
                     if type == .nonConsumable {
                         owned[change.transactionId!] =
-                            toMe ? step.customer.nonConsumables.contains { $0.transactionId == change.transactionId && $0.revokedAt == nil } : nil
+                            toMe
+                            ? step.customer.nonConsumables.contains {
+                                $0.transactionId == change.transactionId && $0.revokedAt == nil
+                            } : nil
                     } else if type != .consumable {
                         access[k] =
                             toMe
-                            ? step.customer.subscriptions.contains { $0.originalTransactionId == otid && $0.status.hasAccess }
+                            ? step.customer.subscriptions.contains {
+                                $0.originalTransactionId == otid && $0.status.hasAccess
+                            }
                             : nil
                     }
                 case (.promotionalGrant, _) where change.details["currency"] == nil:
                     let expiresAt = change.details["expiresAt"]?.stringValue
-                    for name in change.entitlementIds { grants[name] = expiresAt.map { RFC3339.parse($0)! > step.at } ?? true }
+                    for name in change.entitlementIds {
+                        grants[name] = expiresAt.map { RFC3339.parse($0)! > step.at } ?? true
+                    }
                 case (.promotionalRevoke, _):
                     for name in change.entitlementIds { grants[name] = false }
                 default:
@@ -153,7 +160,8 @@ enum ChangeInvariants {
             }
             for k in Set(docAccess.keys).union(access.keys) {
                 #expect(
-                    access[k] ?? false == docAccess[k] ?? false, "\(context): \(user) \(k) access per changes \(moment)")
+                    access[k] ?? false == docAccess[k] ?? false, "\(context): \(user) \(k) access per changes \(moment)"
+                )
             }
             for item in doc.nonConsumables {
                 #expect(

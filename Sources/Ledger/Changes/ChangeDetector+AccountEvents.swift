@@ -32,7 +32,8 @@ extension ChangeDetector {
                 var details: [String: JSONValue] = ["reason": .string(reason)]
                 details["expiresAt"] = expiresAt.map { .string(RFC3339.format($0)) } ?? .null
                 changes.append(
-                    ChangeDraft(type: .promotionalGrant, occurredAt: now, entitlementIds: [entitlement], details: details))
+                    ChangeDraft(
+                        type: .promotionalGrant, occurredAt: now, entitlementIds: [entitlement], details: details))
             case .entitlementRevoked(let user, let entitlement, let reason, _) where user == userId:
                 changes.append(
                     ChangeDraft(

@@ -28,7 +28,8 @@ extension ChangeDetector {
         let wasRevoked = old?.revoked ?? false
         switch (old == nil, wasRevoked, new.revoked) {
         case (true, _, false):
-            return new.type == .consumable ? perCurrency(.consumablePurchase, new.grants) : [change(.nonConsumablePurchase)]
+            return new.type == .consumable
+                ? perCurrency(.consumablePurchase, new.grants) : [change(.nonConsumablePurchase)]
         case (true, _, true):
             return []  // first seen already refunded: it never gave anything
         case (false, false, true):

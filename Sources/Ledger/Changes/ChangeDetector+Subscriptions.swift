@@ -22,7 +22,8 @@ extension ChangeDetector {
         let status: [String: JSONValue] = ["status": .string(new.status.rawValue)]
         guard let old else {
             guard new.status.hasAccess else { return [] }
-            return [change(product.type == .nonRenewing ? .nonRenewingPurchase : .initialPurchase)]
+            let first = change(product.type == .nonRenewing ? .nonRenewingPurchase : .initialPurchase)
+            return new.status.isBillingIssue ? [first, change(.billingIssue, status)] : [first]
         }
         let samePeriod = old.transactionId == new.transactionId
         if new.status == .revoked { return old.status == .revoked && samePeriod ? [] : [change(.refund)] }
@@ -33,13 +34,15 @@ extension ChangeDetector {
         if !samePeriod {
             // A new period was paid for. One that ran out before it reached us gives nothing
             // to announce but the billing issue it may have ended in.
-            if !new.status.hasAccess {
-            } else if old.productId != new.productId {
-                changes.append(change(.productChange, ["from": .string(old.productId), "to": .string(new.productId)]))
-            } else if old.status.isBillingIssue {
-                changes.append(change(.billingRecovered))
-            } else {
-                changes.append(change(.renewal))
+            if new.status.hasAccess {
+                if old.productId != new.productId {
+                    changes.append(
+                        change(.productChange, ["from": .string(old.productId), "to": .string(new.productId)]))
+                } else if old.status.isBillingIssue {
+                    changes.append(change(.billingRecovered))
+                } else {
+                    changes.append(change(.renewal))
+                }
             }
             if new.status.isBillingIssue && new.status != old.status { changes.append(change(.billingIssue, status)) }
             if old.status.hasAccess && !new.status.hasAccess { changes.append(change(.expiration, status)) }

@@ -11,7 +11,9 @@ extension ChangeDetector {
         var changes: [ChangeDraft] = []
         var chains: Set<String> = []
         for event in events {
-            let otid: String, from: String, to: String
+            let otid: String
+            let from: String
+            let to: String
             switch event {
             case .chainClaimed(let claimant, let chain, let previous?, _) where claimant == userId:
                 (otid, from, to) = (chain, previous, claimant)
@@ -22,7 +24,8 @@ extension ChangeDetector {
             }
             chains.insert(otid)
             // What moved, as whichever side still has it describes it.
-            let snapshot = after.subscriptions[otid] != nil || after.oneOffs.values.contains { $0.originalTransactionId == otid }
+            let snapshot =
+                after.subscriptions[otid] != nil || after.oneOffs.values.contains { $0.originalTransactionId == otid }
                 ? after : before
             let what = describe(chain: otid, in: snapshot, catalog: catalog)
             changes.append(

@@ -1,7 +1,8 @@
 import JSON
-import Testing
-@testable import Ledger
 import TestSupport
+import Testing
+
+@testable import Ledger
 
 /// One write as the Service makes it: Apple's facts (decided first, as IngestPlanner does),
 /// then the user decisions of the same request (claims, debits, admin grants).
@@ -109,7 +110,8 @@ struct ChangeRun {
     }
 
     func facts(_ user: String) -> ChangeDetector.Facts {
-        ChangeDetector.Facts(account: ledger.account(of: user), chains: ledger.chains, version: ledger.version(of: user))
+        ChangeDetector.Facts(
+            account: ledger.account(of: user), chains: ledger.chains, version: ledger.version(of: user))
     }
 
     func customer(_ user: String, at now: Int64) -> Customer {
@@ -136,6 +138,7 @@ struct ChangeRun {
     @discardableResult
     mutating func deliver(_ delivery: Delivery, userEvents: [LedgerEvent]? = nil) -> [LedgerEvent] {
         let now = delivery.at
+        if let last = announced.values.max(), last > now { Issue.record("\(delivery.label) goes back in time") }
         let saved = (ledger, seq, unattached)
         let before = Dictionary(uniqueKeysWithValues: users.map { ($0, facts($0)) })
         var events: [LedgerEvent] = []

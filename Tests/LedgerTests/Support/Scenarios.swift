@@ -67,7 +67,8 @@ enum Scenarios {
                     renewal: renewal(at: t0 + day, autoRenewProductId: F.yearly)),
                 .notify(
                     "DID_RENEW", at: end1 - hour,
-                    transaction: F.period("1001", product: F.yearly, start: end1, length: 365 * day, signed: end1 - hour),
+                    transaction: F.period(
+                        "1001", product: F.yearly, start: end1, length: 365 * day, signed: end1 - hour),
                     renewal: renewal(at: end1 - hour, autoRenewProductId: F.yearly, product: F.yearly)),
             ],
             end: end1 + day, expected: ["u-1": [.initialPurchase, .productChange]]),
@@ -75,7 +76,8 @@ enum Scenarios {
             name: "crossgrade taken back renews the same product",
             deliveries: subscribed + [
                 .notify(
-                    "DID_CHANGE_RENEWAL_PREF", at: t0 + day, renewal: renewal(at: t0 + day, autoRenewProductId: F.yearly)),
+                    "DID_CHANGE_RENEWAL_PREF", at: t0 + day,
+                    renewal: renewal(at: t0 + day, autoRenewProductId: F.yearly)),
                 .notify("DID_CHANGE_RENEWAL_PREF", at: t0 + 2 * day, renewal: renewal(at: t0 + 2 * day)),
                 .notify("DID_RENEW", at: end1 - hour, transaction: p2, renewal: renewal(at: end1 - hour)),
             ],
@@ -96,14 +98,17 @@ enum Scenarios {
                     "EXPIRED", "VOLUNTARY", at: end1 + minute,
                     renewal: renewal(at: end1 + minute, autoRenew: false, intent: 1)),
             ],
-            end: end1 + day, expected: ["u-1": [.initialPurchase, .cancellation, .uncancellation, .cancellation, .expiration]]),
+            end: end1 + day,
+            expected: ["u-1": [.initialPurchase, .cancellation, .uncancellation, .cancellation, .expiration]]),
         Scenario(
             name: "billing retry without grace, then recovery",
             deliveries: subscribed + [
-                .notify("DID_FAIL_TO_RENEW", at: end1 - hour, renewal: renewal(at: end1 - hour, retry: true, intent: 2)),
+                .notify(
+                    "DID_FAIL_TO_RENEW", at: end1 - hour, renewal: renewal(at: end1 - hour, retry: true, intent: 2)),
                 .notify(
                     "DID_RENEW", "BILLING_RECOVERY", at: end1 + 3 * day,
-                    transaction: F.period("1001", start: end1 + 3 * day), renewal: renewal(at: end1 + 3 * day, retry: false)),
+                    transaction: F.period("1001", start: end1 + 3 * day),
+                    renewal: renewal(at: end1 + 3 * day, retry: false)),
             ],
             end: end1 + 4 * day, expected: ["u-1": [.initialPurchase, .billingIssue, .expiration, .billingRecovered]]),
         Scenario(
@@ -114,7 +119,8 @@ enum Scenarios {
                     renewal: renewal(at: end1 - hour, grace: end1 + 16 * day, retry: true, intent: 2)),
                 .notify(
                     "DID_RENEW", "BILLING_RECOVERY", at: end1 + 5 * day,
-                    transaction: F.period("1001", start: end1 + 5 * day), renewal: renewal(at: end1 + 5 * day, retry: false)),
+                    transaction: F.period("1001", start: end1 + 5 * day),
+                    renewal: renewal(at: end1 + 5 * day, retry: false)),
             ],
             end: end1 + 6 * day, expected: ["u-1": [.initialPurchase, .billingIssue, .billingRecovered]]),
         Scenario(
@@ -151,18 +157,25 @@ enum Scenarios {
             name: "non-consumable refunded and given back",
             deliveries: [
                 .post("u-1", [F.nonConsumable("6000")], at: t0),
-                .notify("REFUND", at: t0 + day, otid: "6000", transaction: F.nonConsumable("6000", signed: t0 + day, revoked: t0 + day)),
-                .notify("REFUND_REVERSED", at: t0 + 2 * day, otid: "6000", transaction: F.nonConsumable("6000", signed: t0 + 2 * day)),
+                .notify(
+                    "REFUND", at: t0 + day, otid: "6000",
+                    transaction: F.nonConsumable("6000", signed: t0 + day, revoked: t0 + day)),
+                .notify(
+                    "REFUND_REVERSED", at: t0 + 2 * day, otid: "6000",
+                    transaction: F.nonConsumable("6000", signed: t0 + 2 * day)),
             ],
             end: t0 + 3 * day, expected: ["u-1": [.nonConsumablePurchase, .refund, .refundReversed]]),
         Scenario(
             name: "consumables, a debit, a refund into debt",
             deliveries: [
                 .post("u-1", [F.consumable("5000")], at: t0),
-                .post("u-1", [F.consumable("5001", product: Scenario.bundle, quantity: 2, at: t0 + hour)], at: t0 + hour),
+                .post(
+                    "u-1", [F.consumable("5001", product: Scenario.bundle, quantity: 2, at: t0 + hour)], at: t0 + hour),
                 debit(150, key: "k1", at: t0 + 2 * hour),
                 debit(150, key: "k1", at: t0 + 3 * hour),
-                .notify("REFUND", at: t0 + day, otid: "5000", transaction: F.consumable("5000", signed: t0 + day, revoked: t0 + day)),
+                .notify(
+                    "REFUND", at: t0 + day, otid: "5000",
+                    transaction: F.consumable("5000", signed: t0 + day, revoked: t0 + day)),
                 debit(10, key: "k2", at: t0 + 2 * day),
             ],
             end: t0 + 3 * day,
@@ -171,11 +184,14 @@ enum Scenarios {
             name: "non-renewing passes stack and run out; one without duration until refunded",
             deliveries: [
                 .post("u-1", [pass("9000", at: t0)], at: t0),
-                .post("u-1", [F.oneOff("9100", product: F.season, type: "Non-Renewing Subscription", at: t0 + day)], at: t0 + day),
+                .post(
+                    "u-1", [F.oneOff("9100", product: F.season, type: "Non-Renewing Subscription", at: t0 + day)],
+                    at: t0 + day),
                 .notify(
                     "REFUND", at: t0 + 2 * day, otid: "9100",
                     transaction: F.oneOff(
-                        "9100", product: F.season, type: "Non-Renewing Subscription", at: t0 + day, signed: t0 + 2 * day,
+                        "9100", product: F.season, type: "Non-Renewing Subscription", at: t0 + day,
+                        signed: t0 + 2 * day,
                         revoked: t0 + 2 * day)),
                 .post("u-1", [pass("9001", at: t0 + 10 * day)], at: t0 + 10 * day),
             ],
@@ -213,10 +229,12 @@ enum Scenarios {
                 .notify(
                     "REVOKE", at: t0 + 2 * day,
                     transaction: revoked(
-                        F.period("1000", start: t0, ownership: "FAMILY_SHARED"), at: t0 + 2 * day, type: "FAMILY_REVOKE")),
+                        F.period("1000", start: t0, ownership: "FAMILY_SHARED"), at: t0 + 2 * day, type: "FAMILY_REVOKE"
+                    )),
                 .notify(
                     "REVOKE", at: t0 + 3 * day, otid: "6000",
-                    transaction: F.nonConsumable("6000", signed: t0 + 3 * day, revoked: t0 + 3 * day, ownership: "FAMILY_SHARED")),
+                    transaction: F.nonConsumable(
+                        "6000", signed: t0 + 3 * day, revoked: t0 + 3 * day, ownership: "FAMILY_SHARED")),
             ],
             end: t0 + 4 * day, expected: ["u-1": [.initialPurchase, .nonConsumablePurchase, .refund, .refund]]),
         Scenario(
@@ -236,7 +254,8 @@ enum Scenarios {
                 .notify(
                     "OFFER_REDEEMED", "RESUBSCRIBE", at: t0 + 47 * day,
                     transaction: F.period(
-                        "1002", start: t0 + 47 * day, length: 3 * F.month, offerType: 3, offerDiscountType: "PAY_UP_FRONT"),
+                        "1002", start: t0 + 47 * day, length: 3 * F.month, offerType: 3,
+                        offerDiscountType: "PAY_UP_FRONT"),
                     renewal: renewal(at: t0 + 47 * day)),
             ],
             end: t0 + 48 * day,
@@ -262,14 +281,20 @@ enum Scenarios {
                     .revoke(userId: "u-1", entitlement: "plus", reason: "abuse", at: t0 + 12 * day)),
                 .command(
                     "credit coins", at: t0 + 13 * day,
-                    .credit(userId: "u-1", currency: "coins", amount: 25, idempotencyKey: "c1", reason: "sorry", at: t0 + 13 * day)),
+                    .credit(
+                        userId: "u-1", currency: "coins", amount: 25, idempotencyKey: "c1", reason: "sorry",
+                        at: t0 + 13 * day)),
             ],
             end: t0 + 14 * day,
-            expected: ["u-1": [.promotionalGrant, .expiration, .promotionalGrant, .promotionalRevoke, .promotionalGrant]]),
+            expected: [
+                "u-1": [.promotionalGrant, .expiration, .promotionalGrant, .promotionalRevoke, .promotionalGrant]
+            ]),
         Scenario(
             name: "a TEST notification changes nothing",
             deliveries: subscribed + [
-                .apple("TEST", at: t0 + day, [.recordNotification(F.note("TEST", signed: t0 + day, otid: nil, uuid: "test-1"))])
+                .apple(
+                    "TEST", at: t0 + day,
+                    [.recordNotification(F.note("TEST", signed: t0 + day, otid: nil, uuid: "test-1"))])
             ],
             end: t0 + 2 * day, expected: ["u-1": [.initialPurchase]]),
     ]
