@@ -18,6 +18,8 @@ struct Delivery {
     /// the chain has no owner, like `IngestPlanner.claims`.
     var tokenClaims: [(otid: String, user: String)] = []
     var commands: [AccountCommand] = []
+    /// User events decided elsewhere (a generated history's), applied as they are.
+    var decided: [LedgerEvent]?
     var label: String
 
     static func apple(_ label: String, at: Int64, _ facts: [ChainCommand], tokenClaims: [(String, String)] = [])
@@ -160,7 +162,7 @@ struct ChangeRun {
             events += claimed
         }
         var mine: [LedgerEvent] = []
-        if let userEvents {
+        if let userEvents = userEvents ?? delivery.decided {
             mine = userEvents
             apply(mine)
         } else {
@@ -258,6 +260,7 @@ struct ChangeRun {
             // The retry asks again only what was granted the first time: a request refused
             // then (a debit over the balance) may pass now, and that would be a new request.
             if original.decided[index].isEmpty { pinned.commands = [] }
+            pinned.decided = nil
             order.insert((pinned, true, index), at: at + 1)
             floor = at + 2
         }

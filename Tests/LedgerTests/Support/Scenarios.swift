@@ -333,3 +333,38 @@ enum Scenarios {
         return t
     }
 }
+
+extension Scenario {
+    /// A generated history (HistoryGenerator) as deliveries: each fact when it was signed, the
+    /// user's stream as it was decided, all for u-1; no expected sequence, only the invariants.
+    static func generated(seed: UInt64) -> Scenario {
+        let history = History.generate(seed: seed)
+        var deliveries: [Delivery] = []
+        for (index, event) in history.userEvents.enumerated() {
+            let at: Int64
+            switch event {
+            case .balanceDebited(_, _, _, _, _, _, let instant), .chainClaimed(_, _, _, let instant),
+                .entitlementGranted(_, _, _, _, let instant):
+                at = instant
+            default: at = F.t0
+            }
+            deliveries.append(Delivery(at: at, source: .user, decided: [event], label: "user \(index)"))
+        }
+        for (index, fact) in history.facts.enumerated() {
+            let at: Int64
+            switch fact {
+            case .recordTransaction(let t), .recordTransactionCopy(let t): at = t.signedDate
+            case .recordRenewalInfo(let r), .recordRenewalInfoCopy(let r): at = r.signedDate
+            case .recordNotification(let n): at = n.signedDate
+            }
+            deliveries.append(.apple("fact \(index)", at: at, [fact]))
+        }
+        // In time order; the user's stream first at a tie (its claims come before the facts).
+        deliveries = deliveries.enumerated().sorted {
+            ($0.element.at, $0.element.source == .user ? 0 : 1, $0.offset)
+                < ($1.element.at, $1.element.source == .user ? 0 : 1, $1.offset)
+        }.map(\.element)
+        let end = (deliveries.map(\.at).max() ?? F.t0) + 400 * F.day
+        return Scenario(name: "generated \(seed)", catalog: F.catalog, deliveries: deliveries, end: end, expected: [:])
+    }
+}
