@@ -4,7 +4,8 @@ import JSON
 ///
 /// A change is a transition of what a user has, so it is found by comparing the user's
 /// document before and after, judged at the same instant: a duplicate fact changes nothing
-/// and emits nothing, and facts arriving in any order end at the same changes' sum. The
+/// and emits nothing, and facts arriving in any order end at the same document, which the
+/// changes a user saw, folded, always agree with (ChangeDetectorScenarioTests). The
 /// events of the write only name what a comparison cannot tell: who a chain moved from or to,
 /// a debit, an admin's grant.
 ///
@@ -33,6 +34,9 @@ public enum ChangeDetector {
     /// judged already). At most `limit` instants are judged one by one (a user silent for years
     /// with many lapsed grants); the last of them then covers everything up to `now`, judged at
     /// the last instant before it, so nothing is lost and `occurredAt` stays a real instant.
+    /// Time only goes forward: a writer whose clock is behind `announcedAt` (another instance
+    /// rendered the document) must judge at `announcedAt`, or it would announce again what
+    /// that render had already passed.
     public static func elapsed(
         userId: String, facts: Facts, catalog: Catalog, from announcedAt: Int64, to now: Int64, limit: Int = 64
     ) -> [ChangeStep] {
