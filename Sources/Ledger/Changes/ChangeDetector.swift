@@ -4,7 +4,8 @@ import JSON
 ///
 /// A change is a transition of what a user has, so it is found by comparing the user's
 /// document before and after, judged at the same instant: a duplicate fact changes nothing
-/// and emits nothing, and facts arriving in any order end at the same changes' sum. The
+/// and emits nothing, and facts arriving in any order end at the same document, which the
+/// changes a user saw, folded, always agree with (ChangeDetectorScenarioTests). The
 /// events of the write only name what a comparison cannot tell: who a chain moved from or to,
 /// a debit, an admin's grant.
 ///
@@ -28,32 +29,41 @@ public enum ChangeDetector {
     }
 
     /// Time-driven steps from `announcedAt` (when the user's document was last rendered) to
-    /// `now` under unchanged `facts`: one step per instant the document changed at by itself.
-    /// At most `limit` steps (a user silent for years with many lapsed grants); the last one
-    /// then jumps to `now`.
+    /// `now` under unchanged `facts`: one step per instant the document changed at by itself,
+    /// that instant included (`[t0, t1]` then `(t1, t2]` is `(t0, t2]`: the instant `from` was
+    /// judged already). At most `limit` instants are judged one by one (a user silent for years
+    /// with many lapsed grants); the last of them then covers everything up to `now`, judged at
+    /// the last instant before it, so nothing is lost and `occurredAt` stays a real instant.
+    /// Time only goes forward: a writer whose clock is behind `announcedAt` (another instance
+    /// rendered the document) must judge at `announcedAt`, or it would announce again what
+    /// that render had already passed.
     public static func elapsed(
         userId: String, facts: Facts, catalog: Catalog, from announcedAt: Int64, to now: Int64, limit: Int = 64
     ) -> [ChangeStep] {
+        func next(after instant: Int64) -> Int64? {
+            CustomerView.nextChange(account: facts.account, chains: facts.chains, catalog: catalog, after: instant)
+                .flatMap { $0 <= now ? $0 : nil }
+        }
+        func snapshot(at instant: Int64) -> ChangeSnapshot {
+            ChangeSnapshot(
+                userId: userId, account: facts.account, chains: facts.chains, catalog: catalog, at: instant,
+                version: facts.version)
+        }
         var steps: [ChangeStep] = []
         var instant = announcedAt
         var previous: ChangeSnapshot?
-        for _ in 0..<limit {
-            guard
-                let next = CustomerView.nextChange(
-                    account: facts.account, chains: facts.chains, catalog: catalog, after: instant), next <= now
-            else { break }
-            let before =
-                previous
-                ?? ChangeSnapshot(
-                    userId: userId, account: facts.account, chains: facts.chains, catalog: catalog, at: instant,
-                    version: facts.version)
-            let after = ChangeSnapshot(
-                userId: userId, account: facts.account, chains: facts.chains, catalog: catalog, at: next,
-                version: facts.version)
-            let changes = compare(before, after, events: [], userId: userId, catalog: catalog, at: next)
-            if !changes.isEmpty { steps.append(ChangeStep(at: next, customer: after.customer, changes: changes)) }
+        var judged = 0
+        while var at = next(after: instant) {
+            judged += 1
+            if judged >= limit {
+                while let later = next(after: at) { at = later }  // only instants, no documents
+            }
+            let before = previous ?? snapshot(at: instant)
+            let after = snapshot(at: at)
+            let changes = compare(before, after, events: [], userId: userId, catalog: catalog, at: at)
+            if !changes.isEmpty { steps.append(ChangeStep(at: at, customer: after.customer, changes: changes)) }
             previous = after
-            instant = next
+            instant = at
         }
         return steps
     }
@@ -84,9 +94,14 @@ public enum ChangeDetector {
         changes += moved.changes
 
         let chains = Set(before.subscriptions.keys).union(after.subscriptions.keys).subtracting(moved.chains)
+        let running = runningStacks(after, catalog: catalog)
         for otid in chains.sorted() {
-            guard let new = after.subscriptions[otid] else { continue }  // only a transfer takes one away
-            changes += subscription(before.subscriptions[otid], new, catalog: catalog, at: now)
+            guard let new = after.subscriptions[otid] else {
+                // Not moved, yet gone: every transaction it has is upgraded (the new one not here yet).
+                changes += vanished(before.subscriptions[otid]!, catalog: catalog, at: now)
+                continue
+            }
+            changes += subscription(before.subscriptions[otid], new, running: running, catalog: catalog, at: now)
         }
         let purchases = Set(before.oneOffs.keys).union(after.oneOffs.keys)
         for transactionId in purchases.sorted() {
@@ -99,198 +114,6 @@ public enum ChangeDetector {
         }
         changes += accountEvents(events, userId: userId, after: after, at: now)
         changes += lapsedGrants(before, after, events: events, userId: userId, at: now)
-        return changes
-    }
-
-    // MARK: Transfers
-
-    private static func transfers(
-        _ events: [LedgerEvent], userId: String, before: ChangeSnapshot, after: ChangeSnapshot, catalog: Catalog,
-        at now: Int64
-    ) -> (changes: [ChangeDraft], chains: Set<String>) {
-        var changes: [ChangeDraft] = []
-        var chains: Set<String> = []
-        for event in events {
-            let otid: String, from: String, to: String
-            switch event {
-            case .chainClaimed(let claimant, let chain, let previous?, _) where claimant == userId:
-                (otid, from, to) = (chain, previous, claimant)
-            case .chainReleased(let owner, let chain, let next, _) where owner == userId:
-                (otid, from, to) = (chain, owner, next)
-            default:
-                continue
-            }
-            chains.insert(otid)
-            // What moved, as whichever side still has it describes it.
-            let snapshot = after.subscriptions[otid] != nil || after.oneOffs.values.contains { $0.originalTransactionId == otid }
-                ? after : before
-            let what = describe(chain: otid, in: snapshot, catalog: catalog)
-            changes.append(
-                ChangeDraft(
-                    type: .transfer, environment: what.environment, occurredAt: now, productId: what.productId,
-                    originalTransactionId: otid, transactionId: what.transactionId,
-                    entitlementIds: what.entitlements, details: ["from": .string(from), "to": .string(to)]))
-        }
-        return (changes, chains)
-    }
-
-    private static func describe(chain otid: String, in snapshot: ChangeSnapshot, catalog: Catalog) -> (
-        productId: String?, transactionId: String?, environment: String?, entitlements: [String]
-    ) {
-        if let view = snapshot.subscriptions[otid] {
-            let product = catalog.product(for: view.productId, transactionType: view.transactionType)
-            return (view.productId, view.transactionId, view.environment, product.entitlements.sorted())
-        }
-        if let (transactionId, oneOff) = snapshot.oneOffs.first(where: { $0.value.originalTransactionId == otid }) {
-            let product = catalog.product(
-                for: oneOff.productId, transactionType: oneOff.type == .consumable ? "Consumable" : "Non-Consumable")
-            return (oneOff.productId, transactionId, oneOff.environment, product.entitlements.sorted())
-        }
-        return (nil, nil, nil, [])
-    }
-
-    // MARK: Subscriptions
-
-    private static func subscription(_ old: SubscriptionView?, _ new: SubscriptionView, catalog: Catalog, at now: Int64)
-        -> [ChangeDraft]
-    {
-        let product = catalog.product(for: new.productId, transactionType: new.transactionType)
-        func change(_ type: ChangeType, _ details: [String: JSONValue] = [:]) -> ChangeDraft {
-            ChangeDraft(
-                type: type, environment: new.environment, occurredAt: now, productId: new.productId,
-                originalTransactionId: new.originalTransactionId, transactionId: new.transactionId,
-                entitlementIds: product.entitlements.sorted(), details: details)
-        }
-        guard let old else {
-            return [change(product.type == .nonRenewing ? .nonRenewingPurchase : .initialPurchase)]
-        }
-        if new.status == .revoked { return old.status == .revoked ? [] : [change(.refund)] }
-        if old.status == .revoked { return [change(.refundReversed)] }
-
-        var changes: [ChangeDraft] = []
-        if old.transactionId != new.transactionId {
-            // A new period was paid for.
-            if old.productId != new.productId {
-                changes.append(change(.productChange, ["from": .string(old.productId), "to": .string(new.productId)]))
-            } else if old.status.isBillingIssue {
-                changes.append(change(.billingRecovered))
-            } else {
-                changes.append(change(.renewal))
-            }
-        } else {
-            // The same period, judged anew: a grace period began or ended, access ran out.
-            let status: [String: JSONValue] = ["status": .string(new.status.rawValue)]
-            if new.status.isBillingIssue && (!old.status.isBillingIssue || old.status != new.status) {
-                changes.append(change(.billingIssue, status))
-            } else if old.status.isBillingIssue && new.status == .active {
-                changes.append(change(.billingRecovered))
-            } else if !old.status.hasAccess && new.status.hasAccess {
-                changes.append(change(.renewal))  // the period was extended (RENEWAL_EXTENDED)
-            }
-            if old.status.hasAccess && !new.status.hasAccess { changes.append(change(.expiration, status)) }
-        }
-        if new.status != .expired {
-            if old.autoRenew && !new.autoRenew { changes.append(change(.cancellation)) }
-            if !old.autoRenew && new.autoRenew { changes.append(change(.uncancellation)) }
-        }
-        return changes
-    }
-
-    // MARK: One-off purchases
-
-    private static func oneOff(
-        _ old: ChangeSnapshot.OneOff?, _ new: ChangeSnapshot.OneOff, transactionId: String, balances: [String: Int64],
-        catalog: Catalog, at now: Int64
-    ) -> [ChangeDraft] {
-        let product = catalog.product(
-            for: new.productId, transactionType: new.type == .consumable ? "Consumable" : "Non-Consumable")
-        func change(_ type: ChangeType, _ details: [String: JSONValue] = [:]) -> ChangeDraft {
-            ChangeDraft(
-                type: type, environment: new.environment, occurredAt: now, productId: new.productId,
-                originalTransactionId: new.originalTransactionId, transactionId: transactionId,
-                entitlementIds: product.entitlements.sorted(), details: details)
-        }
-        func perCurrency(_ type: ChangeType, _ amounts: [String: Int64]) -> [ChangeDraft] {
-            amounts.keys.sorted().map { currency in
-                change(
-                    type,
-                    [
-                        "currency": .string(currency), "amount": .number(String(amounts[currency]!)),
-                        "balance": .number(String(balances[currency] ?? 0)),
-                    ])
-            }
-        }
-        let wasRevoked = old?.revoked ?? false
-        switch (old == nil, wasRevoked, new.revoked) {
-        case (true, _, false):
-            return new.type == .consumable ? perCurrency(.consumablePurchase, new.grants) : [change(.nonConsumablePurchase)]
-        case (true, _, true):
-            return []  // first seen already refunded: it never gave anything
-        case (false, false, true):
-            return new.type == .consumable ? perCurrency(.refund, new.grants) : [change(.refund)]
-        case (false, true, false):
-            return new.type == .consumable ? perCurrency(.refundReversed, new.grants) : [change(.refundReversed)]
-        default:
-            return []
-        }
-    }
-
-    // MARK: The user's own events
-
-    private static func accountEvents(_ events: [LedgerEvent], userId: String, after: ChangeSnapshot, at now: Int64)
-        -> [ChangeDraft]
-    {
-        var changes: [ChangeDraft] = []
-        for event in events {
-            switch event {
-            case .balanceDebited(let user, let currency, let amount, _, let reason, let balanceAfter, _) where user == userId:
-                changes.append(
-                    ChangeDraft(
-                        type: .balanceDebit, occurredAt: now,
-                        details: [
-                            "currency": .string(currency), "amount": .number(String(amount)),
-                            "balance": .number(String(balanceAfter)), "reason": .string(reason),
-                        ]))
-            case .balanceCredited(let user, let currency, let amount, _, let reason, _) where user == userId:
-                changes.append(
-                    ChangeDraft(
-                        type: .promotionalGrant, occurredAt: now,
-                        details: [
-                            "currency": .string(currency), "amount": .number(String(amount)),
-                            "balance": .number(String(after.customer.balances[currency] ?? 0)),
-                            "reason": .string(reason),
-                        ]))
-            case .entitlementGranted(let user, let entitlement, let reason, let expiresAt, _) where user == userId:
-                var details: [String: JSONValue] = ["reason": .string(reason)]
-                details["expiresAt"] = expiresAt.map { .string(RFC3339.format($0)) } ?? .null
-                changes.append(
-                    ChangeDraft(type: .promotionalGrant, occurredAt: now, entitlementIds: [entitlement], details: details))
-            case .entitlementRevoked(let user, let entitlement, let reason, _) where user == userId:
-                changes.append(
-                    ChangeDraft(
-                        type: .promotionalRevoke, occurredAt: now, entitlementIds: [entitlement],
-                        details: ["reason": .string(reason)]))
-            default:
-                continue
-            }
-        }
-        return changes
-    }
-
-    /// An admin grant that ran out by itself (its revocation is a PROMOTIONAL_REVOKE).
-    private static func lapsedGrants(
-        _ before: ChangeSnapshot, _ after: ChangeSnapshot, events: [LedgerEvent], userId: String, at now: Int64
-    ) -> [ChangeDraft] {
-        var revoked: Set<String> = []
-        for case .entitlementRevoked(let user, let entitlement, _, _) in events where user == userId {
-            revoked.insert(entitlement)
-        }
-        var changes: [ChangeDraft] = []
-        for (name, old) in before.customer.entitlements.sorted(by: { $0.key < $1.key })
-        where old.source == .admin && old.active && !revoked.contains(name) {
-            if after.customer.entitlements[name]?.active == true { continue }  // something else grants it now
-            changes.append(ChangeDraft(type: .expiration, occurredAt: now, entitlementIds: [name]))
-        }
         return changes
     }
 }

@@ -21,8 +21,9 @@ struct ChangeSnapshot {
         var grants: [String: Int64]
     }
 
-    init(userId: String, account: Account, chains: [String: ChainState], catalog: Catalog, at now: Int64, version: Int64)
-    {
+    init(
+        userId: String, account: Account, chains: [String: ChainState], catalog: Catalog, at now: Int64, version: Int64
+    ) {
         customer = CustomerView.build(
             userId: userId, account: account, chains: chains, catalog: catalog, at: now, version: version)
         var subscriptions: [String: SubscriptionView] = [:]
@@ -37,7 +38,9 @@ struct ChangeSnapshot {
                 guard product.type == .consumable || product.type == .nonConsumable else { continue }
                 var grants: [String: Int64] = [:]
                 if product.type == .consumable {
-                    for (currency, amount) in product.grants { grants[currency] = amount * max(transaction.quantity, 1) }
+                    for (currency, amount) in product.grants {
+                        grants[currency] = amount * max(transaction.quantity, 1)
+                    }
                 }
                 let revoked = transaction.revocationDate != nil
                 oneOffs[transaction.transactionId] = OneOff(

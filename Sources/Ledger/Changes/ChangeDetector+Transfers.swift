@@ -1,0 +1,54 @@
+import JSON
+
+extension ChangeDetector {
+    /// A chain moved between users (policy `transfer`): one TRANSFER for each side, from the
+    /// `chainClaimed` (with `from`) on the new owner's stream and the `chainReleased` on the old
+    /// one's, with the same details; the moved chains are then not compared again.
+    static func transfers(
+        _ events: [LedgerEvent], userId: String, before: ChangeSnapshot, after: ChangeSnapshot, catalog: Catalog,
+        at now: Int64
+    ) -> (changes: [ChangeDraft], chains: Set<String>) {
+        var changes: [ChangeDraft] = []
+        var chains: Set<String> = []
+        for event in events {
+            let otid: String
+            let from: String
+            let to: String
+            switch event {
+            case .chainClaimed(let claimant, let chain, let previous?, _) where claimant == userId:
+                (otid, from, to) = (chain, previous, claimant)
+            case .chainReleased(let owner, let chain, let next, _) where owner == userId:
+                (otid, from, to) = (chain, owner, next)
+            default:
+                continue
+            }
+            chains.insert(otid)
+            // What moved, as whichever side still has it describes it.
+            let snapshot =
+                after.subscriptions[otid] != nil || after.oneOffs.values.contains { $0.originalTransactionId == otid }
+                ? after : before
+            let what = describe(chain: otid, in: snapshot, catalog: catalog)
+            changes.append(
+                ChangeDraft(
+                    type: .transfer, environment: what.environment, occurredAt: now, productId: what.productId,
+                    originalTransactionId: otid, transactionId: what.transactionId,
+                    entitlementIds: what.entitlements, details: ["from": .string(from), "to": .string(to)]))
+        }
+        return (changes, chains)
+    }
+
+    static func describe(chain otid: String, in snapshot: ChangeSnapshot, catalog: Catalog) -> (
+        productId: String?, transactionId: String?, environment: String?, entitlements: [String]
+    ) {
+        if let view = snapshot.subscriptions[otid] {
+            let product = catalog.product(for: view.productId, transactionType: view.transactionType)
+            return (view.productId, view.transactionId, view.environment, product.entitlements.sorted())
+        }
+        if let (transactionId, oneOff) = snapshot.oneOffs.first(where: { $0.value.originalTransactionId == otid }) {
+            let product = catalog.product(
+                for: oneOff.productId, transactionType: oneOff.type == .consumable ? "Consumable" : "Non-Consumable")
+            return (oneOff.productId, transactionId, oneOff.environment, product.entitlements.sorted())
+        }
+        return (nil, nil, nil, [])
+    }
+}
