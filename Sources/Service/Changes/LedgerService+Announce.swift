@@ -19,10 +19,13 @@ extension LedgerService {
             throw .database(error)
         }
         let old = before ?? after
+        let announcedAt = UserDocumentsTable.renderedAt(from: rows)[after.userId]
         let input = ChangeInput(
             userId: after.userId,
             before: ChangeDetector.Facts(account: old.account, chains: old.chains, version: old.lastSeq),
-            announcedAt: UserDocumentsTable.renderedAt(from: rows)[after.userId])
+            announcedAt: announcedAt)
+        // Never before what the feed announced (another instance's clock may run a little ahead).
+        let now = max(now, announcedAt ?? now)
         let (document, validUntil) = documents.render(after, at: now)
         let changes = ChangeWriter(catalog: documents.catalog).changes(
             input, after: after, events: events, now: now, rendered: document)

@@ -91,7 +91,10 @@ extension LedgerService {
             case .commit(let writes):
                 // The projection writes and COMMIT in one round trip.
                 var pipeline = PipelineBatch()
-                let (upsert, documentsByUser) = documents.upsert(writes.users, now: planner.now)
+                // Never judged before what the feed already announced (another instance's clock may
+                // run a little ahead): the documents' rendered_at only moves forward.
+                let renderedAt = max(planner.now, writes.changeInputs.compactMap(\.announcedAt).max() ?? planner.now)
+                let (upsert, documentsByUser) = documents.upsert(writes.users, now: renderedAt)
                 rendered = documentsByUser
                 // The catalog check first: it may wait for a recorder, and must not hold row locks then.
                 if let version = writes.catalogVersion {
@@ -103,8 +106,8 @@ extension LedgerService {
                 }
                 pipeline.add(upsert)
                 // The changes in the same transaction: a write that rolls back emits none.
-                let changes = ChangeWriter(catalog: documents.catalog).changes(writes, documents: rendered, now: planner.now)
-                pipeline.add(ChangeFeedTable.insert(changes, recordedAt: planner.now)?.statement)
+                let changes = ChangeWriter(catalog: documents.catalog).changes(writes, documents: rendered, now: renderedAt)
+                pipeline.add(ChangeFeedTable.insert(changes, recordedAt: renderedAt)?.statement)
                 _ = try database { () throws(DatabaseError) in try pipeline.commit(on: connection) }
                 written = changes
                 action = planner.committed(documents: rendered)
