@@ -332,6 +332,7 @@ import Testing
         #expect(lines(run).last == "BILLING_ISSUE 1001 in_billing_retry")
     }
 
+    /// … and the one that replaces it is the upgrade it is: a PRODUCT_CHANGE, not a new purchase.
     @Test func aChainWhoseOnlyTransactionWasUpgradedLosesAccessUntilTheNewOneArrives() {
         let run = world([
             .post("u-1", [S.p1], at: t0), .post("u-1", [S.upgraded(S.p1, at: t0 + 10 * day)], at: t0 + 10 * day),
@@ -339,7 +340,7 @@ import Testing
                 "DID_CHANGE_RENEWAL_PREF", "UPGRADE", at: t0 + 10 * day + hour,
                 transaction: F.period("1001", product: F.plus, start: t0 + 10 * day)),
         ])
-        #expect(lines(run) == ["INITIAL_PURCHASE 1000", "EXPIRATION 1000 expired", "INITIAL_PURCHASE 1001"])
+        #expect(lines(run) == ["INITIAL_PURCHASE 1000", "EXPIRATION 1000 expired", "PRODUCT_CHANGE 1001"])
     }
 
     @Test func theSameFactAgainEmitsNothing() {

@@ -9,8 +9,11 @@ extension ChangeDetector {
     /// says: first seen without access (restored long after it lapsed, refunded before anyone
     /// claimed it) announces nothing; a refund reversal or a billing issue says which status
     /// it left the subscription in.
+    /// `replacing`: with no `old` view, the product of the upgraded transactions the chain held
+    /// (their access already ended, see `vanished`); the new period is then the upgrade's.
     static func subscription(
-        _ old: SubscriptionView?, _ new: SubscriptionView, running: Set<String>, catalog: Catalog, at now: Int64
+        _ old: SubscriptionView?, _ new: SubscriptionView, replacing: String? = nil, running: Set<String>,
+        catalog: Catalog, at now: Int64
     ) -> [ChangeDraft] {
         let product = catalog.product(for: new.productId, transactionType: new.transactionType)
         func change(_ type: ChangeType, _ details: [String: JSONValue] = [:]) -> ChangeDraft {
@@ -22,6 +25,13 @@ extension ChangeDetector {
         let status: [String: JSONValue] = ["status": .string(new.status.rawValue)]
         guard let old else {
             guard new.status.hasAccess else { return [] }
+            if let replacing {
+                return [
+                    replacing == new.productId
+                        ? change(.renewal)
+                        : change(.productChange, ["from": .string(replacing), "to": .string(new.productId)])
+                ]
+            }
             let first = change(product.type == .nonRenewing ? .nonRenewingPurchase : .initialPurchase)
             return new.status.isBillingIssue ? [first, change(.billingIssue, status)] : [first]
         }

@@ -101,7 +101,9 @@ public enum ChangeDetector {
                 changes += vanished(before.subscriptions[otid]!, catalog: catalog, at: now)
                 continue
             }
-            changes += subscription(before.subscriptions[otid], new, running: running, catalog: catalog, at: now)
+            changes += subscription(
+                before.subscriptions[otid], new, replacing: before.upgradedOnly[otid], running: running, catalog: catalog,
+                at: now)
         }
         let purchases = Set(before.oneOffs.keys).union(after.oneOffs.keys)
         for transactionId in purchases.sorted() {

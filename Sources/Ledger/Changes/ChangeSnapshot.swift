@@ -7,6 +7,9 @@ struct ChangeSnapshot {
     var subscriptions: [String: SubscriptionView]
     /// Consumables and non-consumables, by transactionId.
     var oneOffs: [String: OneOff]
+    /// Owned subscription chains with no view because every transaction they hold is upgraded
+    /// (the replacing one has not arrived): the product of the newest, by originalTransactionId.
+    var upgradedOnly: [String: String] = [:]
 
     /// A one-off purchase as the document counts it.
     struct OneOff {
@@ -32,6 +35,11 @@ struct ChangeSnapshot {
         var oneOffs: [String: OneOff] = [:]
         for otid in account.chains {
             guard let chain = chains[otid] else { continue }
+            if subscriptions[otid] == nil, chain.currentTransaction == nil,
+                let newest = chain.latestTransactions.last, newest.type == "Auto-Renewable Subscription"
+            {
+                upgradedOnly[otid] = newest.productId
+            }
             for versions in chain.transactionVersions.values {
                 let transaction = ChainState.newest(versions)
                 let product = catalog.product(for: transaction)
