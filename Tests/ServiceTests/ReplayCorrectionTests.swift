@@ -57,4 +57,33 @@ import TestSupport
         // What was published before is untouched.
         #expect(Array(after.prefix(before.count)) == before)
     }
+
+    @Test func aNewCatalogRecordedAtStartEmitsACorrectionForEveryUserItChanges() throws {
+        let first = try TestService()
+        let now = first.clock.now
+        for user in ["u-cat-1", "u-cat-2"] {
+            let id = user == "u-cat-1" ? "3100001" : "3100002"
+            let fields = Mint.transaction(
+                id, product: TestService.removeAds, type: "Non-Consumable", purchase: now - hour, expires: nil,
+                signed: now - hour)
+            #expect(try first.client().purchase(user, Mint.signed(fields)).status == 200)
+        }
+        let coins = Mint.transaction(
+            "3100003", product: TestService.coins, type: "Consumable", purchase: now - hour, expires: nil, signed: now - hour)
+        #expect(try first.client().purchase("u-cat-3", Mint.signed(coins)).status == 200)
+        first.stop()
+
+        var configuration = TestService.configuration()
+        configuration.apps[0].products[TestService.removeAds] = .init(kind: .nonConsumable, entitlements: ["premium"], grants: [:])
+        let second = try TestService(configuration: configuration, sharing: first)
+        defer { second.stop() }
+        let changes = try ChangeFeedTests.feed(second.client(), settled: second.conninfo)
+        let corrections = changes.filter { $0["type"]?.stringValue == "CORRECTION" }
+        #expect(Set(corrections.compactMap { $0["userId"]?.stringValue }) == ["u-cat-1", "u-cat-2"], "only the users it changes")
+        #expect(corrections.count == 2)
+        let one = try #require(corrections.first)
+        #expect(one["details"]?["before"]?["entitlements"]?["no_ads"]?["active"]?.boolValue == true)
+        #expect(one["details"]?["after"]?["entitlements"]?["premium"]?["active"]?.boolValue == true)
+        #expect(one["customer"]?["entitlements"]?["premium"]?["active"]?.boolValue == true)
+    }
 }

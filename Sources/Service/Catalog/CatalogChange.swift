@@ -15,6 +15,8 @@ struct CatalogChange {
         var version: Int64
         var document: [UInt8]
         var validUntil: Int64?
+        /// The stored document it replaces (what the change feed had announced).
+        var previous: [UInt8]
     }
 
     var changed: [ReplayReport.ChangedUser] = []
@@ -52,13 +54,19 @@ struct CatalogChange {
             let atThen = state.render(userId, catalog: catalog, at: stored.renderedAt).document
             if atThen == stored.document { continue }
             let (document, validUntil, version) = state.render(userId, catalog: catalog, at: now)
-            change.rows.append(Row(userId: userId, version: version, document: document, validUntil: validUntil))
+            change.rows.append(
+                Row(userId: userId, version: version, document: document, validUntil: validUntil, previous: stored.document))
             change.changed.append(ReplayReport.ChangedUser(
                 userId: userId, fields: ReplayReport.differingFields(stored.document, atThen),
                 before: change.changed.count < ReplayReport.listLimit ? ReplayReport.summary(stored.document) : nil,
                 after: change.changed.count < ReplayReport.listLimit ? ReplayReport.summary(document) : nil))
         }
         return change
+    }
+
+    /// A CORRECTION per re-rendered user (api.md §4: the document changed with no new fact).
+    func corrections(now: Int64) -> [NewChange] {
+        rows.map { NewChange.correction(userId: $0.userId, before: $0.previous, after: $0.document, at: now) }
     }
 
     /// The upserts that store `rows` (in chunks: bound arrays of a few MB each).

@@ -80,6 +80,10 @@ enum CatalogRecorder {
                             for statement in planned.upserts(now: now) {
                                 _ = try connection.execute(statement.sql, statement.params)
                             }
+                            // What the new catalog changed for each user, in the same transaction.
+                            for insert in NewChange.inserts(planned.corrections(now: now), recordedAt: now) {
+                                try connection.execute(insert)
+                            }
                         }
                         versions.append(recorded)
                         change = planned

@@ -1,3 +1,4 @@
+import EventStore
 import JSON
 import Ledger
 
@@ -26,5 +27,30 @@ struct NewChange: Sendable {
         var w = JSONWriter(capacity: 64)
         w.value(.object(draft.details), sortedKeys: true)
         return String(decoding: w.bytes, as: UTF8.self)
+    }
+}
+
+extension NewChange {
+    /// A CORRECTION for `userId`: the user's document changed with no new fact (a replay, a new
+    /// catalog). `details` carry the entitlements and balances of `before` (what the feed had
+    /// announced: the stored document) and of `after`, which is also the change's `customer`.
+    static func correction(userId: String, before: [UInt8]?, after: [UInt8], at instant: Int64) -> NewChange {
+        func summary(_ document: [UInt8]?) -> JSONValue {
+            let parsed = document.flatMap { try? JSONValue.parse($0) }
+            return .object([
+                "entitlements": parsed?["entitlements"] ?? .object([:]),
+                "balances": parsed?["balances"] ?? .object([:]),
+            ])
+        }
+        let draft = ChangeDraft(
+            type: .correction, occurredAt: instant, details: ["before": summary(before), "after": summary(after)])
+        return NewChange(userId: userId, draft: draft, customer: String(decoding: after, as: UTF8.self))
+    }
+
+    /// `changes` as insert statements of at most 500 changes each (bound arrays stay small).
+    static func inserts(_ changes: [NewChange], recordedAt: Int64) -> [Query] {
+        stride(from: 0, to: changes.count, by: 500).compactMap { start in
+            ChangeFeedTable.insert(Array(changes[start..<min(changes.count, start + 500)]), recordedAt: recordedAt)
+        }
     }
 }

@@ -47,31 +47,13 @@ extension ReplayEngine.Run {
                         ids: ids, versions: versions, documents: documents, validUntils: validUntils,
                         renderedAt: swapNow, into: .next))
             }
-            var start = 0
-            while start < changes.count {
-                let end = min(start + 500, changes.count)
-                if let insert = ChangeFeedTable.insert(Array(changes[start..<end]), recordedAt: swapNow) {
-                    try connection.execute(insert)
-                }
-                start = end
-            }
+            for insert in NewChange.inserts(changes, recordedAt: swapNow) { try connection.execute(insert) }
         }
         corrections = changes
     }
 
-    /// A CORRECTION for `userId`: entitlements and balances as the live document (what was
-    /// announced) had them, and as `after` has them.
+    /// A CORRECTION for `userId`, before as the live document (what was announced) had it.
     func correction(_ userId: String, after: [UInt8], at instant: Int64) -> NewChange {
-        func summary(_ document: [UInt8]?) -> JSONValue {
-            let parsed = document.flatMap { try? JSONValue.parse($0) }
-            return .object([
-                "entitlements": parsed?["entitlements"] ?? .object([:]),
-                "balances": parsed?["balances"] ?? .object([:]),
-            ])
-        }
-        let draft = ChangeDraft(
-            type: .correction, occurredAt: instant,
-            details: ["before": summary(live[userId]?.document), "after": summary(after)])
-        return NewChange(userId: userId, draft: draft, customer: String(decoding: after, as: UTF8.self))
+        NewChange.correction(userId: userId, before: live[userId]?.document, after: after, at: instant)
     }
 }
