@@ -233,4 +233,31 @@ import TestSupport
         #expect(changes.first?["customer"] == .null)
         #expect(changes.first?["details"]?["notificationUUID"]?.stringValue?.isEmpty == false)
     }
+
+    @Test func theClockMovesToAnotherInstanceWhenItsHolderIsGone() throws {
+        let first = try TestService(clock: service.clock)
+        let connection = try Connection(first.conninfo)
+        let held = """
+            SELECT count(*) AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+            WHERE l.locktype = 'advisory' AND l.granted AND d.datname = current_database()
+              AND ((l.classid::bigint << 32) | l.objid::bigint) = (hashtextextended($1, 0) & x'ffffffffffffffff'::bigint)
+            """
+        func holders() throws -> Int { Int(try connection.query(held, [ChangeClock.lockKey])[0, 0] ?? "0") ?? 0 }
+        let deadline = Date().addingTimeInterval(10)
+        while try holders() == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(try holders() == 1, "the first instance's clock holds the lock")
+        let second = try TestService(clock: service.clock, sharing: first)
+        defer { second.stop() }
+        first.stop()  // its session ends, as with kill -9
+
+        let now = service.clock.now
+        let expires = now + 1500
+        let fields = Mint.transaction(
+            "3000601", product: TestService.monthly, purchase: now - 30 * day, expires: expires, signed: now - hour)
+        #expect(try second.client().purchase("u-takeover", Mint.signed(fields)).status == 200)
+        let changes = try Self.eventually(second.client(), seconds: 10, userId: "u-takeover") { Self.types($0).count >= 2 }
+        #expect(Self.types(changes) == ["INITIAL_PURCHASE", "EXPIRATION"])
+        #expect(changes.last?["occurredAt"]?.stringValue == RFC3339.format(expires))
+        #expect(try holders() == 1, "the second instance's clock took the lock")
+    }
 }
