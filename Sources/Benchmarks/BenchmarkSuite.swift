@@ -85,6 +85,7 @@ struct BenchmarkSuite {
         if p.groups.contains("http") {
             try ingestBenchmark(cluster: cluster, service: service, key: key, bodies: bodies)
             try readBenchmark(cluster: cluster, service: service, key: key, work: work)
+            try serviceLongPollBenchmark(service: service, key: key, bodies: bodies)
         }
         if p.groups.contains("webhooks") { try webhookBenchmark(cluster: cluster, work: work, bodies: bodies) }
         if p.groups.contains("replay") { try replayBenchmark(cluster: cluster) }

@@ -177,6 +177,9 @@ public final class ServiceApp: Sendable {
                 metrics.observe(method: method, route: route, status: status, seconds: seconds)
             })
         let changeWaiters = ChangeFeedWaiters(service: service)
+        metrics.registry.gauge(
+            "iap_changes_waiters", help: "GET /v1/changes long polls waiting in this process."
+        ) { Double(changeWaiters.count) }
         APIRoutes(
             service: service, metrics: metrics, keyNames: { authenticator.keyName(of: $0) },
             changeWaiters: changeWaiters)
