@@ -109,6 +109,34 @@ import Testing
         #expect(outcome.transactions.map(\.recorded) == [false])
     }
 
+    /// What the change feed compares: each re-rendered user's facts before the batch (the
+    /// transfer's previous owner still had the chain, the claimant not yet) and when their
+    /// stored documents were rendered, as read under each user's lock.
+    @Test func theCommitCarriesWhatEachUserHadBeforeAndWhenItWasAnnounced() {
+        var plan = planner(Self.posted(Self.purchase("1000")), claimant: "bob")
+        _ = plan.start(catalogVersion: 1)
+        let chain = Self.stream(.transactionRecorded(Self.purchase("1000")), lastSeq: 5)
+        _ = plan.read(owners: ["1000": "zed"], streams: ["chain:1000": chain], announced: ["bob": Self.t0 - 7])
+        guard
+            case .append(let append, _) = plan.read(
+                owners: [:], streams: ["user:zed": Self.stream(Self.claimed("zed", "1000"), lastSeq: 6)],
+                announced: ["zed": Self.t0 - 5])
+        else {
+            Issue.record("a transfer appends")
+            return
+        }
+        guard case .commit(let writes) = plan.appended(.recorded(Self.recorded(append)), otherChains: [:]) else {
+            Issue.record("a transfer writes the projections")
+            return
+        }
+        #expect(writes.changeInputs.map(\.userId) == ["bob", "zed"])
+        #expect(writes.changeInputs.map(\.before.account.chains) == [[], ["1000"]])
+        #expect(writes.changeInputs[1].before.chains["1000"]?.transactionVersions.keys.sorted() == ["1000"])
+        #expect(writes.changeInputs.map(\.before.version) == [0, 6])
+        #expect(writes.changeInputs.map(\.announcedAt) == [Self.t0 - 7, Self.t0 - 5])
+        #expect(writes.events == append.events.map(\.event))
+    }
+
     @Test func theKeepPolicyRejectsAClaimOfAnotherUsersChain() {
         var plan = planner(Self.posted(Self.purchase("1000")), claimant: "bob", policy: .keep)
         _ = plan.start(catalogVersion: 1)

@@ -14,26 +14,6 @@ struct UserDocuments: Sendable {
     /// when a newer catalog version was recorded, so no document of an older one is stored.
     var catalogCheck: Connection.Statement { CatalogVersions.requireStatement(catalogVersion) }
 
-    /// Renders the document of `world` at `now` and upserts it; returns the bytes.
-    @discardableResult
-    func store(_ world: LedgerRepository.UserWorld, now: Int64, on connection: Connection) throws(ServiceError)
-        -> [UInt8]
-    {
-        let (document, validUntil) = render(world, at: now)
-        do {
-            _ = try connection.pipeline([
-                catalogCheck,
-                UserDocumentsTable.upsert(
-                    userId: world.userId, version: world.lastSeq, document: String(decoding: document, as: UTF8.self),
-                    renderedAt: now, validUntil: validUntil
-                ).statement,
-            ])
-        } catch {
-            throw .database(error)
-        }
-        return document
-    }
-
     /// Renders the documents of `worlds` at `now`: the upsert statement that stores them (nil for
     /// no world) and each user's bytes (`UserDocumentsTable` writes one row and several apart).
     func upsert(_ worlds: [LedgerRepository.UserWorld], now: Int64) -> (statement: Connection.Statement?, documents: [String: [UInt8]]) {
