@@ -61,6 +61,7 @@ public final class ServiceApp: Sendable {
     public let projections: ProjectionRuntime
     /// Every route the router knows (method, pattern, required scope), for the OpenAPI test.
     let routes: [(method: String, pattern: String, scope: String?)]
+    let webhooks: WebhookDispatcher
 
     public static func start(_ options: Options) throws(StartupError) -> ServiceApp {
         let logger = options.logger
@@ -192,9 +193,14 @@ public final class ServiceApp: Sendable {
             throw StartupError(description: "HTTP: \(error)")
         }
         let host = options.host.contains(":") ? "[\(options.host)]" : options.host
+        // Webhook delivery of the change feed (api.md §4): wall-clock timed, whatever options.clock says.
+        let webhooks = WebhookDispatcher.start(
+            conninfo: adminConninfo, configuration: options.configuration, logger: logger, registry: metrics.registry,
+            pool: pool, clock: Timestamp.nowMillis)
         return ServiceApp(
             url: "http://\(host):\(port)", port: port, service: service, server: server, pool: pool,
-            embedded: embedded, lock: lock, metrics: metrics, projections: projections, routes: router.routes)
+            embedded: embedded, lock: lock, metrics: metrics, projections: projections, routes: router.routes,
+            webhooks: webhooks)
     }
 
     /// The verifier of signed App Store data for `configuration`'s apps and trusted roots
@@ -237,8 +243,9 @@ public final class ServiceApp: Sendable {
     private init(url: String, port: Int, service: LedgerService, server: HTTPServer, pool: ConnectionPool,
                  embedded: EmbeddedPostgres?, lock: DataDirectoryLock?, metrics: ServiceMetrics,
                  projections: ProjectionRuntime,
-                 routes: [(method: String, pattern: String, scope: String?)])
+                 routes: [(method: String, pattern: String, scope: String?)], webhooks: WebhookDispatcher)
     {
+        self.webhooks = webhooks
         self.projections = projections
         self.routes = routes
         self.lock = lock
@@ -254,6 +261,7 @@ public final class ServiceApp: Sendable {
     /// Stops accepting, lets in-flight requests finish, then stops the embedded cluster.
     public func stop() {
         server.stop()
+        webhooks.stop()
         service.catalogs.stop()
         projections.stop()
         service.documentFeed?.stop()
