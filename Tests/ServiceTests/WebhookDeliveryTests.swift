@@ -374,3 +374,51 @@ final class WebhookReceiver: Sendable {
         #expect(try service.client("read").get("/v1/admin/webhooks").status == 403)
     }
 }
+
+/// Two real `serve` processes on one database; the one delivering is killed with SIGKILL.
+@Suite(.serialized) struct WebhookTakeoverTests {
+    @Test func aKilledDelivererIsTakenOverAndEveryChangeStillArrives() throws {
+        let conninfo = try TestDatabase.shared.freshDatabase()
+        let hanging = Atomic<Bool>(true)
+        let receiver = try WebhookReceiver(threads: 16) { _, _ in
+            if hanging.load(ordering: .relaxed) { Thread.sleep(forTimeInterval: 1.5) }
+            return HTTPResponse(status: 200)
+        }
+        defer { receiver.stop() }
+        let root = try OpsBinary.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let file = root + "/config.json"
+        try #"{"webhooks": [{"name": "backend", "url": "\#(receiver.url())", "secret": "\#(WebhookTests.secret)", "timeoutSeconds": 5, "retrySchedule": [0.5, 0.5, 0.5]}]}"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let environment = ["DATABASE_URL": conninfo]
+        let first = try OpsServe(["--port", "0", "--config", file], environment: environment)
+        let connection = try Connection(conninfo)
+        #expect(opsEventually(within: 20) {
+            (try? connection.query(WebhookDeliveriesTable.cursor(endpoint: "backend")).isEmpty) == false
+        })
+        let second = try OpsServe(["--port", "0", "--config", file], environment: environment)
+        defer { _ = second.stop() }
+
+        let news = (0..<40).map { index in
+            NewChange(userId: "u-\(index % 8)", draft: ChangeDraft(type: .renewal, environment: "Production", occurredAt: 1),
+                      customer: "{}")
+        }
+        let insert = ChangeFeedTable.insert(news, recordedAt: 2)!
+        _ = try connection.transaction { connection in try connection.query(insert.sql + " RETURNING seq", insert.params) }
+        let ids = ChangeFeedTable.decode(try connection.query(ChangeFeedTable.page(after: .start, limit: 100, userId: nil))).map(\.id)
+        #expect(ids.count == 40)
+        // The first instance is mid-delivery (its sends hang) when it is killed.
+        #expect(opsEventually(within: 20) { !receiver.requests.isEmpty })
+        #expect(first.stop(SIGKILL) == 128 + SIGKILL)
+        hanging.store(false, ordering: .relaxed)
+
+        #expect(opsEventually(within: 30) {
+            let delivered = try? connection.query(
+                "SELECT count(*) FROM webhooks.deliveries WHERE endpoint = 'backend' AND status = 'delivered'")
+            return delivered?[0, 0] == "40"
+        }, "not every change was delivered after the takeover: \(second.stderr.suffix(2000))")
+        let received = Set(receiver.requests.filter(\.signatureValid).map(\.id))
+        #expect(received == Set(ids))
+        #expect(second.stderr.contains("webhooks: delivering"))
+    }
+}
