@@ -27,6 +27,7 @@ final class WebhookReceiver: Sendable {
     private let server: HTTPServer
     let port: Int
     private let received = Mutex<[Received]>([])
+    private let attemptsById = Mutex<[String: Int]>([:])
     private let answer: Mutex<Answer>
 
     init(threads: Int = 8, answer: @escaping Answer = { _, _ in HTTPResponse(status: 204) }) throws {
@@ -54,10 +55,13 @@ final class WebhookReceiver: Sendable {
             let expected = Data(HMACSHA256.authenticate(key: key, message: message)).base64EncodedString()
             let offered = (request.header("webhook-signature") ?? "").split(separator: " ")
             let valid = offered.contains { $0.hasPrefix("v1,") && $0.dropFirst(3) == expected }
-            let attempt = receiver.received.withLock { list in
+            receiver.received.withLock { list in
                 list.append(.init(path: request.path, id: id, timestamp: Int64(timestamp) ?? 0, signatureValid: valid,
                                   body: request.body, at: Date()))
-                return list.filter { $0.id == id && $0.path == request.path }.count
+            }
+            let attempt = receiver.attemptsById.withLock { counts in
+                counts[request.path + " " + id, default: 0] += 1
+                return counts[request.path + " " + id]!
             }
             return receiver.answer.withLock { $0 }(request, attempt)
         }
