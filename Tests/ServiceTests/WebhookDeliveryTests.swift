@@ -312,7 +312,7 @@ final class WebhookReceiver: Sendable {
         let service = try service([
             endpoint("huge", huge), endpoint("slow", slow, timeout: 3), endpoint("fast", fast),
         ])
-        let changes = try emit(service, (1...20).map { (.renewal, "u-\($0)", "Production") })
+        let changes = try emit(service, (1...8).map { (.renewal, "u-\($0)", "Production") })
         try eventually("fast delivered everything") {
             try deliveries(service, "fast", status: "delivered").count == changes.count
         }
@@ -424,5 +424,23 @@ final class WebhookReceiver: Sendable {
         let received = Set(receiver.requests.filter(\.signatureValid).map(\.id))
         #expect(received == Set(ids))
         #expect(second.stderr.contains("webhooks: delivering"))
+    }
+}
+
+extension WebhookDeliveryTests {
+    /// More waiting changes of one user than the dispatcher reads in one page: the user behind them still gets hers.
+    @Test func oneUsersLongQueueDoesNotHideAnotherUser() throws {
+        let blockedId = Mutex<String>("")
+        let receiver = try receiver { request, _ in
+            HTTPResponse(status: request.header("webhook-id") == blockedId.withLock({ $0 }) ? 500 : 200)
+        }
+        let service = try service([endpoint("backend", receiver, schedule: [60])])
+        let probe = try emit(service, [(.test, nil, nil)])[0]
+        blockedId.withLock { $0 = StoredChange.id(seq: probe.seq + 1) }
+        let queue = try emit(service, Array(repeating: (.renewal, "u-busy", "Production"), count: 700))
+        #expect(queue[0].id == blockedId.withLock { $0 })
+        let other = try emit(service, [(.renewal, "u-other", "Production")])[0]
+        try eventually("the other user's change delivered") { try status(service, "backend", other.id) == "delivered" }
+        #expect(receiver.requests(id: queue[1].id).isEmpty)
     }
 }

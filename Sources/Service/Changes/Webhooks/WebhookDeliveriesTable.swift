@@ -41,11 +41,13 @@ enum WebhookDeliveriesTable {
 
     static let openColumns: StaticString = "seq, tx::text, user_id, failures, next_attempt_at"
 
-    /// Up to `limit` open (pending or failed) deliveries of `endpoint`, in cursor order.
-    static func open(endpoint: String, limit: Int) -> Query {
+    /// Up to `limit` open (pending or failed) deliveries of `endpoint` after `cursor`, in cursor order.
+    static func open(endpoint: String, after cursor: FeedCursor, limit: Int) -> Query {
         """
         SELECT \(unescaped: openColumns) FROM webhooks.deliveries
-        WHERE endpoint = \(endpoint) AND status IN ('pending', 'failed') ORDER BY tx, seq LIMIT \(limit)
+        WHERE endpoint = \(endpoint) AND status IN ('pending', 'failed')
+            AND (tx, seq) > (\(String(cursor.tx))::xid8, \(cursor.seq)::bigint)
+        ORDER BY tx, seq LIMIT \(limit)
         """
     }
 

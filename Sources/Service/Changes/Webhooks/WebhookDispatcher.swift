@@ -79,6 +79,7 @@ final class WebhookDispatcher: Sendable {
         private var sender: WebhookSender?
         static let feedPage = 1000
         static let openLimit = 512
+        static let openPages = 8
 
         init(
             endpoint: WebhookEndpoint, conninfo: String, logger: Logger, clock: @escaping @Sendable () -> Int64,
@@ -151,9 +152,20 @@ final class WebhookDispatcher: Sendable {
             try recordFinished(on: connection)
             try follow(on: connection)
             let now = clock()
-            let open = WebhookDeliveriesTable.decodeOpen(
-                try connection.query(WebhookDeliveriesTable.open(endpoint: endpoint.name, limit: Self.openLimit)))
-            let (sends, wakeAt) = planner.due(open, now: now)
+            var open: [WebhookPlanner.Open] = []
+            var sends: [WebhookPlanner.Open] = []
+            var wakeAt: Int64?
+            // Page on while a full page left room in flight: one user's long queue of waiting
+            // changes must not hide the other users behind it.
+            for _ in 0..<Self.openPages {
+                let page = WebhookDeliveriesTable.decodeOpen(try connection.query(
+                    WebhookDeliveriesTable.open(endpoint: endpoint.name, after: open.last?.cursor ?? .start, limit: Self.openLimit)))
+                open += page
+                let due = planner.due(open, now: now)
+                sends += due.sends
+                if let at = due.wakeAt { wakeAt = min(wakeAt ?? at, at) }
+                if page.count < Self.openLimit || planner.inFlight.count >= planner.maxInFlight { break }
+            }
             if !sends.isEmpty { try start(sends, on: connection) }
             var wait = 0.1  // how soon the feed is looked at again
             if let wakeAt { wait = min(wait, Double(max(0, wakeAt - now)) / 1000) }
