@@ -305,18 +305,18 @@ final class WebhookReceiver: Sendable {
     @Test func aHugeOrSlowAnswerNeverStallsAnotherEndpoint() throws {
         let huge = try receiver { _, _ in HTTPResponse(status: 200, body: [UInt8](repeating: 0x61, count: 4 << 20)) }
         let slow = try receiver(threads: 4) { _, _ in
-            Thread.sleep(forTimeInterval: 4)
+            Thread.sleep(forTimeInterval: 8)
             return HTTPResponse(status: 200)
         }
         let fast = try receiver()
         let service = try service([
-            endpoint("huge", huge), endpoint("slow", slow, timeout: 3), endpoint("fast", fast),
+            endpoint("huge", huge), endpoint("slow", slow, timeout: 6), endpoint("fast", fast),
         ])
         let changes = try emit(service, (1...8).map { (.renewal, "u-\($0)", "Production") })
         try eventually("fast delivered everything") {
             try deliveries(service, "fast", status: "delivered").count == changes.count
         }
-        // Meanwhile the slow receiver's first attempts have not even ended (each takes its 3 s timeout).
+        // Meanwhile the slow receiver's first attempts have not even ended (each takes its 6 s timeout).
         let slowAttempts = try deliveries(service, "slow").flatMap { $0["attempts"]?.arrayValue ?? [] }
         #expect(slowAttempts.isEmpty, "fast waited for slow: \(slowAttempts.count) slow attempts already recorded")
         try eventually("huge answered, capped, delivered") {
@@ -397,7 +397,7 @@ final class WebhookReceiver: Sendable {
         let environment = ["DATABASE_URL": conninfo]
         let first = try OpsServe(["--port", "0", "--config", file], environment: environment)
         let connection = try Connection(conninfo)
-        #expect(opsEventually(within: 20) {
+        #expect(opsEventually(within: 60) {
             (try? connection.query(WebhookDeliveriesTable.cursor(endpoint: "backend")).isEmpty) == false
         })
         let second = try OpsServe(["--port", "0", "--config", file], environment: environment)

@@ -163,6 +163,14 @@ enum WebhookTests {
         #expect(planner.completed(Self.open(1, "u"), outcome: .error("timed out after 10 s"), startedAt: 0, now: 10).status == .failed)
     }
 
+    @Test func anAbandonedSendComesUpAgain() {
+        var planner = Self.planner()
+        let open = [Self.open(1, "u1"), Self.open(2, "u1")]
+        #expect(planner.due(open, now: 0).sends.map(\.seq) == [1])
+        planner.abandon([1])
+        #expect(planner.due(open, now: 0).sends.map(\.seq) == [1])
+    }
+
     @Test func inFlightIsBoundedAcrossUsers() {
         var planner = Self.planner(maxInFlight: 3)
         let open = (1...10).map { Self.open(Int64($0), "u\($0)") }

@@ -226,7 +226,13 @@ final class WebhookDispatcher: Sendable {
         }
 
         private func start(_ sends: [WebhookPlanner.Open], on connection: Connection) throws {
-            let changes = ChangeFeedTable.decode(try connection.query(ChangeFeedTable.changes(seqs: sends.map(\.seq))))
+            let changes: [StoredChange]
+            do {
+                changes = ChangeFeedTable.decode(try connection.query(ChangeFeedTable.changes(seqs: sends.map(\.seq))))
+            } catch {
+                planner.abandon(sends.map(\.seq))
+                throw error
+            }
             var bySeq: [Int64: StoredChange] = [:]
             for change in changes { bySeq[change.seq] = change }
             for delivery in sends {

@@ -111,9 +111,11 @@ struct WebhookPlanner {
         return update
     }
 
-    /// Forgets sends whose outcome will never come (the dispatcher lost its lock or connection
-    /// and reloads everything from the table).
-    mutating func reset() { inFlight = [:] }
+    /// Forgets sends that never started (their change could not be read): they stay open in
+    /// the table, untouched, and come up again in a later round.
+    mutating func abandon(_ seqs: [Int64]) {
+        for seq in seqs { inFlight[seq] = nil }
+    }
 
     /// The changes of `page` this endpoint takes (its filters), as new pending deliveries.
     static func accepted(_ page: [StoredChange], by endpoint: WebhookEndpoint) -> [StoredChange] {
