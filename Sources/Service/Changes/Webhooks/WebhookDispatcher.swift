@@ -123,6 +123,8 @@ final class WebhookDispatcher: Sendable {
                         holdsLock = false
                         connection = try Connection(conninfo, connectTimeout: 5)
                         try connection!.executeScript(ServiceRole.setRole)
+                        // A stuck statement must not hold the endpoint (and its lock) forever.
+                        try connection!.executeScript("SET statement_timeout = '30s'")
                     }
                     let connection = connection!
                     if !holdsLock {
