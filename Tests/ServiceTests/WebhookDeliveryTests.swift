@@ -76,7 +76,7 @@ final class WebhookReceiver: Sendable {
 
 /// Webhook delivery end to end: a real service (PostgreSQL, its dispatcher) and real receivers.
 /// Changes are written with the feed's own insert, as the write paths do.
-@Suite(.serialized) final class WebhookDeliveryTests {
+@Suite final class WebhookDeliveryTests {
     var cleanups: [() -> Void] = []
     deinit { for cleanup in cleanups.reversed() { cleanup() } }
 
