@@ -104,6 +104,20 @@ enum WebhookTests {
     }
 }
 
+extension WebhookConfigurationTests {
+    /// A configuration built in code gets the same checks before serve starts anything.
+    @Test func validateRefusesWhatParsingWould() {
+        var configuration = Configuration.empty
+        configuration.webhooks = [WebhookEndpoint(name: "a", url: "https://h/x", secret: "whsec_c2hvcnQ=")]
+        #expect(throws: ConfigurationError.self) { try configuration.validate() }
+        configuration.webhooks = [WebhookEndpoint(name: "a", url: "https://h/x", secret: WebhookTests.secret),
+                                  WebhookEndpoint(name: "a", url: "https://h/y", secret: WebhookTests.secret)]
+        #expect(throws: ConfigurationError.self) { try configuration.validate() }
+        configuration.webhooks = [WebhookEndpoint(name: "a", url: "https://h/x", secret: WebhookTests.secret)]
+        #expect(throws: Never.self) { try configuration.validate() }
+    }
+}
+
 @Suite struct WebhookPlannerTests {
     static let endpoint = WebhookEndpoint(
         name: "e", url: "http://h/x", secret: WebhookTests.secret, timeoutSeconds: 10, retrySchedule: [5, 30])

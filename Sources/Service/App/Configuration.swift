@@ -79,6 +79,7 @@ public struct Configuration: Sendable {
                 throw ConfigurationError(file: "configuration", key: "apps[\(index)].environments", message: mixed)
             }
         }
+        try WebhookEndpoint.validate(webhooks)
     }
 
     /// What start-up should warn about: non-renewing products with no duration are granted

@@ -53,6 +53,30 @@ public struct WebhookEndpoint: Sendable, Equatable {
         return Array(data)
     }
 
+    /// What `parseList` checks that endpoints built in code could still get wrong (`serve` runs
+    /// it before anything starts).
+    static func validate(_ endpoints: [WebhookEndpoint]) throws(ConfigurationError) {
+        var names = Set<String>()
+        for (index, endpoint) in endpoints.enumerated() {
+            func fail(_ key: String, _ message: String) -> ConfigurationError {
+                ConfigurationError(file: "configuration", key: "webhooks[\(index)].\(key)", message: message)
+            }
+            guard !endpoint.name.isEmpty, names.insert(endpoint.name).inserted else {
+                throw fail("name", "must be non-empty and unique")
+            }
+            guard endpoint.url.hasPrefix("http://") || endpoint.url.hasPrefix("https://"),
+                URL(string: endpoint.url)?.host?.isEmpty == false
+            else { throw fail("url", "expected an http(s) URL with a host") }
+            guard endpoint.key.count >= minimumKeyBytes else {
+                throw fail("secret", "expected \"whsec_\" and the base64 of at least \(minimumKeyBytes) bytes")
+            }
+            guard endpoint.timeoutSeconds > 0 else { throw fail("timeoutSeconds", "must be positive") }
+            guard !endpoint.retrySchedule.isEmpty, endpoint.retrySchedule.allSatisfy({ $0 > 0 }) else {
+                throw fail("retrySchedule", "must name at least one positive delay")
+            }
+        }
+    }
+
     /// Parses the top-level `webhooks` array; every mistake names its key and the file.
     static func parseList(_ value: JSONValue, file: String) throws(ConfigurationError) -> [WebhookEndpoint] {
         func fail(_ key: String, _ message: String) -> ConfigurationError {
