@@ -8,6 +8,7 @@
 #include <openssl/ec.h>
 #include <openssl/ecdsa.h>
 #include <openssl/sha.h>
+#include <openssl/hmac.h>
 #include <openssl/err.h>
 #include <openssl/bn.h>
 #include <openssl/crypto.h>

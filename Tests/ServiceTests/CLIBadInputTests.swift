@@ -22,6 +22,15 @@ import Testing
          ["apps[0].appAppleId", "Production"]),
         ("bad-policy", #"{"transferPolicy": "steal"}"#, ["transferPolicy", "steal"]),
         ("not-an-object", #"[1, 2]"#, ["expected an object"]),
+        ("webhook-without-secret", #"{"webhooks": [{"name": "b", "url": "https://h.example/x"}]}"#,
+         ["webhooks[0].secret", "is required"]),
+        ("webhook-secret-not-base64", #"{"webhooks": [{"name": "b", "url": "https://h.example/x", "secret": "whsec_%%%"}]}"#,
+         ["webhooks[0].secret", "not base64"]),
+        ("webhook-bad-url", #"{"webhooks": [{"name": "b", "url": "h.example/x", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}]}"#,
+         ["webhooks[0].url", "http(s) URL"]),
+        ("webhook-unknown-type",
+         #"{"webhooks": [{"name": "b", "url": "https://h.example/x", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "types": ["RENEW"]}]}"#,
+         ["webhooks[0].types[0]", "unknown change type"]),
     ]
 
     @Test(arguments: configurations.indices)

@@ -21,7 +21,9 @@ import TestSupport
 
     init() throws {
         // verifyReceipt points at a closed port: a receipt of the right shape answers 502, past validation.
-        service = try TestService()
+        var configuration = TestService.configuration()
+        configuration.webhooks = [WebhookEndpoint(name: "backend", url: "http://127.0.0.1:9/hook", secret: WebhookTests.secret)]
+        service = try TestService(configuration: configuration)
         document = try service.client(nil).get("/openapi.json").json
         // One change in the feed: GET /v1/changes probes with `wait` then find a page at once.
         let coins = TestVectors.shared.signedTransaction([
@@ -71,6 +73,11 @@ import TestSupport
         case "POST /v1/admin/replay":
             return [{ Base(body: ["dryRun": .bool(true), "projections": .array(["users"])]) },
                     { Base(body: ["dryRun": .bool(true), "projection": "users"]) }]
+        case "GET /v1/admin/webhooks/{name}/deliveries":
+            return [{ Base(path: ["name": "backend"], query: ["status": "dead", "limit": "10"]) }]
+        case "POST /v1/admin/webhooks/{name}/redeliver":
+            return [{ Base(path: ["name": "backend"], body: ["ids": .array(["chg_000000000000001"])]) },
+                    { Base(path: ["name": "backend"], body: ["status": "dead"]) }]
         default:
             return nil
         }

@@ -20,6 +20,7 @@ struct AdminRoutes: Sendable {
                 return .json(200, report.jsonBytes())
             }
         }
+        WebhookAdminRoutes(service: service).register(on: &router)
         router.add("GET", "/v1/admin/projections", scope: "admin") { request, _ in
             respond(request) { () throws(ServiceError) in
                 .json(200, try service.read { connection throws(ServiceError) in

@@ -261,6 +261,48 @@ public enum OpenAPIDocument {
         }
       }
     },
+    "/v1/admin/webhooks": {
+      "get": {
+        "summary": "Each configured webhook endpoint: deliveries by status and the age of the oldest not yet delivered nor dead",
+        "security": [{"bearer": ["admin"]}],
+        "responses": {
+          "200": {"description": "Endpoints", "content": {"application/json": {"schema": {"type": "object", "properties": {"endpoints": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}, "url": {"type": "string"}, "counts": {"type": "object", "properties": {"pending": {"type": "integer"}, "delivered": {"type": "integer"}, "failed": {"type": "integer"}, "dead": {"type": "integer"}}}, "oldestPendingSeconds": {"type": "integer", "description": "0 when nothing is pending or failed"}}}}}}}}},
+          "401": {"$ref": "#/components/responses/Problem"}, "403": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/admin/webhooks/{name}/deliveries": {
+      "get": {
+        "summary": "An endpoint's deliveries, newest first, each with every attempt (time, HTTP status or error, duration); 404 not_found for an endpoint the config does not name",
+        "security": [{"bearer": ["admin"]}],
+        "parameters": [
+          {"name": "name", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1}},
+          {"name": "status", "in": "query", "required": false, "schema": {"type": "string", "enum": ["pending", "delivered", "failed", "dead"]}},
+          {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}}
+        ],
+        "responses": {
+          "200": {"description": "Deliveries", "content": {"application/json": {"schema": {"type": "object", "properties": {"endpoint": {"type": "string"}, "deliveries": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "string", "description": "the change id, also the webhook-id header"}, "userId": {"type": ["string", "null"]}, "status": {"type": "string", "enum": ["pending", "delivered", "failed", "dead"]}, "attemptCount": {"type": "integer"}, "queuedAt": {"type": "string", "format": "date-time"}, "nextAttemptAt": {"type": ["string", "null"], "format": "date-time"}, "deliveredAt": {"type": ["string", "null"], "format": "date-time"}, "attempts": {"type": "array", "items": {"type": "object", "properties": {"at": {"type": "string", "format": "date-time"}, "httpStatus": {"type": ["integer", "null"]}, "error": {"type": ["string", "null"]}, "durationMs": {"type": "integer"}}}}}}}}}}}},
+          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"}, "404": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/admin/webhooks/{name}/redeliver": {
+      "post": {
+        "summary": "Queue deliveries again (due now, retry schedule from the start): the changes named by id (a change the endpoint never had is queued too, if its filters take it), or every delivery in a status",
+        "security": [{"bearer": ["admin"]}],
+        "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1}}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "additionalProperties": false, "properties": {"ids": {"type": "array", "minItems": 1, "maxItems": 1000, "items": {"type": "string", "pattern": "^chg_[0-9]+$"}}, "status": {"type": "string", "enum": ["dead", "failed"]}}, "oneOf": [{"required": ["ids"]}, {"required": ["status"]}]}}}},
+        "responses": {
+          "200": {"description": "Queued", "content": {"application/json": {"schema": {"type": "object", "properties": {"queued": {"type": "integer"}, "notQueued": {"type": "array", "items": {"type": "string"}, "description": "ids not in the feed, or not taken by the endpoint's filters"}}}}}},
+          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"}, "404": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
     "/healthz": {"get": {"summary": "200 while the process runs", "security": [], "responses": {"200": {"description": "OK"}}}},
     "/readyz": {"get": {"summary": "200 when PostgreSQL is reachable, else 503", "security": [], "responses": {"200": {"description": "Ready"}, "503": {"$ref": "#/components/responses/Problem"}}}},
     "/metrics": {"get": {"summary": "Prometheus text format", "security": [], "responses": {"200": {"description": "Metrics", "content": {"text/plain": {"schema": {"type": "string"}}}}}}},

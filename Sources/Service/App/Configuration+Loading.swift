@@ -25,7 +25,7 @@ extension Configuration {
         }
         let reader = ConfigurationReader(file: file)
         let top = try reader.object(root, at: "")
-        try reader.allowOnly(["apps", "trustedRoots", "verifyReceipt", "transferPolicy"], in: top, at: "")
+        try reader.allowOnly(["apps", "trustedRoots", "verifyReceipt", "transferPolicy", "webhooks"], in: top, at: "")
 
         var configuration = Configuration.empty
         if let apps = top["apps"] {
@@ -91,6 +91,9 @@ extension Configuration {
                     file: file, key: "transferPolicy", message: "expected \"transfer\" or \"keep\", got \"\(word)\"")
             }
             configuration.transferPolicy = parsed
+        }
+        if let webhooks = top["webhooks"] {
+            configuration.webhooks = try WebhookEndpoint.parseList(webhooks, file: file)
         }
         try configuration.refuseTestkitRootsOutsideLocalTesting(file: file)
         return configuration

@@ -44,6 +44,8 @@ public struct Configuration: Sendable {
     public var trustedRootPaths: [String]
     public var verifyReceipt: VerifyReceipt
     public var transferPolicy: TransferPolicy
+    /// Receivers of the change feed (api.md §4); none by default.
+    public var webhooks: [WebhookEndpoint] = []
 
     public static let defaultVerifyReceipt = VerifyReceipt(
         production: "https://buy.itunes.apple.com/verifyReceipt",
@@ -77,6 +79,7 @@ public struct Configuration: Sendable {
                 throw ConfigurationError(file: "configuration", key: "apps[\(index)].environments", message: mixed)
             }
         }
+        try WebhookEndpoint.validate(webhooks)
     }
 
     /// What start-up should warn about: non-renewing products with no duration are granted

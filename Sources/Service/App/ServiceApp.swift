@@ -62,7 +62,7 @@ public final class ServiceApp: Sendable {
     let lock: DataDirectoryLock?
     let metrics: ServiceMetrics
     public let projections: ProjectionRuntime
-    /// The change feed's clock and long polls.
+    /// The change feed's clock, long polls and webhook delivery.
     let changes: ChangeServices
     /// Every route the router knows (method, pattern, required scope), for the OpenAPI test.
     let routes: [(method: String, pattern: String, scope: String?)]
@@ -209,10 +209,14 @@ public final class ServiceApp: Sendable {
             interval: options.changeClockInterval)
         changeClock.start()
         let host = options.host.contains(":") ? "[\(options.host)]" : options.host
+        // Webhook delivery of the change feed (api.md §4): wall-clock timed, whatever options.clock says.
+        let webhooks = WebhookDispatcher.start(
+            conninfo: adminConninfo, configuration: options.configuration, logger: logger, registry: metrics.registry,
+            pool: pool, clock: Timestamp.nowMillis)
         return ServiceApp(
             url: "http://\(host):\(port)", port: port, service: service, server: server, pool: pool,
             embedded: embedded, lock: lock, metrics: metrics, projections: projections, routes: router.routes,
-            changes: ChangeServices(clock: changeClock, waiters: changeWaiters))
+            changes: ChangeServices(clock: changeClock, waiters: changeWaiters, webhooks: webhooks))
     }
 
     /// The verifier of signed App Store data for `configuration`'s apps and trusted roots
@@ -274,6 +278,7 @@ public final class ServiceApp: Sendable {
     public func stop() {
         changes.waiters.stop()
         server.stop()
+        changes.webhooks.stop()
         changes.clock.stop()
         service.catalogs.stop()
         projections.stop()

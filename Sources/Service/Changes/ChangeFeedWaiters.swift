@@ -117,8 +117,10 @@ final class ChangeFeedWaiters: Sendable {
     }
 }
 
-/// What runs for the change feed beside the HTTP server: the clock and the long polls.
+/// What runs for the change feed beside the HTTP server: the clock, the long polls and the
+/// webhook delivery.
 struct ChangeServices: Sendable {
     let clock: ChangeClock
     let waiters: ChangeFeedWaiters
+    let webhooks: WebhookDispatcher
 }

@@ -1,0 +1,259 @@
+import EventStore
+import Foundation
+import HTTP
+import Synchronization
+
+/// Delivers the change feed to the configured webhook endpoints (api.md §4): one thread per
+/// endpoint, each the thin shell around a WebhookPlanner. Among several service instances one
+/// delivers each endpoint: the holder of a session-level advisory lock on its own connection
+/// (`kill -9` ends the session and frees it; the others try again every `lockRetrySeconds`).
+///
+/// Each round of the holder: (1) writes the attempts that finished, (2) follows the feed from
+/// the endpoint's cursor and creates the deliveries its filters take, in one transaction with
+/// the cursor's move, (3) asks the planner which open deliveries to send and starts them
+/// (up to `maxInFlight` at once, a user's changes one at a time in cursor order).
+/// A new endpoint starts at the feed's head when it first runs, not at its beginning.
+final class WebhookDispatcher: Sendable {
+    let conninfo: String
+    let endpoints: [WebhookEndpoint]
+    let logger: Logger
+    let clock: @Sendable () -> Int64
+    let metrics: WebhookMetrics
+    let maxInFlight: Int
+    let lockRetrySeconds: Double
+    private let workers: [Worker]
+
+    init(
+        conninfo: String, endpoints: [WebhookEndpoint], logger: Logger, registry: MetricsRegistry,
+        pool: ConnectionPool, clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis, maxInFlight: Int = 32,
+        lockRetrySeconds: Double = 1
+    ) {
+        self.conninfo = conninfo
+        self.endpoints = endpoints
+        self.logger = logger
+        self.clock = clock
+        self.maxInFlight = maxInFlight
+        self.lockRetrySeconds = lockRetrySeconds
+        let metrics = WebhookMetrics(registry: registry, pool: pool, endpoints: endpoints.map(\.name), clock: clock)
+        self.metrics = metrics
+        workers = endpoints.map {
+            Worker(
+                endpoint: $0, conninfo: conninfo, logger: logger, clock: clock, metrics: metrics,
+                maxInFlight: maxInFlight, lockRetrySeconds: lockRetrySeconds)
+        }
+    }
+
+    /// Starts delivering in the background (nothing to do without endpoints).
+    static func start(
+        conninfo: String, configuration: Configuration, logger: Logger, registry: MetricsRegistry, pool: ConnectionPool,
+        clock: @escaping @Sendable () -> Int64
+    ) -> WebhookDispatcher {
+        let dispatcher = WebhookDispatcher(
+            conninfo: conninfo, endpoints: configuration.webhooks, logger: logger, registry: registry, pool: pool,
+            clock: clock)
+        for worker in dispatcher.workers { worker.start() }
+        return dispatcher
+    }
+
+    func stop() {
+        for worker in workers { worker.stopping.store(true, ordering: .relaxed) }
+        for worker in workers { worker.join() }
+    }
+
+    /// The advisory lock key of an endpoint's deliverer.
+    static func lockKey(_ endpoint: String) -> String { "iap-ledger:webhooks:" + endpoint }
+
+    /// One endpoint's deliverer.
+    final class Worker: @unchecked Sendable {
+        let endpoint: WebhookEndpoint
+        let conninfo: String
+        let logger: Logger
+        let clock: @Sendable () -> Int64
+        let metrics: WebhookMetrics
+        let lockRetrySeconds: Double
+        let stopping = Atomic<Bool>(false)
+        private let finishedRunning = DispatchSemaphore(value: 0)
+        private let wake = DispatchSemaphore(value: 0)
+        private let finished = Mutex<[(WebhookPlanner.Open, WebhookPlanner.Outcome, Int64, Int64)]>([])
+        private var planner: WebhookPlanner
+        private var sender: WebhookSender?
+        static let feedPage = 1000
+        static let openLimit = 512
+        static let openPages = 8
+
+        init(
+            endpoint: WebhookEndpoint, conninfo: String, logger: Logger, clock: @escaping @Sendable () -> Int64,
+            metrics: WebhookMetrics, maxInFlight: Int, lockRetrySeconds: Double
+        ) {
+            self.endpoint = endpoint
+            self.conninfo = conninfo
+            self.logger = logger
+            self.clock = clock
+            self.metrics = metrics
+            self.lockRetrySeconds = lockRetrySeconds
+            planner = WebhookPlanner(endpoint: endpoint, maxInFlight: maxInFlight, random: { Double.random(in: 0..<1) })
+            if let url = URL(string: endpoint.url) {
+                sender = WebhookSender(url: url, timeoutSeconds: endpoint.timeoutSeconds, maxConnections: maxInFlight)
+            }
+        }
+
+        func start() {
+            let thread = Thread { [self] in
+                run()
+                finishedRunning.signal()
+            }
+            thread.name = "webhooks-\(endpoint.name)"
+            thread.start()
+        }
+
+        func join() {
+            wake.signal()
+            finishedRunning.wait()
+            finishedRunning.signal()
+            sender?.invalidate()
+        }
+
+        private func run() {
+            var connection: Connection?
+            var holdsLock = false
+            while !stopping.load(ordering: .relaxed) {
+                var wait = lockRetrySeconds
+                do {
+                    if connection == nil || connection?.isHealthy == false {
+                        holdsLock = false
+                        connection = try Connection(conninfo, connectTimeout: 5)
+                        try connection!.executeScript(ServiceRole.setRole)
+                        // A stuck statement must not hold the endpoint (and its lock) forever.
+                        try connection!.executeScript("SET statement_timeout = '30s'")
+                    }
+                    let connection = connection!
+                    if !holdsLock {
+                        let rows = try connection.query(
+                            "SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok", [WebhookDispatcher.lockKey(endpoint.name)])
+                        holdsLock = rows.bool(0, "ok") ?? false
+                        if holdsLock { logger.info("webhooks: delivering", ["endpoint": endpoint.name]) }
+                    }
+                    if holdsLock { wait = try round(on: connection) }
+                } catch {
+                    logger.warning("webhooks: delivery round failed", ["endpoint": endpoint.name, "error": "\(error)"])
+                    connection = nil
+                    holdsLock = false
+                }
+                _ = wake.wait(timeout: .now() + max(0.001, wait))
+            }
+            // Let sends in flight finish and be recorded, briefly, so a clean stop does not resend them.
+            let deadline = Date().addingTimeInterval(min(endpoint.timeoutSeconds, 5))
+            while holdsLock, !planner.inFlight.isEmpty, Date() < deadline, let connection {
+                _ = wake.wait(timeout: .now() + 0.05)
+                _ = try? recordFinished(on: connection)
+            }
+        }
+
+        /// One round; answers how long to wait for the next (a finished send wakes it earlier).
+        private func round(on connection: Connection) throws -> Double {
+            try recordFinished(on: connection)
+            try follow(on: connection)
+            let now = clock()
+            var open: [WebhookPlanner.Open] = []
+            var sends: [WebhookPlanner.Open] = []
+            var wakeAt: Int64?
+            // Page on while a full page left room in flight: one user's long queue of waiting
+            // changes must not hide the other users behind it.
+            for _ in 0..<Self.openPages {
+                let page = WebhookDeliveriesTable.decodeOpen(try connection.query(
+                    WebhookDeliveriesTable.open(endpoint: endpoint.name, after: open.last?.cursor ?? .start, limit: Self.openLimit)))
+                open += page
+                let due = planner.due(open, now: now)
+                sends += due.sends
+                if let at = due.wakeAt { wakeAt = min(wakeAt ?? at, at) }
+                if page.count < Self.openLimit || planner.inFlight.count >= planner.maxInFlight { break }
+            }
+            if !sends.isEmpty { try start(sends, on: connection) }
+            var wait = 0.1  // how soon the feed is looked at again
+            if let wakeAt { wait = min(wait, Double(max(0, wakeAt - now)) / 1000) }
+            return wait
+        }
+
+        private func recordFinished(on connection: Connection) throws {
+            let done = finished.withLock { list in
+                defer { list.removeAll(keepingCapacity: true) }
+                return list
+            }
+            guard !done.isEmpty else { return }
+            let now = clock()
+            var updates: [WebhookPlanner.Update] = []
+            for (delivery, outcome, startedAt, endedAt) in done {
+                let update = planner.completed(delivery, outcome: outcome, startedAt: startedAt, now: endedAt)
+                updates.append(update)
+                metrics.deliveries.increment([endpoint.name, update.status.rawValue])
+                if update.status != .delivered {
+                    // One line per failed attempt: never the body, of the change or of the answer.
+                    logger.warning("webhook attempt failed", [
+                        "endpoint": endpoint.name, "changeId": StoredChange.id(seq: delivery.seq),
+                        "status": update.httpStatus.map(String.init) ?? "-", "error": update.error ?? "-",
+                        "result": update.status.rawValue,
+                    ])
+                }
+            }
+            let statements = WebhookDeliveriesTable.record(endpoint: endpoint.name, updates, now: now).map(\.statement)
+            try connection.transaction { connection in try connection.commit(after: statements) }
+        }
+
+        /// Turns the feed after the cursor into deliveries, the cursor moving in the same transaction.
+        private func follow(on connection: Connection) throws {
+            var cursor = WebhookDeliveriesTable.cursor(
+                from: try connection.query(WebhookDeliveriesTable.cursor(endpoint: endpoint.name)))
+            if cursor == nil {
+                let head = ChangeFeedTable.cursor(fromHead: try connection.query(ChangeFeedTable.head))
+                try connection.execute(WebhookDeliveriesTable.startCursor(endpoint: endpoint.name, at: head, now: clock()))
+                cursor = WebhookDeliveriesTable.cursor(
+                    from: try connection.query(WebhookDeliveriesTable.cursor(endpoint: endpoint.name)))
+                logger.info("webhooks: endpoint starts at the feed's head", ["endpoint": endpoint.name, "cursor": "\(head)"])
+            }
+            guard var position = cursor else { return }
+            for _ in 0..<10 {
+                let page = ChangeFeedTable.decode(
+                    try connection.query(ChangeFeedTable.page(after: position, limit: Self.feedPage, userId: nil)))
+                guard let last = page.last else { return }
+                let accepted = WebhookPlanner.accepted(page, by: endpoint)
+                var statements: [Connection.Statement] = []
+                if let create = WebhookDeliveriesTable.create(endpoint: endpoint.name, changes: accepted, now: clock()) {
+                    statements.append(create.statement)
+                }
+                statements.append(WebhookDeliveriesTable.advanceCursor(endpoint: endpoint.name, to: last.cursor).statement)
+                try connection.transaction { connection in try connection.commit(after: statements) }
+                position = last.cursor
+                if page.count < Self.feedPage { return }
+            }
+        }
+
+        private func start(_ sends: [WebhookPlanner.Open], on connection: Connection) throws {
+            let changes: [StoredChange]
+            do {
+                changes = ChangeFeedTable.decode(try connection.query(ChangeFeedTable.changes(seqs: sends.map(\.seq))))
+            } catch {
+                planner.abandon(sends.map(\.seq))
+                throw error
+            }
+            var bySeq: [Int64: StoredChange] = [:]
+            for change in changes { bySeq[change.seq] = change }
+            for delivery in sends {
+                let startedAt = clock()
+                guard let sender, let change = bySeq[delivery.seq] else {
+                    complete(delivery, .error(sender == nil ? "bad URL" : "change not in the feed"), startedAt)
+                    continue
+                }
+                let body = change.jsonBytes()
+                let headers = WebhookSignature.headers(
+                    key: endpoint.key, id: change.id, timestamp: startedAt / 1000, body: body)
+                sender.send(body: body, headers: headers) { [self] outcome in complete(delivery, outcome, startedAt) }
+            }
+        }
+
+        private func complete(_ delivery: WebhookPlanner.Open, _ outcome: WebhookPlanner.Outcome, _ startedAt: Int64) {
+            let endedAt = clock()
+            finished.withLock { $0.append((delivery, outcome, startedAt, endedAt)) }
+            wake.signal()
+        }
+    }
+}
