@@ -17,16 +17,16 @@ public final class LedgerService: Sendable {
     /// The clock, injectable so tests can judge documents at chosen instants.
     let clock: @Sendable () -> Int64
     /// The in-process cache of user documents and what keeps it exact; nil: every read queries.
-    let documentFeed: UserDocumentChangeFeed?
+    let documentCheck: UserDocumentCacheCheck?
     /// Changes written by this process, by type (`iap_changes_total`).
     let changeTally = ChangeTally()
 
     init(
         pool: ConnectionPool, verifier: SignedDataVerifier, receipts: ReceiptVerifier?, configuration: Configuration,
         logger: Logger, clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis,
-        documentFeed: UserDocumentChangeFeed? = nil, catalogs: CatalogInForce? = nil
+        documentCheck: UserDocumentCacheCheck? = nil, catalogs: CatalogInForce? = nil
     ) {
-        self.documentFeed = documentFeed
+        self.documentCheck = documentCheck
         self.pool = pool
         self.repository = LedgerRepository(store: EventStore())
         self.catalogs = catalogs ?? CatalogInForce([])

@@ -4,7 +4,7 @@
 
 /// A lock over a value on a plain (non-priority-inheriting) pthread mutex. `Mutex` of the
 /// Synchronization module spins and then takes a priority-inheritance futex on Linux; on a
-/// lock that every read takes (the change feed's queue), with more runnable threads than
+/// lock that every read takes (the document cache check's queue), with more runnable threads than
 /// cores, the spinning and the PI futex's kernel path cost a fifth of the service's CPU.
 final class PlainMutex<Value>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)

@@ -135,27 +135,27 @@ public final class ServiceApp: Sendable {
         } catch {
             throw StartupError(description: "catalog: \(error)")
         }
-        let documentFeed = options.userCacheBytes > 0
-            ? UserDocumentChangeFeed(
+        let documentCheck = options.userCacheBytes > 0
+            ? UserDocumentCacheCheck(
                 conninfo: adminConninfo, setupStatements: poolSetupStatements(options),
                 cache: UserDocumentCache(capacityBytes: options.userCacheBytes), logger: logger)
             : nil
         let service = LedgerService(
             pool: pool, verifier: verifier, receipts: receipts, configuration: options.configuration, logger: logger,
-            clock: options.clock, documentFeed: documentFeed, catalogs: catalogs)
-        let metrics = ServiceMetrics(pool: pool, documentCache: documentFeed?.cache, changeTally: service.changeTally)
+            clock: options.clock, documentCheck: documentCheck, catalogs: catalogs)
+        let metrics = ServiceMetrics(pool: pool, documentCache: documentCheck?.cache, changeTally: service.changeTally)
         let projections: ProjectionRuntime
         do {
             projections = try ProjectionRuntime.start(
                 conninfo: adminConninfo, service: service, metrics: metrics, clock: options.clock)
         } catch {
-            documentFeed?.stop()
+            documentCheck?.stop()
             throw StartupError(description: "projections: \(error)")
         }
         // A version another instance records is in force here within the poll interval; the
         // cached documents rendered under the old one go at once.
         catalogs.startPolling(pool: pool, logger: logger) { version in
-            documentFeed?.cache.invalidateAll()
+            documentCheck?.cache.invalidateAll()
             logger.info("catalog version in force", ["version": String(version.version), "hash": version.hash])
             // Analysts' copy too (idempotent: every instance that notices publishes the same).
             do {
@@ -201,7 +201,7 @@ public final class ServiceApp: Sendable {
         } catch {
             catalogs.stop()
             projections.stop()
-            documentFeed?.stop()
+            documentCheck?.stop()
             throw StartupError(description: "HTTP: \(error)")
         }
         let changeClock = ChangeClock(
@@ -282,7 +282,7 @@ public final class ServiceApp: Sendable {
         changes.clock.stop()
         service.catalogs.stop()
         projections.stop()
-        service.documentFeed?.stop()
+        service.documentCheck?.stop()
         embedded?.stop()
         lock?.release()
     }

@@ -104,7 +104,7 @@ enum UserDocumentsTable {
     static let copyOut = "COPY (SELECT user_id, version, rendered_at, document FROM proj.users) TO STDOUT"
 
     /// The users whose row a transaction at or above `horizon` wrote (`changed_tx`, a superset of
-    /// what changed since: see `UserDocumentChangeFeed`), then one row without a user: the next
+    /// what changed since: see `UserDocumentCacheCheck`), then one row without a user: the next
     /// horizon and the table's oid (a replay's swap makes a new table).
     static func changes(since horizon: UInt64) -> Query {
         """

@@ -8,8 +8,8 @@ extension LedgerService {
     /// while it is still true (one indexed row), otherwise folded from the log and judged now.
     func customer(userId: String) throws(ServiceError) -> [UInt8] {
         let now = clock()
-        guard let feed = documentFeed, feed.awaitCheck() else {
-            documentFeed?.cache.bypasses.add(1, ordering: .relaxed)
+        guard let feed = documentCheck, feed.awaitCheck() else {
+            documentCheck?.cache.bypasses.add(1, ordering: .relaxed)
             return try fetchCustomer(userId: userId, now: now).document
         }
         let cache = feed.cache

@@ -3,7 +3,7 @@ import Synchronization
 /// Rendered Customer documents kept in memory, so `GET /v1/users/{id}` can answer without a
 /// query of its own. It never answers with a document older than a write acknowledged before
 /// the request began, by any process sharing the database: every read first waits for a
-/// `UserDocumentChangeFeed` check that started after it (one round trip shared by every
+/// `UserDocumentCacheCheck` check that started after it (one round trip shared by every
 /// concurrent read), which drops the documents changed since the previous check.
 ///
 /// An insert races the invalidations: a read that fetched a document from PostgreSQL may only

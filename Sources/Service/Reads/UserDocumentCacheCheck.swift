@@ -15,21 +15,21 @@ import Synchronization
 /// `changed_tx >= previous xmin` are a superset of what changed since the previous check.
 /// A new `proj.users` table (a replay's swap) or a horizon that went backwards (a restored
 /// database) drops everything.
-final class UserDocumentChangeFeed: @unchecked Sendable {
+final class UserDocumentCacheCheck: @unchecked Sendable {
     private let conninfo: String
     private let setupStatements: [String]
     let cache: UserDocumentCache
     private let logger: Logger
 
     /// A read waiting for a check. The readers of one check are woken as a binary tree: the
-    /// feed thread wakes the first, each woken reader wakes its two children. Waking every
-    /// reader from the feed thread made it the bottleneck (one futex wake each, serially, on one
+    /// check thread wakes the first, each woken reader wakes its two children. Waking every
+    /// reader from the check thread made it the bottleneck (one futex wake each, serially, on one
     /// core); the tree spreads the wake-ups over the readers' own threads.
     private final class Waiter: @unchecked Sendable {
         static let waiting = 0, woken = 1, abandoned = 2
         let done = DispatchSemaphore(value: 0)
         let state = Atomic<Int>(Waiter.waiting)
-        // Written by the feed thread before it wakes the tree; read after the wake-up.
+        // Written by the check thread before it wakes the tree; read after the wake-up.
         var children: [Waiter] = []
         var succeeded = false
 
@@ -46,7 +46,7 @@ final class UserDocumentChangeFeed: @unchecked Sendable {
     private struct Queue {
         /// Readers that arrived after the running check started: the next check is theirs.
         var pending: [Waiter] = []
-        var feedIdle = false
+        var checkIdle = false
         var running = true
     }
 
@@ -54,7 +54,7 @@ final class UserDocumentChangeFeed: @unchecked Sendable {
     private let work = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
 
-    // Only touched by the feed thread.
+    // Only touched by the check thread.
     private var connection: Connection?
     private var horizon: UInt64?
     private var relation: String?
@@ -69,7 +69,7 @@ final class UserDocumentChangeFeed: @unchecked Sendable {
         self.cache = cache
         self.logger = logger
         let thread = Thread { [self] in run() }
-        thread.name = "user-document-feed"
+        thread.name = "user-document-check"
         thread.start()
     }
 
@@ -81,8 +81,8 @@ final class UserDocumentChangeFeed: @unchecked Sendable {
         let wakeFeed = queue.withLock { queue -> Bool? in
             guard queue.running else { return nil }
             queue.pending.append(waiter)
-            defer { queue.feedIdle = false }
-            return queue.feedIdle
+            defer { queue.checkIdle = false }
+            return queue.checkIdle
         }
         guard let wakeFeed else { return false }
         if wakeFeed { work.signal() }
@@ -99,7 +99,7 @@ final class UserDocumentChangeFeed: @unchecked Sendable {
         return waiter.succeeded
     }
 
-    /// Stops the feed thread (waiting readers answer false) and closes its connection.
+    /// Stops the check thread (waiting readers answer false) and closes its connection.
     func stop() {
         queue.withLock { $0.running = false }
         work.signal()
@@ -116,7 +116,7 @@ final class UserDocumentChangeFeed: @unchecked Sendable {
         while true {
             let hasWork = queue.withLock { queue -> Bool? in
                 guard queue.running else { return nil }
-                queue.feedIdle = queue.pending.isEmpty
+                queue.checkIdle = queue.pending.isEmpty
                 return !queue.pending.isEmpty
             }
             guard let hasWork else { break }
