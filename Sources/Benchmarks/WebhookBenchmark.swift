@@ -108,9 +108,8 @@ struct WebhookBenchmark {
         for run in 1...options.runs {
             for (index, target) in targets.enumerated() {
                 let pids = { [target.service.pid] }
-                let cpuBefore =
-                    IngestBenchmark.cpuSeconds(of: pids())
-                    + IngestBenchmark.cpuSeconds(ofChildrenOf: cluster.server.postmasterPID)
+                let serviceBefore = IngestBenchmark.cpuSeconds(of: pids())
+                let cpuBefore = serviceBefore + IngestBenchmark.cpuSeconds(ofChildrenOf: cluster.server.postmasterPID)
                 let wrk = try ToolOutput.wrk(
                     try Shell.check([
                         "wrk", "-t\(options.wrkThreads)", "-c\(options.connections)", "-d\(options.seconds)s", "--latency",
@@ -127,10 +126,12 @@ struct WebhookBenchmark {
                     result.recorded = recorded
                     result.delivered = receiver.count
                 }
+                let serviceCPU = IngestBenchmark.cpuSeconds(of: pids()) - serviceBefore
                 let cpu =
                     IngestBenchmark.cpuSeconds(of: pids())
                     + IngestBenchmark.cpuSeconds(ofChildrenOf: cluster.server.postmasterPID) - cpuBefore
                 let perRequest = cpu * 1e6 / Double(max(wrk.requests, 1))
+                let servicePerRequest = serviceCPU * 1e6 / Double(max(wrk.requests, 1))
                 if index == 0 {
                     result.withoutCPU.append(perRequest)
                     result.withoutRates.append(wrk.requestsPerSecond)
@@ -140,8 +141,9 @@ struct WebhookBenchmark {
                 }
                 say(
                     String(
-                        format: "webhooks run %d/%d [%@]: %.0f req/s, %.0f µs CPU/purchase%@", run, options.runs,
-                        index == 0 ? "no endpoint" : "one endpoint", wrk.requestsPerSecond, perRequest,
+                        format: "webhooks run %d/%d [%@]: %.0f req/s, %.0f µs CPU/purchase (service %.0f, PostgreSQL %.0f)%@",
+                        run, options.runs, index == 0 ? "no endpoint" : "one endpoint", wrk.requestsPerSecond, perRequest,
+                        servicePerRequest, perRequest - servicePerRequest,
                         index == 1
                             ? String(format: ", delivered %d/%d, drained %.1f s after wrk", receiver.count, result.recorded,
                                 result.drainSeconds.last ?? 0) : ""))

@@ -78,6 +78,11 @@ final class WebhookDispatcher: Sendable {
         private var planner: WebhookPlanner
         private var sender: WebhookSender?
         static let feedPage = 1000
+        /// Rounds start at most this often. Every finished send wakes the deliverer, and a round
+        /// costs several queries whatever it carries: at a thousand changes a second, a round per
+        /// completion cost the database more than the purchases did. Batching the completions of
+        /// 50 ms keeps the per-change cost flat and adds at most that to the delivery lag.
+        static let minimumRound = 0.05
         static let openLimit = 512
         static let openPages = 8
 
@@ -117,6 +122,7 @@ final class WebhookDispatcher: Sendable {
             var connection: Connection?
             var holdsLock = false
             while !stopping.load(ordering: .relaxed) {
+                let roundStarted = Date()
                 var wait = lockRetrySeconds
                 do {
                     if connection == nil || connection?.isHealthy == false {
@@ -140,6 +146,10 @@ final class WebhookDispatcher: Sendable {
                     holdsLock = false
                 }
                 _ = wake.wait(timeout: .now() + max(0.001, wait))
+                let spent = Date().timeIntervalSince(roundStarted)
+                if spent < Self.minimumRound && !stopping.load(ordering: .relaxed) {
+                    Thread.sleep(forTimeInterval: Self.minimumRound - spent)
+                }
             }
             // Let sends in flight finish and be recorded, briefly, so a clean stop does not resend them.
             let deadline = Date().addingTimeInterval(min(endpoint.timeoutSeconds, 5))
