@@ -56,6 +56,13 @@ public struct TransactionHistory: Sendable, Equatable {
     /// The last page's `revision`: a later call may start from it (incremental sync).
     public var revision: String?
     public var pages: Int
+
+    public init(environment: AppStoreServerEnvironment, signedTransactions: [String], revision: String?, pages: Int) {
+        self.environment = environment
+        self.signedTransactions = signedTransactions
+        self.revision = revision
+        self.pages = pages
+    }
 }
 
 /// Get All Subscription Statuses: per subscription group, each chain's latest transaction and
@@ -67,15 +74,36 @@ public struct SubscriptionStatuses: Sendable, Equatable {
         public var status: Int?
         public var signedTransactionInfo: String?
         public var signedRenewalInfo: String?
+
+        public init(
+            subscriptionGroupIdentifier: String?, originalTransactionId: String?, status: Int?,
+            signedTransactionInfo: String?, signedRenewalInfo: String?
+        ) {
+            self.subscriptionGroupIdentifier = subscriptionGroupIdentifier
+            self.originalTransactionId = originalTransactionId
+            self.status = status
+            self.signedTransactionInfo = signedTransactionInfo
+            self.signedRenewalInfo = signedRenewalInfo
+        }
     }
     public var environment: AppStoreServerEnvironment
     public var items: [Item]
+
+    public init(environment: AppStoreServerEnvironment, items: [Item]) {
+        self.environment = environment
+        self.items = items
+    }
 }
 
 /// Get Transaction Info.
 public struct TransactionInfo: Sendable, Equatable {
     public var environment: AppStoreServerEnvironment
     public var signedTransactionInfo: String
+
+    public init(environment: AppStoreServerEnvironment, signedTransactionInfo: String) {
+        self.environment = environment
+        self.signedTransactionInfo = signedTransactionInfo
+    }
 }
 
 /// Get Notification History's body. Apple wants `startDate`/`endDate` (ms, at most 180 days back).
@@ -130,16 +158,32 @@ public struct NotificationHistoryPage: Sendable, Equatable {
     public struct Item: Sendable, Equatable {
         public var signedPayload: String
         public var sendAttempts: [SendAttempt]
+
+        public init(signedPayload: String, sendAttempts: [SendAttempt]) {
+            self.signedPayload = signedPayload
+            self.sendAttempts = sendAttempts
+        }
     }
     public var items: [Item]
     public var hasMore: Bool
     public var paginationToken: String?
+
+    public init(items: [Item], hasMore: Bool, paginationToken: String?) {
+        self.items = items
+        self.hasMore = hasMore
+        self.paginationToken = paginationToken
+    }
 }
 
 /// Get Test Notification Status.
 public struct TestNotificationStatus: Sendable, Equatable {
     public var signedPayload: String?
     public var sendAttempts: [SendAttempt]
+
+    public init(signedPayload: String?, sendAttempts: [SendAttempt]) {
+        self.signedPayload = signedPayload
+        self.sendAttempts = sendAttempts
+    }
 }
 
 /// Send Consumption Information (v2)'s body (`ConsumptionRequest`).
@@ -210,4 +254,15 @@ public struct RenewalDateExtensionResult: Sendable, Equatable {
     public var webOrderLineItemId: String?
     public var success: Bool
     public var effectiveDate: Int64?
+
+    public init(
+        environment: AppStoreServerEnvironment, originalTransactionId: String?, webOrderLineItemId: String?,
+        success: Bool, effectiveDate: Int64?
+    ) {
+        self.environment = environment
+        self.originalTransactionId = originalTransactionId
+        self.webOrderLineItemId = webOrderLineItemId
+        self.success = success
+        self.effectiveDate = effectiveDate
+    }
 }
