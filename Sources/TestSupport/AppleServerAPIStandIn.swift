@@ -32,7 +32,7 @@ public final class AppleServerAPIStandIn: @unchecked Sendable {
         var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0)
         configuration.threadCount = 2
         configuration.maxDeferredSeconds = 60
-        configuration.shutdownGraceSeconds = 1
+        configuration.shutdownGraceSeconds = 0.2
         let production = production, sandbox = sandbox
         server = HTTPServer(configuration: configuration) { request in
             Self.handle(request, production: production, sandbox: sandbox, now: clock())
