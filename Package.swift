@@ -31,9 +31,10 @@ let package = Package(
         .executableTarget(name: "iap-ledger", dependencies: ["Service"]),
 
         // Shared by the test targets and the benchmarks: a private PostgreSQL per test run, signed
-        // App Store vectors minted with the test PKI, one seeded generator and one HTTP test client.
+        // App Store vectors minted with the test PKI, one seeded generator and one HTTP test client,
+        // and Apple's Server API served over the HTTP target's server.
         // It never imports Service: the service's tests build on it, not the other way round.
-        .target(name: "TestSupport", dependencies: ["EventStore", "AppStore", "Ledger", "JSON", "SystemCalls"]),
+        .target(name: "TestSupport", dependencies: ["EventStore", "AppStore", "Ledger", "JSON", "SystemCalls", "HTTP"]),
         .executableTarget(name: "Benchmarks", dependencies: ["Service", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON"]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),

@@ -21,6 +21,33 @@ public final class JWSSigner: @unchecked Sendable {
 
     deinit { EVP_PKEY_free(key) }
 
+    /// Whether the key is EC on P-256, the only curve ES256 signs with (an App Store Connect
+    /// `.p8` of another kind would sign tokens Apple refuses, so the loader checks this first).
+    public var isP256: Bool {
+        withExtendedLifetime(self) {
+            guard EVP_PKEY_get_base_id(key) == EVP_PKEY_EC else { return false }
+            var name = [CChar](repeating: 0, count: 64)
+            var length = 0
+            guard EVP_PKEY_get_group_name(key, &name, name.count, &length) == 1 else { return false }
+            let group = name.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            return group == "prime256v1" || group == "P-256"
+        }
+    }
+
+    /// The public half, as a PEM `PUBLIC KEY` (what Apple holds for a `.p8`; the Server API
+    /// stand-in checks tokens with it).
+    public var publicKeyPEM: String {
+        withExtendedLifetime(self) {
+            guard let bio = BIO_new(BIO_s_mem()) else { OpenSSLErrors.fatal("BIO_new") }
+            defer { BIO_free(bio) }
+            guard PEM_write_bio_PUBKEY(bio, key) == 1 else { OpenSSLErrors.fatal("PEM_write_bio_PUBKEY") }
+            var data: UnsafeMutablePointer<CChar>? = nil
+            let length = COpenSSL_BIO_get_mem_data(bio, &data)
+            guard length > 0, let data else { OpenSSLErrors.fatal("BIO_get_mem_data") }
+            return String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
+        }
+    }
+
     /// The protected header Apple uses: `{"alg":"ES256","x5c":[…]}`.
     public var defaultHeader: [UInt8] {
         var header = #"{"alg":"ES256","x5c":["#

@@ -23,6 +23,9 @@ enum ErrorMapping {
         case .appleUnavailable(let message):
             (status, code, title, detail) = (502, "apple_unavailable", "Apple unavailable", message)
             headers["Retry-After"] = "5"
+        case .appleRejected(_, let appleErrorCode, let message):
+            (status, code, title, detail) = (422, "apple_rejected", "Apple rejected the request", message)
+            extra["appleErrorCode"] = appleErrorCode.map { .int($0) } ?? .null
         case .storeUnavailable:
             (status, code, title, detail) = (503, "store_unavailable", "Store unavailable",
                                              "the database is unreachable; nothing was recorded, retry later")

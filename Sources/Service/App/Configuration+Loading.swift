@@ -23,7 +23,7 @@ extension Configuration {
         } catch {
             throw ConfigurationError(file: file, key: "", message: "bad JSON: \(error)")
         }
-        let reader = ConfigurationReader(file: file)
+        let reader = ConfigurationReader(file: file, baseDirectory: baseDirectory)
         let top = try reader.object(root, at: "")
         try reader.allowOnly(["apps", "trustedRoots", "verifyReceipt", "transferPolicy", "webhooks"], in: top, at: "")
 
@@ -103,6 +103,8 @@ extension Configuration {
 /// Type checks with messages that name the offending key.
 private struct ConfigurationReader {
     let file: String
+    /// Where relative file names in the config (`privateKeyFile`) are found: the file's directory.
+    var baseDirectory = "."
 
     func error(_ key: String, _ message: String) -> ConfigurationError {
         ConfigurationError(file: file, key: key, message: message)
@@ -142,7 +144,8 @@ private struct ConfigurationReader {
 
     func app(_ value: JSONValue, at key: String) throws(ConfigurationError) -> Configuration.App {
         let members = try object(value, at: key)
-        try allowOnly(["bundleId", "appAppleId", "environments", "sharedSecret", "products"], in: members, at: key)
+        try allowOnly(
+            ["bundleId", "appAppleId", "environments", "sharedSecret", "products", "serverAPI"], in: members, at: key)
         guard let bundleValue = members["bundleId"] else { throw error("\(key).bundleId", "is required") }
         let bundleId = try string(bundleValue, at: "\(key).bundleId")
         guard !bundleId.isEmpty else { throw error("\(key).bundleId", "must not be empty") }
@@ -184,9 +187,49 @@ private struct ConfigurationReader {
                 products[productId] = try product(entry, at: "\(key).products.\(productId)")
             }
         }
+        var serverAPI: Configuration.ServerAPI?
+        if let value = members["serverAPI"], !value.isNull {
+            serverAPI = try self.serverAPI(value, at: "\(key).serverAPI")
+        }
         return .init(
             bundleId: bundleId, appAppleId: appAppleId, environments: environments, sharedSecret: sharedSecret,
-            products: products)
+            products: products, serverAPI: serverAPI)
+    }
+
+    /// `serverAPI`: the ids are required and the key is read and checked now, so a wrong file
+    /// stops start-up naming it instead of every call to Apple failing with 401.
+    func serverAPI(_ value: JSONValue, at key: String) throws(ConfigurationError) -> Configuration.ServerAPI {
+        let members = try object(value, at: key)
+        try allowOnly(["issuerId", "keyId", "privateKeyFile", "baseURLs"], in: members, at: key)
+        func required(_ name: String, _ hint: String) throws(ConfigurationError) -> String {
+            guard let entry = members[name] else { throw error("\(key).\(name)", "is required (\(hint))") }
+            let text = try string(entry, at: "\(key).\(name)")
+            guard !text.trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw error("\(key).\(name)", "must not be empty (\(hint))")
+            }
+            return text
+        }
+        let issuerId = try required("issuerId", "App Store Connect, Users and Access, Integrations, In-App Purchase: Issuer ID")
+        let keyId = try required("keyId", "the Key ID shown beside the In-App Purchase key")
+        let file = try required("privateKeyFile", "the SubscriptionKey_KEYID.p8 downloaded from App Store Connect")
+        let resolved = file.hasPrefix("/") ? file : baseDirectory + "/" + file
+        let signingKey: AppStoreServerKey
+        do {
+            signingKey = try AppStoreServerKey.load(issuerId: issuerId, keyId: keyId, path: resolved)
+        } catch {
+            throw self.error("\(key).privateKeyFile", "\(resolved): \(error.detail)")
+        }
+        var production = Configuration.ServerAPI.appleProduction
+        var sandbox = Configuration.ServerAPI.appleSandbox
+        if let urls = members["baseURLs"] {
+            let entries = try object(urls, at: "\(key).baseURLs")
+            try allowOnly(["Production", "Sandbox"], in: entries, at: "\(key).baseURLs")
+            if let url = entries["Production"] { production = try self.url(url, at: "\(key).baseURLs.Production") }
+            if let url = entries["Sandbox"] { sandbox = try self.url(url, at: "\(key).baseURLs.Sandbox") }
+        }
+        return Configuration.ServerAPI(
+            issuerId: issuerId, keyId: keyId, privateKeyPath: resolved, key: signingKey, productionURL: production,
+            sandboxURL: sandbox)
     }
 
     func product(_ value: JSONValue, at key: String) throws(ConfigurationError) -> Configuration.Product {

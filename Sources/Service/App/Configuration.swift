@@ -11,6 +11,8 @@ public struct Configuration: Sendable {
         public var environments: [String]
         public var sharedSecret: String?
         public var products: [String: Product]
+        /// Apple's App Store Server API for this app (docs/api.md §5); nil: not configured.
+        public var serverAPI: ServerAPI? = nil
     }
 
     public struct Product: Sendable, Equatable {

@@ -13,6 +13,8 @@ public enum ServiceError: Error, Sendable {
     case receiptRejected(appleStatus: Int, detail: String)
     /// Apple could not be reached or kept failing: retry later.
     case appleUnavailable(String)
+    /// The App Store Server API refused the request (its 4xx): Apple's HTTP status and `errorCode`.
+    case appleRejected(status: Int, appleErrorCode: Int64?, detail: String)
     /// PostgreSQL is unreachable: retry later (nothing was acknowledged).
     case storeUnavailable(String)
     /// The domain refused the command (owned by another user, insufficient balance).
