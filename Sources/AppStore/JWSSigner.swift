@@ -35,8 +35,17 @@ public final class JWSSigner: @unchecked Sendable {
         return signingInput + "." + Base64.encode(signature(over: Array(signingInput.utf8)), url: true)
     }
 
-    /// Raw R‖S ES256 signature over `message`.
+    /// Raw R‖S ES256 signature over `message` (what a JWS carries).
     public func signature(over message: [UInt8]) -> [UInt8] {
+        guard let raw = ECDSASignature.raw(fromDER: derSignature(over: message)) else {
+            OpenSSLErrors.fatal("ECDSA signature conversion")
+        }
+        return raw
+    }
+
+    /// ECDSA-SHA256 signature over `message` in DER (what the legacy promotional-offer
+    /// signature carries, base64-encoded).
+    public func derSignature(over message: [UInt8]) -> [UInt8] {
         guard let ctx = EVP_MD_CTX_new() else { OpenSSLErrors.fatal("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(ctx) }
         return withExtendedLifetime(self) {
@@ -45,11 +54,15 @@ public final class JWSSigner: @unchecked Sendable {
             guard EVP_DigestSign(ctx, nil, &length, message, message.count) == 1 else { OpenSSLErrors.fatal("EVP_DigestSign") }
             var der = [UInt8](repeating: 0, count: length)
             guard EVP_DigestSign(ctx, &der, &length, message, message.count) == 1 else { OpenSSLErrors.fatal("EVP_DigestSign") }
-            guard let raw = ECDSASignature.raw(fromDER: Array(der.prefix(length))) else {
-                OpenSSLErrors.fatal("ECDSA signature conversion")
-            }
-            return raw
+            return Array(der.prefix(length))
         }
+    }
+
+    /// True if the key is an EC key on P-256 (what ES256 and Apple's `.p8` keys are).
+    public var isP256: Bool {
+        // PublicKey owns what it is given and frees it: hand it a reference of its own.
+        guard EVP_PKEY_up_ref(key) == 1 else { return false }
+        return PublicKey(owning: key).isP256
     }
 
     /// base64url without padding (JWS segments), exposed for tests that hand-craft tokens.
