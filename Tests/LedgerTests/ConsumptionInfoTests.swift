@@ -112,6 +112,15 @@ import Testing
         #expect(info(world, "7001", user: "u-2")?.consumptionPercentage == 100_000)
     }
 
+    @Test func aHugeCreditDoesNotOverflowThePercentage() throws {
+        var world = World()
+        world.catalog.products[F.coins] = Product(type: .consumable, grants: ["coins": 4_000_000_000_000_000])
+        try world.claim("5001", for: "u-1")
+        world.record(F.consumable("5001"))
+        try world.debit("u-1", "coins", 1_000_000_000_000_000, key: "a")
+        #expect(info(world, "5001")?.consumptionPercentage == 25_000)
+    }
+
     @Test func nonConsumablesAndSubscriptionsAreDeliveredWithoutAPercentage() throws {
         var world = World()
         try world.claim("3000", for: "u-1")

@@ -63,7 +63,8 @@ public struct ConsumptionAttribution: Sendable, Hashable {
         var shares: [Int64] = []
         for list in slices.values {
             for slice in list where slice.source == .purchase(transactionId: transactionId) {
-                shares.append(slice.spent * 100_000 / slice.amount)
+                // Full width: `spent × 100000` outgrows Int64 for a credit above ~9·10¹³.
+                shares.append(slice.amount.dividingFullWidth(slice.spent.multipliedFullWidth(by: 100_000)).quotient)
             }
         }
         guard !shares.isEmpty else { return nil }
