@@ -21,19 +21,6 @@ public final class JWSSigner: @unchecked Sendable {
 
     deinit { EVP_PKEY_free(key) }
 
-    /// Whether the key is EC on P-256, the only curve ES256 signs with (an App Store Connect
-    /// `.p8` of another kind would sign tokens Apple refuses, so the loader checks this first).
-    public var isP256: Bool {
-        withExtendedLifetime(self) {
-            guard EVP_PKEY_get_base_id(key) == EVP_PKEY_EC else { return false }
-            var name = [CChar](repeating: 0, count: 64)
-            var length = 0
-            guard EVP_PKEY_get_group_name(key, &name, name.count, &length) == 1 else { return false }
-            let group = name.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-            return group == "prime256v1" || group == "P-256"
-        }
-    }
-
     /// The public half, as a PEM `PUBLIC KEY` (what Apple holds for a `.p8`; the Server API
     /// stand-in checks tokens with it).
     public var publicKeyPEM: String {
@@ -62,8 +49,17 @@ public final class JWSSigner: @unchecked Sendable {
         return signingInput + "." + Base64.encode(signature(over: Array(signingInput.utf8)), url: true)
     }
 
-    /// Raw R‖S ES256 signature over `message`.
+    /// Raw R‖S ES256 signature over `message` (what a JWS carries).
     public func signature(over message: [UInt8]) -> [UInt8] {
+        guard let raw = ECDSASignature.raw(fromDER: derSignature(over: message)) else {
+            OpenSSLErrors.fatal("ECDSA signature conversion")
+        }
+        return raw
+    }
+
+    /// ECDSA-SHA256 signature over `message` in DER (what the legacy promotional-offer
+    /// signature carries, base64-encoded).
+    public func derSignature(over message: [UInt8]) -> [UInt8] {
         guard let ctx = EVP_MD_CTX_new() else { OpenSSLErrors.fatal("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(ctx) }
         return withExtendedLifetime(self) {
@@ -72,11 +68,16 @@ public final class JWSSigner: @unchecked Sendable {
             guard EVP_DigestSign(ctx, nil, &length, message, message.count) == 1 else { OpenSSLErrors.fatal("EVP_DigestSign") }
             var der = [UInt8](repeating: 0, count: length)
             guard EVP_DigestSign(ctx, &der, &length, message, message.count) == 1 else { OpenSSLErrors.fatal("EVP_DigestSign") }
-            guard let raw = ECDSASignature.raw(fromDER: Array(der.prefix(length))) else {
-                OpenSSLErrors.fatal("ECDSA signature conversion")
-            }
-            return raw
+            return Array(der.prefix(length))
         }
+    }
+
+    /// True if the key is an EC key on P-256, the only curve ES256 signs with (an App Store
+    /// Connect `.p8` of another kind would sign tokens Apple refuses, so loaders check it first).
+    public var isP256: Bool {
+        // PublicKey owns what it is given and frees it: hand it a reference of its own.
+        guard EVP_PKEY_up_ref(key) == 1 else { return false }
+        return PublicKey(owning: key).isP256
     }
 
     /// base64url without padding (JWS segments), exposed for tests that hand-craft tokens.

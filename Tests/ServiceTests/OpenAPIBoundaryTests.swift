@@ -70,6 +70,10 @@ import TestSupport
                 Base(path: ["userId": "u-bound", "currency": "coins"],
                      body: ["amount": .int(1), "idempotencyKey": .string("k-\(counter.next())"), "reason": "sword"])
             }]
+        case "POST /v1/offers/signatures":
+            // No app has a serverAPI key here: a valid request is a 422, past validation.
+            return [{ Base(body: ["productId": .string(TestService.monthly), "offerId": "winback", "userId": "u-bound",
+                                  "transactionId": "8100001"]) }]
         case "POST /v1/admin/replay":
             return [{ Base(body: ["dryRun": .bool(true), "projections": .array(["users"])]) },
                     { Base(body: ["dryRun": .bool(true), "projection": "users"]) }]

@@ -72,7 +72,7 @@ final class TestService: @unchecked Sendable {
     ///   like a second process of a deployment; nil: a fresh database.
     init(
         configuration: Configuration = TestService.configuration(), threads: Int = 4, clock: TestClock = TestClock(),
-        sharing other: TestService? = nil
+        sharing other: TestService? = nil, offerSigners: OfferRoutes.SignerLookup? = nil
     ) throws {
         conninfo = try other?.conninfo ?? TestDatabase.shared.freshDatabase()
         let log = LogCapture()
@@ -83,6 +83,7 @@ final class TestService: @unchecked Sendable {
         options.threads = threads
         options.logger = log.logger
         options.clock = { clock.now }
+        options.offerSigners = offerSigners
         app = try ServiceApp.start(options)
         self.clock = clock
         self.log = log

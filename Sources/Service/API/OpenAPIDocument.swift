@@ -21,7 +21,7 @@ public enum OpenAPIDocument {
         "required": ["type", "title", "status", "code"],
         "properties": {
           "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
-          "detail": {"type": "string"}, "code": {"type": "string", "description": "Stable machine word: verification_failed, owned_by_other_user, insufficient_balance, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, replay_in_progress, store_unavailable, apple_unavailable, apple_rejected, internal_error."},
+          "detail": {"type": "string"}, "code": {"type": "string", "description": "Stable machine word: verification_failed, owned_by_other_user, insufficient_balance, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, replay_in_progress, server_api_not_configured, store_unavailable, apple_unavailable, apple_rejected, internal_error."},
           "reason": {"type": "string", "enum": ["malformed", "unsupported_algorithm", "invalid_certificate", "invalid_chain", "signature_mismatch", "unknown_app", "wrong_environment", "receipt_rejected"]},
           "appleStatus": {"type": "integer"}, "balance": {"type": "integer"}, "requestId": {"type": "string"}
         }
@@ -91,6 +91,29 @@ public enum OpenAPIDocument {
           "userId": {"$ref": "#/components/schemas/UserId"},
           "signedTransaction": {"type": "string", "minLength": 1, "description": "StoreKit 2 signed transaction (JWS); one that does not verify is a 422."},
           "receipt": {"type": "string", "minLength": 1, "contentEncoding": "base64", "contentMediaType": "application/pkcs7-mime", "description": "StoreKit 1 app receipt: standard base64 (line breaks ignored) of a PKCS#7 SignedData with its pkcs7-data content embedded. Anything else is a 400 before Apple is asked; a receipt of that shape is verified with verifyReceipt (production, then sandbox on 21007)."}
+        }
+      },
+      "Identifier": {"type": "string", "minLength": 1, "maxLength": 256, "x-maxBytes": 256, "pattern": "^[^\\u0000-\\u001F\\u007F]*$", "description": "1–256 bytes of UTF-8, no control characters."},
+      "OfferSignatureRequest": {
+        "type": "object", "required": ["productId", "offerId", "userId"],
+        "description": "Other fields are ignored. The signing app is bundleId when given; else the app whose products list productId; when several or none do, the one app (among those, or all) with a serverAPI key.",
+        "properties": {
+          "productId": {"$ref": "#/components/schemas/Identifier"},
+          "offerId": {"$ref": "#/components/schemas/Identifier", "description": "The promotional offer identifier set up in App Store Connect."},
+          "userId": {"$ref": "#/components/schemas/UserId", "description": "Signed as the legacy applicationUsername (lower-cased, as Apple's library does)."},
+          "transactionId": {"$ref": "#/components/schemas/Identifier", "description": "Any transaction (or appTransactionId) of the customer; signed into the V2 JWS when given."},
+          "bundleId": {"$ref": "#/components/schemas/Identifier", "description": "The app whose key signs, when the product alone does not tell."}
+        }
+      },
+      "OfferSignatureResponse": {
+        "type": "object", "required": ["bundleId", "jws", "legacy"],
+        "properties": {
+          "bundleId": {"type": "string", "description": "The app whose key signed."},
+          "jws": {"type": "string", "description": "Promotional offer V2 signature (compact JWS, ES256; claims iss, iat, aud promotional-offer, bid, nonce, productId, offerIdentifier, transactionId when given) for Product.PurchaseOption.promotionalOffer(_:compactJWS:)."},
+          "legacy": {"type": "object", "required": ["keyIdentifier", "nonce", "timestamp", "signature"], "description": "SKPaymentDiscount / promotionalOffer(offerID:keyID:nonce:signature:timestamp:).", "properties": {
+            "keyIdentifier": {"type": "string"}, "nonce": {"type": "string", "format": "uuid", "description": "Lower case, as signed."},
+            "timestamp": {"type": "integer", "description": "Milliseconds since 1970, as signed; the offer is valid for 24 hours from it."},
+            "signature": {"type": "string", "contentEncoding": "base64", "description": "ECDSA-SHA256 (DER) over bundleId, keyIdentifier, productId, offerId, userId (lower-cased), nonce, timestamp joined by U+2063."}}}
         }
       },
       "DebitRequest": {
@@ -233,6 +256,20 @@ public enum OpenAPIDocument {
           "403": {"$ref": "#/components/responses/Problem"}, "409": {"$ref": "#/components/responses/Problem"},
           "413": {"$ref": "#/components/responses/Problem"},
           "422": {"$ref": "#/components/responses/Problem", "description": "idempotency_key_reused: the key named another amount or currency"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/offers/signatures": {
+      "post": {
+        "summary": "Sign a promotional offer with the app's App Store Server API key: the V2 JWS and the legacy signature, as Apple's library makes them",
+        "security": [{"bearer": ["write"]}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/OfferSignatureRequest"}}}},
+        "responses": {
+          "200": {"description": "Signed", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/OfferSignatureResponse"}}}},
+          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"}, "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem", "description": "server_api_not_configured: the signing app has no serverAPI key (or none can be chosen)"},
           "503": {"$ref": "#/components/responses/Problem"}
         }
       }

@@ -42,6 +42,9 @@ public final class ServiceApp: Sendable {
         /// How often the change clock looks for documents time has changed (api.md §4 wants
         /// their changes within 5 s of the instant).
         public var changeClockInterval: Double = 1
+        /// Who signs `POST /v1/offers/signatures` per app; nil: each app's `serverAPI` key
+        /// (`OfferRoutes.signers(from:)`). Tests give a signer built from Apple's test key.
+        var offerSigners: OfferRoutes.SignerLookup?
 
         public init(migrationsDirectory: String) {
             self.migrationsDirectory = migrationsDirectory
@@ -186,6 +189,10 @@ public final class ServiceApp: Sendable {
             .register(on: &router)
         OperationsRoutes(pool: pool, metrics: metrics).register(on: &router)
         AdminRoutes(engine: projections.engine, service: service).register(on: &router)
+        OfferRoutes(
+            apps: options.configuration.apps,
+            signers: options.offerSigners ?? OfferRoutes.signers(from: options.configuration), clock: options.clock
+        ).register(on: &router)
         let handler = router
         var httpConfiguration = HTTPServer.Configuration(host: options.host, port: options.port)
         httpConfiguration.threadCount = options.threads

@@ -24,6 +24,8 @@ public enum ServiceError: Error, Sendable {
     case conflict(String)
     /// A replay is already running.
     case busy(String)
+    /// The request needs an app's App Store Server API key (`serverAPI`) and that app has none.
+    case serverAPINotConfigured(String)
     /// A bug or an unexpected database error; details go to the log, not to the client.
     case internalError(String)
 
