@@ -60,6 +60,9 @@ import TestSupport
             return [{ Base(path: ["userId": "u-bound"], query: ["asOf": "2026-12-29T10:00:00.000Z"]) }]
         case "GET /v1/users/{userId}/events":
             return [{ Base(path: ["userId": "u-bound"], query: ["after": "0", "limit": "10"]) }]
+        case "POST /v1/users/{userId}/sync":
+            // No serverAPI key in this service: a valid request is answered 422 before Apple is asked.
+            return [{ Base(path: ["userId": "u-bound"], body: ["transactionId": "2000000001"]) }]
         case "GET /v1/changes":
             // The feed holds a change (seeded in init), so a valid `wait` probe is answered at once.
             return [{ Base(query: ["after": "0-0", "limit": "10", "wait": "0"]) }]

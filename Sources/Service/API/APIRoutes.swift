@@ -50,6 +50,7 @@ struct APIRoutes: Sendable {
             respond(request) { () throws(ServiceError) in try postDebit(request, parameters) }
         }
         registerChanges(on: &router)
+        registerSync(on: &router)
     }
 
     /// Runs a handler body and turns any typed error into its problem+json response.
@@ -93,7 +94,7 @@ struct APIRoutes: Sendable {
         }
     }
 
-    private func context(_ request: HTTPRequest, source: String) -> RequestContext {
+    func context(_ request: HTTPRequest, source: String) -> RequestContext {
         RequestContext(requestId: request.requestId, keyName: keyNames(request), source: source)
     }
 
@@ -115,13 +116,23 @@ struct APIRoutes: Sendable {
             batch = try service.verifyReceipt(receipt)
         }
         let outcome = try service.record(batch, claimant: userId, context: context(request, source: signed != nil ? "purchase" : "receipt"))
+        for (_, recorded) in outcome.transactions {
+            metrics.ingest.increment([signed != nil ? "transaction" : "receipt", recorded ? "recorded" : "duplicate"])
+        }
+        return .json(200, Self.purchaseAnswer(userId: userId, outcome))
+    }
+
+    /// The answer of `POST /v1/purchases` (and of a sync, which has its shape): each
+    /// transaction's result, and the user's document after the write.
+    static func purchaseAnswer(userId: String, _ outcome: IngestOutcome, extra: (inout JSONWriter) -> Void = { _ in })
+        -> [UInt8]
+    {
         var writer = JSONWriter(capacity: 1024)
         writer.beginObject()
         writer.key("userId"); writer.string(userId)
         writer.key("transactions")
         writer.beginArray()
         for (fact, recorded) in outcome.transactions {
-            metrics.ingest.increment([signed != nil ? "transaction" : "receipt", recorded ? "recorded" : "duplicate"])
             writer.beginObject()
             writer.key("transactionId"); writer.string(fact.transactionId)
             writer.key("originalTransactionId"); writer.string(fact.originalTransactionId)
@@ -134,9 +145,10 @@ struct APIRoutes: Sendable {
             writer.endObject()
         }
         writer.endArray()
+        extra(&writer)
         writer.key("customer"); writer.raw(outcome.customer ?? Array("null".utf8))
         writer.endObject()
-        return .json(200, writer.bytes)
+        return writer.bytes
     }
 
     private func postNotification(_ request: HTTPRequest) throws(ServiceError) -> HTTPResponse {
@@ -181,7 +193,7 @@ struct APIRoutes: Sendable {
         return .json(200, writer.bytes)
     }
 
-    private func jsonObject(_ request: HTTPRequest) throws(ServiceError) -> [String: JSONValue] {
+    func jsonObject(_ request: HTTPRequest) throws(ServiceError) -> [String: JSONValue] {
         let value: JSONValue
         do { value = try JSONValue.parse(request.body) } catch {
             throw .invalidRequest("the body is not valid JSON: \(error)")
@@ -190,7 +202,7 @@ struct APIRoutes: Sendable {
         return object
     }
 
-    private func userIdParameter(_ value: String?, field: String = "userId") throws(ServiceError) -> String {
+    func userIdParameter(_ value: String?, field: String = "userId") throws(ServiceError) -> String {
         guard let value, !value.isEmpty, value.utf8.count <= 256 else {
             throw .invalidRequest("\(field) must be a non-empty string of at most 256 bytes")
         }
@@ -206,7 +218,7 @@ struct APIRoutes: Sendable {
     }
 
     /// A body field that, when present, must be a string (a number or null is not silently "absent").
-    private func optionalString(_ body: [String: JSONValue], _ field: String) throws(ServiceError) -> String? {
+    func optionalString(_ body: [String: JSONValue], _ field: String) throws(ServiceError) -> String? {
         guard let value = body[field] else { return nil }
         guard let text = value.stringValue else { throw .invalidRequest("\(field) must be a string") }
         return text

@@ -260,6 +260,27 @@ public enum OpenAPIDocument {
         }
       }
     },
+    "/v1/users/{userId}/sync": {
+      "post": {
+        "summary": "Restore or import the user's purchases from Apple: the whole history of the customer who made transactionId (Get Transaction History, every page, and Get All Subscription Statuses), verified and recorded as ingestion does",
+        "security": [{"bearer": ["write"]}],
+        "parameters": [{"name": "userId", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/UserId"}}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {
+          "type": "object", "required": ["transactionId"],
+          "description": "Other fields are ignored, except receipt: reading the transaction id out of an app receipt is not supported yet (400).",
+          "properties": {"transactionId": {"type": "string", "pattern": "^[0-9]{1,64}$", "description": "Any transaction id of the customer (StoreKit's Transaction.id)."}}
+        }}}},
+        "responses": {
+          "200": {"description": "Recorded, in the shape of POST /v1/purchases, with bundleId, environment and fetched (signed items Apple answered)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PurchaseResponse"}}}},
+          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"}, "409": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem", "description": "apple_rejected (with appleErrorCode, e.g. 4040010: Apple does not know the transaction), verification_failed, or server_api_not_configured"},
+          "502": {"$ref": "#/components/responses/Problem", "description": "apple_unavailable: Apple could not be reached (retried, bounded); nothing was recorded"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
     "/v1/offers/signatures": {
       "post": {
         "summary": "Sign a promotional offer with the app's App Store Server API key: the V2 JWS and the legacy signature, as Apple's library makes them",
