@@ -9,17 +9,36 @@ public enum AppReceipt {
     /// what is wrong. Standard base64 (padding optional); line breaks, as some encoders wrap
     /// at 64 or 76 characters, are ignored.
     public static func checkShape(_ receipt: String) throws(ReceiptError) {
+        try checkShape(der: decoded(receipt))
+    }
+
+    /// The same check on the decoded bytes.
+    public static func checkShape(der: [UInt8]) throws(ReceiptError) {
+        _ = try content(der: der)
+    }
+
+    /// The transaction id of the receipt's first in-app purchase, read locally as Apple's
+    /// `ReceiptUtility.extractTransactionIdFromAppReceipt` reads it (the signature is not checked:
+    /// the id only names what to ask Apple's Server API for, whose answers are verified). nil: the
+    /// receipt holds no in-app purchase.
+    public static func transactionId(_ receipt: String) throws(ReceiptError) -> String? {
+        try AppReceiptContents(der: content(der: decoded(receipt))).purchases.first?.transactionId
+    }
+
+    /// Standard base64 (padding optional; line breaks, as some encoders wrap at 64 or 76
+    /// characters, ignored) to bytes.
+    static func decoded(_ receipt: String) throws(ReceiptError) -> [UInt8] {
         guard !receipt.isEmpty else { throw .notAReceipt("receipt is empty") }
         let text = receipt.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A })
             ? String(decoding: receipt.utf8.filter { $0 != 0x0D && $0 != 0x0A }, as: UTF8.self) : receipt
         guard let der = Base64.decodeStandard(text), !der.isEmpty else {
             throw .notAReceipt("receipt is not standard base64")
         }
-        try checkShape(der: der)
+        return der
     }
 
-    /// The same check on the decoded bytes.
-    public static func checkShape(der: [UInt8]) throws(ReceiptError) {
+    /// The signed content (the receipt's ASN.1 attributes) of a receipt of the right shape.
+    static func content(der: [UInt8]) throws(ReceiptError) -> [UInt8] {
         let notCMS = "receipt is base64 but not a PKCS#7 structure"
         let parsed: (cms: OpaquePointer?, consumed: Int) = der.withUnsafeBufferPointer { buffer in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
@@ -46,6 +65,7 @@ public enum AppReceipt {
         guard let signers = CMS_get0_SignerInfos(cms), OPENSSL_sk_num(signers) > 0 else {
             throw .notAReceipt("receipt is PKCS#7 SignedData signed by no one")
         }
+        return Array(UnsafeBufferPointer(start: ASN1_STRING_get0_data(content), count: Int(ASN1_STRING_length(content))))
     }
 }
 

@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 import JSON
 import Testing
@@ -62,7 +63,12 @@ import TestSupport
             return [{ Base(path: ["userId": "u-bound"], query: ["after": "0", "limit": "10"]) }]
         case "POST /v1/users/{userId}/sync":
             // No serverAPI key in this service: a valid request is answered 422 before Apple is asked.
-            return [{ Base(path: ["userId": "u-bound"], body: ["transactionId": "2000000001"]) }]
+            let receipt = TestReceipts.receipt(AppReceiptContents(
+                bundleId: TestVectors.bundleId, appVersion: "1",
+                purchases: [.init(productId: TestService.coins, transactionId: "2000000001", originalTransactionId: "2000000001",
+                                  purchaseDate: TestVectors.nowMillis, originalPurchaseDate: TestVectors.nowMillis)]).der())
+            return [{ Base(path: ["userId": "u-bound"], body: ["transactionId": "2000000001"]) },
+                    { Base(path: ["userId": "u-bound"], body: ["receipt": .string(receipt)]) }]
         case "GET /v1/changes":
             // The feed holds a change (seeded in init), so a valid `wait` probe is answered at once.
             return [{ Base(query: ["after": "0-0", "limit": "10", "wait": "0"]) }]

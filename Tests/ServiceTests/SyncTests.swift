@@ -125,4 +125,33 @@ import TestSupport
         #expect(response.json["code"]?.stringValue == "apple_rejected")
         #expect(response.json["appleErrorCode"]?.int64Value == 4040010)
     }
+
+    /// StoreKit 1 apps sync by their receipt: the id is read from it locally, no verifyReceipt.
+    @Test func aReceiptNamesTheTransactionToSyncAndOneWithoutPurchasesIs422() throws {
+        let apple = try AppleServerAPIStandIn(key: AppStoreServerKey.testKey())
+        defer { apple.stop() }
+        let jws = Self.coins("Production")
+        apple.production.addTransaction(jws)
+        let service = try Self.service(apple)
+        defer { service.stop() }
+        let api = service.client()
+        let id = try Self.transactionId(jws)
+        func receipt(_ purchases: [AppReceiptContents.Purchase]) -> String {
+            TestReceipts.receipt(AppReceiptContents(bundleId: TestVectors.bundleId, appVersion: "1", purchases: purchases).der())
+        }
+        let now = TestVectors.nowMillis
+        let named = receipt([.init(productId: TestService.coins, transactionId: id, originalTransactionId: id,
+                                   purchaseDate: now, originalPurchaseDate: now)])
+        let synced = try api.post("/v1/users/u-receipt/sync", ["receipt": .string(named)])
+        #expect(synced.status == 200, "\(synced.text)")
+        #expect(synced.json["transactions"]?[0]?["transactionId"]?.stringValue == id)
+        #expect(apple.production.requests.first?.path == "/inApps/v2/history/\(id)")
+
+        let empty = try api.post("/v1/users/u-receipt/sync", ["receipt": .string(receipt([]))])
+        #expect(empty.status == 422, "\(empty.text)")
+        #expect(empty.json["code"]?.stringValue == "verification_failed")
+        #expect(empty.json["detail"]?.stringValue?.contains("no in-app purchase") == true)
+        let garbage = try api.post("/v1/users/u-receipt/sync", ["receipt": "not a receipt"])
+        #expect(garbage.status == 400)
+    }
 }

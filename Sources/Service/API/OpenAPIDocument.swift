@@ -266,9 +266,13 @@ public enum OpenAPIDocument {
         "security": [{"bearer": ["write"]}],
         "parameters": [{"name": "userId", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/UserId"}}],
         "requestBody": {"required": true, "content": {"application/json": {"schema": {
-          "type": "object", "required": ["transactionId"],
-          "description": "Other fields are ignored, except receipt: reading the transaction id out of an app receipt is not supported yet (400).",
-          "properties": {"transactionId": {"type": "string", "pattern": "^[0-9]{1,64}$", "description": "Any transaction id of the customer (StoreKit's Transaction.id)."}}
+          "type": "object",
+          "description": "Exactly one of transactionId and receipt. Other fields are ignored.",
+          "oneOf": [{"required": ["transactionId"]}, {"required": ["receipt"]}],
+          "properties": {
+            "transactionId": {"type": "string", "pattern": "^[0-9]{1,64}$", "description": "Any transaction id of the customer (StoreKit's Transaction.id)."},
+            "receipt": {"type": "string", "minLength": 1, "contentEncoding": "base64", "contentMediaType": "application/pkcs7-mime", "description": "A StoreKit 1 app receipt: the transaction id of its first in-app purchase is read locally, as Apple's ReceiptUtility reads it (no verifyReceipt). Not a receipt: 400; no in-app purchase in it: 422 verification_failed."}
+          }
         }}}},
         "responses": {
           "200": {"description": "Recorded, in the shape of POST /v1/purchases, with bundleId, environment and fetched (signed items Apple answered)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PurchaseResponse"}}}},

@@ -1,3 +1,4 @@
+import AppStore
 import HTTP
 import JSON
 
@@ -9,15 +10,16 @@ extension APIRoutes {
             respond(request) { () throws(ServiceError) in
                 let userId = try userIdParameter(parameters["userId"])
                 let body = try jsonObject(request)
-                let transactionId = try optionalString(body, "transactionId")
+                let transactionIdField = try optionalString(body, "transactionId")
                 let receipt = try optionalString(body, "receipt")
-                guard (transactionId == nil) != (receipt == nil) else {
+                guard (transactionIdField == nil) != (receipt == nil) else {
                     throw .invalidRequest("send exactly one of transactionId or receipt")
                 }
-                guard let transactionId else {
-                    // Reading the id out of a receipt locally (as Apple's ReceiptUtility does) is
-                    // not built yet; the id is in the app's receipt and in StoreKit's Transaction.
-                    throw .invalidRequest("receipt is not supported by sync yet: send the transactionId")
+                let transactionId: String
+                if let given = transactionIdField {
+                    transactionId = given
+                } else {
+                    transactionId = try Self.transactionId(inReceipt: receipt!)
                 }
                 guard !transactionId.isEmpty, transactionId.utf8.count <= 64,
                     transactionId.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 })
@@ -36,5 +38,17 @@ extension APIRoutes {
                     })
             }
         }
+    }
+
+    /// The id a StoreKit 1 receipt names, read locally (no verifyReceipt): a receipt that is not
+    /// one is a 400; one without an in-app purchase names nothing to sync (422).
+    static func transactionId(inReceipt receipt: String) throws(ServiceError) -> String {
+        let found: String?
+        do { found = try AppReceipt.transactionId(receipt) } catch { throw .invalidRequest(error.description) }
+        guard let found else {
+            throw .verificationFailed(
+                VerificationError(.malformed, "the receipt holds no in-app purchase: it names no transaction to sync"))
+        }
+        return found
     }
 }
