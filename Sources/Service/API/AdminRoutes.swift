@@ -31,6 +31,14 @@ struct AdminRoutes: Sendable {
     }
 
     private func respond(_ request: HTTPRequest, _ body: () throws(ServiceError) -> HTTPResponse) -> HTTPResponse {
+        Self.respond(service, request, body)
+    }
+
+    /// An admin handler's answer: its body, or its typed error as problem+json (an internal
+    /// error logged with the request id). Shared by every admin room's routes.
+    static func respond(
+        _ service: LedgerService, _ request: HTTPRequest, _ body: () throws(ServiceError) -> HTTPResponse
+    ) -> HTTPResponse {
         do {
             return try body()
         } catch {

@@ -31,14 +31,7 @@ struct WebhookAdminRoutes: Sendable {
     }
 
     private func respond(_ request: HTTPRequest, _ body: () throws(ServiceError) -> HTTPResponse) -> HTTPResponse {
-        do {
-            return try body()
-        } catch {
-            if case .internalError(let detail) = error {
-                service.logger.error("admin request failed", ["request.id": request.requestId, "error": detail])
-            }
-            return ErrorMapping.response(for: error, requestId: request.requestId)
-        }
+        AdminRoutes.respond(service, request, body)
     }
 
     private func endpoint(_ name: String?) throws(ServiceError) -> WebhookEndpoint {
