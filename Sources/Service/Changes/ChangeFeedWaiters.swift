@@ -61,7 +61,14 @@ final class ChangeFeedWaiters: Sendable {
         }
         if start { startWatcher() }
         // The second read closes the window between the first one and the registration.
-        let again = try service.changes(after: query.after, limit: query.limit, userId: query.userId)
+        let again: [StoredChange]
+        do {
+            again = try service.changes(after: query.after, limit: query.limit, userId: query.userId)
+        } catch {
+            // The handle never reaches the server: end it, so the watcher drops it.
+            handle.complete(.json(200, LedgerService.changesPage([], after: query.after)))
+            throw error
+        }
         if !again.isEmpty { handle.complete(.json(200, LedgerService.changesPage(again, after: query.after))) }
         return .deferred(handle)
     }
