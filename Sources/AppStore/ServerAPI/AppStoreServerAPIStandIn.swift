@@ -49,9 +49,9 @@ public final class AppStoreServerAPIStandIn: Sendable {
     public let bundleId: String
     public let appAppleId: Int64?
     private let check: AppStoreServerTokenCheck
-    private let state = Mutex(State())
+    let state = Mutex(State())
 
-    private struct Stored: Sendable {
+    struct Stored: Sendable {
         var signed: String
         var payload: JSONValue
         var customer: String
@@ -59,13 +59,13 @@ public final class AppStoreServerAPIStandIn: Sendable {
         var originalTransactionId: String
     }
 
-    private struct Notification: Sendable {
+    struct Notification: Sendable {
         var signedPayload: String
         var payload: JSONValue
         var sendAttempts: [SendAttempt]
     }
 
-    private struct State: Sendable {
+    struct State: Sendable {
         var transactions: [Stored] = []
         var renewals: [String: (signed: String, status: Int?)] = [:]
         var notifications: [Notification] = []
@@ -206,240 +206,4 @@ public final class AppStoreServerAPIStandIn: Sendable {
         }
     }
 
-    private func history(_ id: String, _ query: [String: String], _ now: Int64) -> Answer {
-        let (all, pageSize) = state.withLock { ($0.transactions, $0.historyPageSize) }
-        guard let customer = all.first(where: { Self.matches($0, id) })?.customer else { return Self.notFound }
-        var list = all.filter { $0.customer == customer }
-        if let start = query["startDate"].flatMap(Int64.init) {
-            list = list.filter { ($0.payload.millis("purchaseDate") ?? 0) >= start }
-        }
-        if let end = query["endDate"].flatMap(Int64.init) {
-            list = list.filter { ($0.payload.millis("purchaseDate") ?? 0) < end }
-        }
-        if let product = query["productId"] { list = list.filter { $0.payload.string("productId") == product } }
-        if let type = query["productType"] { list = list.filter { Self.productType($0.payload) == type } }
-        if let group = query["subscriptionGroupIdentifier"] {
-            list = list.filter { $0.payload.string("subscriptionGroupIdentifier") == group }
-        }
-        if let ownership = query["inAppOwnershipType"] {
-            list = list.filter { $0.payload.string("inAppOwnershipType") == ownership }
-        }
-        if let revoked = query["revoked"] {
-            list = list.filter { ($0.payload["revocationDate"] != nil) == (revoked == "true") }
-        }
-        if query["sort"] == "DESCENDING" { list.reverse() }
-        var offset = 0
-        if let revision = query["revision"] {
-            guard revision.hasPrefix("rev-"), let n = Int(revision.dropFirst(4)), (0...list.count).contains(n) else {
-                return Self.error(400, 4000005, "Invalid request revision.")
-            }
-            offset = n
-        }
-        let end = min(list.count, offset + pageSize)
-        var answer: [String: JSONValue] = [
-            "revision": .string("rev-\(end)"), "hasMore": .bool(end < list.count), "bundleId": .string(bundleId),
-            "environment": .string(environment.rawValue),
-            "signedTransactions": .array(list[offset..<end].map { .string($0.signed) }),
-        ]
-        if let appAppleId { answer["appAppleId"] = .int(appAppleId) }
-        return Self.json(200, .object(answer))
-    }
-
-    private func statuses(_ id: String, _ now: Int64) -> Answer {
-        let (all, renewals) = state.withLock { ($0.transactions, $0.renewals) }
-        guard let customer = all.first(where: { Self.matches($0, id) })?.customer else { return Self.notFound }
-        // Each chain's latest period (the last added among the latest purchase dates), per group.
-        var latest: [String: Stored] = [:]
-        var order: [String] = []
-        for stored in all where stored.customer == customer && stored.payload.string("subscriptionGroupIdentifier") != nil {
-            let chain = stored.originalTransactionId
-            if let current = latest[chain] {
-                if (stored.payload.millis("purchaseDate") ?? 0) >= (current.payload.millis("purchaseDate") ?? 0) {
-                    latest[chain] = stored
-                }
-            } else {
-                latest[chain] = stored
-                order.append(chain)
-            }
-        }
-        var groups: [String: [JSONValue]] = [:]
-        var groupOrder: [String] = []
-        for chain in order {
-            guard let stored = latest[chain], let group = stored.payload.string("subscriptionGroupIdentifier") else { continue }
-            let renewal = renewals[chain]
-            var entry: [String: JSONValue] = [
-                "originalTransactionId": .string(chain), "signedTransactionInfo": .string(stored.signed),
-                "status": .int(Int64(renewal?.status ?? Self.status(stored.payload, now))),
-            ]
-            if let renewal { entry["signedRenewalInfo"] = .string(renewal.signed) }
-            if groups[group] == nil { groupOrder.append(group) }
-            groups[group, default: []].append(.object(entry))
-        }
-        var answer: [String: JSONValue] = [
-            "environment": .string(environment.rawValue), "bundleId": .string(bundleId),
-            "data": .array(groupOrder.map { group in
-                .object(["subscriptionGroupIdentifier": .string(group), "lastTransactions": .array(groups[group] ?? [])])
-            }),
-        ]
-        if let appAppleId { answer["appAppleId"] = .int(appAppleId) }
-        return Self.json(200, .object(answer))
-    }
-
-    private func transactionInfo(_ id: String) -> Answer {
-        guard let stored = state.withLock({ $0.transactions.last(where: { $0.transactionId == id }) }) else {
-            return Self.notFound
-        }
-        return Self.json(200, ["signedTransactionInfo": .string(stored.signed)])
-    }
-
-    private func consumption(_ id: String, _ body: [UInt8]) -> Answer {
-        guard state.withLock({ $0.transactions.contains { $0.transactionId == id } }) else { return Self.notFound }
-        guard let json = try? JSONValue.parse(body), json.objectValue != nil else {
-            return Self.error(400, 4000000, "Bad request.")
-        }
-        guard json["customerConsented"]?.boolValue == true else {
-            return Self.error(400, 4000035, "Invalid customer consented.")
-        }
-        guard json["sampleContentProvided"]?.boolValue != nil else {
-            return Self.error(400, 4000041, "Invalid sample content provided.")
-        }
-        let delivery: Set<String> = [
-            "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE",
-            "UNDELIVERED_OTHER",
-        ]
-        guard let status = json["deliveryStatus"]?.stringValue, delivery.contains(status) else {
-            return Self.error(400, 4000036, "Invalid delivery status.")
-        }
-        if let percentage = json["consumptionPercentage"] {
-            guard let value = percentage.int64Value, (0...100_000).contains(value) else {
-                return Self.error(400, 4000000, "Bad request.")
-            }
-        }
-        return Answer(status: 202, headers: [:], body: [], hang: false)
-    }
-
-    private func notificationHistory(_ query: [String: String], _ body: [UInt8], _ now: Int64) -> Answer {
-        guard let json = try? JSONValue.parse(body), json.objectValue != nil,
-              let start = json["startDate"]?.int64Value, let end = json["endDate"]?.int64Value
-        else { return Self.error(400, 4000015, "Invalid start date.") }
-        guard start < end else { return Self.error(400, 4000013, "Start date after end date.") }
-        guard start >= now - 180 * 86_400_000 else { return Self.error(400, 4000012, "Start date too far in past.") }
-        let (all, pageSize) = state.withLock { ($0.notifications, $0.notificationPageSize) }
-        var list = all.filter {
-            let signed = $0.payload.millis("signedDate") ?? 0
-            return signed >= start && signed < end
-        }
-        if let type = json["notificationType"]?.stringValue {
-            list = list.filter { $0.payload.string("notificationType") == type }
-        }
-        if let subtype = json["notificationSubtype"]?.stringValue {
-            list = list.filter { $0.payload.string("subtype") == subtype }
-        }
-        if let transactionId = json["transactionId"]?.stringValue {
-            list = list.filter { notification in
-                guard let signed = notification.payload["data"]?["signedTransactionInfo"]?.stringValue,
-                      let transaction = Self.payload(signed)
-                else { return false }
-                return transaction.string("transactionId") == transactionId
-                    || transaction.string("originalTransactionId") == transactionId
-            }
-        }
-        if json["onlyFailures"]?.boolValue == true {
-            list = list.filter { !$0.sendAttempts.contains { $0.sendAttemptResult == "SUCCESS" } }
-        }
-        var offset = 0
-        if let token = query["paginationToken"] {
-            guard token.hasPrefix("page-"), let n = Int(token.dropFirst(5)), (0...list.count).contains(n) else {
-                return Self.error(400, 4000014, "Invalid pagination token.")
-            }
-            offset = n
-        }
-        let stop = min(list.count, offset + pageSize)
-        var answer: [String: JSONValue] = [
-            "hasMore": .bool(stop < list.count),
-            "notificationHistory": .array(list[offset..<stop].map { notification in
-                .object([
-                    "signedPayload": .string(notification.signedPayload),
-                    "sendAttempts": .array(notification.sendAttempts.map(Self.attempt)),
-                ])
-            }),
-        ]
-        if stop < list.count { answer["paginationToken"] = .string("page-\(stop)") }
-        return Self.json(200, .object(answer))
-    }
-
-    private func extend(_ originalId: String, _ body: [UInt8], _ now: Int64) -> Answer {
-        guard let stored = state.withLock({ $0.transactions.last(where: { $0.originalTransactionId == originalId }) })
-        else { return Self.error(404, 4040005, "Original transaction id not found.") }
-        guard let json = try? JSONValue.parse(body), json.objectValue != nil else {
-            return Self.error(400, 4000000, "Bad request.")
-        }
-        guard let days = json["extendByDays"]?.int64Value, (1...90).contains(days) else {
-            return Self.error(400, 4000009, "Invalid extend by days value.")
-        }
-        guard let reason = json["extendReasonCode"]?.int64Value, (0...3).contains(reason) else {
-            return Self.error(400, 4000010, "Invalid extend reason code.")
-        }
-        guard let identifier = json["requestIdentifier"]?.stringValue, !identifier.isEmpty else {
-            return Self.error(400, 4000011, "Invalid request identifier.")
-        }
-        var answer: [String: JSONValue] = [
-            "originalTransactionId": .string(originalId), "success": .bool(true),
-            "effectiveDate": .int((stored.payload.millis("expiresDate") ?? now) + days * 86_400_000),
-        ]
-        if let line = stored.payload.string("webOrderLineItemId") { answer["webOrderLineItemId"] = .string(line) }
-        return Self.json(200, .object(answer))
-    }
-
-    // MARK: Helpers
-
-    private static func matches(_ stored: Stored, _ id: String) -> Bool {
-        stored.transactionId == id || stored.originalTransactionId == id || stored.payload.string("appTransactionId") == id
-    }
-
-    /// Apple's `productType` filter word for a transaction's `type`.
-    private static func productType(_ payload: JSONValue) -> String? {
-        switch payload.string("type") {
-        case "Auto-Renewable Subscription": "AUTO_RENEWABLE"
-        case "Non-Renewing Subscription": "NON_RENEWABLE"
-        case "Consumable": "CONSUMABLE"
-        case "Non-Consumable": "NON_CONSUMABLE"
-        default: nil
-        }
-    }
-
-    /// 1 active, 2 expired, 5 revoked (billing retry and grace need renewal info: `addRenewalInfo(status:)`).
-    private static func status(_ payload: JSONValue, _ now: Int64) -> Int {
-        if payload["revocationDate"] != nil { return 5 }
-        return (payload.millis("expiresDate") ?? 0) > now ? 1 : 2
-    }
-
-    /// The payload of a compact JWS, unverified (the stand-in serves what it was given).
-    static func payload(_ jws: String) -> JSONValue? {
-        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { return nil }
-        var middle = String(parts[1])
-        guard let bytes = middle.withUTF8({ Base64.decodeURL($0) }), let json = try? JSONValue.parse(bytes),
-              json.objectValue != nil
-        else { return nil }
-        return json
-    }
-
-    private static func attempt(_ attempt: SendAttempt) -> JSONValue {
-        var object: [String: JSONValue] = [:]
-        if let date = attempt.attemptDate { object["attemptDate"] = .int(date) }
-        if let result = attempt.sendAttemptResult { object["sendAttemptResult"] = .string(result) }
-        return .object(object)
-    }
-
-    private static let unauthorized = Answer(status: 401, headers: [:], body: [], hang: false)
-    private static var notFound: Answer { error(404, 4040010, "Transaction id not found.") }
-
-    private static func error(_ status: Int, _ code: Int64, _ message: String) -> Answer {
-        json(status, ["errorCode": .int(code), "errorMessage": .string(message)])
-    }
-
-    private static func json(_ status: Int, _ value: JSONValue) -> Answer {
-        Answer(status: status, headers: ["Content-Type": "application/json"], body: value.serialized(), hang: false)
-    }
 }
