@@ -167,10 +167,11 @@ import Testing
             apple, sleeps: sleeps, policy: .init(timeoutSeconds: 2, maxRetries: 1, backoffSeconds: 0.25))
         let error = Self.error { _ = try client.transactionInfo("1") }
         guard case .unavailable = error else { Issue.record("got \(String(describing: error))"); return }
-        // 2 s per attempt, not less: on a loaded machine a retry that times out sooner may give up
-        // before the stand-in has even read it (seen once in a release run under load).
-        #expect(apple.production.requests.count == 2)
+        // The retry is proven by its backoff: one sleep, then a second attempt. How many of the two
+        // the stand-in saw is not: on a loaded machine a timed-out attempt can end before the
+        // stand-in has read it (seen once in a release run while builds shared the cores).
         #expect(sleeps.recorded == [0.25])
+        #expect((1...2).contains(apple.production.requests.count))
     }
 
     @Test func applesErrorBodiesAreTyped() throws {
