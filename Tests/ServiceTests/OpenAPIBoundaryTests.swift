@@ -69,6 +69,9 @@ import TestSupport
                                   purchaseDate: TestVectors.nowMillis, originalPurchaseDate: TestVectors.nowMillis)]).der())
             return [{ Base(path: ["userId": "u-bound"], body: ["transactionId": "2000000001"]) },
                     { Base(path: ["userId": "u-bound"], body: ["receipt": .string(receipt)]) }]
+        case "POST /v1/admin/reconcile":
+            // No serverAPI key in this service: a valid request is answered 422 before Apple is asked.
+            return [{ Base(body: ["since": .string(RFC3339.format(TestVectors.nowMillis - 3_600_000))]) }]
         case "GET /v1/changes":
             // The feed holds a change (seeded in init), so a valid `wait` probe is answered at once.
             return [{ Base(query: ["after": "0-0", "limit": "10", "wait": "0"]) }]

@@ -299,6 +299,21 @@ public enum OpenAPIDocument {
         }
       }
     },
+    "/v1/admin/reconcile": {
+      "post": {
+        "summary": "Ask Apple's Get Notification History (every page, per app with a serverAPI key and per store environment it accepts) for the notifications sent in a window, and record those that never reached this service, verified as POST /v1/notifications/apple verifies them",
+        "security": [{"bearer": ["admin"]}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "description": "{\"since\": RFC 3339 (required; within the last 180 days, which is what Apple keeps), \"until\": RFC 3339 (default now; after since), \"bundleId\": one app, \"environment\": \"Production\" or \"Sandbox\"}; anything else in them is a 400."}}}},
+        "responses": {
+          "200": {"description": "What was found", "content": {"application/json": {"schema": {"type": "object", "required": ["fetched", "recorded", "duplicates", "rejected"], "properties": {"fetched": {"type": "integer"}, "recorded": {"type": "integer"}, "duplicates": {"type": "integer"}, "rejected": {"type": "integer", "description": "Did not verify: never recorded."}}}}}},
+          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"}, "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem", "description": "apple_rejected, or server_api_not_configured"},
+          "502": {"$ref": "#/components/responses/Problem", "description": "apple_unavailable"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
     "/v1/admin/replay": {
       "post": {
         "summary": "Rebuild every projection from the log under the recorded catalog in force (or report what would change); 409 while another replay runs or when a new catalog version was recorded meanwhile",

@@ -189,6 +189,7 @@ public final class ServiceApp: Sendable {
             .register(on: &router)
         OperationsRoutes(pool: pool, metrics: metrics).register(on: &router)
         AdminRoutes(engine: projections.engine, service: service).register(on: &router)
+        ReconcileRoutes(service: service).register(on: &router)
         OfferRoutes(
             apps: options.configuration.apps,
             signers: options.offerSigners ?? OfferRoutes.signers(from: options.configuration), clock: options.clock

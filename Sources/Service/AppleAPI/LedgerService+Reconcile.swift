@@ -1,0 +1,65 @@
+import AppStore
+import Ledger
+
+extension LedgerService {
+    /// What one reconciliation found and did (`POST /v1/admin/reconcile`'s answer).
+    struct ReconcileReport: Sendable {
+        /// Notifications Apple's history listed.
+        var fetched = 0
+        /// Of those, recorded now: they had never reached this service.
+        var recorded = 0
+        /// Already recorded (delivered by Apple, or by an earlier reconciliation).
+        var duplicates = 0
+        /// Did not verify: never recorded.
+        var rejected = 0
+    }
+
+    /// Asks Apple's Get Notification History, per app with a `serverAPI` key and per store
+    /// environment the app accepts, for the notifications sent between `since` and `until`
+    /// (every page), and records each one exactly as `POST /v1/notifications/apple` would: verified
+    /// first, a redelivery a duplicate (api.md §5, missed notifications). `bundleId` and
+    /// `environment` narrow it down.
+    func reconcile(
+        since: Int64, until: Int64, bundleId: String? = nil, environment: String? = nil, context: RequestContext
+    ) throws(ServiceError) -> ReconcileReport {
+        let apps = configuration.apps.filter { $0.serverAPI != nil && (bundleId == nil || $0.bundleId == bundleId) }
+        guard !apps.isEmpty else {
+            throw .serverAPINotConfigured(
+                bundleId.map { "app \($0) has no serverAPI key" } ?? "no app has a serverAPI key: reconcile asks Apple's App Store Server API")
+        }
+        var report = ReconcileReport()
+        for app in apps {
+            let client = app.serverAPI!.client(bundleId: app.bundleId)
+            for store in AppStoreServerEnvironment.allCases
+            where app.environments.contains(store.rawValue) && (environment == nil || environment == store.rawValue) {
+                let query = NotificationHistoryQuery(startDate: since, endDate: until)
+                var token: String?
+                repeat {
+                    let page: NotificationHistoryPage
+                    do {
+                        page = try client.notificationHistory(query, paginationToken: token, environment: store)
+                    } catch {
+                        throw .appStoreServer(error)
+                    }
+                    for item in page.items {
+                        report.fetched += 1
+                        let batch: FactBatch
+                        do {
+                            batch = try verifyNotification(item.signedPayload)
+                        } catch {
+                            report.rejected += 1
+                            logger.warning("reconcile: a notification from Apple's history did not verify", [
+                                "bundleId": app.bundleId, "environment": store.rawValue, "error": "\(error)",
+                            ])
+                            continue
+                        }
+                        let outcome = try record(batch, claimant: nil, context: context)
+                        if outcome.notificationRecorded { report.recorded += 1 } else { report.duplicates += 1 }
+                    }
+                    token = page.hasMore ? page.paginationToken : nil
+                } while token != nil
+            }
+        }
+        return report
+    }
+}

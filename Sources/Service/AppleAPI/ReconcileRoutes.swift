@@ -1,0 +1,72 @@
+import HTTP
+import JSON
+
+/// `POST /v1/admin/reconcile` (admin, api.md §5): ask Apple's notification history now for what
+/// never reached this service, and record it.
+struct ReconcileRoutes: Sendable {
+    let service: LedgerService
+
+    func register(on router: inout Router) {
+        router.add("POST", "/v1/admin/reconcile", scope: "admin") { request, _ in
+            AdminRoutes.respond(service, request) { () throws(ServiceError) in
+                let query = try Self.query(request.body, now: service.clock())
+                let report = try service.reconcile(
+                    since: query.since, until: query.until, bundleId: query.bundleId, environment: query.environment,
+                    context: RequestContext(requestId: request.requestId, source: "reconcile"))
+                service.logger.info("reconcile", [
+                    "request.id": request.requestId, "fetched": String(report.fetched),
+                    "recorded": String(report.recorded), "duplicates": String(report.duplicates),
+                    "rejected": String(report.rejected),
+                ])
+                var writer = JSONWriter(capacity: 96)
+                writer.beginObject()
+                writer.key("fetched"); writer.int(Int64(report.fetched))
+                writer.key("recorded"); writer.int(Int64(report.recorded))
+                writer.key("duplicates"); writer.int(Int64(report.duplicates))
+                writer.key("rejected"); writer.int(Int64(report.rejected))
+                writer.endObject()
+                return .json(200, writer.bytes)
+            }
+        }
+    }
+
+    struct Query {
+        var since: Int64
+        var until: Int64
+        var bundleId: String?
+        var environment: String?
+    }
+
+    /// Apple keeps 180 days of notification history.
+    static let historyDays: Int64 = 180
+
+    /// The body `{"since": RFC 3339, "until"?, "bundleId"?, "environment"?}`, checked.
+    static func query(_ body: [UInt8], now: Int64) throws(ServiceError) -> Query {
+        guard let value = try? JSONValue.parse(body), case .object(let fields) = value else {
+            throw .invalidRequest("the body must be a JSON object with since (RFC 3339)")
+        }
+        func instant(_ name: String) throws(ServiceError) -> Int64? {
+            guard let field = fields[name] else { return nil }
+            guard let text = field.stringValue, let instant = RFC3339.parse(text) else {
+                throw .invalidRequest("\(name) must be an RFC 3339 timestamp")
+            }
+            return instant
+        }
+        func text(_ name: String) throws(ServiceError) -> String? {
+            guard let field = fields[name] else { return nil }
+            guard let text = field.stringValue, !text.isEmpty else { throw .invalidRequest("\(name) must be a non-empty string") }
+            return text
+        }
+        guard let since = try instant("since") else { throw .invalidRequest("since is required (RFC 3339)") }
+        let until = try instant("until") ?? now
+        guard since < until else { throw .invalidRequest("since must be before until") }
+        guard since >= now - historyDays * 86_400_000 else {
+            throw .invalidRequest("since must be within the last \(historyDays) days (Apple keeps no older history)")
+        }
+        let environment = try text("environment")
+        if let environment, environment != "Production" && environment != "Sandbox" {
+            throw .invalidRequest("environment must be Production or Sandbox")
+        }
+        return Query(since: since, until: until, bundleId: try text("bundleId"), environment: environment)
+    }
+}
