@@ -82,6 +82,7 @@ import TestSupport
         configuration.apps[0].serverAPI = Configuration.ServerAPI(
             issuerId: "issuer-config", keyId: "KEYCONFIG1", privateKeyPath: path,
             key: AppStoreServerKey.testKey(issuerId: "issuer-config", keyId: "KEYCONFIG1"))
+        configuration.reconcileIntervalSeconds = 0  // the key points at Apple itself: no background calls
         let service = try TestService(configuration: configuration)
         defer { service.stop() }
         let response = try service.client("write").post("/v1/offers/signatures", [

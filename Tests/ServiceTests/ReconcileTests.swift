@@ -1,4 +1,5 @@
 import AppStore
+import EventStore
 import Foundation
 import JSON
 import Testing
@@ -66,5 +67,67 @@ import TestSupport
         let refused = try unkeyed.client().post("/v1/admin/reconcile", ["since": .string(RFC3339.format(now - hour))])
         #expect(refused.status == 422)
         #expect(refused.json["code"]?.stringValue == "server_api_not_configured")
+    }
+
+    @Test func theBackgroundReconcilerRecordsWhatNeverArrivedOnceAndItsCheckpointOutlivesARestart() throws {
+        let apple = try AppleServerAPIStandIn(key: AppStoreServerKey.testKey())
+        defer { apple.stop() }
+        for id in ["5100001", "5100002"] { apple.production.addNotification(Self.notification(id)) }
+        var configuration = TestService.configuration()
+        configuration.apps[0].serverAPI = Configuration.ServerAPI(
+            issuerId: "issuer-test", keyId: "KEYTEST123", privateKeyPath: SyncTests.keyPath, key: AppStoreServerKey.testKey(),
+            productionURL: apple.productionURL.absoluteString, sandboxURL: apple.sandboxURL.absoluteString)
+        configuration.reconcileIntervalSeconds = 1
+        let first = try TestService(configuration: configuration)
+        let connection = try Connection(first.conninfo)
+        func checkpoints() throws -> (rows: Int, recorded: Int64, lastSuccess: Int64) {
+            let rows = try connection.query(
+                "SELECT count(*), coalesce(sum(recorded_total), 0), coalesce(max(last_success_at), 0) FROM reconcile.checkpoints")
+            return (Int(rows[0, 0] ?? "0") ?? 0, Int64(rows[0, 1] ?? "0") ?? 0, Int64(rows[0, 2] ?? "0") ?? 0)
+        }
+        #expect(opsEventually(within: 20) { (try? checkpoints().rows) == 2 }, "one checkpoint per store environment")
+        #expect(try checkpoints().recorded == 2)
+        for id in ["5100001", "5100002"] { #expect(try first.client().get("/v1/subscriptions/\(id)").status == 200) }
+        let before = try checkpoints().lastSuccess
+        first.stop()
+
+        // A restart resumes from the checkpoint: it runs again, finds only duplicates.
+        let second = try TestService(configuration: configuration, sharing: first)
+        defer { second.stop() }
+        let third = try TestService(configuration: configuration, sharing: first)
+        defer { third.stop() }
+        #expect(opsEventually(within: 20) { ((try? checkpoints().lastSuccess) ?? 0) > before }, "it ran again")
+        #expect(try checkpoints().recorded == 2, "nothing recorded twice")
+        let holders = try connection.query(
+            """
+            SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+            WHERE l.locktype = 'advisory' AND l.granted AND d.datname = current_database()
+              AND ((l.classid::bigint << 32) | l.objid::bigint) = (hashtextextended($1, 0) & x'ffffffffffffffff'::bigint)
+            """, [Reconciler.lockKey])
+        #expect(holders[0, 0] == "1", "one of the two instances runs it")
+        let metrics = try second.client(nil).get("/metrics").text + (try third.client(nil).get("/metrics").text)
+        #expect(metrics.contains("iap_reconcile_runs_total{"))
+        #expect(metrics.contains("iap_reconcile_last_success_timestamp_seconds{"))
+    }
+
+    @Test func theReconcileConfigDefaultsToHourlyAndABadIntervalNamesTheKey() throws {
+        func parse(_ text: String) throws(ConfigurationError) -> Configuration {
+            try Configuration.parse(Array(text.utf8), file: "/etc/iap/config.json", baseDirectory: "/nonexistent")
+        }
+        #expect(try parse("{}").reconcileIntervalSeconds == 3600)
+        #expect(try parse(#"{"reconcile": {"intervalSeconds": 0}}"#).reconcileIntervalSeconds == 0)
+        #expect(try parse(#"{"reconcile": {"intervalSeconds": 900}}"#).reconcileIntervalSeconds == 900)
+        for (text, key) in [(#"{"reconcile": {"intervalSeconds": 5}}"#, "reconcile.intervalSeconds"),
+                            (#"{"reconcile": {"intervalSeconds": "hourly"}}"#, "reconcile.intervalSeconds"),
+                            (#"{"reconcile": {"every": 60}}"#, "reconcile"),
+                            (#"{"reconcile": 3600}"#, "reconcile")] {
+            do {
+                _ = try parse(text)
+                Issue.record("\(text) was accepted")
+            } catch {
+                #expect(error.description.contains(key), "\(text): \(error.description)")
+                #expect(error.description.contains("/etc/iap/config.json"))
+            }
+        }
     }
 }

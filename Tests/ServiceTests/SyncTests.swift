@@ -15,6 +15,7 @@ import TestSupport
         configuration.apps[0].serverAPI = Configuration.ServerAPI(
             issuerId: "issuer-test", keyId: "KEYTEST123", privateKeyPath: keyPath, key: AppStoreServerKey.testKey(),
             productionURL: production, sandboxURL: sandbox)
+        configuration.reconcileIntervalSeconds = 0  // no background reconciler asking Apple meanwhile
         return try TestService(configuration: configuration)
     }
 

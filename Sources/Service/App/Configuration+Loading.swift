@@ -25,7 +25,8 @@ extension Configuration {
         }
         let reader = ConfigurationReader(file: file, baseDirectory: baseDirectory)
         let top = try reader.object(root, at: "")
-        try reader.allowOnly(["apps", "trustedRoots", "verifyReceipt", "transferPolicy", "webhooks"], in: top, at: "")
+        try reader.allowOnly(
+            ["apps", "trustedRoots", "verifyReceipt", "transferPolicy", "webhooks", "reconcile"], in: top, at: "")
 
         var configuration = Configuration.empty
         if let apps = top["apps"] {
@@ -94,6 +95,18 @@ extension Configuration {
         }
         if let webhooks = top["webhooks"] {
             configuration.webhooks = try WebhookEndpoint.parseList(webhooks, file: file)
+        }
+        if let reconcile = top["reconcile"] {
+            let members = try reader.object(reconcile, at: "reconcile")
+            try reader.allowOnly(["intervalSeconds"], in: members, at: "reconcile")
+            if let interval = members["intervalSeconds"] {
+                guard let seconds = interval.doubleValue, seconds == 0 || (60...86_400).contains(seconds) else {
+                    throw ConfigurationError(
+                        file: file, key: "reconcile.intervalSeconds",
+                        message: "expected 0 (off) or a number of seconds in 60…86400")
+                }
+                configuration.reconcileIntervalSeconds = seconds
+            }
         }
         try configuration.refuseTestkitRootsOutsideLocalTesting(file: file)
         return configuration

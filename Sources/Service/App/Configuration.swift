@@ -48,6 +48,10 @@ public struct Configuration: Sendable {
     public var transferPolicy: TransferPolicy
     /// Receivers of the change feed (api.md §4); none by default.
     public var webhooks: [WebhookEndpoint] = []
+    /// How often the background reconciler asks Apple's notification history for what never
+    /// arrived (api.md §5; config `reconcile.intervalSeconds`, 0 = off). It runs only for apps
+    /// with a `serverAPI` key.
+    public var reconcileIntervalSeconds: Double = 3600
 
     public static let defaultVerifyReceipt = VerifyReceipt(
         production: "https://buy.itunes.apple.com/verifyReceipt",

@@ -7,50 +7,6 @@ import JSON
 /// The running service: PostgreSQL (embedded or external), migrations, the pool, the
 /// verifier and the HTTP server, started in that order and stopped in reverse.
 public final class ServiceApp: Sendable {
-    public struct Options: Sendable {
-        public var configuration: Configuration = .empty
-        /// The file `configuration` was read from, recorded with a new catalog version.
-        public var configurationPath: String?
-        public var host = "127.0.0.1"
-        public var port = 8080
-        /// HTTP worker threads: handlers run on them synchronously, so this bounds the requests
-        /// in progress (cached reads mostly wait for the shared check of PostgreSQL).
-        public var threads = 32
-        /// Pooled PostgreSQL connections: bounds the transactions in progress (more than the
-        /// cores PostgreSQL has only adds contention). Threads beyond it wait for a connection.
-        public var databaseConnections = 8
-        /// External PostgreSQL; nil starts the embedded cluster under `dataDirectory`.
-        public var databaseURL: String?
-        public var dataDirectory = "./.iap-ledger"
-        public var migrationsDirectory: String
-        public var logger = Logger()
-        public var clock: @Sendable () -> Int64 = Timestamp.nowMillis
-        /// How long a valid API key's scopes are trusted without asking PostgreSQL again: a key
-        /// revoked by another process (`iap-ledger keys revoke`) stops working within this time.
-        public var keyCacheMillis: Int64 = KeyAuthenticator.defaultPositiveTTLMillis
-        /// An idle or stalled HTTP connection is closed after this many seconds.
-        public var connectionTimeoutSeconds = 30
-        /// A statement running longer than this is cancelled (a stuck query must not hold a
-        /// pool slot, and with it an HTTP worker, forever).
-        public var statementTimeoutSeconds = 30
-        /// A session left idle inside a transaction this long is closed by PostgreSQL, so a
-        /// leaked transaction cannot hold row or advisory locks.
-        public var idleInTransactionTimeoutSeconds = 60
-        /// Memory for the in-process cache of user documents (`IAP_LEDGER_USER_CACHE_MB`); 0
-        /// turns it off and every `GET /v1/users/{id}` queries PostgreSQL.
-        public var userCacheBytes = 32 << 20
-        /// How often the change clock looks for documents time has changed (api.md §4 wants
-        /// their changes within 5 s of the instant).
-        public var changeClockInterval: Double = 1
-        /// Who signs `POST /v1/offers/signatures` per app; nil: each app's `serverAPI` key
-        /// (`OfferRoutes.signers(from:)`). Tests give a signer built from Apple's test key.
-        var offerSigners: OfferRoutes.SignerLookup?
-
-        public init(migrationsDirectory: String) {
-            self.migrationsDirectory = migrationsDirectory
-        }
-    }
-
     /// A start-up failure, as one line naming its cause.
     public struct StartupError: Error, CustomStringConvertible, Sendable {
         public var description: String
@@ -67,6 +23,8 @@ public final class ServiceApp: Sendable {
     public let projections: ProjectionRuntime
     /// The change feed's clock, long polls and webhook delivery.
     let changes: ChangeServices
+    /// Asks Apple's notification history for what never arrived (off without a serverAPI key).
+    let reconciler: Reconciler
     /// Every route the router knows (method, pattern, required scope), for the OpenAPI test.
     let routes: [(method: String, pattern: String, scope: String?)]
 
@@ -216,6 +174,10 @@ public final class ServiceApp: Sendable {
             service: service, conninfo: adminConninfo, setupStatements: [ServiceRole.setRole],
             interval: options.changeClockInterval)
         changeClock.start()
+        let reconciler = Reconciler(
+            service: service, conninfo: adminConninfo, interval: options.configuration.reconcileIntervalSeconds,
+            registry: metrics.registry)
+        reconciler.start()
         let host = options.host.contains(":") ? "[\(options.host)]" : options.host
         // Webhook delivery of the change feed (api.md §4): wall-clock timed, whatever options.clock says.
         let webhooks = WebhookDispatcher.start(
@@ -224,7 +186,7 @@ public final class ServiceApp: Sendable {
         return ServiceApp(
             url: "http://\(host):\(port)", port: port, service: service, server: server, pool: pool,
             embedded: embedded, lock: lock, metrics: metrics, projections: projections, routes: router.routes,
-            changes: ChangeServices(clock: changeClock, waiters: changeWaiters, webhooks: webhooks))
+            changes: ChangeServices(clock: changeClock, waiters: changeWaiters, webhooks: webhooks), reconciler: reconciler)
     }
 
     /// The verifier of signed App Store data for `configuration`'s apps and trusted roots
@@ -267,9 +229,11 @@ public final class ServiceApp: Sendable {
     private init(url: String, port: Int, service: LedgerService, server: HTTPServer, pool: ConnectionPool,
                  embedded: EmbeddedPostgres?, lock: DataDirectoryLock?, metrics: ServiceMetrics,
                  projections: ProjectionRuntime,
-                 routes: [(method: String, pattern: String, scope: String?)], changes: ChangeServices)
+                 routes: [(method: String, pattern: String, scope: String?)], changes: ChangeServices,
+                 reconciler: Reconciler)
     {
         self.changes = changes
+        self.reconciler = reconciler
         self.projections = projections
         self.routes = routes
         self.lock = lock
@@ -288,6 +252,7 @@ public final class ServiceApp: Sendable {
         server.stop()
         changes.webhooks.stop()
         changes.clock.stop()
+        reconciler.stop()
         service.catalogs.stop()
         projections.stop()
         service.documentCheck?.stop()

@@ -1,0 +1,51 @@
+import AppStore
+import EventStore
+import Foundation
+import HTTP
+import JSON
+
+extension ServiceApp {
+    public struct Options: Sendable {
+        public var configuration: Configuration = .empty
+        /// The file `configuration` was read from, recorded with a new catalog version.
+        public var configurationPath: String?
+        public var host = "127.0.0.1"
+        public var port = 8080
+        /// HTTP worker threads: handlers run on them synchronously, so this bounds the requests
+        /// in progress (cached reads mostly wait for the shared check of PostgreSQL).
+        public var threads = 32
+        /// Pooled PostgreSQL connections: bounds the transactions in progress (more than the
+        /// cores PostgreSQL has only adds contention). Threads beyond it wait for a connection.
+        public var databaseConnections = 8
+        /// External PostgreSQL; nil starts the embedded cluster under `dataDirectory`.
+        public var databaseURL: String?
+        public var dataDirectory = "./.iap-ledger"
+        public var migrationsDirectory: String
+        public var logger = Logger()
+        public var clock: @Sendable () -> Int64 = Timestamp.nowMillis
+        /// How long a valid API key's scopes are trusted without asking PostgreSQL again: a key
+        /// revoked by another process (`iap-ledger keys revoke`) stops working within this time.
+        public var keyCacheMillis: Int64 = KeyAuthenticator.defaultPositiveTTLMillis
+        /// An idle or stalled HTTP connection is closed after this many seconds.
+        public var connectionTimeoutSeconds = 30
+        /// A statement running longer than this is cancelled (a stuck query must not hold a
+        /// pool slot, and with it an HTTP worker, forever).
+        public var statementTimeoutSeconds = 30
+        /// A session left idle inside a transaction this long is closed by PostgreSQL, so a
+        /// leaked transaction cannot hold row or advisory locks.
+        public var idleInTransactionTimeoutSeconds = 60
+        /// Memory for the in-process cache of user documents (`IAP_LEDGER_USER_CACHE_MB`); 0
+        /// turns it off and every `GET /v1/users/{id}` queries PostgreSQL.
+        public var userCacheBytes = 32 << 20
+        /// How often the change clock looks for documents time has changed (api.md §4 wants
+        /// their changes within 5 s of the instant).
+        public var changeClockInterval: Double = 1
+        /// Who signs `POST /v1/offers/signatures` per app; nil: each app's `serverAPI` key
+        /// (`OfferRoutes.signers(from:)`). Tests give a signer built from Apple's test key.
+        var offerSigners: OfferRoutes.SignerLookup?
+
+        public init(migrationsDirectory: String) {
+            self.migrationsDirectory = migrationsDirectory
+        }
+    }
+}

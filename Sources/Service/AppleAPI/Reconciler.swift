@@ -1,0 +1,137 @@
+import EventStore
+import Foundation
+import HTTP
+import Synchronization
+
+/// The background reconciler (api.md §5, missed notifications): every `interval`, per app with a
+/// `serverAPI` key and per store environment it accepts, asks Apple's notification history from
+/// its checkpoint (less an overlap) to now and records what never arrived (`reconcile`), then
+/// moves the checkpoint. One instance runs it: the holder of a session advisory lock, freed when
+/// its session ends, so another takes over within a poll. What two runs both find is a duplicate.
+final class Reconciler: Sendable {
+    static let lockKey = "iap-ledger:reconciler"
+    /// Read again before the checkpoint: Apple may list a notification a little after it signed it.
+    static let overlapMillis: Int64 = 10 * 60 * 1000
+    /// A first run (no checkpoint yet) looks back this far.
+    static let firstLookBackMillis: Int64 = 24 * 60 * 60 * 1000
+
+    let service: LedgerService
+    let conninfo: String
+    let interval: Double
+    /// How often the instance checks the lock and whether a run is due.
+    let poll: Double
+    let runs: Counter
+    let recorded: Counter
+    private let stopping = Atomic<Bool>(false)
+    private let finished = Mutex<Bool>(false)
+
+    init(service: LedgerService, conninfo: String, interval: Double, poll: Double = 1, registry: MetricsRegistry) {
+        self.service = service
+        self.conninfo = conninfo
+        self.interval = interval
+        self.poll = poll
+        runs = registry.counter(
+            "iap_reconcile_runs_total", help: "Reconciler runs per app and environment, by result (ok, failed).",
+            labels: ["bundle_id", "environment", "result"])
+        recorded = registry.counter(
+            "iap_reconcile_recorded_total", help: "Notifications the reconciler recorded that had never arrived.",
+            labels: ["bundle_id", "environment"])
+        registry.gauge(
+            "iap_reconcile_last_success_timestamp_seconds",
+            help: "When the reconciler last succeeded, per app and environment (Unix seconds).",
+            labels: ["bundle_id", "environment"]
+        ) { [service] in
+            let rows = (try? service.read { connection throws(ServiceError) -> Rows in
+                try database { () throws(DatabaseError) in try connection.query(ReconcileCheckpointsTable.all) }
+            })
+            guard let rows else { return [] }
+            return (0..<rows.count).compactMap { row in
+                guard let bundle = rows[row, 0], let environment = rows[row, 1],
+                    let at = rows[row, 3].flatMap({ Double($0) })
+                else { return nil }
+                return ([bundle, environment], at / 1000)
+            }
+        }
+    }
+
+    /// Starts the thread unless reconciling is off or no app has a key.
+    func start() {
+        guard interval > 0, service.configuration.apps.contains(where: { $0.serverAPI != nil }) else {
+            finished.withLock { $0 = true }
+            return
+        }
+        let thread = Thread { [self] in
+            run()
+            finished.withLock { $0 = true }
+        }
+        thread.name = "reconciler"
+        thread.start()
+    }
+
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
+        for _ in 0..<300 where !finished.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.01) }
+    }
+
+    private func run() {
+        var connection: Connection?
+        var holdsLock = false
+        while !stopping.load(ordering: .relaxed) {
+            do {
+                if connection == nil || connection?.isHealthy == false {
+                    connection = try Connection(conninfo, connectTimeout: 5)
+                    try connection!.executeScript(ServiceRole.setRole)
+                    holdsLock = false
+                }
+                if !holdsLock {
+                    let rows = try connection!.query(
+                        "SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok", [Self.lockKey])
+                    holdsLock = rows.bool(0, "ok") ?? false
+                }
+                if holdsLock { try runDue(on: connection!) }
+            } catch {
+                service.logger.warning("reconciler", ["error": "\(error)"])
+                connection = nil
+            }
+            Thread.sleep(forTimeInterval: poll)
+        }
+    }
+
+    /// Every app and environment whose last run is older than the interval.
+    private func runDue(on connection: Connection) throws {
+        let checkpoints = ReconcileCheckpointsTable.decode(try connection.query(ReconcileCheckpointsTable.all))
+        let now = service.clock()
+        for app in service.configuration.apps where app.serverAPI != nil {
+            for environment in ["Production", "Sandbox"] where app.environments.contains(environment) {
+                guard !stopping.load(ordering: .relaxed) else { return }
+                let checkpoint = checkpoints[ReconcileCheckpointsTable.key(app.bundleId, environment)]
+                if let checkpoint, Double(now - checkpoint.lastSuccessAt) < interval * 1000 { continue }
+                let since = max(
+                    (checkpoint?.reconciledUntil ?? now - Self.firstLookBackMillis) - Self.overlapMillis,
+                    now - ReconcileRoutes.historyDays * 86_400_000 + 60_000)
+                do {
+                    let report = try service.reconcile(
+                        since: since, until: now, bundleId: app.bundleId, environment: environment,
+                        context: RequestContext(requestId: "reconciler-\(app.bundleId)-\(environment)-\(now)", source: "reconciler"))
+                    try connection.execute(
+                        ReconcileCheckpointsTable.advance(
+                            bundleId: app.bundleId, environment: environment, until: now, now: now,
+                            recorded: report.recorded))
+                    runs.increment([app.bundleId, environment, "ok"])
+                    recorded.increment([app.bundleId, environment], by: Double(report.recorded))
+                    if report.recorded > 0 || report.rejected > 0 {
+                        service.logger.info("reconcile: notifications that never arrived", [
+                            "bundleId": app.bundleId, "environment": environment,
+                            "recorded": String(report.recorded), "rejected": String(report.rejected),
+                        ])
+                    }
+                } catch {
+                    runs.increment([app.bundleId, environment, "failed"])
+                    service.logger.warning("reconcile failed", [
+                        "bundleId": app.bundleId, "environment": environment, "error": "\(error)",
+                    ])
+                }
+            }
+        }
+    }
+}
