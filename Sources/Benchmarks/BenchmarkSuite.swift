@@ -141,20 +141,6 @@ struct BenchmarkSuite {
 
     /// One measurement, not a median: a second one in the same process would reuse what the
     /// first freed and add less.
-    mutating func longPollBenchmark() throws {
-        let waiters = parameters.longPollWaiters
-        Self.say("long-poll: \(waiters) idle waiters on an in-process HTTPServer")
-        let result = try LongPollBenchmark.measure(waiters: waiters)
-        Self.say("  \(result)")
-        notes.append("long-poll: \(result) (clients in the same process, soft open-file limit raised to the hard one).")
-        rows.append(BenchmarkRow(
-            name: "\(BenchmarkReport.number(Double(waiters))) idle long-poll waiters (in-process HTTPServer, 32 workers)",
-            figure: String(format: "+%.1f MB RSS", result.addedMB), runs: [result.addedMB],
-            baseline: "aim 20 MB", baselineRuns: [], ratio: String(format: "%.2f× aim", result.addedMB / 20),
-            aim: "≤ 20 MB", met: result.addedMB <= 20,
-            command: ".build/release/iap-ledger-bench long-poll --waiters \(waiters)", baselineCommand: ""))
-    }
-
     // MARK: HTTP against PostgreSQL
 
     mutating func ingestBenchmark(cluster: BenchCluster, service: ServiceProcess, key: String, bodies: String) throws {
@@ -293,28 +279,5 @@ struct BenchmarkSuite {
             aim: "≥ 200k events/s, ≤ 3× COPY time", met: rate >= 200_000 && ratio <= 3,
             command: "DATABASE_URL='postgresql:///replay?host=$PGHOST&user=postgres' iap-ledger replay (a full replay with swap; the bench times the same engine through ReplayBenchmark.measure)",
             baselineCommand: "psql -h $PGHOST -U postgres replay -c 'COPY (SELECT * FROM es.events) TO STDOUT' > /dev/null"))
-    }
-
-    func machine() -> String {
-        let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
-            .split(separator: "\n").first { $0.hasPrefix("model name") }
-            .map { $0.split(separator: ":", maxSplits: 1).last!.trimmingCharacters(in: .whitespaces) } ?? "unknown CPU"
-        return "\(ProcessInfo.processInfo.activeProcessorCount) vCPU (\(cpu))"
-    }
-
-    // MARK: Set-up
-
-    /// A config trusting the test PKI root, for the test vectors' app, with the minted product.
-    func writeConfiguration(in directory: String) throws -> String {
-        try Data(TestVectors.shared.rootDER).write(to: URL(fileURLWithPath: directory + "/testCA.der"))
-        let config = """
-            {"apps": [{"bundleId": "\(TestVectors.bundleId)", "appAppleId": \(TestVectors.appAppleId),
-                       "environments": ["Sandbox", "Production"],
-                       "products": {"com.example.monthly": {"type": "subscription", "entitlements": ["pro"]}}}],
-             "trustedRoots": ["testCA.der"]}
-            """
-        let path = directory + "/bench-config.json"
-        try config.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
     }
 }

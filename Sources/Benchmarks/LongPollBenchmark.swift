@@ -86,3 +86,19 @@ enum LongPollBenchmark {
         var all: [HTTPDeferred] { handles.withLock { $0 } }
     }
 }
+
+extension BenchmarkSuite {
+    mutating func longPollBenchmark() throws {
+        let waiters = parameters.longPollWaiters
+        Self.say("long-poll: \(waiters) idle waiters on an in-process HTTPServer")
+        let result = try LongPollBenchmark.measure(waiters: waiters)
+        Self.say("  \(result)")
+        notes.append("long-poll: \(result) (clients in the same process, soft open-file limit raised to the hard one).")
+        rows.append(BenchmarkRow(
+            name: "\(BenchmarkReport.number(Double(waiters))) idle long-poll waiters (in-process HTTPServer, 32 workers)",
+            figure: String(format: "+%.1f MB RSS", result.addedMB), runs: [result.addedMB],
+            baseline: "aim 20 MB", baselineRuns: [], ratio: String(format: "%.2f× aim", result.addedMB / 20),
+            aim: "≤ 20 MB", met: result.addedMB <= 20,
+            command: ".build/release/iap-ledger-bench long-poll --waiters \(waiters)", baselineCommand: ""))
+    }
+}

@@ -4,7 +4,10 @@
 /// running service and checks that it accepts and refuses exactly what this says. `x-maxBytes` is
 /// a length in UTF-8 bytes (what the service counts), next to `maxLength` in characters.
 public enum OpenAPIDocument {
-    public static let json: String = #"""
+    public static let json: String = header + "\n" + components + "\n" + paths
+
+    /// The document's opening: version, info and servers.
+    static let header: String = #"""
 {
   "openapi": "3.1.0",
   "info": {
@@ -13,147 +16,10 @@ public enum OpenAPIDocument {
     "description": "Self-hosted, event-sourced entitlement service for App Store in-app purchases. Times are RFC 3339 UTC with milliseconds. Errors are application/problem+json with a stable `code`. Any route answers 413 `payload_too_large` to a body over 1 MiB (read to the end or after a bounded lingering close, so the client can read the answer), 431 to a request head over 32 KiB, and 405 `method_not_allowed` (with `Allow`) to a method its path does not have. A value outside a documented constraint is refused with 400 `invalid_request` naming the field."
   },
   "servers": [{"url": "http://127.0.0.1:8080"}],
-  "components": {
-    "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "API key created with `iap-ledger keys create`; scopes read, write, admin."}},
-    "schemas": {
-      "Problem": {
-        "type": "object",
-        "required": ["type", "title", "status", "code"],
-        "properties": {
-          "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
-          "detail": {"type": "string"}, "code": {"type": "string", "description": "Stable machine word: verification_failed, owned_by_other_user, insufficient_balance, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, replay_in_progress, server_api_not_configured, store_unavailable, apple_unavailable, apple_rejected, internal_error."},
-          "reason": {"type": "string", "enum": ["malformed", "unsupported_algorithm", "invalid_certificate", "invalid_chain", "signature_mismatch", "unknown_app", "wrong_environment", "receipt_rejected"]},
-          "appleStatus": {"type": "integer"}, "balance": {"type": "integer"}, "requestId": {"type": "string"}
-        }
-      },
-      "Entitlement": {
-        "type": "object",
-        "properties": {
-          "active": {"type": "boolean"}, "expiresAt": {"type": ["string", "null"], "format": "date-time"},
-          "productId": {"type": "string"}, "source": {"type": "string", "enum": ["subscription", "non_consumable", "non_renewing_subscription", "admin"]},
-          "originalTransactionId": {"type": ["string", "null"]}, "willRenew": {"type": "boolean"}, "inGracePeriod": {"type": "boolean"}
-        }
-      },
-      "Subscription": {
-        "type": "object",
-        "properties": {
-          "originalTransactionId": {"type": "string"}, "productId": {"type": "string"},
-          "status": {"type": "string", "enum": ["active", "in_grace_period", "in_billing_retry", "expired", "revoked"]},
-          "expiresAt": {"type": ["string", "null"], "format": "date-time"}, "gracePeriodExpiresAt": {"type": ["string", "null"], "format": "date-time"},
-          "autoRenew": {"type": "boolean"}, "autoRenewProductId": {"type": ["string", "null"]},
-          "environment": {"type": "string"}, "ownership": {"type": "string"}
-        }
-      },
-      "NonConsumable": {
-        "type": "object",
-        "properties": {
-          "productId": {"type": "string"}, "transactionId": {"type": "string"},
-          "purchasedAt": {"type": "string", "format": "date-time"}, "revokedAt": {"type": ["string", "null"], "format": "date-time"},
-          "ownership": {"type": "string"}
-        }
-      },
-      "Customer": {
-        "type": "object",
-        "required": ["userId", "entitlements", "subscriptions", "nonConsumables", "balances", "version"],
-        "properties": {
-          "userId": {"type": "string"},
-          "entitlements": {"type": "object", "additionalProperties": {"$ref": "#/components/schemas/Entitlement"}},
-          "subscriptions": {"type": "array", "items": {"$ref": "#/components/schemas/Subscription"}},
-          "nonConsumables": {"type": "array", "items": {"$ref": "#/components/schemas/NonConsumable"}},
-          "balances": {"type": "object", "additionalProperties": {"type": "integer"}},
-          "version": {"type": "integer", "description": "Sequence of the last event applied for this user; only grows."}
-        }
-      },
-      "Change": {
-        "type": "object",
-        "description": "A transition of what a user has (api.md §4). The same bytes in the pull feed and in every webhook attempt.",
-        "required": ["id", "cursor", "type", "userId", "environment", "occurredAt", "recordedAt", "entitlementIds", "details", "customer"],
-        "properties": {
-          "id": {"type": "string", "pattern": "^chg_[0-9]{15,}$", "description": "Stable: the webhook-id of every attempt."},
-          "cursor": {"type": "string", "description": "Opaque position in the feed; pass it back as after."},
-          "type": {"type": "string", "enum": ["INITIAL_PURCHASE", "RENEWAL", "PRODUCT_CHANGE", "CANCELLATION", "UNCANCELLATION", "BILLING_ISSUE", "BILLING_RECOVERED", "EXPIRATION", "REFUND", "REFUND_REVERSED", "NON_RENEWING_PURCHASE", "NON_CONSUMABLE_PURCHASE", "CONSUMABLE_PURCHASE", "BALANCE_DEBIT", "TRANSFER", "PROMOTIONAL_GRANT", "PROMOTIONAL_REVOKE", "CORRECTION", "TEST"]},
-          "userId": {"type": ["string", "null"]},
-          "environment": {"type": ["string", "null"], "description": "null for a change with no store environment (a debit, a grant)."},
-          "occurredAt": {"type": "string", "format": "date-time", "description": "When the transition took effect: the instant itself for what time alone changes."},
-          "recordedAt": {"type": "string", "format": "date-time"},
-          "productId": {"type": ["string", "null"]}, "originalTransactionId": {"type": ["string", "null"]}, "transactionId": {"type": ["string", "null"]},
-          "entitlementIds": {"type": "array", "items": {"type": "string"}},
-          "details": {"type": "object", "description": "TRANSFER and PRODUCT_CHANGE: from, to. CONSUMABLE_PURCHASE, BALANCE_DEBIT and a consumable's REFUND: currency, amount, balance. CORRECTION: before, after. BILLING_ISSUE, EXPIRATION: status."},
-          "customer": {"oneOf": [{"$ref": "#/components/schemas/Customer"}, {"type": "null"}], "description": "The user's document after the change; null for TEST (no user)."}
-        }
-      },
-      "UserId": {"type": "string", "minLength": 1, "maxLength": 256, "x-maxBytes": 256, "pattern": "^[^\\u0000-\\u001F\\u007F]*$", "description": "1–256 bytes of UTF-8, no control characters (U+0000–U+001F, U+007F)."},
-      "PurchaseRequest": {
-        "type": "object", "required": ["userId"],
-        "description": "Exactly one of signedTransaction (StoreKit 2) and receipt (StoreKit 1). Other fields are ignored.",
-        "oneOf": [{"required": ["signedTransaction"]}, {"required": ["receipt"]}],
-        "properties": {
-          "userId": {"$ref": "#/components/schemas/UserId"},
-          "signedTransaction": {"type": "string", "minLength": 1, "description": "StoreKit 2 signed transaction (JWS); one that does not verify is a 422."},
-          "receipt": {"type": "string", "minLength": 1, "contentEncoding": "base64", "contentMediaType": "application/pkcs7-mime", "description": "StoreKit 1 app receipt: standard base64 (line breaks ignored) of a PKCS#7 SignedData with its pkcs7-data content embedded. Anything else is a 400 before Apple is asked; a receipt of that shape is verified with verifyReceipt (production, then sandbox on 21007)."}
-        }
-      },
-      "Identifier": {"type": "string", "minLength": 1, "maxLength": 256, "x-maxBytes": 256, "pattern": "^[^\\u0000-\\u001F\\u007F]*$", "description": "1–256 bytes of UTF-8, no control characters."},
-      "OfferSignatureRequest": {
-        "type": "object", "required": ["productId", "offerId", "userId"],
-        "description": "Other fields are ignored. The signing app is bundleId when given; else the app whose products list productId; when several or none do, the one app (among those, or all) with a serverAPI key.",
-        "properties": {
-          "productId": {"$ref": "#/components/schemas/Identifier"},
-          "offerId": {"$ref": "#/components/schemas/Identifier", "description": "The promotional offer identifier set up in App Store Connect."},
-          "userId": {"$ref": "#/components/schemas/UserId", "description": "Signed as the legacy applicationUsername (lower-cased, as Apple's library does)."},
-          "transactionId": {"$ref": "#/components/schemas/Identifier", "description": "Any transaction (or appTransactionId) of the customer; signed into the V2 JWS when given."},
-          "bundleId": {"$ref": "#/components/schemas/Identifier", "description": "The app whose key signs, when the product alone does not tell."}
-        }
-      },
-      "OfferSignatureResponse": {
-        "type": "object", "required": ["bundleId", "jws", "legacy"],
-        "properties": {
-          "bundleId": {"type": "string", "description": "The app whose key signed."},
-          "jws": {"type": "string", "description": "Promotional offer V2 signature (compact JWS, ES256; claims iss, iat, aud promotional-offer, bid, nonce, productId, offerIdentifier, transactionId when given) for Product.PurchaseOption.promotionalOffer(_:compactJWS:)."},
-          "legacy": {"type": "object", "required": ["keyIdentifier", "nonce", "timestamp", "signature"], "description": "SKPaymentDiscount / promotionalOffer(offerID:keyID:nonce:signature:timestamp:).", "properties": {
-            "keyIdentifier": {"type": "string"}, "nonce": {"type": "string", "format": "uuid", "description": "Lower case, as signed."},
-            "timestamp": {"type": "integer", "description": "Milliseconds since 1970, as signed; the offer is valid for 24 hours from it."},
-            "signature": {"type": "string", "contentEncoding": "base64", "description": "ECDSA-SHA256 (DER) over bundleId, keyIdentifier, productId, offerId, userId (lower-cased), nonce, timestamp joined by U+2063."}}}
-        }
-      },
-      "DebitRequest": {
-        "type": "object", "required": ["amount", "idempotencyKey"],
-        "description": "Other fields are ignored.",
-        "properties": {
-          "amount": {"type": "integer", "minimum": 1, "maximum": 9223372036854775807, "description": "A positive JSON integer literal (no fraction or exponent)."},
-          "idempotencyKey": {"type": "string", "minLength": 1, "maxLength": 200, "x-maxBytes": 200, "description": "1–200 bytes of UTF-8; the same key again answers as the first time did."},
-          "reason": {"type": "string", "description": "Free text kept with the debit."}
-        }
-      },
-      "ReplayRequest": {
-        "type": "object", "additionalProperties": false,
-        "description": "An empty body or {} rebuilds every projection. Unknown fields, wrong types, unknown names and an empty list are a 400; nothing runs.",
-        "properties": {
-          "dryRun": {"type": "boolean", "description": "Report what would change; build and swap nothing."},
-          "projections": {"type": "array", "minItems": 1, "items": {"type": "string", "enum": ["users", "analytics"]}, "description": "The projections to rebuild; leave out for all."},
-          "projection": {"type": "string", "enum": ["users", "analytics"], "deprecated": true, "description": "One projection, the older spelling of projections."}
-        }
-      },
-      "PurchaseResponse": {
-        "type": "object",
-        "properties": {
-          "userId": {"type": "string"},
-          "transactions": {"type": "array", "items": {"type": "object", "properties": {
-            "transactionId": {"type": "string"}, "originalTransactionId": {"type": "string"}, "productId": {"type": "string"},
-            "result": {"type": "string", "enum": ["recorded", "duplicate"]},
-            "transferredFrom": {"type": "string", "description": "the previous owner, when this purchase moved here (transferPolicy transfer)"}}}},
-          "customer": {"oneOf": [{"$ref": "#/components/schemas/Customer"}, {"type": "null"}], "description": "The user's document after the change; null for TEST (no user)."}
-        }
-      },
-      "Event": {
-        "type": "object",
-        "properties": {"seq": {"type": "integer"}, "type": {"type": "string"}, "recordedAt": {"type": "string", "format": "date-time"}, "data": {"type": "object"}}
-      }
-    },
-    "responses": {
-      "Problem": {"description": "Error", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
-    }
-  },
+"""#
+
+    /// Every operation, by path.
+    static let paths: String = #"""
   "paths": {
     "/v1/purchases": {
       "post": {

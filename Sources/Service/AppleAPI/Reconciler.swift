@@ -6,8 +6,8 @@ import Synchronization
 /// The background reconciler (api.md §5, missed notifications): every `interval`, per app with a
 /// `serverAPI` key and per store environment it accepts, asks Apple's notification history from
 /// its checkpoint (less an overlap) to now and records what never arrived (`reconcile`), then
-/// moves the checkpoint. One instance runs it: the holder of a session advisory lock, freed when
-/// its session ends, so another takes over within a poll. What two runs both find is a duplicate.
+/// moves the checkpoint. One instance runs it (`LeasedLoop`: a session advisory lock, taken over
+/// within a poll when its holder dies). What two runs both find is a duplicate.
 final class Reconciler: Sendable {
     static let lockKey = "iap-ledger:reconciler"
     /// Read again before the checkpoint: Apple may list a notification a little after it signed it.
@@ -22,8 +22,7 @@ final class Reconciler: Sendable {
     let poll: Double
     let runs: Counter
     let recorded: Counter
-    private let stopping = Atomic<Bool>(false)
-    private let finished = Mutex<Bool>(false)
+    private let loop: Mutex<LeasedLoop?> = Mutex(nil)
 
     init(service: LedgerService, conninfo: String, interval: Double, poll: Double = 1, registry: MetricsRegistry) {
         self.service = service
@@ -56,54 +55,24 @@ final class Reconciler: Sendable {
 
     /// Starts the thread unless reconciling is off or no app has a key.
     func start() {
-        guard interval > 0, service.configuration.apps.contains(where: { $0.serverAPI != nil }) else {
-            finished.withLock { $0 = true }
-            return
-        }
-        let thread = Thread { [self] in
-            run()
-            finished.withLock { $0 = true }
-        }
-        thread.name = "reconciler"
-        thread.start()
+        guard interval > 0, service.configuration.apps.contains(where: { $0.serverAPI != nil }) else { return }
+        let loop = LeasedLoop(
+            name: "reconciler", conninfo: conninfo, setupStatements: [ServiceRole.setRole], lockKey: Self.lockKey,
+            interval: poll, logger: service.logger
+        ) { [weak self] connection, isStopping in try self?.runDue(on: connection, isStopping: isStopping) }
+        self.loop.withLock { $0 = loop }
+        loop.start()
     }
 
-    func stop() {
-        stopping.store(true, ordering: .relaxed)
-        for _ in 0..<300 where !finished.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.01) }
-    }
-
-    private func run() {
-        var connection: Connection?
-        var holdsLock = false
-        while !stopping.load(ordering: .relaxed) {
-            do {
-                if connection == nil || connection?.isHealthy == false {
-                    connection = try Connection(conninfo, connectTimeout: 5)
-                    try connection!.executeScript(ServiceRole.setRole)
-                    holdsLock = false
-                }
-                if !holdsLock {
-                    let rows = try connection!.query(
-                        "SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok", [Self.lockKey])
-                    holdsLock = rows.bool(0, "ok") ?? false
-                }
-                if holdsLock { try runDue(on: connection!) }
-            } catch {
-                service.logger.warning("reconciler", ["error": "\(error)"])
-                connection = nil
-            }
-            Thread.sleep(forTimeInterval: poll)
-        }
-    }
+    func stop() { loop.withLock { $0 }?.stop() }
 
     /// Every app and environment whose last run is older than the interval.
-    private func runDue(on connection: Connection) throws {
+    private func runDue(on connection: Connection, isStopping: () -> Bool) throws {
         let checkpoints = ReconcileCheckpointsTable.decode(try connection.query(ReconcileCheckpointsTable.all))
         let now = service.clock()
         for app in service.configuration.apps where app.serverAPI != nil {
             for environment in ["Production", "Sandbox"] where app.environments.contains(environment) {
-                guard !stopping.load(ordering: .relaxed) else { return }
+                guard !isStopping() else { return }
                 let checkpoint = checkpoints[ReconcileCheckpointsTable.key(app.bundleId, environment)]
                 if let checkpoint, Double(now - checkpoint.lastSuccessAt) < interval * 1000 { continue }
                 let since = max(

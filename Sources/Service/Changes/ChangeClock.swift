@@ -19,67 +19,28 @@ final class ChangeClock: Sendable {
     /// Users re-rendered per query of due documents.
     static let batchSize = 200
 
-    let service: LedgerService
-    let conninfo: String
-    let setupStatements: [String]
-    let interval: Double
-    private let stopping = Atomic<Bool>(false)
-    private let finished = Mutex<Bool>(false)
+    private let loop: LeasedLoop
 
     init(service: LedgerService, conninfo: String, setupStatements: [String], interval: Double = 1) {
-        self.service = service
-        self.conninfo = conninfo
-        self.setupStatements = setupStatements
-        self.interval = interval
-    }
-
-    func start() {
-        let thread = Thread { [self] in
-            run()
-            finished.withLock { $0 = true }
-        }
-        thread.name = "change-clock"
-        thread.start()
-    }
-
-    func stop() {
-        stopping.store(true, ordering: .relaxed)
-        for _ in 0..<300 where !finished.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.01) }
-    }
-
-    private func run() {
-        var connection: Connection?
-        var holdsLock = false
-        while !stopping.load(ordering: .relaxed) {
-            do {
-                if connection == nil || connection?.isHealthy == false {
-                    connection = try Connection(conninfo, connectTimeout: 5)
-                    for statement in setupStatements { try connection!.executeScript(statement) }
-                    holdsLock = false
-                }
-                if !holdsLock {
-                    let rows = try connection!.query(
-                        "SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok", [Self.lockKey])
-                    holdsLock = rows.bool(0, "ok") ?? false
-                }
-                if holdsLock {
-                    while !stopping.load(ordering: .relaxed), try tick(on: connection!) == Self.batchSize {}
-                }
-            } catch {
-                service.logger.warning("change clock", ["error": "\(error)"])
-                connection = nil
-            }
-            Thread.sleep(forTimeInterval: interval)
+        loop = LeasedLoop(
+            name: "change-clock", conninfo: conninfo, setupStatements: setupStatements, lockKey: Self.lockKey,
+            interval: interval, logger: service.logger
+        ) { connection, isStopping in
+            while !isStopping(), try Self.tick(service, on: connection, isStopping: isStopping) == Self.batchSize {}
         }
     }
+
+    func start() { loop.start() }
+
+    func stop() { loop.stop() }
 
     /// Re-renders the documents due now; answers how many users it looked at.
     @discardableResult
-    func tick(on connection: Connection) throws -> Int {
+    static func tick(_ service: LedgerService, on connection: Connection, isStopping: () -> Bool) throws -> Int {
         let now = service.clock()
-        let due = try connection.query(UserDocumentsTable.due(now: now, limit: Self.batchSize))
+        let due = try connection.query(UserDocumentsTable.due(now: now, limit: batchSize))
         let users = (0..<due.count).compactMap { due[$0, 0] }
-        for user in users where !stopping.load(ordering: .relaxed) {
+        for user in users where !isStopping() {
             do {
                 try service.announceElapsed(userId: user, now: now)
             } catch {
