@@ -57,6 +57,27 @@ import Testing
         .entitlementGranted(userId: "u-1", entitlement: "pro", reason: "support", expiresAt: F.t0 + F.day, at: F.t0),
         .entitlementGranted(userId: "u-1", entitlement: "pro", reason: "support", expiresAt: nil, at: F.t0),
         .entitlementRevoked(userId: "u-1", entitlement: "pro", reason: "abuse", at: F.t0),
+        .consumptionAnswered(
+            ConsumptionAnswer(
+                notificationUUID: "0f6b2c1e", transactionId: "5000", originalTransactionId: "5000",
+                environment: "Sandbox", customerConsented: true, sampleContentProvided: false,
+                deliveryStatus: "DELIVERED", consumptionPercentage: 30000, refundPreference: "DECLINE",
+                outcome: .accepted, attempt: 1, at: F.t0)),
+        .consumptionAnswered(
+            ConsumptionAnswer(
+                notificationUUID: "0f6b2c1e", transactionId: "5000", originalTransactionId: "5000", environment: nil,
+                customerConsented: false, sampleContentProvided: true, deliveryStatus: "UNDELIVERED_OTHER",
+                consumptionPercentage: nil, refundPreference: nil, outcome: .unavailable,
+                appleErrorCode: 5000000, detail: "HTTP 503 \"busy\"", attempt: 3, at: F.t0)),
+        .renewalExtensionRequested(
+            RenewalExtension(
+                originalTransactionId: "2000000001", environment: "Production", extendByDays: 7, extendReasonCode: 3,
+                requestIdentifier: "outage-2026-12", outcome: .accepted, effectiveDate: F.t0 + F.day,
+                webOrderLineItemId: "2000000000000001", at: F.t0)),
+        .renewalExtensionRequested(
+            RenewalExtension(
+                originalTransactionId: "2000000001", environment: nil, extendByDays: 90, extendReasonCode: 0,
+                requestIdentifier: "r", outcome: .rejected, appleErrorCode: 4000009, detail: "too many", at: F.t0)),
     ]
 
     @Test(arguments: events)

@@ -25,7 +25,8 @@ extension Account {
             state.grants[entitlement] = AdminGrant(reason: reason, expiresAt: expiresAt, at: at)
         case .entitlementRevoked(_, let entitlement, _, _):
             state.grants[entitlement] = nil
-        case .transactionRecorded, .renewalInfoRecorded, .notificationReceived:
+        case .transactionRecorded, .renewalInfoRecorded, .notificationReceived, .consumptionAnswered,
+            .renewalExtensionRequested:
             break
         }
     }

@@ -58,6 +58,8 @@ public enum Chain {
         case .chainClaimed, .chainReleased, .balanceDebited, .balanceCredited, .entitlementGranted,
             .entitlementRevoked:
             break
+        case .consumptionAnswered, .renewalExtensionRequested:
+            break  // the record of a request to Apple: it changes no fact
         }
     }
 

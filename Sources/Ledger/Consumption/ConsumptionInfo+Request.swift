@@ -21,6 +21,16 @@ extension ConsumptionInfo {
         case grantProrated = "GRANT_PRORATED"
     }
 
+    /// The refund preference to send: the configured one, except `GRANT_PRORATED` where Apple
+    /// would refuse it (it needs 0 < consumptionPercentage < 100000, auto-renewable subscriptions
+    /// aside): then none, which Apple allows.
+    public func refundPreference(_ settings: Settings) -> RefundPreference? {
+        guard settings.refundPreference == .grantProrated, productType != .subscription else {
+            return settings.refundPreference
+        }
+        return consumptionPercentage.map { $0 > 0 && $0 < 100_000 } ?? false ? .grantProrated : nil
+    }
+
     /// The request body of Send Consumption Information v2 (`PUT
     /// /inApps/v2/transactions/consumption/{transactionId}`), keeping Apple's rules so that Apple
     /// does not answer 400:
@@ -30,10 +40,7 @@ extension ConsumptionInfo {
     ///   subscription (Apple computes that one): otherwise the preference is left out, which Apple
     ///   allows, rather than sending a request it refuses.
     public func requestBody(_ settings: Settings) -> [UInt8] {
-        var preference = settings.refundPreference
-        if preference == .grantProrated, productType != .subscription {
-            if !(consumptionPercentage.map { $0 > 0 && $0 < 100_000 } ?? false) { preference = nil }
-        }
+        let preference = refundPreference(settings)
         // The key order of the library's ConsumptionRequest.CodingKeys.
         var writer = JSONWriter(capacity: 160)
         writer.beginObject()

@@ -12,6 +12,15 @@ public struct ConsumptionInfo: Sendable, Hashable {
     /// tell how much of a non-consumable was "used"). 0 when not delivered, as Apple requires.
     public var consumptionPercentage: Int32?
 
+    public init(
+        transactionId: String, productType: ProductType, deliveryStatus: DeliveryStatus, consumptionPercentage: Int32?
+    ) {
+        self.transactionId = transactionId
+        self.productType = productType
+        self.deliveryStatus = deliveryStatus
+        self.consumptionPercentage = consumptionPercentage
+    }
+
     /// Apple's delivery status values.
     ///
     /// [deliveryStatus](https://developer.apple.com/documentation/appstoreserverapi/deliverystatus)

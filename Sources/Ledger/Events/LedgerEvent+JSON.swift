@@ -24,6 +24,8 @@ extension LedgerEvent {
         case .transactionRecorded(let t): t.writeFields(to: &w)
         case .renewalInfoRecorded(let r): r.writeFields(to: &w)
         case .notificationReceived(let n): n.writeFields(to: &w)
+        case .consumptionAnswered(let answer): answer.writeFields(to: &w)
+        case .renewalExtensionRequested(let request): request.writeFields(to: &w)
         case .chainClaimed(let userId, let otid, let from, let at):
             w.key("userId")
             w.string(userId)
@@ -122,6 +124,8 @@ extension LedgerEvent {
         case "TransactionRecorded": event = .transactionRecorded(try Transaction(fields: &fields))
         case "RenewalInfoRecorded": event = .renewalInfoRecorded(try RenewalInfo(fields: &fields))
         case "NotificationReceived": event = .notificationReceived(try NotificationFact(fields: &fields))
+        case "ConsumptionAnswered": event = .consumptionAnswered(try ConsumptionAnswer(fields: &fields))
+        case "RenewalExtensionRequested": event = .renewalExtensionRequested(try RenewalExtension(fields: &fields))
         case "ChainClaimed":
             event = .chainClaimed(
                 userId: try fields.string(.userId), originalTransactionId: try fields.string(.originalTransactionId),

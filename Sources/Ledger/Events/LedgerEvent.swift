@@ -24,6 +24,10 @@ public indirect enum LedgerEvent: Sendable, Hashable {
     case entitlementGranted(userId: String, entitlement: String, reason: String, expiresAt: Int64?, at: Int64)
     /// An admin ended an entitlement they had granted.
     case entitlementRevoked(userId: String, entitlement: String, reason: String, at: Int64)
+    /// The service answered Apple's CONSUMPTION_REQUEST (one attempt, with Apple's answer).
+    case consumptionAnswered(ConsumptionAnswer)
+    /// An admin asked Apple to extend a subscription's renewal date (with Apple's answer).
+    case renewalExtensionRequested(RenewalExtension)
 
     /// The stored `type` column.
     public var typeName: String {
@@ -37,6 +41,8 @@ public indirect enum LedgerEvent: Sendable, Hashable {
         case .balanceCredited: "BalanceCredited"
         case .entitlementGranted: "EntitlementGranted"
         case .entitlementRevoked: "EntitlementRevoked"
+        case .consumptionAnswered: "ConsumptionAnswered"
+        case .renewalExtensionRequested: "RenewalExtensionRequested"
         }
     }
 
@@ -46,7 +52,8 @@ public indirect enum LedgerEvent: Sendable, Hashable {
     /// All type names, for readers that want to filter or validate.
     public static let typeNames: [String] = [
         "TransactionRecorded", "RenewalInfoRecorded", "NotificationReceived", "ChainClaimed", "ChainReleased",
-        "BalanceDebited", "BalanceCredited", "EntitlementGranted", "EntitlementRevoked",
+        "BalanceDebited", "BalanceCredited", "EntitlementGranted", "EntitlementRevoked", "ConsumptionAnswered",
+        "RenewalExtensionRequested",
     ]
 
     /// The stream this event is appended to (its `route`, named).

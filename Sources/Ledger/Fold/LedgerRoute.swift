@@ -30,6 +30,8 @@ extension LedgerEvent {
         case .transactionRecorded(let t): .chain(t.originalTransactionId)
         case .renewalInfoRecorded(let r): .chain(r.originalTransactionId)
         case .notificationReceived(let n): n.originalTransactionId.map(LedgerRoute.chain) ?? .unrouted
+        case .consumptionAnswered(let answer): .chain(answer.originalTransactionId)
+        case .renewalExtensionRequested(let request): .chain(request.originalTransactionId)
         case .chainClaimed(let userId, _, _, _), .chainReleased(let userId, _, _, _),
             .balanceDebited(let userId, _, _, _, _, _, _), .balanceCredited(let userId, _, _, _, _, _),
             .entitlementGranted(let userId, _, _, _, _), .entitlementRevoked(let userId, _, _, _):
@@ -41,7 +43,9 @@ extension LedgerEvent {
     /// The two kinds touch disjoint state, which lets a fold split them across threads.
     public var isChainEvent: Bool {
         switch self {
-        case .transactionRecorded, .renewalInfoRecorded, .notificationReceived: true
+        case .transactionRecorded, .renewalInfoRecorded, .notificationReceived, .consumptionAnswered,
+            .renewalExtensionRequested:
+            true
         case .chainClaimed, .chainReleased, .balanceDebited, .balanceCredited, .entitlementGranted,
             .entitlementRevoked:
             false

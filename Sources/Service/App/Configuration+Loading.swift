@@ -158,7 +158,8 @@ private struct ConfigurationReader {
     func app(_ value: JSONValue, at key: String) throws(ConfigurationError) -> Configuration.App {
         let members = try object(value, at: key)
         try allowOnly(
-            ["bundleId", "appAppleId", "environments", "sharedSecret", "products", "serverAPI"], in: members, at: key)
+            ["bundleId", "appAppleId", "environments", "sharedSecret", "products", "serverAPI", "consumption"],
+            in: members, at: key)
         guard let bundleValue = members["bundleId"] else { throw error("\(key).bundleId", "is required") }
         let bundleId = try string(bundleValue, at: "\(key).bundleId")
         guard !bundleId.isEmpty else { throw error("\(key).bundleId", "must not be empty") }
@@ -204,9 +205,16 @@ private struct ConfigurationReader {
         if let value = members["serverAPI"], !value.isNull {
             serverAPI = try self.serverAPI(value, at: "\(key).serverAPI")
         }
+        var consumption: ConsumptionInfo.Settings?
+        if let value = members["consumption"], !value.isNull {
+            consumption = try self.consumption(value, at: "\(key).consumption")
+            guard serverAPI != nil else {
+                throw error("\(key).consumption", "needs the app's serverAPI key: the answer goes to Apple's App Store Server API")
+            }
+        }
         return .init(
             bundleId: bundleId, appAppleId: appAppleId, environments: environments, sharedSecret: sharedSecret,
-            products: products, serverAPI: serverAPI)
+            products: products, serverAPI: serverAPI, consumption: consumption)
     }
 
     /// `serverAPI`: the ids are required and the key is read and checked now, so a wrong file
@@ -283,5 +291,31 @@ private struct ConfigurationReader {
             duration = text
         }
         return .init(kind: kind, entitlements: entitlements, grants: grants, duration: duration)
+    }
+
+    /// `consumption` (docs/api.md §5): how to answer Apple's CONSUMPTION_REQUEST for this app.
+    func consumption(_ value: JSONValue, at key: String) throws(ConfigurationError) -> ConsumptionInfo.Settings {
+        let members = try object(value, at: key)
+        try allowOnly(["customerConsented", "sampleContentProvided", "refundPreference"], in: members, at: key)
+        func flag(_ name: String) throws(ConfigurationError) -> Bool? {
+            guard let entry = members[name], !entry.isNull else { return nil }
+            guard let flag = entry.boolValue else { throw error("\(key).\(name)", "expected true or false") }
+            return flag
+        }
+        guard let consented = try flag("customerConsented") else {
+            throw error("\(key).customerConsented", "is required (whether your customers consented to sharing consumption data)")
+        }
+        var preference: ConsumptionInfo.RefundPreference?
+        if let entry = members["refundPreference"], !entry.isNull {
+            let word = try string(entry, at: "\(key).refundPreference")
+            guard let known = ConsumptionInfo.RefundPreference(rawValue: word) else {
+                let words = ConsumptionInfo.RefundPreference.allCases.map(\.rawValue).joined(separator: ", ")
+                throw error("\(key).refundPreference", "unknown refund preference \"\(word)\" (expected one of: \(words))")
+            }
+            preference = known
+        }
+        return ConsumptionInfo.Settings(
+            customerConsented: consented, sampleContentProvided: try flag("sampleContentProvided") ?? false,
+            refundPreference: preference)
     }
 }

@@ -1,4 +1,5 @@
 import JSON
+import Ledger
 
 /// The service's configuration file (docs/api.md §1), validated at start so that a mistake stops
 /// start-up with a message naming the file and the key instead of failing on the first request.
@@ -13,6 +14,8 @@ public struct Configuration: Sendable {
         public var products: [String: Product]
         /// Apple's App Store Server API for this app (docs/api.md §5); nil: not configured.
         public var serverAPI: ServerAPI? = nil
+        /// How to answer Apple's CONSUMPTION_REQUEST (docs/api.md §5); nil: send nothing.
+        public var consumption: ConsumptionInfo.Settings? = nil
     }
 
     public struct Product: Sendable, Equatable {

@@ -24,7 +24,8 @@ public final class ServiceApp: Sendable {
     /// The change feed's clock, long polls and webhook delivery.
     let changes: ChangeServices
     /// Asks Apple's notification history for what never arrived (off without a serverAPI key).
-    let reconciler: Reconciler
+    /// The background work that talks to Apple's App Store Server API.
+    let apple: AppleServices
     /// Every route the router knows (method, pattern, required scope), for the OpenAPI test.
     let routes: [(method: String, pattern: String, scope: String?)]
 
@@ -178,6 +179,8 @@ public final class ServiceApp: Sendable {
             service: service, conninfo: adminConninfo, interval: options.configuration.reconcileIntervalSeconds,
             registry: metrics.registry)
         reconciler.start()
+        let consumption = ConsumptionResponder(service: service, conninfo: adminConninfo, registry: metrics.registry)
+        consumption.start()
         let host = options.host.contains(":") ? "[\(options.host)]" : options.host
         // Webhook delivery of the change feed (api.md §4): wall-clock timed, whatever options.clock says.
         let webhooks = WebhookDispatcher.start(
@@ -186,7 +189,8 @@ public final class ServiceApp: Sendable {
         return ServiceApp(
             url: "http://\(host):\(port)", port: port, service: service, server: server, pool: pool,
             embedded: embedded, lock: lock, metrics: metrics, projections: projections, routes: router.routes,
-            changes: ChangeServices(clock: changeClock, waiters: changeWaiters, webhooks: webhooks), reconciler: reconciler)
+            changes: ChangeServices(clock: changeClock, waiters: changeWaiters, webhooks: webhooks),
+            apple: AppleServices(reconciler: reconciler, consumption: consumption))
     }
 
     /// The verifier of signed App Store data for `configuration`'s apps and trusted roots
@@ -230,10 +234,10 @@ public final class ServiceApp: Sendable {
                  embedded: EmbeddedPostgres?, lock: DataDirectoryLock?, metrics: ServiceMetrics,
                  projections: ProjectionRuntime,
                  routes: [(method: String, pattern: String, scope: String?)], changes: ChangeServices,
-                 reconciler: Reconciler)
+                 apple: AppleServices)
     {
         self.changes = changes
-        self.reconciler = reconciler
+        self.apple = apple
         self.projections = projections
         self.routes = routes
         self.lock = lock
@@ -252,7 +256,8 @@ public final class ServiceApp: Sendable {
         server.stop()
         changes.webhooks.stop()
         changes.clock.stop()
-        reconciler.stop()
+        apple.reconciler.stop()
+        apple.consumption.stop()
         service.catalogs.stop()
         projections.stop()
         service.documentCheck?.stop()

@@ -104,3 +104,10 @@ final class Reconciler: Sendable {
         }
     }
 }
+
+/// What runs beside the HTTP server to talk to Apple's App Store Server API on its own: the
+/// reconciler and the answers to CONSUMPTION_REQUESTs.
+struct AppleServices: Sendable {
+    let reconciler: Reconciler
+    let consumption: ConsumptionResponder
+}

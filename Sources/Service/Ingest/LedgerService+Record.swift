@@ -108,6 +108,8 @@ extension LedgerService {
                 // The changes in the same transaction: a write that rolls back emits none.
                 let changes = ChangeWriter(catalog: documents.catalog).changes(writes, documents: rendered, now: renderedAt)
                 pipeline.add(ChangeFeedTable.insert(changes, recordedAt: renderedAt)?.statement)
+                // Apple's CONSUMPTION_REQUESTs queued with the notification: never acknowledged and then forgotten.
+                pipeline.add(ConsumptionRequestsTable.enqueue(writes.events, now: planner.now)?.statement)
                 _ = try database { () throws(DatabaseError) in try pipeline.commit(on: connection) }
                 written = changes
                 action = planner.committed(documents: rendered)

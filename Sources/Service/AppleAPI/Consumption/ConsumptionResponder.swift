@@ -1,0 +1,80 @@
+import EventStore
+import HTTP
+import Synchronization
+
+/// Answers Apple's CONSUMPTION_REQUESTs in the background (docs/api.md §5): every `poll`, the
+/// pending requests whose attempt is due (`apple.consumption_requests`, queued when the
+/// notification was recorded) are answered through `LedgerService.answerConsumptionRequest`.
+/// One instance runs it (`LeasedLoop`); the chain's lock and the attempt count make an attempt
+/// count once even if two instances overlap during a take-over.
+final class ConsumptionResponder: Sendable {
+    static let lockKey = "iap-ledger:consumption-responder"
+    /// Requests handled per round at most (each may wait on Apple).
+    static let batch = 20
+
+    let service: LedgerService
+    let conninfo: String
+    let poll: Double
+    let answers: Counter
+    private let loop: Mutex<LeasedLoop?> = Mutex(nil)
+
+    init(service: LedgerService, conninfo: String, poll: Double = 2, registry: MetricsRegistry) {
+        self.service = service
+        self.conninfo = conninfo
+        self.poll = poll
+        answers = registry.counter(
+            "iap_consumption_answers_total",
+            help: "CONSUMPTION_REQUESTs handled, by what came of it (accepted, rejected, unavailable; expired, skipped: nothing sent).",
+            labels: ["bundle_id", "result"])
+        registry.gauge(
+            "iap_consumption_requests_pending", help: "CONSUMPTION_REQUESTs still to answer.", labels: []
+        ) { [service] in
+            let rows = try? service.read { connection throws(ServiceError) -> Rows in
+                try database { () throws(DatabaseError) in try connection.query(ConsumptionRequestsTable.pendingCount) }
+            }
+            return [([], rows.flatMap { $0[0, 0] }.flatMap(Double.init) ?? 0)]
+        }
+    }
+
+    /// Starts the thread unless no app has a `consumption` config.
+    func start() {
+        guard service.configuration.apps.contains(where: { $0.consumption != nil }) else { return }
+        let loop = LeasedLoop(
+            name: "consumption responder", conninfo: conninfo, setupStatements: [ServiceRole.setRole],
+            lockKey: Self.lockKey, interval: poll, logger: service.logger
+        ) { [weak self] connection, isStopping in try self?.answerDue(on: connection, isStopping: isStopping) }
+        self.loop.withLock { $0 = loop }
+        loop.start()
+    }
+
+    func stop() { loop.withLock { $0 }?.stop() }
+
+    private func answerDue(on connection: Connection, isStopping: () -> Bool) throws {
+        let due = ConsumptionRequestsTable.decode(
+            try connection.query(ConsumptionRequestsTable.due(now: service.clock(), limit: Self.batch)))
+        for request in due {
+            guard !isStopping() else { return }
+            let context = RequestContext(
+                requestId: "consumption-\(request.notificationUUID)-\(request.attempts + 1)", source: "consumption-responder")
+            do {
+                guard let report = try service.answerConsumptionRequest(request, context: context) else { continue }
+                let result = report.outcome?.rawValue ?? report.settlement.state.rawValue
+                answers.increment([report.bundleId ?? "", result])
+                let fields = [
+                    "notificationUUID": request.notificationUUID, "transactionId": request.transactionId,
+                    "result": result, "state": report.settlement.state.rawValue,
+                    "attempt": String(report.settlement.attempts), "detail": report.settlement.lastError ?? "",
+                ]
+                if report.outcome == .accepted {
+                    service.logger.info("consumption information sent", fields)
+                } else {
+                    service.logger.warning("consumption request not answered", fields)
+                }
+            } catch {
+                service.logger.warning("consumption request failed", [
+                    "notificationUUID": request.notificationUUID, "error": "\(error)",
+                ])
+            }
+        }
+    }
+}
