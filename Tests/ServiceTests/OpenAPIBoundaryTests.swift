@@ -77,6 +77,9 @@ import TestSupport
             return [{ Base(query: ["after": "0-0", "limit": "10", "wait": "0"]) }]
         case "GET /v1/subscriptions/{originalTransactionId}":
             return [{ Base(path: ["originalTransactionId": "8100001"]) }]
+        case "POST /v1/subscriptions/{originalTransactionId}/extend":
+            // No chain 8100999 is recorded: a valid request is a 404, past validation.
+            return [{ Base(path: ["originalTransactionId": "8100999"], body: ["days": .int(7), "reason": .int(1), "requestId": "r-bound"]) }]
         case "POST /v1/users/{userId}/balances/{currency}/debit":
             return [{ [counter] in
                 Base(path: ["userId": "u-bound", "currency": "coins"],

@@ -107,6 +107,23 @@ public enum OpenAPIDocument {
         }
       }
     },
+    "/v1/subscriptions/{originalTransactionId}/extend": {
+      "post": {
+        "summary": "Extend an auto-renewable subscription's renewal date through Apple's Extend a Subscription Renewal Date, in the environment the chain lives in, with its app's serverAPI key. Every outcome is recorded (a RenewalExtensionRequested event on the chain); when Apple extended it, the chain's status is fetched and recorded at once (refreshed)",
+        "security": [{"bearer": ["admin"]}],
+        "parameters": [{"name": "originalTransactionId", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,128}$"}}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["days", "requestId"], "additionalProperties": false, "properties": {"days": {"type": "integer", "minimum": 1, "maximum": 90}, "reason": {"type": "integer", "minimum": 0, "maximum": 3, "default": 0, "description": "Apple's extendReasonCode: 0 undeclared, 1 customer satisfaction, 2 other, 3 service issue or outage"}, "requestId": {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[^\\u0000-\\u001f\\u007f]*$", "description": "Apple's requestIdentifier: the same id again is not a second extension"}}}}}},
+        "responses": {
+          "200": {"description": "Apple's answer", "content": {"application/json": {"schema": {"type": "object", "required": ["originalTransactionId", "success", "outcome", "requestId", "days", "reason", "refreshed"], "properties": {"originalTransactionId": {"type": "string"}, "success": {"type": "boolean"}, "outcome": {"type": "string", "enum": ["accepted", "refused"]}, "requestId": {"type": "string"}, "days": {"type": "integer"}, "reason": {"type": "integer"}, "environment": {"type": "string"}, "effectiveDate": {"type": "string", "format": "date-time"}, "webOrderLineItemId": {"type": "string"}, "refreshed": {"type": "boolean", "description": "The chain's new status was fetched from Apple and recorded"}}}}}},
+          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"}, "404": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem", "description": "apple_rejected (with appleErrorCode), not_auto_renewable, or server_api_not_configured"},
+          "502": {"$ref": "#/components/responses/Problem", "description": "apple_unavailable (the attempt is recorded)"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
     "/v1/users/{userId}/balances/{currency}/debit": {
       "post": {
         "summary": "Spend from a balance, idempotently; never below zero",

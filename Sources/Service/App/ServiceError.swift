@@ -26,6 +26,8 @@ public enum ServiceError: Error, Sendable {
     case busy(String)
     /// The request needs an app's App Store Server API key (`serverAPI`) and that app has none.
     case serverAPINotConfigured(String)
+    /// The chain asked about is not an auto-renewable subscription (only those can be extended).
+    case notAutoRenewable(String)
     /// A bug or an unexpected database error; details go to the log, not to the client.
     case internalError(String)
 

@@ -41,7 +41,7 @@ extension LedgerService {
                 }
                 throw .appStoreServer(error)
             }
-            let batch = try verifiedBatch(history: history, statuses: statuses)
+            let batch = try verifiedBatch(transactions: history.signedTransactions, statuses: statuses)
             let outcome = try record(batch, claimant: userId, context: context)
             return SyncOutcome(
                 outcome: outcome, bundleId: app.bundleId, environment: history.environment.rawValue,
@@ -51,8 +51,8 @@ extension LedgerService {
     }
 
     /// Every signed item of Apple's answers, verified as ingestion verifies them (a payload that
-    /// does not verify fails the whole sync: nothing of an answer that is not Apple's is kept).
-    private func verifiedBatch(history: TransactionHistory, statuses: SubscriptionStatuses) throws(ServiceError)
+    /// does not verify fails the whole answer: nothing of an answer that is not Apple's is kept).
+    func verifiedBatch(transactions: [String], statuses: SubscriptionStatuses) throws(ServiceError)
         -> FactBatch
     {
         var batch = FactBatch()
@@ -65,7 +65,7 @@ extension LedgerService {
             guard seen.insert(fact.transactionId + "|" + String(fact.signedDate)).inserted else { return }
             batch.transactions.append((fact, jws))
         }
-        for jws in history.signedTransactions { try add(transaction: jws) }
+        for jws in transactions { try add(transaction: jws) }
         for item in statuses.items {
             if let jws = item.signedTransactionInfo { try add(transaction: jws) }
             if let jws = item.signedRenewalInfo {

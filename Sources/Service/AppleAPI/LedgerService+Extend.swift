@@ -1,0 +1,81 @@
+import AppStore
+import EventStore
+import Ledger
+
+extension LedgerService {
+    /// What an extension came to (the route's answer).
+    struct ExtendOutcome: Sendable {
+        var record: RenewalExtension
+        /// Apple's answer was recorded and the chain's newest facts fetched and recorded.
+        var refreshed: Bool
+    }
+
+    /// `POST /v1/subscriptions/{originalTransactionId}/extend` (admin, api.md §5): Apple's Extend
+    /// a Subscription Renewal Date for a recorded auto-renewable chain, in the environment the
+    /// chain lives in, with its app's key. Whatever Apple answers is recorded
+    /// (`RenewalExtensionRequested` on the chain's stream, under its lock), an unreachable Apple
+    /// too, so support sees every attempt. When Apple extended it, the chain's status is asked
+    /// at once and recorded as a sync records it, so the new expiry counts now rather than when
+    /// the RENEWAL_EXTENDED notification arrives (that one is then a duplicate of what it carries).
+    func extendRenewalDate(
+        originalTransactionId otid: String, request: RenewalDateExtension, context: RequestContext
+    ) throws(ServiceError) -> ExtendOutcome {
+        let latest = try read { connection throws(ServiceError) -> Transaction? in
+            let stream = LedgerStream.chain(otid)
+            guard let loaded = try repository.load(streams: [stream], on: connection)[stream] else { return nil }
+            return Chain.fold(loaded.events).latestTransactions.max { $0.purchaseDate < $1.purchaseDate }
+        }
+        guard let latest else { throw .notFound("no transaction chain \(otid) has been recorded") }
+        guard latest.type == "Auto-Renewable Subscription" else {
+            throw .notAutoRenewable("\(otid) is a \(latest.type), not an auto-renewable subscription: only those renew")
+        }
+        guard let app = configuration.apps.first(where: { $0.bundleId == latest.bundleId }),
+              let serverAPI = app.serverAPI
+        else {
+            throw .serverAPINotConfigured("app \(latest.bundleId) has no serverAPI key: extending asks Apple's App Store Server API")
+        }
+        let environment = AppStoreServerEnvironment(rawValue: latest.environment)
+        let client = serverAPI.client(bundleId: app.bundleId)
+        var attempt = RenewalExtension(
+            originalTransactionId: otid, environment: latest.environment, extendByDays: Int64(request.extendByDays),
+            extendReasonCode: Int64(request.extendReasonCode), requestIdentifier: request.requestIdentifier,
+            outcome: .unavailable, at: clock())
+        var failure: ServiceError?
+        do throws(AppStoreServerError) {
+            let answer = try client.extendRenewalDate(otid, request, environment: environment)
+            attempt.environment = answer.environment.rawValue
+            attempt.outcome = answer.success ? AppleRequestOutcome.accepted : .refused
+            attempt.effectiveDate = answer.effectiveDate
+            attempt.webOrderLineItemId = answer.webOrderLineItemId
+            if !answer.success { attempt.detail = "Apple did not extend it (success: false)" }
+        } catch {
+            if case .invalidArgument = error { throw .appStoreServer(error) }  // nothing was sent
+            if case .rejected = error { attempt.outcome = .rejected } else { attempt.outcome = .unavailable }
+            attempt.appleErrorCode = error.appleErrorCode
+            attempt.detail = error.description
+            failure = .appStoreServer(error)
+        }
+        attempt.at = clock()
+        try unitOfWork { connection throws(ServiceError) in
+            try database { () throws(DatabaseError) in try repository.lock([LedgerStream.chain(otid)], on: connection) }
+            _ = try repository.append(
+                [(.renewalExtensionRequested(attempt), nil)], metadata: context.metadata, expected: [:],
+                idempotencyKey: nil, on: connection)
+        }
+        if let failure { throw failure }
+        guard attempt.outcome == .accepted else { return ExtendOutcome(record: attempt, refreshed: false) }
+        do {
+            let statuses = try client.allSubscriptionStatuses(
+                otid, environment: AppStoreServerEnvironment(rawValue: attempt.environment ?? latest.environment))
+            let batch = try verifiedBatch(transactions: [], statuses: statuses)
+            _ = try record(batch, claimant: nil, context: context)
+            return ExtendOutcome(record: attempt, refreshed: true)
+        } catch {
+            // Extended at Apple and recorded as such; the new expiry arrives with Apple's notification.
+            logger.warning("extend: the refreshed status could not be recorded", [
+                "originalTransactionId": otid, "request.id": context.requestId, "error": "\(error)",
+            ])
+            return ExtendOutcome(record: attempt, refreshed: false)
+        }
+    }
+}
