@@ -35,11 +35,13 @@ enum ReconcileCommand {
             return 0
         }
         guard parsed.positionals.isEmpty else {
-            throw CommandLineArguments.UsageError(description: "reconcile takes no argument, got \"\(parsed.positionals[0])\"")
+            throw CommandLineArguments.UsageError(
+                description: "reconcile takes no argument, got \"\(parsed.positionals[0])\"")
         }
         let configPath = parsed.options["config"] ?? CommandLineInterface.environment("IAP_LEDGER_CONFIG")
         let configuration = try CommandLineInterface.loadConfiguration(parsed.options["config"])
-        let request = try check(parsed.options, configuration: configuration, configPath: configPath, now: Timestamp.nowMillis())
+        let request = try check(
+            parsed.options, configuration: configuration, configPath: configPath, now: Timestamp.nowMillis())
         let directory = CommandLineInterface.migrationsDirectory()
         return try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
             let admin = try Connection(conninfo, connectTimeout: 10)
@@ -87,18 +89,22 @@ enum ReconcileCommand {
         func instant(_ flag: String) throws(CommandLineArguments.UsageError) -> Int64? {
             guard let text = options[flag] else { return nil }
             guard let instant = RFC3339.parse(text) else {
-                throw .init(description: "--\(flag) must be an RFC 3339 time such as 2026-12-01T00:00:00Z, got \"\(text)\"")
+                throw .init(
+                    description: "--\(flag) must be an RFC 3339 time such as 2026-12-01T00:00:00Z, got \"\(text)\"")
             }
             return instant
         }
         let since = try instant("since") ?? now - 86_400_000
         let until = try instant("until") ?? now
         guard since < until else {
-            throw .init(description: "--since (\(RFC3339.format(since))) must be before --until (\(RFC3339.format(until)))")
+            throw .init(
+                description: "--since (\(RFC3339.format(since))) must be before --until (\(RFC3339.format(until)))")
         }
         let oldest = now - ReconcileRoutes.historyDays * 86_400_000
         guard since >= oldest else {
-            throw .init(description: "--since must be within the last \(ReconcileRoutes.historyDays) days (Apple keeps no older history)")
+            throw .init(
+                description: "--since must be within the last \(ReconcileRoutes.historyDays) days"
+                    + " (Apple keeps no older history)")
         }
         let environment = options["environment"]
         if let environment, environment != "Production" && environment != "Sandbox" {
@@ -107,7 +113,8 @@ enum ReconcileCommand {
         let file = configPath.map { " in \($0)" } ?? ""
         guard let configPath, !configuration.apps.isEmpty else {
             throw .init(description: configPath == nil
-                ? "reconcile needs --config FILE (or IAP_LEDGER_CONFIG): the apps' serverAPI keys come from it, as for serve"
+                ? "reconcile needs --config FILE (or IAP_LEDGER_CONFIG): "
+                    + "the apps' serverAPI keys come from it, as for serve"
                 : "no app is configured\(file): reconcile asks Apple for an app with a serverAPI key")
         }
         let bundleId = options["bundle-id"]
@@ -121,12 +128,13 @@ enum ReconcileCommand {
         }
         apps = apps.filter { $0.serverAPI != nil }
         guard !apps.isEmpty else {
-            throw .init(description: bundleId.map { "app \($0) has no serverAPI key\(file): reconcile asks Apple's App Store Server API with it" }
-                ?? "no app has a serverAPI key\(file): reconcile asks Apple's App Store Server API with it")
+            let which = bundleId.map { "app \($0) has no" } ?? "no app has a"
+            throw .init(description: "\(which) serverAPI key\(file): reconcile asks Apple's App Store Server API with it")
         }
         if let environment, !apps.contains(where: { $0.environments.contains(environment) }) {
             throw .init(description: "--environment \(environment): no app with a serverAPI key accepts it\(file) ("
-                + apps.map { "\($0.bundleId): \($0.environments.joined(separator: ", "))" }.joined(separator: "; ") + ")")
+                + apps.map { "\($0.bundleId): \($0.environments.joined(separator: ", "))" }
+                    .joined(separator: "; ") + ")")
         }
         return Request(since: since, until: until, bundleId: bundleId, environment: environment)
     }
