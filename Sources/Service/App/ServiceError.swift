@@ -26,6 +26,10 @@ public enum ServiceError: Error, Sendable {
     case busy(String)
     /// The request needs an app's App Store Server API key (`serverAPI`) and that app has none.
     case serverAPINotConfigured(String)
+    /// The request names an app (`bundleId`) the config does not have.
+    case unknownApp(String)
+    /// The request names a store environment its app does not accept.
+    case wrongEnvironment(String)
     /// A bug or an unexpected database error; details go to the log, not to the client.
     case internalError(String)
 
