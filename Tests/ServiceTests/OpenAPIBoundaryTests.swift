@@ -72,6 +72,12 @@ import TestSupport
         case "POST /v1/admin/reconcile":
             // No serverAPI key in this service: a valid request is answered 422 before Apple is asked.
             return [{ Base(body: ["since": .string(RFC3339.format(TestVectors.nowMillis - 3_600_000))]) }]
+        case "POST /v1/admin/apple/test-notification":
+            // No serverAPI key in this service: a valid request is answered 422 before Apple is asked.
+            return [{ Base(body: ["bundleId": .string(TestVectors.bundleId), "environment": "Sandbox"]) }]
+        case "GET /v1/admin/apple/test-notification/{token}":
+            return [{ Base(path: ["token": "ce3af791-365e-4c60-841b-1674b43c1609_1656543026813"],
+                           query: ["bundleId": TestVectors.bundleId, "environment": "Sandbox"]) }]
         case "GET /v1/changes":
             // The feed holds a change (seeded in init), so a valid `wait` probe is answered at once.
             return [{ Base(query: ["after": "0-0", "limit": "10", "wait": "0"]) }]

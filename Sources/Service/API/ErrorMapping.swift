@@ -56,6 +56,10 @@ enum ErrorMapping {
             (status, code, title, detail) = (422, "server_api_not_configured", "Server API not configured", message)
         case .notAutoRenewable(let message):
             (status, code, title, detail) = (422, "not_auto_renewable", "Not an auto-renewable subscription", message)
+        case .unknownApp(let message):
+            (status, code, title, detail) = (422, "unknown_app", "Unknown app", message)
+        case .wrongEnvironment(let message):
+            (status, code, title, detail) = (422, "wrong_environment", "Environment not accepted", message)
         case .conflict, .internalError:
             (status, code, title, detail) = (500, "internal_error", "Internal error",
                                              "an unexpected error occurred; see the service log for request \(requestId)")

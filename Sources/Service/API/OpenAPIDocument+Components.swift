@@ -10,7 +10,7 @@ extension OpenAPIDocument {
         "required": ["type", "title", "status", "code"],
         "properties": {
           "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
-          "detail": {"type": "string"}, "code": {"type": "string", "description": "Stable machine word: verification_failed, owned_by_other_user, insufficient_balance, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, replay_in_progress, server_api_not_configured, not_auto_renewable, store_unavailable, apple_unavailable, apple_rejected, internal_error."},
+          "detail": {"type": "string"}, "code": {"type": "string", "description": "Stable machine word: verification_failed, owned_by_other_user, insufficient_balance, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, replay_in_progress, server_api_not_configured, not_auto_renewable, unknown_app, wrong_environment, store_unavailable, apple_unavailable, apple_rejected, internal_error."},
           "reason": {"type": "string", "enum": ["malformed", "unsupported_algorithm", "invalid_certificate", "invalid_chain", "signature_mismatch", "unknown_app", "wrong_environment", "receipt_rejected"]},
           "appleStatus": {"type": "integer"}, "balance": {"type": "integer"}, "requestId": {"type": "string"}
         }
@@ -83,6 +83,14 @@ extension OpenAPIDocument {
         }
       },
       "Identifier": {"type": "string", "minLength": 1, "maxLength": 256, "x-maxBytes": 256, "pattern": "^[^\\u0000-\\u001F\\u007F]*$", "description": "1–256 bytes of UTF-8, no control characters."},
+      "TestNotificationTarget": {
+        "type": "object",
+        "description": "Other fields are ignored; an empty body is {}. bundleId may be left out when one app has a serverAPI key, environment when the app accepts only one of Production and Sandbox; otherwise each is required (400).",
+        "properties": {
+          "bundleId": {"$ref": "#/components/schemas/Identifier", "description": "The app whose key asks Apple."},
+          "environment": {"type": "string", "enum": ["Production", "Sandbox"]}
+        }
+      },
       "OfferSignatureRequest": {
         "type": "object", "required": ["productId", "offerId", "userId"],
         "description": "Other fields are ignored. The signing app is bundleId when given; else the app whose products list productId; when several or none do, the one app (among those, or all) with a serverAPI key.",

@@ -197,6 +197,40 @@ public enum OpenAPIDocument {
         }
       }
     },
+    "/v1/admin/apple/test-notification": {
+      "post": {
+        "summary": "Ask Apple (Request a Test Notification, with the app's serverAPI key) to send a TEST notification to the URL set in App Store Connect: the \"is my notification URL right?\" check; follow it with GET …/test-notification/{token}",
+        "security": [{"bearer": ["admin"]}],
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/TestNotificationTarget"}}}},
+        "responses": {
+          "200": {"description": "Apple will send it", "content": {"application/json": {"schema": {"type": "object", "required": ["testNotificationToken", "bundleId", "environment"], "properties": {"testNotificationToken": {"type": "string"}, "bundleId": {"type": "string"}, "environment": {"type": "string", "enum": ["Production", "Sandbox"]}}}}}},
+          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"}, "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem", "description": "unknown_app (bundleId not configured), wrong_environment (not accepted by the app), server_api_not_configured, or apple_rejected (with appleErrorCode)"},
+          "502": {"$ref": "#/components/responses/Problem", "description": "apple_unavailable"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/admin/apple/test-notification/{token}": {
+      "get": {
+        "summary": "Apple's delivery status of a test notification (Get Test Notification Status) and whether this service recorded it: Apple's signedPayload is verified exactly as POST /v1/notifications/apple verifies it, and its notificationUUID looked up in the event log. bundleId and environment as for the POST (the answer of the POST names both)",
+        "security": [{"bearer": ["admin"]}],
+        "parameters": [
+          {"name": "token", "in": "path", "required": true, "description": "The testNotificationToken the POST answered.", "schema": {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[A-Za-z0-9_-]+$"}},
+          {"name": "bundleId", "in": "query", "required": false, "description": "Required when several apps have a serverAPI key.", "schema": {"$ref": "#/components/schemas/Identifier"}},
+          {"name": "environment", "in": "query", "required": false, "description": "Required when the app accepts both Production and Sandbox.", "schema": {"type": "string", "enum": ["Production", "Sandbox"]}}
+        ],
+        "responses": {
+          "200": {"description": "Apple's attempts and whether the TEST notification is in the log", "content": {"application/json": {"schema": {"type": "object", "required": ["sendAttempts", "recorded"], "properties": {"sendAttempts": {"type": "array", "items": {"type": "object", "properties": {"attemptDate": {"type": ["string", "null"], "format": "date-time"}, "sendAttemptResult": {"type": ["string", "null"], "description": "Apple's word: SUCCESS, TIMED_OUT, TLS_ISSUE, CIRCULAR_REDIRECT, NO_RESPONSE, SOCKET_ISSUE, UNSUPPORTED_CHARSET, INVALID_RESPONSE, PREMATURE_CLOSE, UNSUCCESSFUL_HTTP_RESPONSE_CODE, OTHER"}}}}, "recorded": {"type": "boolean", "description": "This service's event log holds the TEST notification Apple reports (false also while Apple's answer names none)."}, "notificationUUID": {"type": ["string", "null"], "description": "The TEST notification's, from Apple's verified signedPayload; null when Apple's answer carries none."}, "bundleId": {"type": "string"}, "environment": {"type": "string", "enum": ["Production", "Sandbox"]}}}}}},
+          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem", "description": "unknown_app, wrong_environment, server_api_not_configured, or apple_rejected (appleErrorCode 4040008: Apple knows no such token)"},
+          "502": {"$ref": "#/components/responses/Problem", "description": "apple_unavailable, also when Apple's signedPayload does not verify (nothing in it is trusted)"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
     "/v1/admin/replay": {
       "post": {
         "summary": "Rebuild every projection from the log under the recorded catalog in force (or report what would change); 409 while another replay runs or when a new catalog version was recorded meanwhile",

@@ -28,6 +28,10 @@ public enum ServiceError: Error, Sendable {
     case serverAPINotConfigured(String)
     /// The chain asked about is not an auto-renewable subscription (only those can be extended).
     case notAutoRenewable(String)
+    /// The request names an app (`bundleId`) the config does not have.
+    case unknownApp(String)
+    /// The request names a store environment its app does not accept.
+    case wrongEnvironment(String)
     /// A bug or an unexpected database error; details go to the log, not to the client.
     case internalError(String)
 

@@ -23,6 +23,8 @@ public enum CommandLineInterface {
                                   which users the file's catalog would change, and how (changes nothing)
           catalog record --config FILE [--data-dir DIR]
                                   record the file's catalog as the newest version (also an older one)
+          reconcile [--config FILE] [--since T] [--until T] [--bundle-id B] [--environment E] [--json] [--data-dir DIR]
+                                  record what Apple's notification history has and never reached us
           testkit init|purchase|notify|receipt|apple [--data-dir DIR] …
                                   a local test store: signed test data for a LocalTesting app,
                                   and a verifyReceipt stand-in for its StoreKit 1 receipts
@@ -56,6 +58,7 @@ public enum CommandLineInterface {
             case "testkit": return try TestkitCommand.run(rest)
             case "psql": return try PsqlCommand.run(rest)
             case "catalog": return try CatalogCommand.run(rest)
+            case "reconcile": return try ReconcileCommand.run(rest)
             case "--help", "-h", "help":
                 print(usage)
                 return 0

@@ -179,9 +179,7 @@ extension IngestPlanner {
             for stream in factStreams + reads.users.map(LedgerStream.user) {
                 expected[stream] = loaded[stream]?.version ?? 0
             }
-            let key = batch.notification.map {
-                IdempotencyKey(source: "apple-notification", externalId: $0.fact.notificationUUID)
-            }
+            let key = batch.notification.map { IdempotencyKey.appleNotification($0.fact.notificationUUID) }
             return .append(
                 decision, Append(events: decision.decided, expected: expected, idempotencyKey: key),
                 alsoRead: otherChains)
