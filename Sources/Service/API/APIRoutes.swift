@@ -35,12 +35,9 @@ struct APIRoutes: Sendable {
                 let userId = try userIdParameter(parameters["userId"])
                 let after = try integerQuery(request, "after", default: 0, range: 0...Int64.max)
                 let limit = try integerQuery(request, "limit", default: 100, range: 1...1000)
-                // `before` pages backwards (newest first); mixing both directions has no meaning.
-                var before: Int64?
-                if request.query["before"] != nil {
-                    guard request.query["after"] == nil else { throw .invalidRequest("give after or before, not both") }
-                    before = try integerQuery(request, "before", default: 0, range: 1...Int64.max)
-                }
+                // `before` pages backwards (newest first), still above `after`: a window of seqs.
+                let before = request.query["before"] == nil
+                    ? nil : try integerQuery(request, "before", default: 0, range: 1...Int64.max)
                 return .json(200, try service.events(userId: userId, after: after, before: before, limit: Int(limit)))
             }
         }

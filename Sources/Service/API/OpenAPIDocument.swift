@@ -69,7 +69,7 @@ public enum OpenAPIDocument {
         "parameters": [
           {"name": "userId", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/UserId"}},
           {"name": "after", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9223372036854775807, "default": 0}, "description": "Only events with a greater seq (the previous page's next)."},
-          {"name": "before", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 9223372036854775807}, "description": "Newest first: only events with a smaller seq (9223372036854775807 for the latest page, then the previous page's next). Not with after."},
+          {"name": "before", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 9223372036854775807}, "description": "Newest first: only events with a smaller seq (9223372036854775807 for the latest page, then the previous page's next); with after too, only seqs between the two."},
           {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}}
         ],
         "responses": {

@@ -49,15 +49,16 @@ extension LedgerService {
     }
 
     /// `GET /v1/users/{id}/events`: the user's own stream and the chains they own, oldest first;
-    /// with `before`, newest first from below that seq (the console's timeline), `next` then
-    /// being the `before` of the following page.
+    /// with `before`, newest first from below that seq (and above `after`; the console's
+    /// timeline), `next` then being the `before` of the following page.
     func events(userId: String, after: Int64, before: Int64? = nil, limit: Int) throws(ServiceError) -> [UInt8] {
         try read { connection throws(ServiceError) in
             let owned = try ownedChains(of: userId, on: connection)
             let streams = [LedgerStream.user(userId)] + owned.map(LedgerStream.chain)
             let rows = try database { () throws(DatabaseError) in
                 if let before {
-                    return try repository.store.readStreams(streams, beforeSeq: before, limit: limit + 1, on: connection)
+                    return try repository.store.readStreams(
+                        streams, afterSeq: after, beforeSeq: before, limit: limit + 1, on: connection)
                 }
                 return try repository.store.readStreams(streams, afterSeq: after, limit: limit + 1, on: connection)
             }
