@@ -7,7 +7,15 @@ extension ConsoleAssets {
 
         const DURATION = /^P(\d+Y)?(\d+M)?(\d+W)?(\d+D)?$/;
 
+        /** A fresh idempotency key (getRandomValues works outside secure contexts too). */
+        function newKey() {
+          const bytes = crypto.getRandomValues(new Uint8Array(16));
+          return `console-${[...bytes].map((b) => b.toString(16).padStart(2, '0')).join('')}`;
+        }
+
         export function renderGrants(userId, customer) {
+          // One key per grant the form makes: a double submit or a retry grants once.
+          let idempotencyKey = newKey();
           const result = h('div', { id: 'grant-result', role: 'status' });
           const list = h('div', { id: 'grant-list' });
           const entitlement = h('input', { id: 'grant-entitlement', name: 'entitlement', type: 'text', required: true,
@@ -43,11 +51,13 @@ extension ConsoleAssets {
               body.until = until.toISOString();
             }
             if (reason.value.trim()) body.reason = reason.value.trim();
+            body.idempotencyKey = idempotencyKey;
             submit.disabled = true;
             try {
               const granted = await api(`/v1/users/${path(userId)}/grants`, { method: 'POST', body });
               result.append(h('p', { class: 'ok' }, badge('Granted', 'ok'), ` ${granted.entitlement} until `,
                 when(granted.expiresAt), ` (grant ${granted.grantId}).`));
+              idempotencyKey = newKey();
               navigate(location.hash);
             } catch (error) {
               result.append(errorBox(error, 'Granting'));
