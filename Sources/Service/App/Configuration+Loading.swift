@@ -235,7 +235,7 @@ struct ConfigurationReader {
             throw self.error("\(key).privateKeyFile", "\(resolved): \(error.detail)")
         }
         let (production, sandbox, localTesting, searchOrder) = try serverAPIHosts(
-            members["baseURLs"], at: "\(key).baseURLs", environments: environments)
+            members["baseURLs"], at: key, environments: environments)
         return Configuration.ServerAPI(
             issuerId: issuerId, keyId: keyId, privateKeyPath: resolved, key: signingKey, productionURL: production,
             sandboxURL: sandbox, localTestingURL: localTesting, searchOrder: searchOrder)
