@@ -21,9 +21,9 @@ extension TestkitCommand {
             free(resolved)
         }
         let data = store.dataDirectory
-        // Where the config sends Apple's requests (the stand-in's base URL).
-        let appleURL = ((try? store.app())?.serverAPI?.localTestingURL)
-            ?? (try? store.configuration().verifyReceipt.production) ?? "?"
+        // Where the config sends Apple's requests (the stand-in's).
+        let verifyURL = (try? store.configuration().verifyReceipt.production) ?? "?"
+        let serverAPIURL = ((try? store.app())?.serverAPI?.localTestingURL) ?? "(no serverAPI in this store)"
         let keyFile = ((try? store.app())?.serverAPI?.privateKeyPath).map { ($0 as NSString).lastPathComponent }
             ?? "(no serverAPI key: a store made before testkit served the Server API)"
         print(existed ? "a test store already exists in \(store.directory) (left as it is)"
@@ -42,7 +42,8 @@ extension TestkitCommand {
               export IAP_LEDGER_KEY=$(iap-ledger keys create --name testkit --scopes read,write,admin --data-dir \(data) | tail -n 1)
               iap-ledger testkit purchase --data-dir \(data) --user u-1 --product \(TestkitStore.subscription)
               iap-ledger testkit notify --data-dir \(data) --type REFUND --original-transaction-id 2000000001
-            StoreKit 1 receipts, sync and reconcile ask the stand-in for Apple, at \(appleURL):
+            StoreKit 1 receipts (\(verifyURL)), sync and reconcile (the Server API at
+            \(serverAPIURL)) ask the stand-in for Apple:
               iap-ledger testkit apple --data-dir \(data) &
               iap-ledger testkit receipt --data-dir \(data) --user u-2 --product \(TestkitStore.removeAds)
               ID=$(iap-ledger testkit purchase --data-dir \(data) --user u-3 --product \(TestkitStore.coins) --apple-only)
