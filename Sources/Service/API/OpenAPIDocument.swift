@@ -186,7 +186,7 @@ public enum OpenAPIDocument {
       "post": {
         "summary": "Ask Apple's Get Notification History (every page, per app with a serverAPI key and per store environment it accepts) for the notifications sent in a window, and record those that never reached this service, verified as POST /v1/notifications/apple verifies them",
         "security": [{"bearer": ["admin"]}],
-        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "description": "{\"since\": RFC 3339 (required; within the last 180 days, which is what Apple keeps), \"until\": RFC 3339 (default now; after since), \"bundleId\": one app, \"environment\": \"Production\" or \"Sandbox\"}; anything else in them is a 400."}}}},
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "description": "{\"since\": RFC 3339 (required; within the last 180 days, which is what Apple keeps), \"until\": RFC 3339 (default now; after since), \"bundleId\": one app, \"environment\": \"Production\", \"Sandbox\" or \"LocalTesting\" (the test store's stand-in)}; anything else in them is a 400."}}}},
         "responses": {
           "200": {"description": "What was found", "content": {"application/json": {"schema": {"type": "object", "required": ["fetched", "recorded", "duplicates", "rejected"], "properties": {"fetched": {"type": "integer"}, "recorded": {"type": "integer"}, "duplicates": {"type": "integer"}, "rejected": {"type": "integer", "description": "Did not verify: never recorded."}}}}}},
           "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},

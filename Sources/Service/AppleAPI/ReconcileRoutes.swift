@@ -1,3 +1,4 @@
+import AppStore
 import HTTP
 import JSON
 
@@ -64,8 +65,8 @@ struct ReconcileRoutes: Sendable {
             throw .invalidRequest("since must be within the last \(historyDays) days (Apple keeps no older history)")
         }
         let environment = try text("environment")
-        if let environment, environment != "Production" && environment != "Sandbox" {
-            throw .invalidRequest("environment must be Production or Sandbox")
+        if let environment, AppStoreServerEnvironment(rawValue: environment) == nil {
+            throw .invalidRequest("environment must be Production, Sandbox or LocalTesting")
         }
         return Query(since: since, until: until, bundleId: try text("bundleId"), environment: environment)
     }
