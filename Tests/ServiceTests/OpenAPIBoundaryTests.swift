@@ -95,6 +95,10 @@ import TestSupport
             // No app has a serverAPI key here: a valid request is a 422, past validation.
             return [{ Base(body: ["productId": .string(TestService.monthly), "offerId": "winback", "userId": "u-bound",
                                   "transactionId": "8100001"]) }]
+        case "GET /v1/admin/metrics/overview":
+            // Fixed bounds around the probes' date-time (2026-12-29), so either probe stays inside the range.
+            return [{ Base(query: ["from": "2026-12-01T00:00:00Z", "to": "2027-02-01T00:00:00Z", "interval": "day",
+                                   "environment": "Sandbox"]) }]
         case "POST /v1/admin/replay":
             return [{ Base(body: ["dryRun": .bool(true), "projections": .array(["users"])]) },
                     { Base(body: ["dryRun": .bool(true), "projection": "users"]) }]

@@ -5,6 +5,7 @@ extension OpenAPIDocument {
   "components": {
     "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "API key created with `iap-ledger keys create`; scopes read, write, admin."}},
     "schemas": {
+      "OverviewSeries": {"type": "array", "items": {"type": "object", "required": ["t", "value"], "properties": {"t": {"type": "string", "format": "date-time", "description": "The bucket's start"}, "value": {"type": "integer"}}}},
       "Problem": {
         "type": "object",
         "required": ["type", "title", "status", "code"],

@@ -231,6 +231,23 @@ public enum OpenAPIDocument {
         }
       }
     },
+    "/v1/admin/metrics/overview": {
+      "get": {
+        "summary": "The console's charts, from the analytics projection: per bucket (UTC day, ISO week, calendar month, starting at t) active auto-renewable subscriptions and MRR per currency (milliunits; each period's price scaled to a 30.436875-day month by its length) at the bucket's end, and new / churned / refunded in it",
+        "security": [{"bearer": ["admin"]}],
+        "parameters": [
+          {"name": "from", "in": "query", "required": false, "schema": {"type": "string", "format": "date-time"}, "description": "Default: 30 days before to."},
+          {"name": "to", "in": "query", "required": false, "schema": {"type": "string", "format": "date-time"}, "description": "Default: now; after from; at most 400 buckets from from."},
+          {"name": "interval", "in": "query", "required": false, "schema": {"type": "string", "enum": ["day", "week", "month"], "default": "day"}},
+          {"name": "environment", "in": "query", "required": false, "schema": {"type": "string", "enum": ["Production", "Sandbox", "LocalTesting", "Xcode"]}, "description": "Default: every environment."}
+        ],
+        "responses": {
+          "200": {"description": "The series", "content": {"application/json": {"schema": {"type": "object", "required": ["from", "to", "interval", "series"], "properties": {"from": {"type": "string", "format": "date-time"}, "to": {"type": "string", "format": "date-time"}, "interval": {"type": "string"}, "environment": {"type": "string"}, "series": {"type": "object", "required": ["activeSubscriptions", "mrr", "new", "churned", "refunded"], "properties": {"activeSubscriptions": {"$ref": "#/components/schemas/OverviewSeries"}, "mrr": {"type": "object", "additionalProperties": {"$ref": "#/components/schemas/OverviewSeries"}}, "new": {"$ref": "#/components/schemas/OverviewSeries"}, "churned": {"$ref": "#/components/schemas/OverviewSeries"}, "refunded": {"$ref": "#/components/schemas/OverviewSeries"}}}}}}}},
+          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
     "/v1/admin/replay": {
       "post": {
         "summary": "Rebuild every projection from the log under the recorded catalog in force (or report what would change); 409 while another replay runs or when a new catalog version was recorded meanwhile",
