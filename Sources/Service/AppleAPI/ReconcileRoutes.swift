@@ -19,14 +19,7 @@ struct ReconcileRoutes: Sendable {
                     "recorded": String(report.recorded), "duplicates": String(report.duplicates),
                     "rejected": String(report.rejected),
                 ])
-                var writer = JSONWriter(capacity: 96)
-                writer.beginObject()
-                writer.key("fetched"); writer.int(Int64(report.fetched))
-                writer.key("recorded"); writer.int(Int64(report.recorded))
-                writer.key("duplicates"); writer.int(Int64(report.duplicates))
-                writer.key("rejected"); writer.int(Int64(report.rejected))
-                writer.endObject()
-                return .json(200, writer.bytes)
+                return .json(200, report.json())
             }
         }
     }
