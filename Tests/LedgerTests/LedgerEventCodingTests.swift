@@ -97,7 +97,8 @@ import Testing
     @Test func anEntitlementGrantStoredBeforeGrantIdsReadsTheSame() throws {
         let stored = Array(#"{"userId":"u-1","entitlement":"pro","reason":"support","expiresAt":1000,"at":10}"#.utf8)
         let event = try LedgerEvent.decode(type: "EntitlementGranted", schemaVersion: 1, data: stored)
-        #expect(event == .entitlementGranted(userId: "u-1", entitlement: "pro", reason: "support", expiresAt: 1000, at: 10))
+        #expect(
+            event == .entitlementGranted(userId: "u-1", entitlement: "pro", reason: "support", expiresAt: 1000, at: 10))
         let account = Account.fold([event])
         #expect(account.grants["pro"] == AdminGrant(reason: "support", expiresAt: 1000, at: 10))
         #expect(account.promotions.isEmpty)

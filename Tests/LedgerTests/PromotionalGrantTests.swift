@@ -9,12 +9,14 @@ import Testing
     let id2 = "grt_00000000000000000000000000000002"
 
     func promote(
-        _ state: Account, id: String, entitlement: String = "pro", _ term: PromotionalGrantTerm, reason: String = "sorry",
+        _ state: Account, id: String, entitlement: String = "pro", _ term: PromotionalGrantTerm,
+        reason: String = "sorry",
         key: String? = "k", at: Int64
     ) throws(Rejection) -> [LedgerEvent] {
         try Account.decide(
-            .promote(userId: "u-1", grantId: id, entitlement: entitlement, term: term, reason: reason,
-                     idempotencyKey: key, at: at), state)
+            .promote(
+                userId: "u-1", grantId: id, entitlement: entitlement, term: term, reason: reason,
+                idempotencyKey: key, at: at), state)
     }
 
     func revoke(_ state: Account, id: String, at: Int64) throws(Rejection) -> [LedgerEvent] {
@@ -49,7 +51,10 @@ import Testing
     @Test func calendarMonthsClampToTheMonthsLength() throws {
         let jan31: Int64 = 1_769_817_600_000  // 2026-01-31T00:00:00Z
         let events = try promote(.initial, id: id1, .duration(ISODuration("P1M")!), at: jan31)
-        guard case .promotionalGranted(let grant)? = events.first else { Issue.record("no grant"); return }
+        guard case .promotionalGranted(let grant)? = events.first else {
+            Issue.record("no grant")
+            return
+        }
         #expect(grant.expiresAt == 1_772_236_800_000)  // 2026-02-28T00:00:00Z
     }
 
@@ -94,13 +99,15 @@ import Testing
         try world.claim("1000", for: "u-1")
         let period = F.period("1000", start: t0)  // a month
         world.record(period)
-        let longer = Account.fold(try promote(world.accounts["u-1"]!, id: id1, .until(t0 + 60 * day), at: t0),
-                                  into: world.accounts["u-1"]!)
+        let longer = Account.fold(
+            try promote(world.accounts["u-1"]!, id: id1, .until(t0 + 60 * day), at: t0),
+            into: world.accounts["u-1"]!)
         var pro = customer(longer, chains: world.chains, at: t0 + day).entitlements["pro"]
         #expect(pro?.source == .promotional)
         #expect(pro?.expiresAt == t0 + 60 * day)
-        let shorter = Account.fold(try promote(world.accounts["u-1"]!, id: id1, sevenDays, at: t0),
-                                   into: world.accounts["u-1"]!)
+        let shorter = Account.fold(
+            try promote(world.accounts["u-1"]!, id: id1, sevenDays, at: t0),
+            into: world.accounts["u-1"]!)
         pro = customer(shorter, chains: world.chains, at: t0 + day).entitlements["pro"]
         #expect(pro?.source == .subscription)
         #expect(pro?.expiresAt == period.expiresDate)
@@ -112,7 +119,8 @@ import Testing
         let events = try revoke(granted, id: id1, at: t0 + day)
         #expect(
             events == [
-                .promotionalRevoked(PromotionalRevocation(userId: "u-1", grantId: id1, entitlement: "pro", at: t0 + day))
+                .promotionalRevoked(
+                    PromotionalRevocation(userId: "u-1", grantId: id1, entitlement: "pro", at: t0 + day))
             ])
         let revoked = Account.fold(events, into: granted)
         let pro = customer(revoked, at: t0 + day).entitlements["pro"]
@@ -157,8 +165,10 @@ import Testing
             userId: "u-1", before: facts(granted), after: facts(revoked), events: revokeEvents, catalog: F.catalog,
             at: t0 + day)
         #expect(revokeStep?.changes.map(\.type) == [.promotionalRevoke])  // no EXPIRATION besides it
-        #expect(ChangeDetector.elapsed(
-            userId: "u-1", facts: facts(revoked), catalog: F.catalog, from: t0 + day, to: t0 + 30 * day).isEmpty)
+        #expect(
+            ChangeDetector.elapsed(
+                userId: "u-1", facts: facts(revoked), catalog: F.catalog, from: t0 + day, to: t0 + 30 * day
+            ).isEmpty)
     }
 
     @Test func oldAdminGrantsFoldAsBefore() throws {

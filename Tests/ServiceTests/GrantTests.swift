@@ -1,8 +1,9 @@
 import EventStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// Promotional grants (api.md §6) through HTTP and real PostgreSQL: the entitlement they give,
@@ -20,8 +21,10 @@ import TestSupport
 
     deinit { service.stop() }
 
-    func grant(_ userId: String, _ body: [String: JSONValue], headers: [String: String] = [:],
-               client: ServiceHTTPClient? = nil) throws -> HTTPTestConnection.Response {
+    func grant(
+        _ userId: String, _ body: [String: JSONValue], headers: [String: String] = [:],
+        client: ServiceHTTPClient? = nil
+    ) throws -> HTTPTestConnection.Response {
         try (client ?? api).post("/v1/users/\(userId)/grants", .object(body), headers: headers)
     }
 
@@ -59,6 +62,13 @@ import TestSupport
         #expect(events.first?["data"]?["grantId"]?.stringValue == grantId)
         #expect(events.first?["data"]?["duration"]?.stringValue == "P7D")
         #expect(events.first?["data"]?["reason"]?.stringValue == "sorry about the outage")
+        // Who did it: the admin key's name is in the event's metadata.
+        let connection = try Connection(service.conninfo)
+        let metadata = try connection.query(
+            "SELECT metadata->>'apiKey', metadata->>'source' FROM es.events WHERE stream_id = $1", ["user:u-g1"])
+        #expect(metadata.count == 1)
+        #expect(metadata[0, 0] == "test-all")
+        #expect(metadata[0, 1] == "grant")
         // The feed says so, with the details.
         let changes = try ChangeFeedTests.feed(api, userId: "u-g1", settled: service.conninfo)
         #expect(ChangeFeedTests.types(changes) == ["PROMOTIONAL_GRANT"])
@@ -136,7 +146,9 @@ import TestSupport
         #expect(made.status == 201)
         let expiresAt = try #require(made.json["expiresAt"]?.stringValue)
         service.clock.advance(by: 2 * hour)
-        let changes = try ChangeFeedTests.eventually(api, seconds: 20, userId: "u-g4") { ChangeFeedTests.types($0).count >= 2 }
+        let changes = try ChangeFeedTests.eventually(api, seconds: 20, userId: "u-g4") {
+            ChangeFeedTests.types($0).count >= 2
+        }
         #expect(ChangeFeedTests.types(changes) == ["PROMOTIONAL_GRANT", "EXPIRATION"])
         #expect(changes.last?["occurredAt"]?.stringValue == expiresAt)
         #expect(changes.last?["entitlementIds"] == .array(["pro"]))
@@ -218,7 +230,8 @@ import TestSupport
         #expect(elsewhere.status == 201)
         #expect(elsewhere.json["grantId"]?.stringValue != grantId)
         // Without a key, each POST is a new grant.
-        let a = try grant("u-g7c", body), b = try grant("u-g7c", body)
+        let a = try grant("u-g7c", body)
+        let b = try grant("u-g7c", body)
         #expect(a.status == 201 && b.status == 201)
         #expect(a.json["grantId"] != b.json["grantId"])
         #expect(try userEventTypes("u-g7c") == ["PromotionalGranted", "PromotionalGranted"])
@@ -242,11 +255,20 @@ import TestSupport
             (#"{"entitlement": "pro\u0007", "duration": "P7D"}"#, [:], "entitlement"),
             (#"{"duration": "P7D"}"#, [:], "entitlement"),
             (#"{"entitlement": "pro", "duration": "P7D", "reason": ""}"#, [:], "reason"),
-            (#"{"entitlement": "pro", "duration": "P7D", "reason": "\#(String(repeating: "r", count: 501))"}"#, [:], "reason"),
+            (
+                #"{"entitlement": "pro", "duration": "P7D", "reason": "\#(String(repeating: "r", count: 501))"}"#, [:],
+                "reason"
+            ),
             (#"{"entitlement": "pro", "duration": "P7D", "reason": "a\nb"}"#, [:], "reason"),
             (#"{"entitlement": "pro", "duration": "P7D", "idempotencyKey": ""}"#, [:], "idempotencyKey"),
-            (#"{"entitlement": "pro", "duration": "P7D"}"#, ["Idempotency-Key": String(repeating: "k", count: 201)], "Idempotency-Key"),
-            (#"{"entitlement": "pro", "duration": "P7D", "idempotencyKey": "a"}"#, ["Idempotency-Key": "b"], "idempotencyKey"),
+            (
+                #"{"entitlement": "pro", "duration": "P7D"}"#, ["Idempotency-Key": String(repeating: "k", count: 201)],
+                "Idempotency-Key"
+            ),
+            (
+                #"{"entitlement": "pro", "duration": "P7D", "idempotencyKey": "a"}"#, ["Idempotency-Key": "b"],
+                "idempotencyKey"
+            ),
             (#"["pro"]"#, [:], "body"),
             (#"{not json"#, [:], "body"),
         ]
@@ -257,7 +279,8 @@ import TestSupport
             #expect(response.json["detail"]?.stringValue?.contains(field) == true, "\(body): \(response.text)")
         }
         let longUser = String(repeating: "u", count: 257)
-        let user = try api.request("POST", "/v1/users/\(longUser)/grants", body: Array(#"{"entitlement":"pro","duration":"P7D"}"#.utf8))
+        let user = try api.request(
+            "POST", "/v1/users/\(longUser)/grants", body: Array(#"{"entitlement":"pro","duration":"P7D"}"#.utf8))
         #expect(user.status == 400)
         #expect(user.json["detail"]?.stringValue?.contains("userId") == true)
         #expect(try api.events("u-bad").isEmpty, "nothing refused reached the log")

@@ -47,7 +47,8 @@ extension ChangeDetector {
                 if let duration = grant.duration { details["duration"] = .string(duration) }
                 changes.append(
                     ChangeDraft(
-                        type: .promotionalGrant, occurredAt: now, entitlementIds: [grant.entitlement], details: details))
+                        type: .promotionalGrant, occurredAt: now, entitlementIds: [grant.entitlement],
+                        details: details))
             case .promotionalRevoked(let revocation) where revocation.userId == userId:
                 changes.append(
                     ChangeDraft(

@@ -20,10 +20,12 @@ struct GrantRequest: Sendable, Equatable {
         -> GrantRequest
     {
         guard let value = try? JSONValue.parse(body), case .object(let object) = value else {
-            throw .invalidRequest("the body must be a JSON object: {\"entitlement\", \"duration\" or \"until\", \"reason\"?}")
+            throw .invalidRequest(
+                "the body must be a JSON object: {\"entitlement\", \"duration\" or \"until\", \"reason\"?}")
         }
         for name in object.keys.sorted() where !fields.contains(name) {
-            throw .invalidRequest("\(name): unknown field (expected entitlement, duration or until, reason, idempotencyKey)")
+            throw .invalidRequest(
+                "\(name): unknown field (expected entitlement, duration or until, reason, idempotencyKey)")
         }
         let entitlement = try text(object, "entitlement", limit: maxEntitlement)
         guard let entitlement else { throw .invalidRequest("entitlement is required") }
@@ -33,7 +35,8 @@ struct GrantRequest: Sendable, Equatable {
         switch (duration, until) {
         case (let duration?, nil):
             guard let parsed = ISODuration(duration) else {
-                throw .invalidRequest("duration must be an ISO 8601 duration such as P7D, P1M or PT12H, got \"\(duration)\"")
+                throw .invalidRequest(
+                    "duration must be an ISO 8601 duration such as P7D, P1M or PT12H, got \"\(duration)\"")
             }
             term = .duration(parsed)
         case (nil, let until?):
@@ -51,7 +54,8 @@ struct GrantRequest: Sendable, Equatable {
         let bodyKey = try text(object, "idempotencyKey", limit: maxIdempotencyKey)
         var headerKey: String?
         if let header {
-            guard !header.isEmpty, header.utf8.count <= maxIdempotencyKey, !APIRoutes.hasControlCharacters(header) else {
+            guard !header.isEmpty, header.utf8.count <= maxIdempotencyKey, !APIRoutes.hasControlCharacters(header)
+            else {
                 throw .invalidRequest("Idempotency-Key must be 1…\(maxIdempotencyKey) bytes without control characters")
             }
             headerKey = header
@@ -63,7 +67,8 @@ struct GrantRequest: Sendable, Equatable {
     }
 
     /// A present field must be a non-empty string of at most `limit` bytes without control characters.
-    private static func text(_ object: [String: JSONValue], _ name: String, limit: Int) throws(ServiceError) -> String? {
+    private static func text(_ object: [String: JSONValue], _ name: String, limit: Int) throws(ServiceError) -> String?
+    {
         guard let field = object[name] else { return nil }
         guard let value = field.stringValue else { throw .invalidRequest("\(name) must be a string") }
         guard !value.isEmpty, value.utf8.count <= limit else {

@@ -6,6 +6,12 @@ import Ledger
 /// api.md §6): support gives a customer an entitlement for a while, recorded as an event.
 struct GrantRoutes: Sendable {
     let service: LedgerService
+    /// The API key's name, recorded in each event's metadata: who gave or ended a grant.
+    let keyNames: @Sendable (HTTPRequest) -> String?
+
+    func context(_ request: HTTPRequest, source: String) -> RequestContext {
+        RequestContext(requestId: request.requestId, keyName: keyNames(request), source: source)
+    }
 
     func register(on router: inout Router) {
         router.add("POST", "/v1/users/{userId}/grants", scope: "admin") { request, parameters in
@@ -17,14 +23,25 @@ struct GrantRoutes: Sendable {
                 let outcome = try service.grant(
                     userId: userId, grantId: grantId, entitlement: body.entitlement, term: body.term,
                     reason: body.reason, idempotencyKey: body.idempotencyKey,
-                    context: RequestContext(requestId: request.requestId, source: "grant"))
+                    context: context(request, source: "grant"))
+                service.logger.info(
+                    "grant",
+                    [
+                        "request.id": request.requestId, "grantId": outcome.grant.grantId,
+                        "entitlement": outcome.grant.entitlement, "result": outcome.created ? "granted" : "duplicate",
+                    ])
                 var writer = JSONWriter(capacity: 512 + outcome.customer.count)
                 writer.beginObject()
-                writer.key("grantId"); writer.string(outcome.grant.grantId)
-                writer.key("entitlement"); writer.string(outcome.grant.entitlement)
-                writer.key("expiresAt"); writer.string(RFC3339.format(outcome.grant.expiresAt))
-                writer.key("result"); writer.string(outcome.created ? "granted" : "duplicate")
-                writer.key("customer"); writer.raw(outcome.customer)
+                writer.key("grantId")
+                writer.string(outcome.grant.grantId)
+                writer.key("entitlement")
+                writer.string(outcome.grant.entitlement)
+                writer.key("expiresAt")
+                writer.string(RFC3339.format(outcome.grant.expiresAt))
+                writer.key("result")
+                writer.string(outcome.created ? "granted" : "duplicate")
+                writer.key("customer")
+                writer.raw(outcome.customer)
                 writer.endObject()
                 return .json(outcome.created ? 201 : 200, writer.bytes)
             }
@@ -37,10 +54,12 @@ struct GrantRoutes: Sendable {
                 }
                 let document = try service.revokeGrant(
                     userId: userId, grantId: grantId,
-                    context: RequestContext(requestId: request.requestId, source: "grant"))
+                    context: context(request, source: "grant-revoke"))
+                service.logger.info("grant revoke", ["request.id": request.requestId, "grantId": grantId])
                 var writer = JSONWriter(capacity: 64 + document.count)
                 writer.beginObject()
-                writer.key("customer"); writer.raw(document)
+                writer.key("customer")
+                writer.raw(document)
                 writer.endObject()
                 return .json(200, writer.bytes)
             }

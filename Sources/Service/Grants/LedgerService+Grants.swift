@@ -20,7 +20,8 @@ extension LedgerService {
         let now = clock()
         let (outcome, changes) = try unitOfWork { connection throws(ServiceError) -> (GrantOutcome, [NewChange]) in
             let documents = self.documents
-            try database { () throws(DatabaseError) in try repository.lock([LedgerStream.user(userId)], on: connection) }
+            try database { () throws(DatabaseError) in try repository.lock([LedgerStream.user(userId)], on: connection)
+            }
             let world = try repository.loadUser(userId, on: connection)
             let events = try Self.decided(
                 .promote(
@@ -29,10 +30,13 @@ extension LedgerService {
                 world.account)
             guard case .promotionalGranted(let made)? = events.first else {
                 let first = world.account.promotions[grantId]!.grant  // decide answers [] only for a known grant
-                return (GrantOutcome(grant: first, customer: documents.render(world, at: now).document, created: false), [])
+                return (
+                    GrantOutcome(grant: first, customer: documents.render(world, at: now).document, created: false), []
+                )
             }
-            let stored = try appendAnnouncing(events, world: world, documents: documents, now: now, context: context,
-                                              on: connection)
+            let stored = try appendAnnouncing(
+                events, world: world, documents: documents, now: now, context: context,
+                on: connection)
             return (GrantOutcome(grant: made, customer: stored.document, created: true), stored.changes)
         }
         changeTally.count(changes)
@@ -45,12 +49,14 @@ extension LedgerService {
         let now = clock()
         let (document, changes) = try unitOfWork { connection throws(ServiceError) -> ([UInt8], [NewChange]) in
             let documents = self.documents
-            try database { () throws(DatabaseError) in try repository.lock([LedgerStream.user(userId)], on: connection) }
+            try database { () throws(DatabaseError) in try repository.lock([LedgerStream.user(userId)], on: connection)
+            }
             let world = try repository.loadUser(userId, on: connection)
             let events = try Self.decided(.revokePromotion(userId: userId, grantId: grantId, at: now), world.account)
             if events.isEmpty { return (documents.render(world, at: now).document, []) }
-            let stored = try appendAnnouncing(events, world: world, documents: documents, now: now, context: context,
-                                              on: connection)
+            let stored = try appendAnnouncing(
+                events, world: world, documents: documents, now: now, context: context,
+                on: connection)
             return (stored.document, stored.changes)
         }
         changeTally.count(changes)
@@ -71,9 +77,11 @@ extension LedgerService {
         _ events: [LedgerEvent], world: LedgerRepository.UserWorld, documents: UserDocuments, now: Int64,
         context: RequestContext, on connection: Connection
     ) throws(ServiceError) -> (document: [UInt8], changes: [NewChange]) {
-        guard try repository.append(
-            events.map { ($0, nil) }, metadata: context.metadata,
-            expected: [LedgerStream.user(world.userId): world.accountVersion], idempotencyKey: nil, on: connection) != nil
+        guard
+            try repository.append(
+                events.map { ($0, nil) }, metadata: context.metadata,
+                expected: [LedgerStream.user(world.userId): world.accountVersion], idempotencyKey: nil, on: connection)
+                != nil
         else {
             throw .internalError("grant append reported a duplicate without an idempotency key")
         }
