@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import JSON
+import Synchronization
 import TestSupport
 import Testing
 
@@ -235,6 +236,23 @@ import Testing
         #expect(a.status == 201 && b.status == 201)
         #expect(a.json["grantId"] != b.json["grantId"])
         #expect(try userEventTypes("u-g7c") == ["PromotionalGranted", "PromotionalGranted"])
+    }
+
+    @Test func racingRetriesOfOneKeyMakeOneGrant() throws {
+        let port = service.app.port
+        let key = try #require(service.keys["admin"])
+        let answers = Mutex<[(Int, String?)]>([])
+        onThreads(8) { _ in
+            let client = ServiceHTTPClient(port: port, apiKey: key)
+            let response = try? client.post(
+                "/v1/users/u-race/grants", .object(["entitlement": "pro", "duration": "P7D"]),
+                headers: ["Idempotency-Key": "race-1"])
+            answers.withLock { $0.append((response?.status ?? 0, response?.json["grantId"]?.stringValue)) }
+        }
+        let all = answers.withLock { $0 }
+        #expect(all.map(\.0).sorted() == [200, 200, 200, 200, 200, 200, 200, 201], "\(all)")
+        #expect(Set(all.map(\.1)) == [GrantRequest.grantId(userId: "u-race", idempotencyKey: "race-1")])
+        #expect(try userEventTypes("u-race") == ["PromotionalGranted"])
     }
 
     @Test func badInputIsRefusedNamingTheField() throws {
