@@ -2,7 +2,8 @@
 /// `OpenAPITests` keeps it true: every route the router knows is here and vice versa; and
 /// `OpenAPIBoundaryTests` sends every constraint's boundary values (read from this document) to a
 /// running service and checks that it accepts and refuses exactly what this says. `x-maxBytes` is
-/// a length in UTF-8 bytes (what the service counts), next to `maxLength` in characters.
+/// a length in UTF-8 bytes (what the service counts), next to `maxLength` in characters;
+/// `x-futureInstant` marks a date-time that must be later than the request's instant.
 public enum OpenAPIDocument {
     public static let json: String = header + "\n" + components + "\n" + paths
 
@@ -139,6 +140,40 @@ public enum OpenAPIDocument {
           "403": {"$ref": "#/components/responses/Problem"}, "409": {"$ref": "#/components/responses/Problem"},
           "413": {"$ref": "#/components/responses/Problem"},
           "422": {"$ref": "#/components/responses/Problem", "description": "idempotency_key_reused: the key named another amount or currency"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/users/{userId}/grants": {
+      "post": {
+        "summary": "Give the user an entitlement for a while (a promotional grant, api.md §6), recorded as an event: the entitlement shows source promotional while the grant reaches furthest, ends by time like a subscription period, and the change feed says PROMOTIONAL_GRANT",
+        "description": "Idempotency: the body's idempotencyKey or the Idempotency-Key header (1–200 bytes, no control characters).",
+        "security": [{"bearer": ["admin"]}],
+        "parameters": [{"name": "userId", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/UserId"}}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/GrantRequest"}}}},
+        "responses": {
+          "201": {"description": "Granted", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/GrantResponse"}}}},
+          "200": {"description": "The idempotency key's first grant, answered again; nothing recorded", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/GrantResponse"}}}},
+          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"}, "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem", "description": "idempotency_key_reused: the key made a grant with another entitlement, duration/until or reason (grantId says which)"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/users/{userId}/grants/{grantId}": {
+      "delete": {
+        "summary": "Revoke a promotional grant now (PROMOTIONAL_REVOKE); its entitlement stays listed with active false unless something else gives it. A revoked or lapsed grant again: 200, nothing recorded",
+        "security": [{"bearer": ["admin"]}],
+        "parameters": [
+          {"name": "userId", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/UserId"}},
+          {"name": "grantId", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^grt_[0-9a-f]{32}$"}}
+        ],
+        "responses": {
+          "200": {"description": "Revoked (or already ended)", "content": {"application/json": {"schema": {"type": "object", "required": ["customer"], "properties": {"customer": {"$ref": "#/components/schemas/Customer"}}}}}},
+          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem", "description": "not_found: this user has no grant with this id"},
           "503": {"$ref": "#/components/responses/Problem"}
         }
       }
