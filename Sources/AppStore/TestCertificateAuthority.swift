@@ -64,6 +64,10 @@ public struct TestCertificateAuthority: Sendable {
             leafDER: try Certificate.der(leaf), leafKeyPEM: try leafKey.pem())
     }
 
+    /// A fresh P-256 key as PKCS#8 PEM, the format of App Store Connect's `.p8` keys: the test
+    /// store's own In-App Purchase key, which its Server API stand-in checks tokens with.
+    public static func generateKeyPEM() throws(VerificationSetupError) -> String { try Key.generate().pem() }
+
     /// Signs as Apple does: ES256 with x5c = [leaf, intermediate, root].
     public func signer() throws(VerificationSetupError) -> JWSSigner {
         try JWSSigner(privateKeyPEM: leafKeyPEM, chainDER: [leafDER, intermediateDER, rootDER])

@@ -78,7 +78,31 @@ import Testing
             RenewalExtension(
                 originalTransactionId: "2000000001", environment: nil, extendByDays: 90, extendReasonCode: 0,
                 requestIdentifier: "r", outcome: .rejected, appleErrorCode: 4000009, detail: "too many", at: F.t0)),
+        .promotionalGranted(
+            PromotionalGrant(
+                userId: "u-1", grantId: "grt_0123456789abcdef0123456789abcdef", entitlement: "pro",
+                expiresAt: F.t0 + 7 * F.day, duration: "P7D", reason: "sorry about the outage",
+                idempotencyKey: "ticket-42", at: F.t0)),
+        .promotionalGranted(
+            PromotionalGrant(
+                userId: "u-1", grantId: "grt_ffffffffffffffffffffffffffffffff", entitlement: "pro",
+                expiresAt: F.t0 + F.day, duration: nil, reason: "", idempotencyKey: nil, at: F.t0)),
+        .promotionalRevoked(
+            PromotionalRevocation(
+                userId: "u-1", grantId: "grt_0123456789abcdef0123456789abcdef", entitlement: "pro", at: F.t0)),
     ]
+
+    /// The log is append-only: an admin grant stored before promotional grants existed (no
+    /// grantId) still reads back as the same event, and folds as it did.
+    @Test func anEntitlementGrantStoredBeforeGrantIdsReadsTheSame() throws {
+        let stored = Array(#"{"userId":"u-1","entitlement":"pro","reason":"support","expiresAt":1000,"at":10}"#.utf8)
+        let event = try LedgerEvent.decode(type: "EntitlementGranted", schemaVersion: 1, data: stored)
+        #expect(
+            event == .entitlementGranted(userId: "u-1", entitlement: "pro", reason: "support", expiresAt: 1000, at: 10))
+        let account = Account.fold([event])
+        #expect(account.grants["pro"] == AdminGrant(reason: "support", expiresAt: 1000, at: 10))
+        #expect(account.promotions.isEmpty)
+    }
 
     @Test(arguments: events)
     func everyEventSurvivesARoundTrip(event: LedgerEvent) throws {

@@ -94,10 +94,28 @@ import TestSupport
                 Base(path: ["userId": "u-bound", "currency": "coins"],
                      body: ["amount": .int(1), "idempotencyKey": .string("k-\(counter.next())"), "reason": "sword"])
             }]
+        case "POST /v1/users/{userId}/grants":
+            // Fresh keys, so no probe meets another's first grant (that would be a 422, still past validation).
+            return [{ [counter] in
+                Base(path: ["userId": "u-bound"],
+                     body: ["entitlement": "pro", "duration": "P7D", "reason": "support",
+                            "idempotencyKey": .string("g-\(counter.next())")])
+            }, { [counter] in
+                Base(path: ["userId": "u-bound"],
+                     body: ["entitlement": "pro", "until": .string(RFC3339.format(TestVectors.nowMillis + 7 * 86_400_000)),
+                            "idempotencyKey": .string("g-\(counter.next())")])
+            }]
+        case "DELETE /v1/users/{userId}/grants/{grantId}":
+            // No such grant: a valid request is a 404, past validation.
+            return [{ Base(path: ["userId": "u-bound", "grantId": "grt_" + String(repeating: "0", count: 32)]) }]
         case "POST /v1/offers/signatures":
             // No app has a serverAPI key here: a valid request is a 422, past validation.
             return [{ Base(body: ["productId": .string(TestService.monthly), "offerId": "winback", "userId": "u-bound",
                                   "transactionId": "8100001"]) }]
+        case "GET /v1/admin/metrics/overview":
+            // Fixed bounds around the probes' date-time (2026-12-29), so either probe stays inside the range.
+            return [{ Base(query: ["from": "2026-12-01T00:00:00Z", "to": "2027-02-01T00:00:00Z", "interval": "day",
+                                   "environment": "Sandbox"]) }]
         case "POST /v1/admin/replay":
             return [{ Base(body: ["dryRun": .bool(true), "projections": .array(["users"])]) },
                     { Base(body: ["dryRun": .bool(true), "projection": "users"]) }]
@@ -428,6 +446,13 @@ enum Schema {
                 else { return false }
             }
             if schema["format"]?.stringValue == "date-time", !isDateTime(text) { return false }
+            // An instant that must lie ahead (a grant's until): judged against the wall clock, as
+            // the service's TestClock (not advanced here) judges it.
+            if schema["x-futureInstant"]?.boolValue == true, let instant = RFC3339.parse(text),
+               instant <= TestVectors.nowMillis
+            {
+                return false
+            }
             if schema["contentEncoding"]?.stringValue == "base64", !isBase64(text) { return false }
         case .number(let lexeme):
             if let n = Int128(lexeme) {

@@ -59,7 +59,7 @@ import TestSupport
         let status = schemas["Subscription"]?["properties"]?["status"]?["enum"]?.arrayValue?.compactMap(\.stringValue)
         #expect(Set(status ?? []) == Set(SubscriptionStatus.allCases.map(\.rawValue)))
         let sources = schemas["Entitlement"]?["properties"]?["source"]?["enum"]?.arrayValue?.compactMap(\.stringValue)
-        let written: [EntitlementSource] = [.subscription, .nonConsumable, .nonRenewingSubscription, .admin]
+        let written: [EntitlementSource] = [.subscription, .nonConsumable, .nonRenewingSubscription, .admin, .promotional]
         #expect(Set(sources ?? []) == Set(written.map(\.rawValue)))
         let reasons = schemas["Problem"]?["properties"]?["reason"]?["enum"]?.arrayValue?.compactMap(\.stringValue)
         #expect(Set(reasons ?? []) == Set([

@@ -3,7 +3,7 @@ import JSON
 import Synchronization
 
 /// Apple's App Store Server API for one environment, without I/O (the caller serves it over
-/// HTTP: TestSupport's `AppleServerAPIStandIn` for tests, and later `iap-ledger testkit`), like
+/// HTTP: TestSupport's `AppleServerAPIStandIn` for tests, `iap-ledger testkit apple` for people), like
 /// `VerifyReceiptStandIn`. It checks every request's JWT as Apple does (401, empty body, on any
 /// broken rule: see `AppStoreServerTokenCheck`), then answers from the data it was given:
 /// transactions (signed by whoever the test trusts; it never re-signs), renewal infos,
@@ -117,6 +117,16 @@ public final class AppStoreServerAPIStandIn: Sendable {
         let payload = Self.payload(signedPayload) ?? .object([:])
         state.withLock {
             $0.notifications.append(Notification(signedPayload: signedPayload, payload: payload, sendAttempts: sendAttempts))
+        }
+    }
+
+    /// Forgets every transaction, renewal info and notification (faults, requests and test
+    /// notification tokens stay), so a caller holding its data elsewhere can give it anew.
+    public func forgetData() {
+        state.withLock {
+            $0.transactions = []
+            $0.renewals = [:]
+            $0.notifications = []
         }
     }
 

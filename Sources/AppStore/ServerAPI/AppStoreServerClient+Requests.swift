@@ -18,22 +18,29 @@ extension AppStoreServerClient {
         var body: [UInt8]? = nil
     }
 
-    /// `environment` nil: Production, then Sandbox when Production says 4040010.
+    /// `environment` nil: each of `searchOrder` in turn while the answer is 4040010 (Production,
+    /// then Sandbox), the last one's error when none has it.
     func sendFindingEnvironment(
         _ call: Call, _ environment: AppStoreServerEnvironment?
     ) throws(AppStoreServerError) -> (AppStoreServerEnvironment, [UInt8]) {
         if let environment { return (environment, try send(call, environment)) }
-        do {
-            return (.production, try send(call, .production))
-        } catch {
-            guard error.appleErrorCode == AppStoreServerError.transactionIdNotFound else { throw error }
-            return (.sandbox, try send(call, .sandbox))
+        for (index, candidate) in searchOrder.enumerated() {
+            do {
+                return (candidate, try send(call, candidate))
+            } catch {
+                guard error.appleErrorCode == AppStoreServerError.transactionIdNotFound, index < searchOrder.count - 1
+                else { throw error }
+            }
         }
+        preconditionFailure("searchOrder is never empty")
     }
 
     /// One call with its bounded retries; returns a 2xx body.
     func send(_ call: Call, _ environment: AppStoreServerEnvironment) throws(AppStoreServerError) -> [UInt8] {
-        let url = Self.url(baseURL(environment), call)
+        guard let base = baseURL(environment) else {
+            throw .invalidArgument("no base URL for \(environment.rawValue): Apple has no such host, name a stand-in's")
+        }
+        let url = Self.url(base, call)
         var retries = 0
         while true {
             let outcome = perform(call, url)

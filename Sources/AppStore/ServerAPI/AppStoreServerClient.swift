@@ -10,7 +10,8 @@ import FoundationNetworking
 ///
 /// What it does for the caller, so no feature has to: calls scoped to a transaction go to
 /// Production first and, on Apple's 4040010 ("transaction id not found"), to Sandbox — sandbox
-/// purchases exist only on the Sandbox host; 429 waits for `Retry-After` (bounded); network
+/// purchases exist only on the Sandbox host (a client for a local-testing app asks only
+/// LocalTesting: `searchOrder`); 429 waits for `Retry-After` (bounded); network
 /// errors, timeouts, 5xx and Apple's retryable error codes are retried with doubling backoff a
 /// bounded number of times, then `unavailable`; Apple's other errors are `rejected` with its
 /// `errorCode`; a 2xx that is not Apple's format is `malformedResponse`, never a crash.
@@ -57,6 +58,10 @@ public final class AppStoreServerClient: Sendable {
     let token: AppStoreServerToken
     let productionURL: URL
     let sandboxURL: URL
+    /// Apple has no LocalTesting host: nil until the caller names a stand-in.
+    let localTestingURL: URL?
+    /// The environments a call given none asks, in order, moving on while the answer is 4040010.
+    public let searchOrder: [AppStoreServerEnvironment]
     let clock: @Sendable () -> Int64
     let sleep: @Sendable (Double) -> Void
     let session: URLSession
@@ -66,7 +71,8 @@ public final class AppStoreServerClient: Sendable {
     ///   - sleep: how a wait (backoff, `Retry-After`) is spent, in seconds; tests record instead.
     public init(
         key: AppStoreServerKey, bundleId: String, productionURL: URL = AppStoreServerClient.appleProduction,
-        sandboxURL: URL = AppStoreServerClient.appleSandbox, policy: Policy = Policy(),
+        sandboxURL: URL = AppStoreServerClient.appleSandbox, localTestingURL: URL? = nil,
+        searchOrder: [AppStoreServerEnvironment] = [.production, .sandbox], policy: Policy = Policy(),
         clock: @escaping @Sendable () -> Int64 = AppStoreServerClient.systemMillis,
         sleep: @escaping @Sendable (Double) -> Void = AppStoreServerClient.systemSleep
     ) {
@@ -75,6 +81,8 @@ public final class AppStoreServerClient: Sendable {
         token = AppStoreServerToken(key: key, bundleId: bundleId)
         self.productionURL = productionURL
         self.sandboxURL = sandboxURL
+        self.localTestingURL = localTestingURL
+        self.searchOrder = searchOrder.isEmpty ? [.production, .sandbox] : searchOrder
         self.clock = clock
         self.sleep = sleep
         let configuration = URLSessionConfiguration.ephemeral
@@ -90,8 +98,13 @@ public final class AppStoreServerClient: Sendable {
         if seconds > 0 { usleep(useconds_t(min(seconds, 3600) * 1_000_000)) }
     }
 
-    public func baseURL(_ environment: AppStoreServerEnvironment) -> URL {
-        environment == .production ? productionURL : sandboxURL
+    /// Where `environment` is asked; nil for LocalTesting without a stand-in's URL.
+    public func baseURL(_ environment: AppStoreServerEnvironment) -> URL? {
+        switch environment {
+        case .production: productionURL
+        case .sandbox: sandboxURL
+        case .localTesting: localTestingURL
+        }
     }
 
     // MARK: Endpoints
@@ -99,7 +112,7 @@ public final class AppStoreServerClient: Sendable {
     /// Get Transaction History v2 (`GET /inApps/v2/history/{transactionId}`): every page, by
     /// `revision` with the same filters, until `hasMore` is false.
     /// - Parameters:
-    ///   - environment: nil asks Production, then Sandbox on 4040010.
+    ///   - environment: nil asks `searchOrder` (Production, then Sandbox on 4040010).
     ///   - revision: start after a revision a previous call returned (incremental sync).
     public func transactionHistory(
         _ transactionId: String, query: TransactionHistoryQuery = TransactionHistoryQuery(),

@@ -1,9 +1,12 @@
 import JSON
 
-/// The two hosts of the Server API. Sandbox purchases exist only on the Sandbox host.
+/// The hosts of the Server API. Sandbox purchases exist only on the Sandbox host. LocalTesting
+/// is Apple's libraries' environment for a local stand-in (their `LOCAL_TESTING`): it has no
+/// host of Apple's, so its base URL is always given (`iap-ledger testkit apple` serves one).
 public enum AppStoreServerEnvironment: String, Sendable, CaseIterable {
     case production = "Production"
     case sandbox = "Sandbox"
+    case localTesting = "LocalTesting"
 }
 
 /// Get Transaction History v2's filters (sent again, unchanged, with every `revision`).

@@ -7,6 +7,12 @@ public enum AccountCommand: Sendable, Hashable {
     case credit(userId: String, currency: String, amount: Int64, idempotencyKey: String, reason: String, at: Int64)
     case grant(userId: String, entitlement: String, reason: String, expiresAt: Int64?, at: Int64)
     case revoke(userId: String, entitlement: String, reason: String, at: Int64)
+    /// A promotional grant (api.md §6); `grantId` is the Service's (from the idempotency key, or random).
+    case promote(
+        userId: String, grantId: String, entitlement: String, term: PromotionalGrantTerm, reason: String,
+        idempotencyKey: String?, at: Int64)
+    /// Ends a promotional grant at `at`.
+    case revokePromotion(userId: String, grantId: String, at: Int64)
 }
 
 /// What a decision needs from outside the user's own stream.
@@ -71,6 +77,33 @@ extension Account {
         case .revoke(let userId, let entitlement, let reason, let at):
             if state.grants[entitlement] == nil { return [] }
             return [.entitlementRevoked(userId: userId, entitlement: entitlement, reason: reason, at: at)]
+        case .promote(let userId, let grantId, let entitlement, let term, let reason, let key, let at):
+            if let existing = state.promotions[grantId] {
+                let first = existing.grant
+                guard first.entitlement == entitlement, first.reason == reason, first.term == term else {
+                    throw .grantIdempotencyKeyReused(grantId: grantId)
+                }
+                return []
+            }
+            let expiresAt = term.expiresAt(from: at)
+            guard expiresAt > at else { throw .grantEndsInPast(expiresAt: expiresAt) }
+            var duration: String?
+            if case .duration(let d) = term { duration = d.description }
+            return [
+                .promotionalGranted(
+                    PromotionalGrant(
+                        userId: userId, grantId: grantId, entitlement: entitlement, expiresAt: expiresAt,
+                        duration: duration, reason: reason, idempotencyKey: key, at: at))
+            ]
+        case .revokePromotion(let userId, let grantId, let at):
+            guard let existing = state.promotions[grantId] else { throw .unknownGrant(grantId: grantId) }
+            // Revoked already, or run out: revoking again changes nothing, so records nothing.
+            guard existing.isActive(at: at) else { return [] }
+            return [
+                .promotionalRevoked(
+                    PromotionalRevocation(
+                        userId: userId, grantId: grantId, entitlement: existing.grant.entitlement, at: at))
+            ]
         }
     }
 }

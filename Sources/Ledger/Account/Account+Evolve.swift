@@ -25,6 +25,10 @@ extension Account {
             state.grants[entitlement] = AdminGrant(reason: reason, expiresAt: expiresAt, at: at)
         case .entitlementRevoked(_, let entitlement, _, _):
             state.grants[entitlement] = nil
+        case .promotionalGranted(let grant):
+            state.promotions[grant.grantId] = PromotionalGrantState(grant: grant)
+        case .promotionalRevoked(let revocation):
+            state.promotions[revocation.grantId]?.revokedAt = revocation.at
         case .transactionRecorded, .renewalInfoRecorded, .notificationReceived, .consumptionAnswered,
             .renewalExtensionRequested:
             break

@@ -12,6 +12,8 @@ public struct Account: Sendable, Hashable {
     public internal(set) var credited: [String: Int64]
     /// Entitlements granted by an admin and not revoked.
     public internal(set) var grants: [String: AdminGrant]
+    /// Promotional grants by grantId, revoked ones included (they stay listed, inactive).
+    public internal(set) var promotions: [String: PromotionalGrantState] = [:]
 
     public static let initial = Account(chains: [], debits: [:], debited: [:], credits: [:], credited: [:], grants: [:])
 
@@ -80,6 +82,13 @@ public enum Rejection: Error, Sendable, Hashable {
     case invalidAmount(Int64)
     /// The debit's idempotency key was used before for another amount or currency.
     case idempotencyKeyReused(currency: String, amount: Int64)
+    /// The grant's idempotency key (its grantId) was used before for another entitlement,
+    /// term or reason.
+    case grantIdempotencyKeyReused(grantId: String)
+    /// No promotional grant of this user has this id.
+    case unknownGrant(grantId: String)
+    /// A grant must end after the instant it is made.
+    case grantEndsInPast(expiresAt: Int64)
 
     /// Stable machine word for docs/api.md problem bodies.
     public var code: String {
@@ -87,7 +96,9 @@ public enum Rejection: Error, Sendable, Hashable {
         case .ownedByOtherUser: "owned_by_other_user"
         case .insufficientBalance: "insufficient_balance"
         case .invalidAmount: "invalid_request"
-        case .idempotencyKeyReused: "idempotency_key_reused"
+        case .idempotencyKeyReused, .grantIdempotencyKeyReused: "idempotency_key_reused"
+        case .unknownGrant: "not_found"
+        case .grantEndsInPast: "invalid_request"
         }
     }
 }

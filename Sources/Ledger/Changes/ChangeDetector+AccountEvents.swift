@@ -39,6 +39,21 @@ extension ChangeDetector {
                     ChangeDraft(
                         type: .promotionalRevoke, occurredAt: now, entitlementIds: [entitlement],
                         details: ["reason": .string(reason)]))
+            case .promotionalGranted(let grant) where grant.userId == userId:
+                var details: [String: JSONValue] = [
+                    "grantId": .string(grant.grantId), "reason": .string(grant.reason),
+                    "expiresAt": .string(RFC3339.format(grant.expiresAt)),
+                ]
+                if let duration = grant.duration { details["duration"] = .string(duration) }
+                changes.append(
+                    ChangeDraft(
+                        type: .promotionalGrant, occurredAt: now, entitlementIds: [grant.entitlement],
+                        details: details))
+            case .promotionalRevoked(let revocation) where revocation.userId == userId:
+                changes.append(
+                    ChangeDraft(
+                        type: .promotionalRevoke, occurredAt: now, entitlementIds: [revocation.entitlement],
+                        details: ["grantId": .string(revocation.grantId)]))
             default:
                 continue
             }
@@ -46,17 +61,24 @@ extension ChangeDetector {
         return changes
     }
 
-    /// An admin grant that ran out by itself (its revocation is a PROMOTIONAL_REVOKE).
+    /// An admin or promotional grant that ran out by itself (its revocation is a PROMOTIONAL_REVOKE).
     static func lapsedGrants(
         _ before: ChangeSnapshot, _ after: ChangeSnapshot, events: [LedgerEvent], userId: String, at now: Int64
     ) -> [ChangeDraft] {
         var revoked: Set<String> = []
-        for case .entitlementRevoked(let user, let entitlement, _, _) in events where user == userId {
-            revoked.insert(entitlement)
+        for event in events {
+            switch event {
+            case .entitlementRevoked(let user, let entitlement, _, _) where user == userId:
+                revoked.insert(entitlement)
+            case .promotionalRevoked(let revocation) where revocation.userId == userId:
+                revoked.insert(revocation.entitlement)
+            default:
+                continue
+            }
         }
         var changes: [ChangeDraft] = []
         for (name, old) in before.customer.entitlements.sorted(by: { $0.key < $1.key })
-        where old.source == .admin && old.active && !revoked.contains(name) {
+        where (old.source == .admin || old.source == .promotional) && old.active && !revoked.contains(name) {
             if after.customer.entitlements[name]?.active == true { continue }  // something else grants it now
             changes.append(ChangeDraft(type: .expiration, occurredAt: now, entitlementIds: [name]))
         }

@@ -38,10 +38,11 @@ public enum ChangeType: String, Sendable, Hashable, CaseIterable {
     case balanceDebit = "BALANCE_DEBIT"
     /// A chain moved between users (policy `transfer`): one for each, the same `from`, `to`.
     case transfer = "TRANSFER"
-    /// An admin granted an entitlement (details `reason`, `expiresAt`) or credited a balance
-    /// (`currency`, `amount`, `balance`, `reason`).
+    /// An admin granted an entitlement (details `reason`, `expiresAt`; a promotional grant of
+    /// `POST /v1/users/{userId}/grants` also `grantId` and `duration` when one was asked) or
+    /// credited a balance (`currency`, `amount`, `balance`, `reason`).
     case promotionalGrant = "PROMOTIONAL_GRANT"
-    /// An admin revoked an entitlement they had granted.
+    /// An admin revoked an entitlement they had granted (a promotional grant: details `grantId`).
     case promotionalRevoke = "PROMOTIONAL_REVOKE"
     /// A replay (or a new catalog) changed the user's document with no new fact.
     case correction = "CORRECTION"

@@ -34,6 +34,10 @@ extension Customer {
             w.bool(e.willRenew)
             w.key("inGracePeriod")
             w.bool(e.inGracePeriod)
+            if let grantId = e.grantId {  // only promotional entitlements carry it
+                w.key("grantId")
+                w.string(grantId)
+            }
             w.endObject()
         }
         w.endObject()

@@ -29,6 +29,8 @@ public enum EntitlementSource: String, Sendable, Hashable {
     case nonRenewingSubscription = "non_renewing_subscription"
     case nonConsumable = "non_consumable"
     case admin = "admin"
+    /// A promotional grant (api.md §6: `POST /v1/users/{userId}/grants`).
+    case promotional = "promotional"
 }
 
 /// One entitlement: active while any product (or admin grant) granting it gives access;
@@ -42,11 +44,14 @@ public struct EntitlementState: Sendable, Hashable {
     public var originalTransactionId: String?
     public var willRenew: Bool
     public var inGracePeriod: Bool
+    /// The promotional grant that decides the entitlement (source `promotional`), else nil.
+    public var grantId: String?
 
     public init(
         active: Bool, expiresAt: Int64?, productId: String?, source: EntitlementSource,
-        originalTransactionId: String?, willRenew: Bool, inGracePeriod: Bool
+        originalTransactionId: String?, willRenew: Bool, inGracePeriod: Bool, grantId: String? = nil
     ) {
+        self.grantId = grantId
         self.active = active
         self.expiresAt = expiresAt
         self.productId = productId
@@ -68,7 +73,8 @@ public struct EntitlementState: Sendable, Hashable {
         if (originalTransactionId ?? "") != (other.originalTransactionId ?? "") {
             return (originalTransactionId ?? "") < (other.originalTransactionId ?? "")
         }
-        return (productId ?? "") < (other.productId ?? "")
+        if (productId ?? "") != (other.productId ?? "") { return (productId ?? "") < (other.productId ?? "") }
+        return (grantId ?? "") < (other.grantId ?? "")
     }
 }
 

@@ -85,6 +85,16 @@ public enum CustomerView {
                     active: grant.isActive(at: now), expiresAt: grant.expiresAt, productId: nil, source: .admin,
                     originalTransactionId: nil, willRenew: false, inGracePeriod: false))
         }
+        // Each grant competes like any product: the one reaching furthest decides (`isPreferred`);
+        // a revoked or lapsed one stays as the inactive candidate, ending when access ended.
+        for (grantId, promotion) in account.promotions {
+            offer(
+                promotion.grant.entitlement,
+                EntitlementState(
+                    active: promotion.isActive(at: now), expiresAt: promotion.end, productId: nil,
+                    source: .promotional, originalTransactionId: nil, willRenew: false, inGracePeriod: false,
+                    grantId: grantId))
+        }
         for (currency, amount) in account.debited { balances[currency, default: 0] -= amount }
         for (currency, amount) in account.credited { balances[currency, default: 0] += amount }
 
@@ -113,7 +123,7 @@ public enum CustomerView {
 
     /// The next instant after `now` at which the judged document could change with no new
     /// event: the earliest future expiry or grace end among owned chains, the end of a stacked
-    /// non-renewing period, or admin grant expiry. nil: nothing will change by itself. The Service may cache until then.
+    /// non-renewing period, or an admin or promotional grant's expiry. nil: nothing will change by itself. The Service may cache until then.
     public static func nextChange(
         account: Account, chains: [String: ChainState], catalog: Catalog = Catalog(), after now: Int64
     ) -> Int64? {
@@ -129,6 +139,9 @@ public enum CustomerView {
         }
         for grant in account.grants.values {
             if let expires = grant.expiresAt, expires > now { next = min(next ?? expires, expires) }
+        }
+        for promotion in account.promotions.values where promotion.end > now {
+            next = min(next ?? promotion.end, promotion.end)
         }
         return next
     }

@@ -26,6 +26,8 @@ extension LedgerEvent {
         case .notificationReceived(let n): n.writeFields(to: &w)
         case .consumptionAnswered(let answer): answer.writeFields(to: &w)
         case .renewalExtensionRequested(let request): request.writeFields(to: &w)
+        case .promotionalGranted(let grant): grant.writeFields(to: &w)
+        case .promotionalRevoked(let revocation): revocation.writeFields(to: &w)
         case .chainClaimed(let userId, let otid, let from, let at):
             w.key("userId")
             w.string(userId)
@@ -126,6 +128,8 @@ extension LedgerEvent {
         case "NotificationReceived": event = .notificationReceived(try NotificationFact(fields: &fields))
         case "ConsumptionAnswered": event = .consumptionAnswered(try ConsumptionAnswer(fields: &fields))
         case "RenewalExtensionRequested": event = .renewalExtensionRequested(try RenewalExtension(fields: &fields))
+        case "PromotionalGranted": event = .promotionalGranted(try PromotionalGrant(fields: &fields))
+        case "PromotionalRevoked": event = .promotionalRevoked(try PromotionalRevocation(fields: &fields))
         case "ChainClaimed":
             event = .chainClaimed(
                 userId: try fields.string(.userId), originalTransactionId: try fields.string(.originalTransactionId),

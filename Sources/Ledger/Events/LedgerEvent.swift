@@ -24,6 +24,10 @@ public indirect enum LedgerEvent: Sendable, Hashable {
     case entitlementGranted(userId: String, entitlement: String, reason: String, expiresAt: Int64?, at: Int64)
     /// An admin ended an entitlement they had granted.
     case entitlementRevoked(userId: String, entitlement: String, reason: String, at: Int64)
+    /// An admin gave a promotional grant (api.md §6).
+    case promotionalGranted(PromotionalGrant)
+    /// An admin revoked a promotional grant.
+    case promotionalRevoked(PromotionalRevocation)
     /// The service answered Apple's CONSUMPTION_REQUEST (one attempt, with Apple's answer).
     case consumptionAnswered(ConsumptionAnswer)
     /// An admin asked Apple to extend a subscription's renewal date (with Apple's answer).
@@ -43,6 +47,8 @@ public indirect enum LedgerEvent: Sendable, Hashable {
         case .entitlementRevoked: "EntitlementRevoked"
         case .consumptionAnswered: "ConsumptionAnswered"
         case .renewalExtensionRequested: "RenewalExtensionRequested"
+        case .promotionalGranted: "PromotionalGranted"
+        case .promotionalRevoked: "PromotionalRevoked"
         }
     }
 
@@ -53,7 +59,7 @@ public indirect enum LedgerEvent: Sendable, Hashable {
     public static let typeNames: [String] = [
         "TransactionRecorded", "RenewalInfoRecorded", "NotificationReceived", "ChainClaimed", "ChainReleased",
         "BalanceDebited", "BalanceCredited", "EntitlementGranted", "EntitlementRevoked", "ConsumptionAnswered",
-        "RenewalExtensionRequested",
+        "RenewalExtensionRequested", "PromotionalGranted", "PromotionalRevoked",
     ]
 
     /// The stream this event is appended to (its `route`, named).

@@ -36,6 +36,8 @@ extension LedgerEvent {
             .balanceDebited(let userId, _, _, _, _, _, _), .balanceCredited(let userId, _, _, _, _, _),
             .entitlementGranted(let userId, _, _, _, _), .entitlementRevoked(let userId, _, _, _):
             .user(userId)
+        case .promotionalGranted(let grant): .user(grant.userId)
+        case .promotionalRevoked(let revocation): .user(revocation.userId)
         }
     }
 
@@ -47,7 +49,7 @@ extension LedgerEvent {
             .renewalExtensionRequested:
             true
         case .chainClaimed, .chainReleased, .balanceDebited, .balanceCredited, .entitlementGranted,
-            .entitlementRevoked:
+            .entitlementRevoked, .promotionalGranted, .promotionalRevoked:
             false
         }
     }

@@ -206,6 +206,11 @@ struct APIRoutes: Sendable {
     }
 
     func userIdParameter(_ value: String?, field: String = "userId") throws(ServiceError) -> String {
+        try Self.validUserId(value, field: field)
+    }
+
+    /// The rules of every user route's `userId` (also for routes outside this type).
+    static func validUserId(_ value: String?, field: String = "userId") throws(ServiceError) -> String {
         guard let value, !value.isEmpty, value.utf8.count <= 256 else {
             throw .invalidRequest("\(field) must be a non-empty string of at most 256 bytes")
         }

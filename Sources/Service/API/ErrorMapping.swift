@@ -47,6 +47,18 @@ enum ErrorMapping {
             case .invalidAmount(let amount):
                 (status, code, title, detail) = (400, "invalid_request", "Invalid request",
                                                  "amount must be a positive integer, got \(amount)")
+            case .grantIdempotencyKeyReused(let grantId):
+                (status, code, title, detail) = (422, "idempotency_key_reused", "Idempotency key reused",
+                                                 "this idempotency key made grant \(grantId) with another entitlement, "
+                                                     + "duration/until or reason; nothing changed (use a new key)")
+                extra["grantId"] = .string(grantId)
+            case .unknownGrant(let grantId):
+                (status, code, title, detail) = (404, "not_found", "Not found",
+                                                 "this user has no grant \(grantId)")
+            case .grantEndsInPast:
+                (status, code, title, detail) = (400, "invalid_request", "Invalid request",
+                                                 "the grant would end before it starts: until must be in the future")
+                extra["field"] = .string("until")
             }
         case .notFound(let message):
             (status, code, title, detail) = (404, "not_found", "Not found", message)

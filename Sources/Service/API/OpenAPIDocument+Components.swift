@@ -5,6 +5,7 @@ extension OpenAPIDocument {
   "components": {
     "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "API key created with `iap-ledger keys create`; scopes read, write, admin."}},
     "schemas": {
+      "OverviewSeries": {"type": "array", "items": {"type": "object", "required": ["t", "value"], "properties": {"t": {"type": "string", "format": "date-time", "description": "The bucket's start"}, "value": {"type": "integer"}}}},
       "Problem": {
         "type": "object",
         "required": ["type", "title", "status", "code"],
@@ -19,8 +20,9 @@ extension OpenAPIDocument {
         "type": "object",
         "properties": {
           "active": {"type": "boolean"}, "expiresAt": {"type": ["string", "null"], "format": "date-time"},
-          "productId": {"type": "string"}, "source": {"type": "string", "enum": ["subscription", "non_consumable", "non_renewing_subscription", "admin"]},
-          "originalTransactionId": {"type": ["string", "null"]}, "willRenew": {"type": "boolean"}, "inGracePeriod": {"type": "boolean"}
+          "productId": {"type": "string"}, "source": {"type": "string", "enum": ["subscription", "non_consumable", "non_renewing_subscription", "promotional", "admin"]},
+          "originalTransactionId": {"type": ["string", "null"]}, "willRenew": {"type": "boolean"}, "inGracePeriod": {"type": "boolean"},
+          "grantId": {"type": "string", "pattern": "^grt_[0-9a-f]{32}$", "description": "Only when source is promotional: the grant that decides the entitlement (the one reaching furthest)."}
         }
       },
       "Subscription": {
@@ -120,6 +122,27 @@ extension OpenAPIDocument {
           "amount": {"type": "integer", "minimum": 1, "maximum": 9223372036854775807, "description": "A positive JSON integer literal (no fraction or exponent)."},
           "idempotencyKey": {"type": "string", "minLength": 1, "maxLength": 200, "x-maxBytes": 200, "description": "1–200 bytes of UTF-8; the same key again answers as the first time did."},
           "reason": {"type": "string", "description": "Free text kept with the debit."}
+        }
+      },
+      "GrantRequest": {
+        "type": "object", "required": ["entitlement"], "additionalProperties": false,
+        "oneOf": [{"required": ["duration"]}, {"required": ["until"]}],
+        "description": "Exactly one of duration and until. The idempotency key may come as this field or as the Idempotency-Key header (the same rules; both given must be equal).",
+        "properties": {
+          "entitlement": {"type": "string", "minLength": 1, "maxLength": 128, "x-maxBytes": 128, "pattern": "^[^\\u0000-\\u001F\\u007F]*$", "description": "The entitlement to give (any name: it need not be in the catalog)."},
+          "duration": {"type": "string", "maxLength": 64, "pattern": "^P(?!$)([0-9]+Y)?([0-9]+M)?([0-9]+W)?([0-9]+D)?(T(?=[0-9])([0-9]+H)?([0-9]+M)?([0-9]+S)?)?$", "description": "ISO 8601 duration from now (P7D, P1M, PT12H), as for non-renewing products: calendar months and years in UTC, the day clamped to the month's length. Each number at most 1000000, not all zero."},
+          "until": {"type": "string", "format": "date-time", "x-futureInstant": true, "description": "RFC 3339 instant the grant ends at; must be later than now."},
+          "reason": {"type": "string", "minLength": 1, "maxLength": 500, "x-maxBytes": 500, "pattern": "^[^\\u0000-\\u001F\\u007F]*$", "description": "Free text kept with the grant and shown in the change feed."},
+          "idempotencyKey": {"type": "string", "minLength": 1, "maxLength": 200, "x-maxBytes": 200, "pattern": "^[^\\u0000-\\u001F\\u007F]*$", "description": "The same key and body again answer the first grant (200, the same grantId); the same key with another entitlement, duration/until or reason is 422 idempotency_key_reused. Without a key every POST is a new grant."}
+        }
+      },
+      "GrantResponse": {
+        "type": "object", "required": ["grantId", "entitlement", "expiresAt", "customer"],
+        "properties": {
+          "grantId": {"type": "string", "pattern": "^grt_[0-9a-f]{32}$", "description": "grt_ and 32 hex digits: the first 128 bits of SHA-256(userId, 0x00, idempotency key) with a key, random without."},
+          "entitlement": {"type": "string"}, "expiresAt": {"type": "string", "format": "date-time"},
+          "result": {"type": "string", "enum": ["granted", "duplicate"], "description": "duplicate: the idempotency key's first grant, answered again (200)."},
+          "customer": {"$ref": "#/components/schemas/Customer"}
         }
       },
       "ReplayRequest": {

@@ -2,7 +2,8 @@
 /// `OpenAPITests` keeps it true: every route the router knows is here and vice versa; and
 /// `OpenAPIBoundaryTests` sends every constraint's boundary values (read from this document) to a
 /// running service and checks that it accepts and refuses exactly what this says. `x-maxBytes` is
-/// a length in UTF-8 bytes (what the service counts), next to `maxLength` in characters.
+/// a length in UTF-8 bytes (what the service counts), next to `maxLength` in characters;
+/// `x-futureInstant` marks a date-time that must be later than the request's instant.
 public enum OpenAPIDocument {
     public static let json: String = header + "\n" + components + "\n" + paths
 
@@ -144,6 +145,40 @@ public enum OpenAPIDocument {
         }
       }
     },
+    "/v1/users/{userId}/grants": {
+      "post": {
+        "summary": "Give the user an entitlement for a while (a promotional grant, api.md §6), recorded as an event: the entitlement shows source promotional while the grant reaches furthest, ends by time like a subscription period, and the change feed says PROMOTIONAL_GRANT",
+        "description": "Idempotency: the body's idempotencyKey or the Idempotency-Key header (1–200 bytes, no control characters).",
+        "security": [{"bearer": ["admin"]}],
+        "parameters": [{"name": "userId", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/UserId"}}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/GrantRequest"}}}},
+        "responses": {
+          "201": {"description": "Granted", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/GrantResponse"}}}},
+          "200": {"description": "The idempotency key's first grant, answered again; nothing recorded", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/GrantResponse"}}}},
+          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"}, "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem", "description": "idempotency_key_reused: the key made a grant with another entitlement, duration/until or reason (grantId says which)"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/users/{userId}/grants/{grantId}": {
+      "delete": {
+        "summary": "Revoke a promotional grant now (PROMOTIONAL_REVOKE); its entitlement stays listed with active false unless something else gives it. A revoked or lapsed grant again: 200, nothing recorded",
+        "security": [{"bearer": ["admin"]}],
+        "parameters": [
+          {"name": "userId", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/UserId"}},
+          {"name": "grantId", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^grt_[0-9a-f]{32}$"}}
+        ],
+        "responses": {
+          "200": {"description": "Revoked (or already ended)", "content": {"application/json": {"schema": {"type": "object", "required": ["customer"], "properties": {"customer": {"$ref": "#/components/schemas/Customer"}}}}}},
+          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem", "description": "not_found: this user has no grant with this id"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
     "/v1/users/{userId}/sync": {
       "post": {
         "summary": "Restore or import the user's purchases from Apple: the whole history of the customer who made transactionId (Get Transaction History, every page, and Get All Subscription Statuses), verified and recorded as ingestion does",
@@ -187,7 +222,7 @@ public enum OpenAPIDocument {
       "post": {
         "summary": "Ask Apple's Get Notification History (every page, per app with a serverAPI key and per store environment it accepts) for the notifications sent in a window, and record those that never reached this service, verified as POST /v1/notifications/apple verifies them",
         "security": [{"bearer": ["admin"]}],
-        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "description": "{\"since\": RFC 3339 (required; within the last 180 days, which is what Apple keeps), \"until\": RFC 3339 (default now; after since), \"bundleId\": one app, \"environment\": \"Production\" or \"Sandbox\"}; anything else in them is a 400."}}}},
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "description": "{\"since\": RFC 3339 (required; within the last 180 days, which is what Apple keeps), \"until\": RFC 3339 (default now; after since), \"bundleId\": one app, \"environment\": \"Production\", \"Sandbox\" or \"LocalTesting\" (the test store's stand-in)}; anything else in them is a 400."}}}},
         "responses": {
           "200": {"description": "What was found", "content": {"application/json": {"schema": {"type": "object", "required": ["fetched", "recorded", "duplicates", "rejected"], "properties": {"fetched": {"type": "integer"}, "recorded": {"type": "integer"}, "duplicates": {"type": "integer"}, "rejected": {"type": "integer", "description": "Did not verify: never recorded."}}}}}},
           "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
@@ -229,6 +264,23 @@ public enum OpenAPIDocument {
           "422": {"$ref": "#/components/responses/Problem", "description": "unknown_app, wrong_environment, server_api_not_configured, or apple_rejected (appleErrorCode 4040008: Apple knows no such token)"},
           "502": {"$ref": "#/components/responses/Problem", "description": "apple_unavailable, also when Apple's signedPayload does not verify (nothing in it is trusted)"},
           "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/admin/metrics/overview": {
+      "get": {
+        "summary": "The console's charts, from the analytics projection: per bucket (UTC day, ISO week, calendar month, starting at t) active auto-renewable subscriptions and MRR per currency (milliunits; each period's price scaled to a 30.436875-day month by its length) at the bucket's end, and new / churned / refunded in it",
+        "security": [{"bearer": ["admin"]}],
+        "parameters": [
+          {"name": "from", "in": "query", "required": false, "schema": {"type": "string", "format": "date-time"}, "description": "Default: 30 days before to."},
+          {"name": "to", "in": "query", "required": false, "schema": {"type": "string", "format": "date-time"}, "description": "Default: now; after from; at most 400 buckets from from."},
+          {"name": "interval", "in": "query", "required": false, "schema": {"type": "string", "enum": ["day", "week", "month"], "default": "day"}},
+          {"name": "environment", "in": "query", "required": false, "schema": {"type": "string", "enum": ["Production", "Sandbox", "LocalTesting", "Xcode"]}, "description": "Default: every environment."}
+        ],
+        "responses": {
+          "200": {"description": "The series", "content": {"application/json": {"schema": {"type": "object", "required": ["from", "to", "interval", "series"], "properties": {"from": {"type": "string", "format": "date-time"}, "to": {"type": "string", "format": "date-time"}, "interval": {"type": "string"}, "environment": {"type": "string"}, "series": {"type": "object", "required": ["activeSubscriptions", "mrr", "new", "churned", "refunded"], "properties": {"activeSubscriptions": {"$ref": "#/components/schemas/OverviewSeries"}, "mrr": {"type": "object", "additionalProperties": {"$ref": "#/components/schemas/OverviewSeries"}}, "new": {"$ref": "#/components/schemas/OverviewSeries"}, "churned": {"$ref": "#/components/schemas/OverviewSeries"}, "refunded": {"$ref": "#/components/schemas/OverviewSeries"}}}}}}}},
+          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}
         }
       }
     },

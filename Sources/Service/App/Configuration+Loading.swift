@@ -114,7 +114,7 @@ extension Configuration {
 }
 
 /// Type checks with messages that name the offending key.
-private struct ConfigurationReader {
+struct ConfigurationReader {
     let file: String
     /// Where relative file names in the config (`privateKeyFile`) are found: the file's directory.
     var baseDirectory = "."
@@ -203,7 +203,7 @@ private struct ConfigurationReader {
         }
         var serverAPI: Configuration.ServerAPI?
         if let value = members["serverAPI"], !value.isNull {
-            serverAPI = try self.serverAPI(value, at: "\(key).serverAPI")
+            serverAPI = try self.serverAPI(value, at: "\(key).serverAPI", environments: environments)
         }
         var consumption: ConsumptionInfo.Settings?
         if let value = members["consumption"], !value.isNull {
@@ -219,7 +219,9 @@ private struct ConfigurationReader {
 
     /// `serverAPI`: the ids are required and the key is read and checked now, so a wrong file
     /// stops start-up naming it instead of every call to Apple failing with 401.
-    func serverAPI(_ value: JSONValue, at key: String) throws(ConfigurationError) -> Configuration.ServerAPI {
+    func serverAPI(_ value: JSONValue, at key: String, environments: [String]) throws(ConfigurationError)
+        -> Configuration.ServerAPI
+    {
         let members = try object(value, at: key)
         try allowOnly(["issuerId", "keyId", "privateKeyFile", "baseURLs"], in: members, at: key)
         func required(_ name: String, _ hint: String) throws(ConfigurationError) -> String {
@@ -240,17 +242,11 @@ private struct ConfigurationReader {
         } catch {
             throw self.error("\(key).privateKeyFile", "\(resolved): \(error.detail)")
         }
-        var production = Configuration.ServerAPI.appleProduction
-        var sandbox = Configuration.ServerAPI.appleSandbox
-        if let urls = members["baseURLs"] {
-            let entries = try object(urls, at: "\(key).baseURLs")
-            try allowOnly(["Production", "Sandbox"], in: entries, at: "\(key).baseURLs")
-            if let url = entries["Production"] { production = try self.url(url, at: "\(key).baseURLs.Production") }
-            if let url = entries["Sandbox"] { sandbox = try self.url(url, at: "\(key).baseURLs.Sandbox") }
-        }
+        let (production, sandbox, localTesting, searchOrder) = try serverAPIHosts(
+            members["baseURLs"], at: key, environments: environments)
         return Configuration.ServerAPI(
             issuerId: issuerId, keyId: keyId, privateKeyPath: resolved, key: signingKey, productionURL: production,
-            sandboxURL: sandbox)
+            sandboxURL: sandbox, localTestingURL: localTesting, searchOrder: searchOrder)
     }
 
     func product(_ value: JSONValue, at key: String) throws(ConfigurationError) -> Configuration.Product {

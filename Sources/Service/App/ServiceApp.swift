@@ -151,6 +151,8 @@ public final class ServiceApp: Sendable {
         AdminRoutes(engine: projections.engine, service: service).register(on: &router)
         ReconcileRoutes(service: service).register(on: &router)
         ExtendRoutes(service: service).register(on: &router)
+        OverviewRoutes(service: service).register(on: &router)
+        GrantRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
         TestNotificationRoutes(service: service).register(on: &router)
         OfferRoutes(
             apps: options.configuration.apps,

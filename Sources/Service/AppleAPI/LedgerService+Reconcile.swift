@@ -1,4 +1,5 @@
 import AppStore
+import JSON
 import Ledger
 
 extension LedgerService {
@@ -12,6 +13,21 @@ extension LedgerService {
         var duplicates = 0
         /// Did not verify: never recorded.
         var rejected = 0
+
+        /// `{"fetched", "recorded", "duplicates", "rejected"}` and `extra` (the API's and the CLI's answer).
+        func json(_ extra: [(String, String)] = []) -> [UInt8] {
+            var w = JSONWriter(capacity: 160)
+            w.beginObject()
+            w.key("fetched"); w.int(Int64(fetched))
+            w.key("recorded"); w.int(Int64(recorded))
+            w.key("duplicates"); w.int(Int64(duplicates))
+            w.key("rejected"); w.int(Int64(rejected))
+            for (name, value) in extra {
+                w.key(name); w.string(value)
+            }
+            w.endObject()
+            return w.bytes
+        }
     }
 
     /// Asks Apple's Get Notification History, per app with a `serverAPI` key and per store

@@ -1,3 +1,4 @@
+import AppStore
 import HTTP
 import JSON
 
@@ -18,14 +19,7 @@ struct ReconcileRoutes: Sendable {
                     "recorded": String(report.recorded), "duplicates": String(report.duplicates),
                     "rejected": String(report.rejected),
                 ])
-                var writer = JSONWriter(capacity: 96)
-                writer.beginObject()
-                writer.key("fetched"); writer.int(Int64(report.fetched))
-                writer.key("recorded"); writer.int(Int64(report.recorded))
-                writer.key("duplicates"); writer.int(Int64(report.duplicates))
-                writer.key("rejected"); writer.int(Int64(report.rejected))
-                writer.endObject()
-                return .json(200, writer.bytes)
+                return .json(200, report.json())
             }
         }
     }
@@ -64,8 +58,8 @@ struct ReconcileRoutes: Sendable {
             throw .invalidRequest("since must be within the last \(historyDays) days (Apple keeps no older history)")
         }
         let environment = try text("environment")
-        if let environment, environment != "Production" && environment != "Sandbox" {
-            throw .invalidRequest("environment must be Production or Sandbox")
+        if let environment, AppStoreServerEnvironment(rawValue: environment) == nil {
+            throw .invalidRequest("environment must be Production, Sandbox or LocalTesting")
         }
         return Query(since: since, until: until, bundleId: try text("bundleId"), environment: environment)
     }

@@ -1,3 +1,4 @@
+import AppStore
 import EventStore
 import Foundation
 import HTTP
@@ -23,6 +24,10 @@ final class Reconciler: Sendable {
     let runs: Counter
     let recorded: Counter
     private let loop: Mutex<LeasedLoop?> = Mutex(nil)
+    /// After a failed run, when that app and environment is tried again (a minute, doubling up
+    /// to the interval): a store that is down, or a test store's stand-in not running, is not
+    /// asked — and warned about — every poll.
+    private let retries: Mutex<[String: (at: Int64, waitMillis: Int64)]> = Mutex([:])
 
     init(service: LedgerService, conninfo: String, interval: Double, poll: Double = 1, registry: MetricsRegistry) {
         self.service = service
@@ -66,15 +71,19 @@ final class Reconciler: Sendable {
 
     func stop() { loop.withLock { $0 }?.stop() }
 
-    /// Every app and environment whose last run is older than the interval.
+    /// Every app and environment whose last run is older than the interval (and, after a
+    /// failure, whose retry is due).
     private func runDue(on connection: Connection, isStopping: () -> Bool) throws {
         let checkpoints = ReconcileCheckpointsTable.decode(try connection.query(ReconcileCheckpointsTable.all))
         let now = service.clock()
         for app in service.configuration.apps where app.serverAPI != nil {
-            for environment in ["Production", "Sandbox"] where app.environments.contains(environment) {
+            for environment in AppStoreServerEnvironment.allCases.map(\.rawValue) where app.environments.contains(environment) {
                 guard !isStopping() else { return }
-                let checkpoint = checkpoints[ReconcileCheckpointsTable.key(app.bundleId, environment)]
+                let key = ReconcileCheckpointsTable.key(app.bundleId, environment)
+                let checkpoint = checkpoints[key]
                 if let checkpoint, Double(now - checkpoint.lastSuccessAt) < interval * 1000 { continue }
+                let retry = retries.withLock { $0[key] }
+                if let retry, now < retry.at { continue }
                 let since = max(
                     (checkpoint?.reconciledUntil ?? now - Self.firstLookBackMillis) - Self.overlapMillis,
                     now - ReconcileRoutes.historyDays * 86_400_000 + 60_000)
@@ -86,6 +95,7 @@ final class Reconciler: Sendable {
                         ReconcileCheckpointsTable.advance(
                             bundleId: app.bundleId, environment: environment, until: now, now: now,
                             recorded: report.recorded))
+                    _ = retries.withLock { $0.removeValue(forKey: key) }
                     runs.increment([app.bundleId, environment, "ok"])
                     recorded.increment([app.bundleId, environment], by: Double(report.recorded))
                     if report.recorded > 0 || report.rejected > 0 {
@@ -95,9 +105,12 @@ final class Reconciler: Sendable {
                         ])
                     }
                 } catch {
+                    let wait = min(Int64(interval * 1000), retry.map { $0.waitMillis * 2 } ?? 60_000)
+                    retries.withLock { $0[key] = (now + wait, wait) }
                     runs.increment([app.bundleId, environment, "failed"])
                     service.logger.warning("reconcile failed", [
                         "bundleId": app.bundleId, "environment": environment, "error": "\(error)",
+                        "retryInSeconds": String(wait / 1000),
                     ])
                 }
             }

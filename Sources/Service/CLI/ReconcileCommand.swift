@@ -61,16 +61,10 @@ enum ReconcileCommand {
                 throw Failure(description: describe(error))
             }
             if parsed.switches.contains("json") {
-                var w = JSONWriter(capacity: 160)
-                w.beginObject()
-                w.key("fetched"); w.int(Int64(report.fetched))
-                w.key("recorded"); w.int(Int64(report.recorded))
-                w.key("duplicates"); w.int(Int64(report.duplicates))
-                w.key("rejected"); w.int(Int64(report.rejected))
-                w.key("since"); w.string(RFC3339.format(request.since))
-                w.key("until"); w.string(RFC3339.format(request.until))
-                w.endObject()
-                print(String(decoding: w.bytes, as: UTF8.self))
+                let bytes = report.json([
+                    ("since", RFC3339.format(request.since)), ("until", RFC3339.format(request.until)),
+                ])
+                print(String(decoding: bytes, as: UTF8.self))
             } else {
                 print("reconciled \(RFC3339.format(request.since)) … \(RFC3339.format(request.until)): "
                     + "fetched \(report.fetched), recorded \(report.recorded), duplicates \(report.duplicates), "

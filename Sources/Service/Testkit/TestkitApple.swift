@@ -1,24 +1,32 @@
 import AppStore
+import Foundation
 import Glibc
 import HTTP
 import JSON
 
-/// `testkit apple`: Apple's verifyReceipt for the test store, on 127.0.0.1. `testkit init`
-/// points the config's `verifyReceipt` URLs here, so `serve` verifies `testkit receipt`s as it
-/// verifies Apple's. It answers `environment` "LocalTesting" (what the store signs), so only an
-/// app accepting LocalTesting takes its answers; the answers themselves are `VerifyReceiptStandIn`'s.
+/// `testkit apple`: Apple for the test store, on 127.0.0.1 — its verifyReceipt and its App Store
+/// Server API. `testkit init` points the config's `verifyReceipt` URLs and the app's
+/// `serverAPI.baseURLs.LocalTesting` here, so `serve` verifies `testkit receipt`s, and syncs and
+/// reconciles, as it does with Apple. It answers `environment` "LocalTesting" (what the store
+/// signs), so only an app accepting LocalTesting takes its answers; the answers themselves are
+/// `VerifyReceiptStandIn`'s and `AppStoreServerAPIStandIn`'s (`TestkitServerAPI`).
 enum TestkitApple {
     static func run(_ parsed: CommandLineArguments) throws -> Int32 {
-        var port = TestkitStore.defaultApplePort
+        var asked: Int?
         if let text = parsed.options["port"] {
             guard let number = Int(text), (0...65535).contains(number) else {
                 throw CommandLineArguments.UsageError(description: "--port must be 0…65535 (0: any free port), got \"\(text)\"")
             }
-            port = number
+            asked = number
         }
         let store = try TestkitCommand.store(parsed)
         let configuration = try store.configuration()
+        // Without --port: where the config sends Apple's requests (`init --apple-port`).
+        let port = asked ?? [configuration.verifyReceipt.production].compactMap { URL(string: $0) }
+            .first { $0.host == "127.0.0.1" }?.port ?? TestkitStore.defaultApplePort
         let rootDER = try store.authority().rootDER
+        let app = try store.app()
+        let serverAPI = try TestkitServerAPI(store: store, app: app)
         var secrets: [String: String?] = [:]
         for app in configuration.apps { secrets[app.bundleId] = app.sharedSecret }
         let standIn = VerifyReceiptStandIn(
@@ -45,7 +53,10 @@ enum TestkitApple {
         let handler = router
         var http = HTTPServer.Configuration(host: "127.0.0.1", port: port)
         http.threadCount = 2
-        let server = HTTPServer(configuration: http) { handler.handle($0) }
+        let server = HTTPServer(configuration: http) { request in
+            guard request.path.hasPrefix("/inApps/") else { return handler.handle(request) }
+            return serverAPI?.handle(request) ?? HTTPResponse(status: 404)
+        }
         let bound: Int
         do { bound = try server.start() } catch {
             throw TestkitError("testkit apple cannot listen on 127.0.0.1:\(port): \(error)")
@@ -55,7 +66,17 @@ enum TestkitApple {
             CommandLineInterface.printError(
                 "testkit apple: note: \(store.configPath) sends receipts to \(configuration.verifyReceipt.production), not here")
         }
+        let base = "http://127.0.0.1:\(bound)"
+        let configured = app.serverAPI?.localTestingURL
+        if serverAPI == nil {
+            CommandLineInterface.printError(
+                "testkit apple: note: \(store.configPath) has no serverAPI (a store made before testkit served the Server API): only verifyReceipt is served")
+        } else if configured.map({ $0.hasSuffix("/") ? String($0.dropLast()) : $0 }) != base {
+            CommandLineInterface.printError(
+                "testkit apple: note: \(store.configPath) sends Server API requests to \(configured ?? "?"), not here")
+        }
         print("iap-ledger testkit apple listening on \(url)")
+        if serverAPI != nil { print("iap-ledger testkit apple: App Store Server API (LocalTesting) at \(base)") }
         fflush(nil)
         var received: Int32 = 0
         sigwait(&signals, &received)

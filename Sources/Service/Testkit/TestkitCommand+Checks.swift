@@ -33,11 +33,14 @@ extension TestkitCommand {
         return parsed
     }
 
-    /// `--url` (or IAP_LEDGER_URL, else serve's default) + `path`; nil with `--print`.
-    static func destination(_ parsed: CommandLineArguments, path: String, printOnly: Bool) throws -> URL? {
+    /// `--url` (or IAP_LEDGER_URL, else serve's default) + `path`; nil with `--print` (or
+    /// `notPosting`, the switch that keeps it from the service).
+    static func destination(
+        _ parsed: CommandLineArguments, path: String, printOnly: Bool, notPosting: String = "--print"
+    ) throws -> URL? {
         if printOnly {
             if let flag = ["url", "key"].first(where: { parsed.options[$0] != nil }) {
-                throw usageError("--\(flag) has no use with --print (nothing is posted)")
+                throw usageError("--\(flag) has no use with \(notPosting) (nothing is posted)")
             }
             return nil
         }
@@ -58,6 +61,15 @@ extension TestkitCommand {
             throw usageError("the API key must be printable ASCII without spaces")
         }
         return key
+    }
+
+    /// `--apple-only` (kept by `testkit apple`, never posted), refused beside `--print`.
+    static func appleOnly(_ parsed: CommandLineArguments) throws(CommandLineArguments.UsageError) -> Bool {
+        let appleOnly = parsed.switches.contains("apple-only")
+        if appleOnly && parsed.switches.contains("print") {
+            throw usageError("--apple-only and --print do not go together (--apple-only keeps it for testkit apple, --print prints it)")
+        }
+        return appleOnly
     }
 
     /// Posts and prints the service's answer; a failure is one line saying what was minted (it

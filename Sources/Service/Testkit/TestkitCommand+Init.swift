@@ -21,7 +21,11 @@ extension TestkitCommand {
             free(resolved)
         }
         let data = store.dataDirectory
+        // Where the config sends Apple's requests (the stand-in's).
         let verifyURL = (try? store.configuration().verifyReceipt.production) ?? "?"
+        let serverAPIURL = ((try? store.app())?.serverAPI?.localTestingURL) ?? "(no serverAPI in this store)"
+        let keyFile = ((try? store.app())?.serverAPI?.privateKeyPath).map { ($0 as NSString).lastPathComponent }
+            ?? "(no serverAPI key: a store made before testkit served the Server API)"
         print(existed ? "a test store already exists in \(store.directory) (left as it is)"
                       : "created a test store in \(store.directory):")
         print("""
@@ -32,14 +36,19 @@ extension TestkitCommand {
               ca-root.der     the test CA's root ("\(TestCertificateAuthority.rootCommonName)"): a config
                               trusting it for Production or Sandbox is refused
               ca-leaf.key     the key testkit signs with (mode 0600); state.json what it minted
+              \(keyFile)  the store's In-App Purchase key (serverAPI; mode 0600)
             next:
               iap-ledger serve --config \(store.configPath) --data-dir \(data) &
               export IAP_LEDGER_KEY=$(iap-ledger keys create --name testkit --scopes read,write,admin --data-dir \(data) | tail -n 1)
               iap-ledger testkit purchase --data-dir \(data) --user u-1 --product \(TestkitStore.subscription)
               iap-ledger testkit notify --data-dir \(data) --type REFUND --original-transaction-id 2000000001
-            StoreKit 1 receipts are verified by the stand-in for Apple's verifyReceipt, at \(verifyURL):
+            StoreKit 1 receipts (\(verifyURL)), sync and reconcile (the Server API at
+            \(serverAPIURL)) ask the stand-in for Apple:
               iap-ledger testkit apple --data-dir \(data) &
               iap-ledger testkit receipt --data-dir \(data) --user u-2 --product \(TestkitStore.removeAds)
+              ID=$(iap-ledger testkit purchase --data-dir \(data) --user u-3 --product \(TestkitStore.coins) --apple-only)
+              curl -H "Authorization: Bearer $IAP_LEDGER_KEY" -d "{\\"transactionId\\": \\"$ID\\"}" \\
+                   ${IAP_LEDGER_URL:-http://127.0.0.1:8080}/v1/users/u-3/sync
             (serve listens on http://127.0.0.1:8080 by default; with --port, set IAP_LEDGER_URL to the URL it prints)
             """)
         return 0

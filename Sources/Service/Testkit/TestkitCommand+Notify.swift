@@ -6,6 +6,7 @@ import JSON
 extension TestkitCommand {
     static func notify(_ parsed: CommandLineArguments) throws -> Int32 {
         let printOnly = parsed.switches.contains("print")
+        let appleOnly = try appleOnly(parsed)
         guard let type = parsed.options["type"] else { throw usageError("testkit notify needs --type") }
         guard let rules = TestkitMinter.notificationTypes[type] else {
             let words = TestkitMinter.notificationTypes.keys.sorted().joined(separator: ", ")
@@ -30,26 +31,35 @@ extension TestkitCommand {
             guard type == "DID_RENEW" else { throw usageError("--expires is only for DID_RENEW (the new period's end)") }
             expires = try expiry(text)
         }
-        let target = try destination(parsed, path: "/v1/notifications/apple", printOnly: printOnly)
+        let target = try destination(
+            parsed, path: "/v1/notifications/apple", printOnly: printOnly || appleOnly,
+            notPosting: appleOnly ? "--apple-only" : "--print")
 
         let store = try store(parsed)
         let app = try store.app()
         let signer = try store.authority().signer()
         let request = TestkitNotification(
             type: type, subtype: subtype, originalTransactionId: chain, transactionId: single, expires: expires)
-        let payload = try store.withStateLock {
+        let (payload, jws) = try store.withStateLock {
             var state = try store.loadState()
             let payload = try TestkitMinter.notification(
                 request, bundleId: app.bundleId, now: nowMillis(), uuid: UUID().uuidString.lowercased(), state: &state,
                 sign: { signer.sign(payload: $0.serialized()) })
+            let jws = signer.sign(payload: payload.serialized())
+            // Apple "sent" it, posted or not: `testkit apple` lists it in the notification history.
+            state.notifications.append(jws)
             try store.save(state)
-            return payload
+            return (payload, jws)
         }
-        let jws = signer.sign(payload: payload.serialized())
         let about = chain.map { " about \($0)" } ?? ""
         let note = "minted notification \(type)\(subtype.map { "/\($0)" } ?? "")\(about) (\(payload["notificationUUID"]?.stringValue ?? ""))"
         if printOnly {
             print(jws)
+        } else if appleOnly {
+            print(payload["notificationUUID"]?.stringValue ?? "")
+            CommandLineInterface.printError(
+                "testkit: \(note), known to testkit apple only (not posted): POST /v1/admin/reconcile finds it in the notification history")
+            return 0
         } else {
             try deliver(JSONValue.object(["signedPayload": .string(jws)]).serialized(), to: target!, key: nil, minted: note)
         }

@@ -6,6 +6,7 @@ import JSON
 extension TestkitCommand {
     static func purchase(_ parsed: CommandLineArguments) throws -> Int32 {
         let printOnly = parsed.switches.contains("print")
+        let appleOnly = try appleOnly(parsed)
         let user = try parsed.options["user"].map(validUser)
         guard printOnly || user != nil else { throw usageError("testkit purchase needs --user (or --print)") }
         guard let productId = try parsed.options["product"].map(validProduct) else {
@@ -33,8 +34,10 @@ extension TestkitCommand {
             guard let uuid = UUID(uuidString: text) else { throw usageError("--app-account-token must be a UUID, got \"\(text)\"") }
             token = uuid.uuidString.lowercased()
         }
-        let target = try destination(parsed, path: "/v1/purchases", printOnly: printOnly)
-        let key = printOnly ? nil : try apiKey(parsed)
+        let target = try destination(
+            parsed, path: "/v1/purchases", printOnly: printOnly || appleOnly,
+            notPosting: appleOnly ? "--apple-only" : "--print")
+        let key = printOnly || appleOnly ? nil : try apiKey(parsed)
 
         let store = try store(parsed)
         let app = try store.app()
@@ -55,6 +58,8 @@ extension TestkitCommand {
         let payload = try store.withStateLock {
             var state = try store.loadState()
             let payload = try TestkitMinter.purchase(request, bundleId: app.bundleId, now: nowMillis(), state: &state)
+            // Whose history `testkit apple` answers it in.
+            if let user, let id = payload["transactionId"]?.stringValue { state.customers[id] = user }
             try store.save(state)
             return payload
         }
@@ -64,6 +69,11 @@ extension TestkitCommand {
         let note = "minted transaction \(id) (\(productId), \(resolvedType.rawValue)\(until))"
         if printOnly {
             print(jws)
+        } else if appleOnly {
+            print(id)
+            CommandLineInterface.printError(
+                "testkit: \(note), known to testkit apple only (not posted): POST /v1/users/\(user!)/sync {\"transactionId\": \"\(id)\"} imports it")
+            return 0
         } else {
             let body = JSONValue.object(["userId": .string(user!), "signedTransaction": .string(jws)]).serialized()
             try deliver(body, to: target!, key: key, minted: note)

@@ -7,17 +7,24 @@ extension TestkitCommand {
           testkit init [--data-dir DIR] [--apple-port N]
               creates DIR/testkit/: the test CA, a config trusting it for one LocalTesting-only app
               (com.example.game: pro.monthly → "pro", coins100 → 100 coins, removeads → "no_ads";
-              a shared secret; verifyReceipt at the stand-in, http://127.0.0.1:N/verifyReceipt,
-              N 8089 unless --apple-port) and the state of what was minted; prints how to serve
-              with it. Creates no database: `serve` creates the embedded cluster on its first start.
+              a shared secret; its own In-App Purchase key, SubscriptionKey_KEYID.p8, as serverAPI;
+              verifyReceipt and the Server API at the stand-in, http://127.0.0.1:N, N 8089 unless
+              --apple-port) and the state of what was minted; prints how to serve with it.
+              Creates no database: `serve` creates the embedded cluster on its first start.
           testkit purchase --user U --product P [--type auto-renewable|consumable|non-consumable|non-renewing]
-                           [--expires RFC3339|P1M|PT5M] [--quantity N] [--app-account-token UUID]
+                           [--expires RFC3339|P1M|PT5M] [--quantity N] [--app-account-token UUID] [--apple-only]
               mints a signed transaction (a new chain; ids count up from 2000000001 in a new store)
               and posts {"userId","signedTransaction"} to URL/v1/purchases. --type defaults to the
               product's type in the config; --expires (auto-renewable only) to P1M from now.
+              --apple-only: posts nothing and prints the transaction id; only `testkit apple`
+              knows it (in U's history), as if the app never reached the service: try
+              POST /v1/users/U/sync {"transactionId": ID}.
           testkit notify --type TYPE [--subtype S] --original-transaction-id ID [--transaction-id ID] [--expires …]
+                         [--apple-only]
               mints a signed App Store Server Notification V2 about a chain `purchase` minted and
-              posts {"signedPayload"} to URL/v1/notifications/apple. TYPE:
+              posts {"signedPayload"} to URL/v1/notifications/apple; `testkit apple` lists every one
+              in its notification history. --apple-only: posts nothing (prints its notificationUUID),
+              as if the delivery was missed: try POST /v1/admin/reconcile. TYPE:
                 DID_RENEW [BILLING_RECOVERY]   a new period from now (as long as the last, or --expires)
                 REFUND, REVOKE, REFUND_REVERSED  revokes (or restores) the latest or --transaction-id
                 DID_CHANGE_RENEWAL_STATUS AUTO_RENEW_DISABLED|AUTO_RENEW_ENABLED
@@ -34,11 +41,17 @@ extension TestkitCommand {
               receipt of what U has, as a restore), and posts {"userId","receipt"} to URL/v1/purchases.
               The service verifies it with verifyReceipt: run `testkit apple` beside serve.
           testkit apple [--port N] [--data-dir DIR]
-              a stand-in for Apple's verifyReceipt for the test store on 127.0.0.1:N (8089; 0: any
-              free port), until SIGINT/SIGTERM: POST /verifyReceipt {"receipt-data","password",
-              "exclude-old-transactions"} answers as Apple's (status 0 with the receipt's purchases,
-              environment "LocalTesting"; 21002 not a receipt, 21003 not signed by the test CA,
-              21004 wrong password, i.e. not the config's sharedSecret).
+              a stand-in for Apple for the test store on 127.0.0.1:N (the port init wrote in the
+              config, else 8089; 0: any free port), until SIGINT/SIGTERM:
+              POST /verifyReceipt {"receipt-data","password","exclude-old-transactions"} answers as
+              Apple's (status 0 with the receipt's purchases, environment "LocalTesting"; 21002 not
+              a receipt, 21003 not signed by the test CA, 21004 wrong password, i.e. not the
+              config's sharedSecret), and /inApps/… is Apple's App Store Server API for LocalTesting
+              (the config's serverAPI.baseURLs.LocalTesting): Get Transaction History, Get All
+              Subscription Statuses, Get Transaction Info, Get Notification History and the rest,
+              answered from the state — every transaction (per user), renewal and notification
+              minted so far, signed again as it answers — and 401 to a token not signed with the
+              config's key, as Apple. So serve's sync and reconcile work on the test store.
 
           common options:
             --data-dir DIR   where the test store is (default ./.iap-ledger, as serve)

@@ -26,14 +26,14 @@ enum TestkitCommand {
         case "purchase":
             let parsed = try CommandLineArguments(
                 rest, valued: common.union(["user", "product", "type", "expires", "quantity", "app-account-token"]),
-                switches: ["print"])
+                switches: ["print", "apple-only"])
             if parsed.wantsHelp { print(usage); return 0 }
             try noPositionals(parsed)
             return try purchase(parsed)
         case "notify":
             let parsed = try CommandLineArguments(
                 rest, valued: common.union(["type", "subtype", "original-transaction-id", "transaction-id", "expires"]),
-                switches: ["print"])
+                switches: ["print", "apple-only"])
             if parsed.wantsHelp { print(usage); return 0 }
             try noPositionals(parsed)
             return try notify(parsed)

@@ -26,6 +26,7 @@ enum TestkitReceipt {
         var chains = new
         if let user {
             state.receiptChains[user, default: []].append(contentsOf: new)
+            for chain in new { state.customers[chain] = user }
             chains = state.receiptChains[user] ?? []
         }
         guard !chains.isEmpty else {

@@ -13,6 +13,12 @@ struct TestkitState: Sendable, Equatable {
     /// The chains (originalTransactionIds) bought with `testkit receipt`, per user: that user's
     /// app receipt holds them, with every renewal since.
     var receiptChains: [String: [String]] = [:]
+    /// Whose each chain (originalTransactionId) is: the `--user` of the purchase or receipt that
+    /// began it. `testkit apple` answers a transaction's history with its user's chains only.
+    var customers: [String: String] = [:]
+    /// Every notification `testkit notify` minted, signed, oldest first (posted or not): what
+    /// `testkit apple` lists in Get Notification History.
+    var notifications: [String] = []
 
     mutating func takeId() -> String {
         defer { nextId += 1 }
@@ -30,6 +36,8 @@ struct TestkitState: Sendable, Equatable {
             "transactions": .array(transactions.map(JSONValue.object)),
             "renewals": .object(renewals.mapValues(JSONValue.object)),
             "receiptChains": .object(receiptChains.mapValues { .array($0.map(JSONValue.string)) }),
+            "customers": .object(customers.mapValues(JSONValue.string)),
+            "notifications": .array(notifications.map(JSONValue.string)),
         ])
     }
 
@@ -50,6 +58,17 @@ struct TestkitState: Sendable, Equatable {
                 guard let ids = list.arrayValue?.compactMap(\.stringValue), ids.count == list.arrayValue?.count else { return nil }
                 receiptChains[user] = ids
             }
+        }
+        // Absent in a store made before `testkit apple` served the Server API.
+        if let map = json["customers"] {
+            guard let entries = map.objectValue else { return nil }
+            customers = entries.compactMapValues(\.stringValue)
+            guard customers.count == entries.count else { return nil }
+        }
+        if let list = json["notifications"] {
+            guard let items = list.arrayValue else { return nil }
+            notifications = items.compactMap(\.stringValue)
+            guard notifications.count == items.count else { return nil }
         }
         nextId = next
         self.transactions = transactions

@@ -22,15 +22,24 @@ struct TestkitStore {
     var intermediatePath: String { directory + "/ca-intermediate.der" }
     var leafPath: String { directory + "/ca-leaf.der" }
     var leafKeyPath: String { directory + "/ca-leaf.key" }
+    /// The store's In-App Purchase key, named as App Store Connect names its downloads.
+    static func serverAPIKeyFile(_ keyId: String) -> String { "SubscriptionKey_\(keyId).p8" }
 
     var exists: Bool { FileManager.default.fileExists(atPath: configPath) }
 
-    /// The port of the verifyReceipt stand-in (`testkit apple`) unless `init --apple-port` says otherwise.
+    /// The port of the stand-in for Apple (`testkit apple`) unless `init --apple-port` says otherwise.
     static let defaultApplePort = 8089
 
-    /// The config `testkit init` writes. `trustedRoots` is relative to the file: the store can move.
-    /// verifyReceipt (both URLs) is the store's stand-in, and the app's shared secret is its own.
-    static func configText(applePort: Int, sharedSecret: String) -> String {
+    /// The store's In-App Purchase key as App Store Connect shows it beside the `.p8`.
+    struct ServerAPIKey {
+        var issuerId: String
+        var keyId: String
+    }
+
+    /// The config `testkit init` writes. `trustedRoots` and the key file are relative to the file:
+    /// the store can move. verifyReceipt (both URLs) and the Server API (LocalTesting) are the
+    /// store's stand-in, and the app's shared secret and key are its own.
+    static func configText(applePort: Int, sharedSecret: String, key: ServerAPIKey) -> String {
         """
         {
           "apps": [{
@@ -41,7 +50,10 @@ struct TestkitStore {
               "\(subscription)": {"type": "subscription", "entitlements": ["pro"]},
               "\(coins)": {"type": "consumable", "grants": {"coins": 100}},
               "\(removeAds)": {"type": "non-consumable", "entitlements": ["no_ads"]}
-            }
+            },
+            "serverAPI": {"issuerId": "\(key.issuerId)", "keyId": "\(key.keyId)",
+                          "privateKeyFile": "\(serverAPIKeyFile(key.keyId))",
+                          "baseURLs": {"LocalTesting": "http://127.0.0.1:\(applePort)"}}
           }],
           "trustedRoots": ["ca-root.der"],
           "verifyReceipt": {"production": "http://127.0.0.1:\(applePort)/verifyReceipt",
@@ -58,6 +70,14 @@ struct TestkitStore {
             let byte = UInt8.random(in: 0...255, using: &generator)
             return String(byte >> 4, radix: 16) + String(byte & 0x0F, radix: 16)
         }.joined()
+    }
+
+    /// Ids shaped as App Store Connect's: a UUID issuer and a 10-character key id.
+    static func newServerAPIKey() -> ServerAPIKey {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        let keyId = String((0..<10).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
+        return ServerAPIKey(issuerId: UUID().uuidString.lowercased(), keyId: keyId)
     }
 
     /// Creates the CA, the config and an empty state. Refuses to overwrite: a running service
@@ -81,11 +101,14 @@ struct TestkitStore {
         try write(Array(rootPEM.utf8), to: rootPEMPath, mode: 0o644)
         try write(authority.intermediateDER, to: intermediatePath, mode: 0o644)
         try write(authority.leafDER, to: leafPath, mode: 0o644)
+        let key = Self.newServerAPIKey()
+        try write(Array(try TestCertificateAuthority.generateKeyPEM().utf8),
+                  to: directory + "/" + Self.serverAPIKeyFile(key.keyId), mode: 0o600)
         try save(TestkitState())
         // The config last: its presence is what says the store is complete.
         // 0600: the shared secret is the app's.
-        try write(Array(Self.configText(applePort: applePort, sharedSecret: Self.newSharedSecret()).utf8),
-                  to: configPath, mode: 0o600)
+        let text = Self.configText(applePort: applePort, sharedSecret: Self.newSharedSecret(), key: key)
+        try write(Array(text.utf8), to: configPath, mode: 0o600)
         _ = try configuration()
     }
 

@@ -300,7 +300,8 @@ extension AccountCommand {
     var userId: String {
         switch self {
         case .claim(let user, _, _, _), .debit(let user, _, _, _, _, _), .credit(let user, _, _, _, _, _),
-            .grant(let user, _, _, _, _), .revoke(let user, _, _, _):
+            .grant(let user, _, _, _, _), .revoke(let user, _, _, _), .promote(let user, _, _, _, _, _, _),
+            .revokePromotion(let user, _, _):
             user
         }
     }

@@ -1,0 +1,133 @@
+import EventStore
+import JSON
+
+/// `GET /v1/admin/metrics/overview` (api.md §6): the console's charts, read from the analytics
+/// projection (docs/analytics.md) in one statement. The one reader of this SQL.
+///
+/// Per bucket (UTC `day`, ISO `week` from Monday, or calendar `month`, starting at `t`), judged at
+/// the bucket's end `e` (or `to`, for the last one):
+/// - `activeSubscriptions`: auto-renewable chains with a period covering `e` (bought before it,
+///   ending at or after it, neither upgraded away nor revoked before it) — `daily_metrics`' rule;
+/// - `mrr`: those periods' prices, each scaled to a month of 30.436875 days by its own length
+///   (a yearly price counts a twelfth, a weekly one 4.35×), summed per currency, in milliunits;
+/// - `new`: first purchases of auto-renewable chains in the bucket;
+/// - `churned`: chains now `expired` (not in grace or billing retry) whose last period ended in it;
+/// - `refunded`: transactions of any type refunded or revoked in it (family revocations aside).
+/// Counts outside [from, to) are left out of the first and last bucket.
+enum OverviewMetrics {
+    enum Interval: String, CaseIterable, Sendable { case day, week, month }
+
+    /// At most this many buckets in one answer (a year by day, ten years by week…).
+    static let maxBuckets = 400
+
+    struct Bucket: Sendable, Equatable {
+        var start: Int64
+        var active: Int64
+        var new: Int64
+        var churned: Int64
+        var refunded: Int64
+        var mrr: [String: Int64]
+    }
+
+    static func query(from: Int64, to: Int64, interval: Interval, environment: String?) -> Query {
+        """
+        WITH bounds AS (
+            SELECT analytics.ms(\(from)) AS f, analytics.ms(\(to)) AS t, ('1 ' || \(interval.rawValue))::interval AS step
+        ), buckets AS (
+            SELECT b AS s, least(b + bounds.step, bounds.t) AS e, greatest(b, bounds.f) AS lo
+            FROM bounds, generate_series(date_trunc(\(interval.rawValue), bounds.f, 'UTC'), bounds.t - interval '1 millisecond', bounds.step) AS b
+        ), periods AS (
+            SELECT x.original_transaction_id, x.purchase_date, x.price_milli, x.currency,
+                least(x.expires_date, coalesce(x.revocation_date, 'infinity')) AS ends,
+                extract(epoch FROM x.expires_date - x.purchase_date) AS seconds
+            FROM analytics.transactions x, bounds
+            WHERE x.type = 'Auto-Renewable Subscription' AND NOT x.is_upgraded AND x.expires_date IS NOT NULL
+              AND x.purchase_date < bounds.t
+              AND least(x.expires_date, coalesce(x.revocation_date, 'infinity')) >= (SELECT min(e) FROM buckets)
+              AND (\(environment)::text IS NULL OR x.environment = \(environment)::text)
+        )
+        SELECT (extract(epoch FROM b.s) * 1000)::bigint,
+            (SELECT count(DISTINCT p.original_transaction_id) FROM periods p WHERE p.purchase_date < b.e AND p.ends >= b.e),
+            (SELECT count(*) FROM analytics.transactions n
+             WHERE n.type = 'Auto-Renewable Subscription' AND n.transaction_id = n.original_transaction_id
+               AND n.purchase_date >= b.lo AND n.purchase_date < b.e
+               AND (\(environment)::text IS NULL OR n.environment = \(environment)::text)),
+            (SELECT count(*) FROM analytics.subscriptions c
+             WHERE c.status = 'expired' AND c.expires_date >= b.lo AND c.expires_date < b.e
+               AND (\(environment)::text IS NULL OR c.environment = \(environment)::text)),
+            (SELECT count(*) FROM analytics.transactions r
+             WHERE r.revocation_date >= b.lo AND r.revocation_date < b.e
+               AND r.revocation_type IS DISTINCT FROM 'FAMILY_REVOKE'
+               AND (\(environment)::text IS NULL OR r.environment = \(environment)::text)),
+            (SELECT coalesce(jsonb_object_agg(m.currency, m.milli), '{}'::jsonb)::text FROM (
+                SELECT p.currency, round(sum(p.price_milli * 2629746.0 / p.seconds))::bigint AS milli
+                FROM periods p
+                WHERE p.purchase_date < b.e AND p.ends >= b.e AND p.price_milli IS NOT NULL
+                  AND p.currency IS NOT NULL AND p.seconds > 0
+                GROUP BY p.currency) m)
+        FROM buckets b
+        ORDER BY b.s
+        """
+    }
+
+    static func decode(_ rows: Rows) -> [Bucket] {
+        (0..<rows.count).compactMap { row in
+            guard let start = rows[row, 0].flatMap({ Int64($0) }), let active = rows[row, 1].flatMap({ Int64($0) }),
+                let new = rows[row, 2].flatMap({ Int64($0) }), let churned = rows[row, 3].flatMap({ Int64($0) }),
+                let refunded = rows[row, 4].flatMap({ Int64($0) }),
+                let mrrText = rows[row, 5], let mrr = try? JSONValue.parse(Array(mrrText.utf8)).objectValue
+            else { return nil }
+            return Bucket(
+                start: start, active: active, new: new, churned: churned, refunded: refunded,
+                mrr: mrr.compactMapValues(\.int64Value))
+        }
+    }
+
+    /// How many buckets [from, to) spans (to refuse a range too long before querying).
+    static func bucketCount(from: Int64, to: Int64, interval: Interval) -> Int64 {
+        let span = max(0, to - from)
+        switch interval {
+        case .day: return span / 86_400_000 + 2
+        case .week: return span / (7 * 86_400_000) + 2
+        case .month: return span / (28 * 86_400_000) + 2
+        }
+    }
+
+    /// The answer: `{"from", "to", "interval", "environment"?, "series": {…}}`.
+    static func json(
+        _ buckets: [Bucket], from: Int64, to: Int64, interval: Interval, environment: String?
+    ) -> [UInt8] {
+        var w = JSONWriter(capacity: 256 + buckets.count * 200)
+        func series(_ name: String, _ value: (Bucket) -> Int64) {
+            w.key(name)
+            w.beginArray()
+            for bucket in buckets {
+                w.beginObject()
+                w.key("t"); w.string(RFC3339.format(bucket.start))
+                w.key("value"); w.int(value(bucket))
+                w.endObject()
+            }
+            w.endArray()
+        }
+        w.beginObject()
+        w.key("from"); w.string(RFC3339.format(from))
+        w.key("to"); w.string(RFC3339.format(to))
+        w.key("interval"); w.string(interval.rawValue)
+        if let environment { w.key("environment"); w.string(environment) }
+        w.key("series")
+        w.beginObject()
+        series("activeSubscriptions") { $0.active }
+        w.key("mrr")
+        w.beginObject()
+        for currency in Set(buckets.flatMap(\.mrr.keys)).sorted() {
+            series(currency) { $0.mrr[currency] ?? 0 }
+        }
+        w.endObject()
+        series("new") { $0.new }
+        series("churned") { $0.churned }
+        series("refunded") { $0.refunded }
+        w.endObject()
+        w.endObject()
+        return w.bytes
+    }
+}

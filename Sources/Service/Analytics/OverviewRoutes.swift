@@ -1,0 +1,60 @@
+import EventStore
+import HTTP
+import JSON
+
+/// `GET /v1/admin/metrics/overview?from=&to=&interval=day|week|month[&environment=]` (admin,
+/// api.md §6): the console's charts from the analytics projection (`OverviewMetrics`).
+struct OverviewRoutes: Sendable {
+    let service: LedgerService
+
+    func register(on router: inout Router) {
+        router.add("GET", "/v1/admin/metrics/overview", scope: "admin") { request, _ in
+            AdminRoutes.respond(service, request) { () throws(ServiceError) in
+                let query = try Self.parameters(request, now: service.clock())
+                let rows = try service.read { connection throws(ServiceError) -> Rows in
+                    try database { () throws(DatabaseError) in
+                        try connection.query(OverviewMetrics.query(
+                            from: query.from, to: query.to, interval: query.interval, environment: query.environment))
+                    }
+                }
+                return .json(200, OverviewMetrics.json(
+                    OverviewMetrics.decode(rows), from: query.from, to: query.to, interval: query.interval,
+                    environment: query.environment))
+            }
+        }
+    }
+
+    struct Parameters: Equatable {
+        var from: Int64
+        var to: Int64
+        var interval: OverviewMetrics.Interval
+        var environment: String?
+    }
+
+    /// Defaults: the last 30 days, by day, every environment.
+    static func parameters(_ request: HTTPRequest, now: Int64) throws(ServiceError) -> Parameters {
+        func instant(_ name: String) throws(ServiceError) -> Int64? {
+            guard let text = request.query[name] else { return nil }
+            guard let instant = RFC3339.parse(text) else { throw .invalidRequest("\(name) must be an RFC 3339 timestamp") }
+            return instant
+        }
+        let to = try instant("to") ?? now
+        let from = try instant("from") ?? to - 30 * 86_400_000
+        guard from < to else { throw .invalidRequest("from must be before to") }
+        var interval = OverviewMetrics.Interval.day
+        if let word = request.query["interval"] {
+            guard let known = OverviewMetrics.Interval(rawValue: word) else {
+                throw .invalidRequest("interval must be day, week or month")
+            }
+            interval = known
+        }
+        guard OverviewMetrics.bucketCount(from: from, to: to, interval: interval) <= Int64(OverviewMetrics.maxBuckets) else {
+            throw .invalidRequest("from…to spans more than \(OverviewMetrics.maxBuckets) \(interval.rawValue)s: use a shorter range or a longer interval")
+        }
+        let environment = request.query["environment"]
+        if let environment, !["Production", "Sandbox", "LocalTesting", "Xcode"].contains(environment) {
+            throw .invalidRequest("environment must be Production, Sandbox, LocalTesting or Xcode")
+        }
+        return Parameters(from: from, to: to, interval: interval, environment: environment)
+    }
+}

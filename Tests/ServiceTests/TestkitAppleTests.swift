@@ -1,0 +1,174 @@
+import AppStore
+import Foundation
+import Glibc
+import JSON
+import TestSupport
+import Testing
+@testable import Service
+
+/// Sync and reconcile on the test store, every piece a real process: `testkit init` writes the
+/// store's own In-App Purchase key and a `serverAPI` pointing at `testkit apple`, which answers
+/// Apple's Server API (LocalTesting) from the store's state; `testkit purchase|notify
+/// --apple-only` make "Apple" know what the service never got.
+@Suite(.serialized) struct TestkitAppleTests {
+    /// The store, `testkit apple` on the port init wrote, and `serve` once its background
+    /// reconciler's first run (at start-up) asked the stand-in and succeeded.
+    final class World {
+        let root: String
+        let data: String
+        let port: Int
+        let apple: OpsChild
+        let serve: OpsServe
+        let api: ServiceHTTPClient
+
+        init() throws {
+            root = try OpsBinary.temporaryDirectory()
+            data = root + "/data"
+            port = try TestkitReceiptTests.freePort()
+            let initialised = try OpsBinary.run(["testkit", "init", "--data-dir", data, "--apple-port", String(port)])
+            guard initialised.status == 0 else { throw OpsFailure("testkit init: \(initialised.stderr)") }
+            // No --port: it listens where init pointed the config.
+            apple = try OpsChild(["testkit", "apple", "--data-dir", data], environment: OpsBinary.environment([:]))
+            let line = "App Store Server API (LocalTesting) at http://127.0.0.1:\(port)"
+            guard opsEventually(within: 30, { [apple] in apple.stdout.contains(line) || !apple.isRunning }), apple.isRunning
+            else {
+                apple.kill(SIGKILL)
+                throw OpsFailure("testkit apple did not come up: \(apple.stdout) \(apple.stderr)")
+            }
+            serve = try OpsServe(["--port", "0", "--config", data + "/testkit/config.json", "--data-dir", data])
+            let created = try OpsBinary.run(["keys", "create", "--name", "t", "--scopes", "read,write,admin", "--data-dir", data])
+            api = ServiceHTTPClient(port: serve.port, apiKey: created.stdout.split(separator: "\n").last.map(String.init))
+            let ran = #"iap_reconcile_runs_total{bundle_id="com.example.game",environment="LocalTesting",result="ok"} 1"#
+            let serve = serve
+            guard opsEventually(within: 60, { (try? OpsHTTP.get(port: serve.port, "/metrics").body.contains(ran)) == true })
+            else { throw OpsFailure("the background reconciler never asked LocalTesting: \(serve.stderr)") }
+        }
+
+        var environment: [String: String] { ["IAP_LEDGER_URL": serve.url, "IAP_LEDGER_KEY": api.apiKey ?? ""] }
+
+        func testkit(_ arguments: [String]) throws -> OpsBinary.Outcome {
+            try OpsBinary.run(["testkit"] + arguments + ["--data-dir", data], environment: environment)
+        }
+
+        func stop() {
+            _ = serve.stop()
+            apple.kill(SIGTERM)
+            #expect(apple.wait(timeout: 30) == 0, "the stand-in stops on SIGTERM: \(apple.stderr)")
+            try? FileManager.default.removeItem(atPath: root)
+        }
+    }
+
+    @Test func syncImportsAPurchaseOnlyAppleKnewAndASecondSyncRecordsNothing() throws {
+        let world = try World()
+        defer { world.stop() }
+        let config = try Configuration.load(path: world.data + "/testkit/config.json")
+        let serverAPI = try #require(config.apps.first?.serverAPI)
+        #expect(serverAPI.localTestingURL == "http://127.0.0.1:\(world.port)")
+        #expect(serverAPI.searchOrder == [.localTesting], "a local-testing app never asks Apple's hosts")
+
+        let bought = try world.testkit(["purchase", "--user", "u-1", "--product", TestkitStore.removeAds, "--apple-only"])
+        #expect(bought.status == 0, "\(bought.stderr)")
+        #expect(bought.stdout == "2000000001\n")
+        #expect(bought.stderr.contains("not posted"))
+        let before = try world.api.get("/v1/users/u-1")
+        #expect(before.json["entitlements"]?["no_ads"] == nil, "the service never got it: \(before.text)")
+
+        let synced = try world.api.post("/v1/users/u-1/sync", ["transactionId": "2000000001"])
+        #expect(synced.status == 200, "\(synced.text)")
+        #expect(synced.json["environment"]?.stringValue == "LocalTesting")
+        #expect(synced.json["transactions"]?.arrayValue?.map { $0["result"]?.stringValue } == ["recorded"], "\(synced.text)")
+        let after = try world.api.get("/v1/users/u-1")
+        #expect(after.json["entitlements"]?["no_ads"]?["active"]?.boolValue == true, "\(after.text)")
+
+        // Apple signs every answer anew: equal but for signedDate is a duplicate.
+        let again = try world.api.post("/v1/users/u-1/sync", ["transactionId": "2000000001"])
+        #expect(again.json["transactions"]?.arrayValue?.map { $0["result"]?.stringValue } == ["duplicate"], "\(again.text)")
+        #expect(try world.api.get("/v1/users/u-1").json["version"] == after.json["version"])
+
+        // Another user's chain is not in u-1's history; an id Apple never minted is Apple's 4040010.
+        #expect(try world.testkit(["purchase", "--user", "u-2", "--product", TestkitStore.coins, "--apple-only"]).status == 0)
+        let mine = try world.api.post("/v1/users/u-1/sync", ["transactionId": "2000000001"])
+        #expect(mine.json["transactions"]?.arrayValue?.compactMap { $0["transactionId"]?.stringValue } == ["2000000001"])
+        let unknown = try world.api.post("/v1/users/u-1/sync", ["transactionId": "2999999999"])
+        #expect(unknown.status == 422, "\(unknown.text)")
+        #expect(unknown.json["appleErrorCode"]?.int64Value == 4040010, "\(unknown.text)")
+    }
+
+    @Test func reconcileRecordsANotificationOnlyAppleSentOnceAndTheStandInChecksTokens() throws {
+        let world = try World()
+        defer { world.stop() }
+        let bought = try world.testkit(["purchase", "--user", "u-1", "--product", TestkitStore.subscription])
+        #expect(bought.status == 0, "\(bought.stderr)")
+        let renewed = try world.testkit(
+            ["notify", "--type", "DID_RENEW", "--original-transaction-id", "2000000001", "--apple-only"])
+        #expect(renewed.status == 0, "\(renewed.stderr)")
+        let state = try TestkitStore(dataDirectory: world.data).loadState()
+        #expect(state.notifications.count == 1)
+        let newPeriod = try #require(state.transactions.last?["expiresDate"]?.int64Value)
+        let user = try world.api.get("/v1/users/u-1")
+        #expect(user.json["entitlements"]?["pro"]?["expiresAt"]?.stringValue != RFC3339.format(newPeriod))
+
+        let since = RFC3339.format(TestkitCommand.nowMillis() - 3_600_000)
+        let first = try world.api.post("/v1/admin/reconcile", ["since": .string(since)])
+        #expect(first.status == 200, "\(first.text)")
+        #expect(Self.counts(first) == [1, 1, 0, 0], "\(first.text)")
+        let renewedUser = try world.api.get("/v1/users/u-1")
+        #expect(renewedUser.json["entitlements"]?["pro"]?["expiresAt"]?.stringValue == RFC3339.format(newPeriod),
+                "\(renewedUser.text)")
+        // Asked again (and by environment): what it found is now a duplicate.
+        let second = try world.api.post("/v1/admin/reconcile", ["since": .string(since), "environment": "LocalTesting"])
+        #expect(Self.counts(second) == [1, 0, 1, 0], "\(second.text)")
+        #expect(try world.api.get("/v1/users/u-1").json["version"] == renewedUser.json["version"])
+        // A posted notification is in Apple's history too: a duplicate, never recorded twice.
+        #expect(try world.testkit(["notify", "--type", "REFUND", "--original-transaction-id", "2000000001"]).status == 0)
+        let third = try world.api.post("/v1/admin/reconcile", ["since": .string(since)])
+        #expect(Self.counts(third) == [2, 0, 2, 0], "\(third.text)")
+
+        // The stand-in answers the store's key only, as Apple does (401, empty body), and signs
+        // its answer at the moment it answers.
+        let key = try #require(Configuration.load(path: world.data + "/testkit/config.json").apps.first?.serverAPI?.key)
+        let path = "/inApps/v1/transactions/2000000002"  // the renewal the REFUND revoked
+        let other = try AppStoreServerKey(
+            issuerId: key.issuerId, keyId: key.keyId, privateKeyPEM: TestCertificateAuthority.generateKeyPEM())
+        for authorization in ["", "Bearer x.y.z",
+                              "Bearer " + AppStoreServerToken(key: other, bundleId: TestkitStore.bundleId).token(nowMillis: TestkitCommand.nowMillis()),
+                              "Bearer " + AppStoreServerToken(key: key, bundleId: "com.example.other").token(nowMillis: TestkitCommand.nowMillis())] {
+            let refused = try OpsHTTP.get(port: world.port, path, headers: authorization.isEmpty ? [:] : ["Authorization": authorization])
+            #expect(refused.status == 401 && refused.body.isEmpty, "\(authorization.prefix(20)): \(refused.status) \(refused.body)")
+        }
+        let asked = TestkitCommand.nowMillis()
+        let token = AppStoreServerToken(key: key, bundleId: TestkitStore.bundleId).token(nowMillis: asked)
+        let answer = try OpsHTTP.get(port: world.port, path, headers: ["Authorization": "Bearer " + token])
+        #expect(answer.status == 200, "\(answer.body)")
+        let signed = try #require(JSONValue.parse(Array(answer.body.utf8))["signedTransactionInfo"]?.stringValue)
+        let payload = try #require(Self.payload(signed))
+        #expect((payload["signedDate"]?.int64Value ?? 0) >= asked - 1000, "signed as it answered: \(payload)")
+        #expect(payload["revocationDate"] != nil, "the refund `testkit notify` minted is what Apple now answers")
+    }
+
+    /// fetched, recorded, duplicates, rejected.
+    static func counts(_ response: ServiceHTTPClient.Response) -> [Int64?] {
+        ["fetched", "recorded", "duplicates", "rejected"].map { response.json[$0]?.int64Value }
+    }
+
+    /// The payload of a compact JWS, unverified.
+    static func payload(_ jws: String) -> JSONValue? {
+        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return nil }
+        var text = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while text.count % 4 != 0 { text += "=" }
+        return Data(base64Encoded: text).flatMap { try? JSONValue.parse(Array($0)) }
+    }
+
+    /// A store made before `testkit apple` served the Server API keeps loading.
+    @Test func aStateWithoutTheNewFieldsLoads() throws {
+        let old = try JSONValue.parse(Array(#"{"nextId": 2000000002, "transactions": [{"transactionId": "2000000001"}], "renewals": {}}"#.utf8))
+        let state = try #require(TestkitState(json: old))
+        #expect(state.transactions.count == 1 && state.customers.isEmpty && state.notifications.isEmpty)
+        var next = state
+        next.customers["2000000001"] = "u-1"
+        next.notifications = ["a.b.c"]
+        #expect(TestkitState(json: next.json()) == next)
+        #expect(TestkitState(json: try JSONValue.parse(Array(#"{"nextId": 1, "transactions": [], "renewals": {}, "notifications": [1]}"#.utf8))) == nil)
+    }
+}
