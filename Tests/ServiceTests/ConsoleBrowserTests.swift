@@ -6,7 +6,7 @@ import TestSupport
 @testable import Service
 
 /// The console (api.md §6) driven in a real headless Chromium against a real service: what a
-/// support engineer sees, that nothing leaves 127.0.0.1, that no value is ever parsed as HTML,
+/// support engineer sees and does (a promotional grant and its revocation), that nothing leaves 127.0.0.1, that no value is ever parsed as HTML,
 /// and that a refused key always says so. Screenshots land in `.build/console-shots/`.
 @Suite(.serialized) final class ConsoleBrowserTests {
     static let user = "u-console"
@@ -144,6 +144,24 @@ import TestSupport
         // Back to now.
         try browser.click(try browser.find("#as-of-now"))
         try browser.waitForText("#entitlements", containing: "Active")
+
+        // A support engineer grants a week of "vip", then revokes it (the admin endpoints of api.md §6).
+        try browser.type(try waitFor("#grant-entitlement"), "vip")
+        try browser.type(try browser.find("#grant-reason"), "sorry <b>for</b> the outage")
+        try browser.click(try browser.find("#grant-submit"))
+        try browser.waitForText("#entitlements", containing: "vip")
+        try browser.waitForText("#entitlements", containing: "promotional")
+        try browser.waitForText("#grant-list", containing: "sorry <b>for</b> the outage")
+        try browser.waitForText("#changes", containing: "PROMOTIONAL_GRANT")
+        let granted = try browser.text(try browser.find("#entitlements"))
+        #expect(granted.contains("a promotional grant until"), "\(granted)")
+        try browser.click(try waitFor("#grant-list button.revoke"))
+        try browser.waitForText("#grant-list", containing: "Revoked")
+        try browser.waitForText("#changes", containing: "PROMOTIONAL_REVOKE")
+        let revoked = try browser.execute(
+            "return [...document.querySelectorAll('#entitlements tr')].find((r) => r.textContent.includes('vip'))?.textContent ?? ''")
+        #expect(revoked.stringValue?.contains("Expired") == true, "\(revoked)")
+        #expect(try browser.findAll("#grant-list button.revoke").isEmpty)
 
         // A phone's width: the page reflows, nothing wider than the screen.
         try browser.setWindowSize(width: 390, height: 844)
