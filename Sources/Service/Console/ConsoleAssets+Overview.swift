@@ -80,7 +80,12 @@ extension ConsoleAssets {
 
         function axes(sc, decimals) {
           const g = s('g', { class: 'axes' });
-          for (const v of [sc.min, (sc.min + sc.max) / 2, sc.max]) {
+          // A midpoint that rounds to an end's label (0…1 in whole numbers) is left out.
+          const ticks = [sc.min, (sc.min + sc.max) / 2, sc.max];
+          const labels = new Set();
+          for (const v of ticks) {
+            if (labels.has(v.toFixed(decimals))) continue;
+            labels.add(v.toFixed(decimals));
             g.append(s('line', { x1: L, x2: W - R, y1: sc.y(v), y2: sc.y(v), class: 'grid' }),
               s('text', { x: L - 6, y: sc.y(v) + 4, 'text-anchor': 'end' }, v.toFixed(decimals)));
           }
