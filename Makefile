@@ -10,7 +10,10 @@ PACKAGES := libpq-dev libssl-dev libmicrohttpd-dev postgresql libcurl4 openssl u
 BENCH_PACKAGES := wrk
 ARGS ?=
 
-.PHONY: deps bench-deps build release run test test-debug test-release bench clean
+# The console's browser tests (ConsoleBrowserTests) drive Debian's headless Chromium through chromedriver.
+BROWSER_PACKAGES := chromium chromium-driver
+
+.PHONY: deps bench-deps browser build release run test test-debug test-release bench clean
 
 deps:
 	@missing=""; for p in $(PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q '^install ok installed$$' || missing="$$missing $$p"; done; \
@@ -27,6 +30,13 @@ bench-deps: deps
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
+browser: deps
+	@if ! command -v chromedriver >/dev/null 2>&1; then \
+	  echo "installing: $(BROWSER_PACKAGES)"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(BROWSER_PACKAGES); \
+	fi
+
 build: deps
 	$(SWIFT) build
 
@@ -36,7 +46,7 @@ release: deps
 run: release
 	.build/release/iap-ledger serve $(ARGS)
 
-test: deps test-debug test-release
+test: deps browser test-debug test-release
 
 test-debug:
 	$(SWIFT) test

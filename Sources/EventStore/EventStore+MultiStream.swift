@@ -72,4 +72,23 @@ extension EventStore {
             [PostgresArray.literal(streams), String(afterSeq), String(limit)])
         return Self.events(from: rows)
     }
+
+    /// Up to `limit` events of the given streams with `afterSeq` < seq < `beforeSeq`, newest first
+    /// (a user's history read backwards, paged by seq, so its latest page costs one index scan).
+    public func readStreams(
+        _ streams: [String], afterSeq: Int64 = 0, beforeSeq: Int64, limit: Int, on connection: Connection
+    )
+        throws(DatabaseError) -> [RecordedEvent]
+    {
+        guard !streams.isEmpty else { return [] }
+        let rows = try connection.query(
+            """
+            SELECT \(Self.columns) FROM es.events
+            WHERE stream_id = ANY($1::text[]) AND seq < $2::bigint AND seq > $4::bigint
+            ORDER BY seq DESC
+            LIMIT $3::integer
+            """,
+            [PostgresArray.literal(streams), String(beforeSeq), String(limit), String(afterSeq)])
+        return Self.events(from: rows)
+    }
 }

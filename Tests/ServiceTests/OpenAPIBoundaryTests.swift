@@ -60,7 +60,10 @@ import TestSupport
         case "GET /v1/users/{userId}":
             return [{ Base(path: ["userId": "u-bound"], query: ["asOf": "2026-12-29T10:00:00.000Z"]) }]
         case "GET /v1/users/{userId}/events":
-            return [{ Base(path: ["userId": "u-bound"], query: ["after": "0", "limit": "10"]) }]
+            return [{ Base(path: ["userId": "u-bound"], query: ["after": "0", "limit": "10"]) },
+                    { Base(path: ["userId": "u-bound"], query: ["before": "9223372036854775807", "limit": "10"]) }]
+        case "GET /console/{asset}":
+            return [{ Base(path: ["asset": "app.js"]) }]
         case "POST /v1/users/{userId}/sync":
             // No serverAPI key in this service: a valid request is answered 422 before Apple is asked.
             let receipt = TestReceipts.receipt(AppReceiptContents(

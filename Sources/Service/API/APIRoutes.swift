@@ -35,7 +35,10 @@ struct APIRoutes: Sendable {
                 let userId = try userIdParameter(parameters["userId"])
                 let after = try integerQuery(request, "after", default: 0, range: 0...Int64.max)
                 let limit = try integerQuery(request, "limit", default: 100, range: 1...1000)
-                return .json(200, try service.events(userId: userId, after: after, limit: Int(limit)))
+                // `before` pages backwards (newest first), still above `after`: a window of seqs.
+                let before = request.query["before"] == nil
+                    ? nil : try integerQuery(request, "before", default: 0, range: 1...Int64.max)
+                return .json(200, try service.events(userId: userId, after: after, before: before, limit: Int(limit)))
             }
         }
         router.add("GET", "/v1/subscriptions/{originalTransactionId}", scope: "read") { request, parameters in

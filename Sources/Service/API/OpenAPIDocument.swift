@@ -65,11 +65,12 @@ public enum OpenAPIDocument {
     },
     "/v1/users/{userId}/events": {
       "get": {
-        "summary": "The user's history, oldest first",
+        "summary": "The user's history, oldest first (newest first with before)",
         "security": [{"bearer": ["read"]}],
         "parameters": [
           {"name": "userId", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/UserId"}},
           {"name": "after", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 9223372036854775807, "default": 0}, "description": "Only events with a greater seq (the previous page's next)."},
+          {"name": "before", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 9223372036854775807}, "description": "Newest first: only events with a smaller seq (9223372036854775807 for the latest page, then the previous page's next); with after too, only seqs between the two."},
           {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}}
         ],
         "responses": {
@@ -352,7 +353,9 @@ public enum OpenAPIDocument {
     "/healthz": {"get": {"summary": "200 while the process runs", "security": [], "responses": {"200": {"description": "OK"}}}},
     "/readyz": {"get": {"summary": "200 when PostgreSQL is reachable, else 503", "security": [], "responses": {"200": {"description": "Ready"}, "503": {"$ref": "#/components/responses/Problem"}}}},
     "/metrics": {"get": {"summary": "Prometheus text format", "security": [], "responses": {"200": {"description": "Metrics", "content": {"text/plain": {"schema": {"type": "string"}}}}}}},
-    "/openapi.json": {"get": {"summary": "This document", "security": [], "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}}}}
+    "/openapi.json": {"get": {"summary": "This document", "security": [], "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
+    "/console": {"get": {"summary": "The web console (api.md §6): a static page that asks for an API key and calls this API with it", "security": [], "responses": {"200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}}, "304": {"description": "Not modified (If-None-Match)"}}}},
+    "/console/{asset}": {"get": {"summary": "The console's scripts, stylesheet and icon", "security": [], "parameters": [{"name": "asset", "in": "path", "required": true, "schema": {"type": "string"}}], "responses": {"200": {"description": "The asset"}, "304": {"description": "Not modified (If-None-Match)"}, "404": {"$ref": "#/components/responses/Problem"}}}}
   }
 }
 """#

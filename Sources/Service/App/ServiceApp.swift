@@ -147,6 +147,7 @@ public final class ServiceApp: Sendable {
             changeWaiters: changeWaiters)
             .register(on: &router)
         OperationsRoutes(pool: pool, metrics: metrics).register(on: &router)
+        ConsoleRoutes().register(on: &router)
         AdminRoutes(engine: projections.engine, service: service).register(on: &router)
         ReconcileRoutes(service: service).register(on: &router)
         ExtendRoutes(service: service).register(on: &router)

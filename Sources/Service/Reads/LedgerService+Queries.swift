@@ -48,13 +48,19 @@ extension LedgerService {
         }
     }
 
-    /// `GET /v1/users/{id}/events`: the user's own stream and the chains they own, oldest first.
-    func events(userId: String, after: Int64, limit: Int) throws(ServiceError) -> [UInt8] {
+    /// `GET /v1/users/{id}/events`: the user's own stream and the chains they own, oldest first;
+    /// with `before`, newest first from below that seq (and above `after`; the console's
+    /// timeline), `next` then being the `before` of the following page.
+    func events(userId: String, after: Int64, before: Int64? = nil, limit: Int) throws(ServiceError) -> [UInt8] {
         try read { connection throws(ServiceError) in
             let owned = try ownedChains(of: userId, on: connection)
             let streams = [LedgerStream.user(userId)] + owned.map(LedgerStream.chain)
             let rows = try database { () throws(DatabaseError) in
-                try repository.store.readStreams(streams, afterSeq: after, limit: limit + 1, on: connection)
+                if let before {
+                    return try repository.store.readStreams(
+                        streams, afterSeq: after, beforeSeq: before, limit: limit + 1, on: connection)
+                }
+                return try repository.store.readStreams(streams, afterSeq: after, limit: limit + 1, on: connection)
             }
             var writer = JSONWriter(capacity: 512 + rows.count * 512)
             writer.beginObject()
