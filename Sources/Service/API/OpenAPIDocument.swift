@@ -20,7 +20,10 @@ public enum OpenAPIDocument {
 """#
 
     /// Every operation, by path.
-    static let paths: String = #"""
+    static let paths: String = pathsHead + "\n" + applePaths + "\n" + pathsTail
+
+    /// The operations on users, purchases, notifications, changes and subscriptions.
+    static let pathsHead: String = #"""
   "paths": {
     "/v1/purchases": {
       "post": {
@@ -179,111 +182,10 @@ public enum OpenAPIDocument {
         }
       }
     },
-    "/v1/users/{userId}/sync": {
-      "post": {
-        "summary": "Restore or import the user's purchases from Apple: the whole history of the customer who made transactionId (Get Transaction History, every page, and Get All Subscription Statuses), verified and recorded as ingestion does",
-        "security": [{"bearer": ["write"]}],
-        "parameters": [{"name": "userId", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/UserId"}}],
-        "requestBody": {"required": true, "content": {"application/json": {"schema": {
-          "type": "object",
-          "description": "Exactly one of transactionId and receipt. Other fields are ignored.",
-          "oneOf": [{"required": ["transactionId"]}, {"required": ["receipt"]}],
-          "properties": {
-            "transactionId": {"type": "string", "pattern": "^[0-9]{1,64}$", "description": "Any transaction id of the customer (StoreKit's Transaction.id)."},
-            "receipt": {"type": "string", "minLength": 1, "contentEncoding": "base64", "contentMediaType": "application/pkcs7-mime", "description": "A StoreKit 1 app receipt: the transaction id of its first in-app purchase is read locally, as Apple's ReceiptUtility reads it (no verifyReceipt). Not a receipt: 400; no in-app purchase in it: 422 verification_failed."}
-          }
-        }}}},
-        "responses": {
-          "200": {"description": "Recorded, in the shape of POST /v1/purchases, with bundleId, environment and fetched (signed items Apple answered)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PurchaseResponse"}}}},
-          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
-          "403": {"$ref": "#/components/responses/Problem"}, "409": {"$ref": "#/components/responses/Problem"},
-          "413": {"$ref": "#/components/responses/Problem"},
-          "422": {"$ref": "#/components/responses/Problem", "description": "apple_rejected (with appleErrorCode, e.g. 4040010: Apple does not know the transaction), verification_failed, or server_api_not_configured"},
-          "502": {"$ref": "#/components/responses/Problem", "description": "apple_unavailable: Apple could not be reached (retried, bounded); nothing was recorded"},
-          "503": {"$ref": "#/components/responses/Problem"}
-        }
-      }
-    },
-    "/v1/offers/signatures": {
-      "post": {
-        "summary": "Sign a promotional offer with the app's App Store Server API key: the V2 JWS and the legacy signature, as Apple's library makes them",
-        "security": [{"bearer": ["write"]}],
-        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/OfferSignatureRequest"}}}},
-        "responses": {
-          "200": {"description": "Signed", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/OfferSignatureResponse"}}}},
-          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
-          "403": {"$ref": "#/components/responses/Problem"}, "413": {"$ref": "#/components/responses/Problem"},
-          "422": {"$ref": "#/components/responses/Problem", "description": "server_api_not_configured: the signing app has no serverAPI key (or none can be chosen)"},
-          "503": {"$ref": "#/components/responses/Problem"}
-        }
-      }
-    },
-    "/v1/admin/reconcile": {
-      "post": {
-        "summary": "Ask Apple's Get Notification History (every page, per app with a serverAPI key and per store environment it accepts) for the notifications sent in a window, and record those that never reached this service, verified as POST /v1/notifications/apple verifies them",
-        "security": [{"bearer": ["admin"]}],
-        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "description": "{\"since\": RFC 3339 (required; within the last 180 days, which is what Apple keeps), \"until\": RFC 3339 (default now; after since), \"bundleId\": one app, \"environment\": \"Production\", \"Sandbox\" or \"LocalTesting\" (the test store's stand-in)}; anything else in them is a 400."}}}},
-        "responses": {
-          "200": {"description": "What was found", "content": {"application/json": {"schema": {"type": "object", "required": ["fetched", "recorded", "duplicates", "rejected"], "properties": {"fetched": {"type": "integer"}, "recorded": {"type": "integer"}, "duplicates": {"type": "integer"}, "rejected": {"type": "integer", "description": "Did not verify: never recorded."}}}}}},
-          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
-          "403": {"$ref": "#/components/responses/Problem"}, "413": {"$ref": "#/components/responses/Problem"},
-          "422": {"$ref": "#/components/responses/Problem", "description": "apple_rejected, or server_api_not_configured"},
-          "502": {"$ref": "#/components/responses/Problem", "description": "apple_unavailable"},
-          "503": {"$ref": "#/components/responses/Problem"}
-        }
-      }
-    },
-    "/v1/admin/apple/test-notification": {
-      "post": {
-        "summary": "Ask Apple (Request a Test Notification, with the app's serverAPI key) to send a TEST notification to the URL set in App Store Connect: the \"is my notification URL right?\" check; follow it with GET …/test-notification/{token}",
-        "security": [{"bearer": ["admin"]}],
-        "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/TestNotificationTarget"}}}},
-        "responses": {
-          "200": {"description": "Apple will send it", "content": {"application/json": {"schema": {"type": "object", "required": ["testNotificationToken", "bundleId", "environment"], "properties": {"testNotificationToken": {"type": "string"}, "bundleId": {"type": "string"}, "environment": {"type": "string", "enum": ["Production", "Sandbox"]}}}}}},
-          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
-          "403": {"$ref": "#/components/responses/Problem"}, "413": {"$ref": "#/components/responses/Problem"},
-          "422": {"$ref": "#/components/responses/Problem", "description": "unknown_app (bundleId not configured), wrong_environment (not accepted by the app), server_api_not_configured, or apple_rejected (with appleErrorCode)"},
-          "502": {"$ref": "#/components/responses/Problem", "description": "apple_unavailable"},
-          "503": {"$ref": "#/components/responses/Problem"}
-        }
-      }
-    },
-    "/v1/admin/apple/test-notification/{token}": {
-      "get": {
-        "summary": "Apple's delivery status of a test notification (Get Test Notification Status) and whether this service recorded it: Apple's signedPayload is verified exactly as POST /v1/notifications/apple verifies it, and its notificationUUID looked up in the event log. bundleId and environment as for the POST (the answer of the POST names both)",
-        "security": [{"bearer": ["admin"]}],
-        "parameters": [
-          {"name": "token", "in": "path", "required": true, "description": "The testNotificationToken the POST answered.", "schema": {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[A-Za-z0-9_-]+$"}},
-          {"name": "bundleId", "in": "query", "required": false, "description": "Required when several apps have a serverAPI key.", "schema": {"$ref": "#/components/schemas/Identifier"}},
-          {"name": "environment", "in": "query", "required": false, "description": "Required when the app accepts both Production and Sandbox.", "schema": {"type": "string", "enum": ["Production", "Sandbox"]}}
-        ],
-        "responses": {
-          "200": {"description": "Apple's attempts and whether the TEST notification is in the log", "content": {"application/json": {"schema": {"type": "object", "required": ["sendAttempts", "recorded"], "properties": {"sendAttempts": {"type": "array", "items": {"type": "object", "properties": {"attemptDate": {"type": ["string", "null"], "format": "date-time"}, "sendAttemptResult": {"type": ["string", "null"], "description": "Apple's word: SUCCESS, TIMED_OUT, TLS_ISSUE, CIRCULAR_REDIRECT, NO_RESPONSE, SOCKET_ISSUE, UNSUPPORTED_CHARSET, INVALID_RESPONSE, PREMATURE_CLOSE, UNSUCCESSFUL_HTTP_RESPONSE_CODE, OTHER"}}}}, "recorded": {"type": "boolean", "description": "This service's event log holds the TEST notification Apple reports (false also while Apple's answer names none)."}, "notificationUUID": {"type": ["string", "null"], "description": "The TEST notification's, from Apple's verified signedPayload; null when Apple's answer carries none."}, "bundleId": {"type": "string"}, "environment": {"type": "string", "enum": ["Production", "Sandbox"]}}}}}},
-          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
-          "403": {"$ref": "#/components/responses/Problem"},
-          "422": {"$ref": "#/components/responses/Problem", "description": "unknown_app, wrong_environment, server_api_not_configured, or apple_rejected (appleErrorCode 4040008: Apple knows no such token)"},
-          "502": {"$ref": "#/components/responses/Problem", "description": "apple_unavailable, also when Apple's signedPayload does not verify (nothing in it is trusted)"},
-          "503": {"$ref": "#/components/responses/Problem"}
-        }
-      }
-    },
-    "/v1/admin/metrics/overview": {
-      "get": {
-        "summary": "The console's charts, from the analytics projection: per bucket (UTC day, ISO week, calendar month, starting at t) active auto-renewable subscriptions and MRR per currency (milliunits; each period's price scaled to a 30.436875-day month by its length) at the bucket's end, and new / churned / refunded in it",
-        "security": [{"bearer": ["admin"]}],
-        "parameters": [
-          {"name": "from", "in": "query", "required": false, "schema": {"type": "string", "format": "date-time"}, "description": "Default: 30 days before to."},
-          {"name": "to", "in": "query", "required": false, "schema": {"type": "string", "format": "date-time"}, "description": "Default: now; after from; at most 400 buckets from from."},
-          {"name": "interval", "in": "query", "required": false, "schema": {"type": "string", "enum": ["day", "week", "month"], "default": "day"}},
-          {"name": "environment", "in": "query", "required": false, "schema": {"type": "string", "enum": ["Production", "Sandbox", "LocalTesting", "Xcode"]}, "description": "Default: every environment."}
-        ],
-        "responses": {
-          "200": {"description": "The series", "content": {"application/json": {"schema": {"type": "object", "required": ["from", "to", "interval", "series"], "properties": {"from": {"type": "string", "format": "date-time"}, "to": {"type": "string", "format": "date-time"}, "interval": {"type": "string"}, "environment": {"type": "string"}, "series": {"type": "object", "required": ["activeSubscriptions", "mrr", "new", "churned", "refunded"], "properties": {"activeSubscriptions": {"$ref": "#/components/schemas/OverviewSeries"}, "mrr": {"type": "object", "additionalProperties": {"$ref": "#/components/schemas/OverviewSeries"}}, "new": {"$ref": "#/components/schemas/OverviewSeries"}, "churned": {"$ref": "#/components/schemas/OverviewSeries"}, "refunded": {"$ref": "#/components/schemas/OverviewSeries"}}}}}}}},
-          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
-          "403": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}
-        }
-      }
-    },
+"""#
+
+    /// The operations that operate the service (replay, projections, webhooks) and the console.
+    static let pathsTail: String = #"""
     "/v1/admin/replay": {
       "post": {
         "summary": "Rebuild every projection from the log under the recorded catalog in force (or report what would change); 409 while another replay runs or when a new catalog version was recorded meanwhile",
