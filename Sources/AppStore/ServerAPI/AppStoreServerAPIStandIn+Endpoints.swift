@@ -26,12 +26,8 @@ extension AppStoreServerAPIStandIn {
             list = list.filter { ($0.payload["revocationDate"] != nil) == (revoked == "true") }
         }
         if query["sort"] == "DESCENDING" { list.reverse() }
-        var offset = 0
-        if let revision = query["revision"] {
-            guard revision.hasPrefix("rev-"), let n = Int(revision.dropFirst(4)), (0...list.count).contains(n) else {
-                return Self.error(400, 4000005, "Invalid request revision.")
-            }
-            offset = n
+        guard let offset = Self.offset(query["revision"], prefix: "rev-", count: list.count) else {
+            return Self.error(400, 4000005, "Invalid request revision.")
         }
         let end = min(list.count, offset + pageSize)
         var answer: [String: JSONValue] = [
@@ -145,12 +141,8 @@ extension AppStoreServerAPIStandIn {
         if json["onlyFailures"]?.boolValue == true {
             list = list.filter { !$0.sendAttempts.contains { $0.sendAttemptResult == "SUCCESS" } }
         }
-        var offset = 0
-        if let token = query["paginationToken"] {
-            guard token.hasPrefix("page-"), let n = Int(token.dropFirst(5)), (0...list.count).contains(n) else {
-                return Self.error(400, 4000014, "Invalid pagination token.")
-            }
-            offset = n
+        guard let offset = Self.offset(query["paginationToken"], prefix: "page-", count: list.count) else {
+            return Self.error(400, 4000014, "Invalid pagination token.")
         }
         let stop = min(list.count, offset + pageSize)
         var answer: [String: JSONValue] = [
@@ -190,6 +182,16 @@ extension AppStoreServerAPIStandIn {
     }
 
     // MARK: Helpers
+
+    /// Where a page starts: 0 without a token, the offset a token this stand-in handed out
+    /// (`<prefix><offset>`) names, nil for any other token (Apple answers 400 to those).
+    static func offset(_ token: String?, prefix: String, count: Int) -> Int? {
+        guard let token else { return 0 }
+        guard token.hasPrefix(prefix), let n = Int(token.dropFirst(prefix.count)), (0...count).contains(n) else {
+            return nil
+        }
+        return n
+    }
 
     static func matches(_ stored: Stored, _ id: String) -> Bool {
         stored.transactionId == id || stored.originalTransactionId == id || stored.payload.string("appTransactionId") == id

@@ -68,11 +68,6 @@ enum ConsumptionRequestsTable {
         "SELECT \(unescaped: columns) FROM apple.consumption_requests WHERE notification_uuid = \(notificationUUID)"
     }
 
-    /// Every request, newest first (admin and tests).
-    static func recent(limit: Int) -> Query {
-        "SELECT \(unescaped: columns) FROM apple.consumption_requests ORDER BY requested_at DESC LIMIT \(limit)"
-    }
-
     /// Pending requests (the gauge).
     static let pendingCount: Query = "SELECT count(*) FROM apple.consumption_requests WHERE state = 'pending'"
 
