@@ -5,10 +5,20 @@ import HTTP
 struct OperationsRoutes: Sendable {
     let pool: ConnectionPool
     let metrics: ServiceMetrics
+    let drain: DrainSwitch
 
     func register(on router: inout Router) {
         router.add("GET", "/healthz") { _, _ in .json(200, Array(#"{"status":"ok"}"#.utf8)) }
         router.add("GET", "/readyz") { request, _ in
+            if drain.isDraining {
+                // Asked to stop: out of the balancer's rotation first, still serving meanwhile.
+                var response = HTTPResponse.problem(
+                    status: 503, code: "draining", title: "Draining",
+                    detail: "this instance is stopping; it still serves requests sent to it",
+                    extra: ["requestId": .string(request.requestId)])
+                response.headers["Retry-After"] = "1"
+                return response
+            }
             if pool.ping(timeout: 2) { return .json(200, Array(#"{"status":"ready"}"#.utf8)) }
             var response = HTTPResponse.problem(
                 status: 503, code: "store_unavailable", title: "Store unavailable",
