@@ -11,7 +11,7 @@ extension OpenAPIDocument {
         "required": ["type", "title", "status", "code"],
         "properties": {
           "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
-          "detail": {"type": "string"}, "code": {"type": "string", "description": "Stable machine word: verification_failed, owned_by_other_user, insufficient_balance, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, replay_in_progress, server_api_not_configured, not_auto_renewable, unknown_app, wrong_environment, store_unavailable, apple_unavailable, apple_rejected, internal_error."},
+          "detail": {"type": "string"}, "code": {"type": "string", "description": "Stable machine word: verification_failed, owned_by_other_user, insufficient_balance, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, replay_in_progress, server_api_not_configured, not_auto_renewable, unknown_app, wrong_environment, store_unavailable, draining, apple_unavailable, apple_rejected, internal_error."},
           "reason": {"type": "string", "enum": ["malformed", "unsupported_algorithm", "invalid_certificate", "invalid_chain", "signature_mismatch", "unknown_app", "wrong_environment", "receipt_rejected"]},
           "appleStatus": {"type": "integer"}, "balance": {"type": "integer"}, "requestId": {"type": "string"}
         }
