@@ -12,7 +12,10 @@ extension ClusterTests {
         @Test func killingAnInstanceUnderLoadLosesNothingAcknowledgedAndItsBackgroundWorkMoves() throws {
             let cluster = try LocalCluster()
             defer { cluster.down() }
-            let victim = try Self.instanceHoldingBackgroundWork(cluster) ?? "node2"
+            // The instance running the most background jobs (once leases are listed), else node2.
+            let before = try Self.liveLeases(cluster)
+            let victim = Dictionary(grouping: before.values, by: { $0 }).max { $0.value.count < $1.value.count }?.key ?? "node2"
+            let victimJobs = before.filter { $0.value == victim }.keys.sorted()
             let victimPid = try cluster.pid(victim)
 
             let load = ClusterLoad(cluster, clients: 8, prefix: 81)
@@ -35,9 +38,10 @@ extension ClusterTests {
             }
             #expect(projected, "no instance projected analytics within 10 s of the kill")
             let movedOn = opsEventually(within: max(0.5, 10 - Date().timeIntervalSince(killed))) {
-                (try? Self.leaseHolders(cluster).contains(victim)) == false
+                let now = (try? Self.liveLeases(cluster)) ?? [:]
+                return victimJobs.allSatisfy { now[$0] != nil && now[$0] != victim }
             }
-            #expect(movedOn, "leases still held by the dead \(victim) 10 s after the kill: \((try? Self.leaseHolders(cluster)) ?? [])")
+            #expect(movedOn, "\(victim)'s jobs \(victimJobs) not held by another 10 s after the kill: \((try? Self.liveLeases(cluster)) ?? [:])")
 
             let outcomes = load.stop()
             let reads = readers.stop()
@@ -96,16 +100,15 @@ extension ClusterTests {
             #expect(log.contains("msg=draining seconds=3"))
         }
 
-        /// Which instance holds background jobs, once `GET /v1/admin/projections` lists leases.
-        static func instanceHoldingBackgroundWork(_ cluster: LocalCluster) throws -> String? {
-            try leaseHolders(cluster).first { $0.hasPrefix("node") }
-        }
-
-        /// The holders named in `GET /v1/admin/projections`'s `leases` (empty without leases).
-        static func leaseHolders(_ cluster: LocalCluster) throws -> [String] {
+        /// job → holder of every live lease in `GET /v1/admin/projections` (none before leases).
+        static func liveLeases(_ cluster: LocalCluster) throws -> [String: String] {
             let response = try cluster.client().get("/v1/admin/projections")
             guard response.status == 200 else { throw OpsFailure("admin/projections: \(response.status) \(response.text)") }
-            return (response.json["leases"]?.arrayValue ?? []).compactMap { $0["holder"]?.stringValue }
+            var holders: [String: String] = [:]
+            for lease in response.json["leases"]?.arrayValue ?? [] where lease["expired"]?.boolValue != true {
+                if let name = lease["name"]?.stringValue, let holder = lease["holder"]?.stringValue { holders[name] = holder }
+            }
+            return holders
         }
     }
 }
