@@ -10,7 +10,8 @@ public final class ProjectionRuntime: Sendable {
 
     /// Rebuilds projections whose version changed, then starts the analytics projector.
     static func start(
-        conninfo: String, service: LedgerService, metrics: ServiceMetrics, clock: @escaping @Sendable () -> Int64
+        conninfo: String, service: LedgerService, metrics: ServiceMetrics, leases: LeaseHolder,
+        clock: @escaping @Sendable () -> Int64
     ) throws(ServiceError) -> ProjectionRuntime {
         let catalogs = service.catalogs
         // A replay renders under the newest version, even one recorded since the last poll.
@@ -20,9 +21,10 @@ public final class ProjectionRuntime: Sendable {
                 try? service.reloadCatalog()
                 return catalogs.current
             },
-            clock: clock, metrics: metrics, logger: service.logger)
+            clock: clock, metrics: metrics, logger: service.logger, leases: leases)
         try ProjectionStartup.prepare(conninfo: conninfo, engine: engine, logger: service.logger)
-        let projector = AnalyticsProjector(conninfo: conninfo, catalog: catalogs.current.catalog, logger: service.logger)
+        let projector = AnalyticsProjector(
+            conninfo: conninfo, catalog: catalogs.current.catalog, logger: service.logger, leases: leases)
         projector.start()
         return ProjectionRuntime(engine: engine, projector: projector)
     }
