@@ -106,4 +106,13 @@ import TestSupport
             return jobs.allSatisfy { seen?.leases[$0]?.heldHere == true }
         }, "node-b runs them within its next asks")
     }
+
+    @Test(arguments: ["node\nb", String(repeating: "n", count: 201)])
+    func aBadInstanceNameStopsStartUpWithOneLineNamingTheVariable(name: String) throws {
+        let outcome = try OpsBinary.run(["serve", "--port", "0"], environment: ["IAP_LEDGER_INSTANCE": name])
+        #expect(outcome.status == 2)
+        #expect(outcome.stderrLines.count == 1, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("IAP_LEDGER_INSTANCE must be 1…200 printable characters"))
+        #expect(!outcome.stderr.contains(name), "the bad value is not echoed")
+    }
 }
