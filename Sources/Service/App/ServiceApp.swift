@@ -182,6 +182,7 @@ public final class ServiceApp: Sendable {
             throw StartupError(description: "HTTP: \(error)")
         }
         if options.instanceName == nil { leases.rename(LeaseHolder.defaultName(port: String(port))) }
+        projections.startProjector()
         let changeClock = ChangeClock(
             service: service, conninfo: adminConninfo, setupStatements: [ServiceRole.setRole], leases: leases,
             interval: options.changeClockInterval)
@@ -272,6 +273,7 @@ public final class ServiceApp: Sendable {
         apple.consumption.stop()
         service.catalogs.stop()
         projections.stop()
+        projections.leases.close()  // after every job released its lease
         service.documentCheck?.stop()
         embedded?.stop()
         lock?.release()

@@ -24,7 +24,8 @@ final class AnalyticsProjector: Sendable {
     let batchSize: Int
     let lease: Lease
     private let stopping = Atomic<Bool>(false)
-    private let finished = Mutex<Bool>(false)
+    /// nil: never started; false: running; true: its thread has ended.
+    private let finished = Mutex<Bool?>(nil)
 
     init(
         conninfo: String, catalog: Catalog, logger: Logger, leases: LeaseHolder, interval: Double = 0.25,
@@ -39,6 +40,7 @@ final class AnalyticsProjector: Sendable {
     }
 
     func start() {
+        finished.withLock { $0 = false }
         let thread = Thread { [self] in
             run()
             finished.withLock { $0 = true }
@@ -49,7 +51,7 @@ final class AnalyticsProjector: Sendable {
 
     func stop() {
         stopping.store(true, ordering: .relaxed)
-        for _ in 0..<200 where !finished.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.01) }
+        for _ in 0..<200 where finished.withLock({ $0 == false }) { Thread.sleep(forTimeInterval: 0.01) }
     }
 
     private func run() {

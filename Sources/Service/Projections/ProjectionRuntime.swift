@@ -8,7 +8,8 @@ public final class ProjectionRuntime: Sendable {
     public let engine: ReplayEngine
     let projector: AnalyticsProjector
 
-    /// Rebuilds projections whose version changed, then starts the analytics projector.
+    /// Rebuilds projections whose version changed; `startProjector` starts the analytics
+    /// projector once the instance is up (and named: its lease shows the real port).
     static func start(
         conninfo: String, service: LedgerService, metrics: ServiceMetrics, leases: LeaseHolder,
         clock: @escaping @Sendable () -> Int64
@@ -25,7 +26,6 @@ public final class ProjectionRuntime: Sendable {
         try ProjectionStartup.prepare(conninfo: conninfo, engine: engine, logger: service.logger)
         let projector = AnalyticsProjector(
             conninfo: conninfo, catalog: catalogs.current.catalog, logger: service.logger, leases: leases)
-        projector.start()
         return ProjectionRuntime(engine: engine, projector: projector)
     }
 
@@ -34,5 +34,10 @@ public final class ProjectionRuntime: Sendable {
         self.projector = projector
     }
 
+    func startProjector() { projector.start() }
+
     func stop() { projector.stop() }
+
+    /// The instance's lease holder (every job's, not only the projector's).
+    var leases: LeaseHolder { engine.leases }
 }

@@ -19,7 +19,12 @@ final class LeaseHolder: Sendable {
     let logger: Logger
     private let current: Mutex<String>
     private let connection = Mutex<Connection?>(nil)
-    private let registered = Mutex<[String: Lease]>([:])
+    /// Weak: a lease holds its holder, and the jobs hold their leases.
+    private let registered = Mutex<[String: Registered]>([:])
+
+    private struct Registered: @unchecked Sendable {
+        weak var lease: Lease?
+    }
 
     static let transactionSettings =
         "SET LOCAL ROLE \(ServiceRole.name); SET LOCAL statement_timeout = '5s'; SET LOCAL lock_timeout = '1s'"
@@ -46,17 +51,21 @@ final class LeaseHolder: Sendable {
     /// see what the job sees).
     func lease(_ name: String, timing: LeaseKeeper.Timing = .standard) -> Lease {
         registered.withLock { leases in
-            if let lease = leases[name] { return lease }
+            if let lease = leases[name]?.lease { return lease }
             let lease = Lease(name: name, holder: self, timing: timing)
-            leases[name] = lease
+            leases[name] = Registered(lease: lease)
             return lease
         }
     }
 
     /// Every lease a job of this process asked for, by name, with whether it holds it now.
     var held: [(name: String, held: Bool)] {
-        registered.withLock { $0 }.sorted { $0.key < $1.key }.map { ($0.key, $0.value.isHeld) }
+        let leases = registered.withLock { $0.compactMap { $0.value.lease } }
+        return leases.sorted { $0.name < $1.name }.map { ($0.name, $0.isHeld) }
     }
+
+    /// Closes the holder's connection once every job has stopped (and released its lease).
+    func close() { connection.withLock { $0 = nil } }
 
     /// Runs one lease statement in a transaction of its own on the holder's connection
     /// (reconnecting after a failure).

@@ -121,23 +121,23 @@ final class WebhookDispatcher: Sendable {
 
         private func run() {
             var connection: Connection?
-            var holdsLock = false
+            var holdsLease = false
             while !stopping.load(ordering: .relaxed) {
                 let roundStarted = Date()
                 var wait = lease.timing.retryEvery
                 do {
                     let held = lease.keep()  // asks the table only when due
-                    if held != holdsLock {
-                        holdsLock = held
+                    if held != holdsLease {
+                        holdsLease = held
                         if held { logger.info("webhooks: delivering", ["endpoint": endpoint.name]) }
                     }
-                    if holdsLock, connection == nil || connection?.isHealthy == false {
+                    if holdsLease, connection == nil || connection?.isHealthy == false {
                         connection = try Connection(conninfo, connectTimeout: 5)
                         try connection!.executeScript(ServiceRole.setRole)
-                        // A stuck statement must not hold the endpoint (and its lock) forever.
+                        // A stuck statement must not hold the endpoint forever.
                         try connection!.executeScript("SET statement_timeout = '30s'")
                     }
-                    if holdsLock, let connection { wait = try round(on: connection) }
+                    if holdsLease, let connection { wait = try round(on: connection) }
                 } catch {
                     logger.warning("webhooks: delivery round failed", ["endpoint": endpoint.name, "error": "\(error)"])
                     connection = nil
@@ -150,7 +150,7 @@ final class WebhookDispatcher: Sendable {
             }
             // Let sends in flight finish and be recorded, briefly, so a clean stop does not resend them.
             let deadline = Date().addingTimeInterval(min(endpoint.timeoutSeconds, 5))
-            while holdsLock, !planner.inFlight.isEmpty, Date() < deadline, let connection {
+            while holdsLease, !planner.inFlight.isEmpty, Date() < deadline, let connection {
                 _ = wake.wait(timeout: .now() + 0.05)
                 _ = try? recordFinished(on: connection)
             }
