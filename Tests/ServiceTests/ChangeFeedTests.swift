@@ -248,7 +248,7 @@ import TestSupport
         let firstToken = try #require(try holder(), "the first instance's clock holds the lease")
         let second = try TestService(clock: service.clock, sharing: first)
         defer { second.stop() }
-        first.stop()  // its session ends, as with kill -9
+        first.stop()  // releases its leases (a kill -9 instead: LeaseProcessTests)
 
         let now = service.clock.now
         let expires = now + 1500
