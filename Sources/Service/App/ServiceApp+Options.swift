@@ -40,6 +40,9 @@ extension ServiceApp {
         /// How often the change clock looks for documents time has changed (api.md §4 wants
         /// their changes within 5 s of the instant).
         public var changeClockInterval: Double = 1
+        /// This instance's name as the holder of background-job leases (`IAP_LEDGER_INSTANCE`):
+        /// shown by `GET /v1/admin/projections`; nil: `<hostname>:<port>:<pid>`.
+        public var instanceName: String?
         /// Who signs `POST /v1/offers/signatures` per app; nil: each app's `serverAPI` key
         /// (`OfferRoutes.signers(from:)`). Tests give a signer built from Apple's test key.
         var offerSigners: OfferRoutes.SignerLookup?

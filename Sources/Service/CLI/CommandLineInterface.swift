@@ -39,7 +39,9 @@ public enum CommandLineInterface {
         environment: DATABASE_URL, PORT, IAP_LEDGER_CONFIG, IAP_LEDGER_HOST, IAP_LEDGER_MIGRATIONS,
           IAP_LEDGER_KEY_CACHE_SECONDS (how long serve trusts a key before asking PostgreSQL again,
           default 30: a key revoked with `keys revoke` stops working within that time),
-          IAP_LEDGER_USER_CACHE_MB (memory for cached user documents, default 32; 0 turns the cache off)
+          IAP_LEDGER_USER_CACHE_MB (memory for cached user documents, default 32; 0 turns the cache off),
+          IAP_LEDGER_INSTANCE (this instance's name as the holder of background jobs, shown by
+          GET /v1/admin/projections; default <hostname>:<port>:<pid>)
         """
 
     public static func main(_ arguments: [String]) -> Int32 {

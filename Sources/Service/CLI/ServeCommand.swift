@@ -46,6 +46,14 @@ enum ServeCommand {
             }
             options.userCacheBytes = number << 20
         }
+        if let instance = CommandLineInterface.environment("IAP_LEDGER_INSTANCE") {
+            // Shown to people as the holder of background jobs (GET /v1/admin/projections).
+            guard (1...200).contains(instance.count), !instance.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw CommandLineArguments.UsageError(
+                    description: "IAP_LEDGER_INSTANCE must be 1…200 printable characters, got \(instance.count) characters")
+            }
+            options.instanceName = instance
+        }
         options.databaseURL = CommandLineInterface.environment("DATABASE_URL")
         options.dataDirectory = parsed.options["data-dir"] ?? options.dataDirectory
 
