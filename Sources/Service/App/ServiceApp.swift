@@ -75,6 +75,7 @@ public final class ServiceApp: Sendable {
         try migrate(conninfo: adminConninfo, directory: options.migrationsDirectory, logger: logger)
         let pool = ConnectionPool(
             conninfo: adminConninfo, size: options.databaseConnections, setupStatements: poolSetupStatements(options))
+        let readRouting = try makeReadRouting(options, primary: pool)
         let verifier: SignedDataVerifier
         do {
             verifier = try makeVerifier(configuration: options.configuration)
@@ -104,8 +105,9 @@ public final class ServiceApp: Sendable {
             : nil
         let service = LedgerService(
             pool: pool, verifier: verifier, receipts: receipts, configuration: options.configuration, logger: logger,
-            clock: options.clock, documentCheck: documentCheck, catalogs: catalogs)
+            clock: options.clock, documentCheck: documentCheck, catalogs: catalogs, readRouting: readRouting)
         let metrics = ServiceMetrics(pool: pool, documentCache: documentCheck?.cache, changeTally: service.changeTally)
+        if let readRouting { registerReplicaMetrics(readRouting, on: metrics.registry) }
         let projections: ProjectionRuntime
         do {
             projections = try ProjectionRuntime.start(
