@@ -43,6 +43,7 @@ enum OpsBinary {
         for name in ["DATABASE_URL", "PORT", "IAP_LEDGER_CONFIG", "IAP_LEDGER_HOST", "IAP_LEDGER_KEY_CACHE_SECONDS"] {
             environment[name] = nil
         }
+        environment["DATABASE_READ_URL"] = nil
         environment["IAP_LEDGER_MIGRATIONS"] = migrations
         for (name, value) in extra { environment[name] = value }
         return environment

@@ -177,6 +177,29 @@ import TestSupport
         #expect(service.log.text.contains("replica unavailable"))
     }
 
+    @Test func serveTakesTheReplicaFromTheEnvironmentAndRefusesABadWait() throws {
+        let (primary, replica) = try Self.cluster()
+        let name = "replica_serve_\(Self.databases.add(1, ordering: .relaxed).newValue)"
+        try primary.createDatabase(name)
+        try replica.waitUntilReplayed()
+        let environment = [
+            "DATABASE_URL": primary.connectionString(database: name), "PORT": "0",
+            "DATABASE_READ_URL": replica.connectionString(database: name), "IAP_LEDGER_REPLICA_WAIT_MS": "50",
+        ]
+        let serve = try OpsServe([], environment: environment)
+        let metrics = try OpsHTTP.get(port: serve.port, "/metrics").body
+        #expect(metrics.contains("iap_replica_reads_total{result=\"replica\"} 0"))
+        #expect(metrics.contains("iap_replica_replay_lag_bytes "))
+        #expect(serve.stop() == 0)
+
+        var bad = environment
+        bad["IAP_LEDGER_REPLICA_WAIT_MS"] = "soon"
+        let refused = try OpsBinary.run(["serve"], environment: bad)
+        #expect(refused.status == 2)
+        #expect(refused.stderrLines.count == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("IAP_LEDGER_REPLICA_WAIT_MS must be 0…10000, got \"soon\""), "\(refused.stderr)")
+    }
+
     @Test func aPositionIsFetchedAfterTheReadBeganAndSharedByTheReadersWaiting() throws {
         // A fetch answers the clock's value when it starts; each caller ticks the clock first.
         let clock = Atomic<UInt64>(0), fetches = Atomic<Int>(0)
