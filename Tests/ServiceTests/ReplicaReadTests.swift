@@ -141,12 +141,14 @@ import TestSupport
         try standby.executeScript("SET ROLE iap_analyst")
         let started = Date()
         var rows = ""
+        // The projector runs every 250 ms and the replica replays in milliseconds: normally well
+        // under a second; the bound is loose for a loaded 2-core machine.
         while rows != "1" && Date().timeIntervalSince(started) < 30 {
             rows = try standby.query("SELECT count(*) FROM analytics.transactions WHERE transaction_id = '5400001'")[0, 0] ?? ""
             if rows != "1" { Thread.sleep(forTimeInterval: 0.05) }
         }
         #expect(rows == "1", "the purchase did not reach analytics.transactions on the replica")
-        #expect(Date().timeIntervalSince(started) < 10, "analytics took \(Date().timeIntervalSince(started)) s to reach the replica")
+        #expect(Date().timeIntervalSince(started) < 20, "analytics took \(Date().timeIntervalSince(started)) s to reach the replica")
         #expect(try standby.query(
             "SELECT status FROM analytics.subscriptions WHERE user_id = 'u-analyst'")[0, 0] == "active")
         // The same role, the same limits as on the primary: no event log, and read-only anyway.
