@@ -25,7 +25,7 @@ import TestSupport
         let replicaConninfo: String
         let keys: [String: String]
 
-        init(primary: EmbeddedPostgres, replica: StreamingReplica, waitMillis: Int = 100) throws {
+        init(primary: EmbeddedPostgres, replica: StreamingReplica, waitMillis: Int = 100, readURL: Bool = true) throws {
             let name = "replica_\(ReplicaReadTests.databases.add(1, ordering: .relaxed).newValue)"
             try primary.createDatabase(name)
             primaryConninfo = primary.connectionString(database: name)
@@ -33,7 +33,7 @@ import TestSupport
             var options = ServiceApp.Options(migrationsDirectory: TestDatabase.migrationsDirectory)
             options.configuration = TestService.configuration()
             options.databaseURL = primaryConninfo
-            options.databaseReadURL = replicaConninfo
+            options.databaseReadURL = readURL ? replicaConninfo : nil
             options.replicaWaitMillis = waitMillis
             options.port = 0
             options.threads = 4
