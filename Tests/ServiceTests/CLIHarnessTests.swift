@@ -44,6 +44,7 @@ enum OpsBinary {
                      "IAP_LEDGER_INSTANCE"] {
             environment[name] = nil
         }
+        environment["DATABASE_READ_URL"] = nil
         environment["IAP_LEDGER_MIGRATIONS"] = migrations
         for (name, value) in extra { environment[name] = value }
         return environment

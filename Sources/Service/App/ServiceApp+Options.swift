@@ -19,6 +19,11 @@ extension ServiceApp {
         public var databaseConnections = 8
         /// External PostgreSQL; nil starts the embedded cluster under `dataDirectory`.
         public var databaseURL: String?
+        /// A streaming replica of `databaseURL` for history reads (`DATABASE_READ_URL`); nil: none.
+        public var databaseReadURL: String?
+        /// How long a history read waits for the replica to replay what it must see before the
+        /// primary answers it instead (`IAP_LEDGER_REPLICA_WAIT_MS`).
+        public var replicaWaitMillis = 100
         public var dataDirectory = "./.iap-ledger"
         public var migrationsDirectory: String
         public var logger = Logger()

@@ -75,6 +75,7 @@ public final class ServiceApp: Sendable {
         try migrate(conninfo: adminConninfo, directory: options.migrationsDirectory, logger: logger)
         let pool = ConnectionPool(
             conninfo: adminConninfo, size: options.databaseConnections, setupStatements: poolSetupStatements(options))
+        let readRouting = try makeReadRouting(options, primary: pool)
         let verifier: SignedDataVerifier
         do {
             verifier = try makeVerifier(configuration: options.configuration)
@@ -104,13 +105,14 @@ public final class ServiceApp: Sendable {
             : nil
         let service = LedgerService(
             pool: pool, verifier: verifier, receipts: receipts, configuration: options.configuration, logger: logger,
-            clock: options.clock, documentCheck: documentCheck, catalogs: catalogs)
+            clock: options.clock, documentCheck: documentCheck, catalogs: catalogs, readRouting: readRouting)
         let metrics = ServiceMetrics(pool: pool, documentCache: documentCheck?.cache, changeTally: service.changeTally)
         // Who runs which background job (ops.leases); named with the real port once it is bound.
         let leases = LeaseHolder(
             name: options.instanceName ?? LeaseHolder.defaultName(port: String(options.port)), conninfo: adminConninfo,
             logger: logger)
         metrics.registerLeases(leases)
+        if let readRouting { registerReplicaMetrics(readRouting, on: metrics.registry) }
         let projections: ProjectionRuntime
         do {
             projections = try ProjectionRuntime.start(

@@ -55,6 +55,14 @@ enum ServeCommand {
             options.instanceName = instance
         }
         options.databaseURL = CommandLineInterface.environment("DATABASE_URL")
+        options.databaseReadURL = CommandLineInterface.environment("DATABASE_READ_URL")
+        if let millis = CommandLineInterface.environment("IAP_LEDGER_REPLICA_WAIT_MS") {
+            guard let number = Int(millis), (0...10_000).contains(number) else {
+                throw CommandLineArguments.UsageError(
+                    description: "IAP_LEDGER_REPLICA_WAIT_MS must be 0…10000, got \"\(millis)\"")
+            }
+            options.replicaWaitMillis = number
+        }
         options.dataDirectory = parsed.options["data-dir"] ?? options.dataDirectory
 
         // Block the stop signals before any thread starts: MHD's workers inherit the mask, and
