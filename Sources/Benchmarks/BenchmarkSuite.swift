@@ -12,7 +12,9 @@ struct BenchmarkSuite {
         var seconds = 10
         var verifyCount = 30_000
         var foldEvents = 1_000_000
-        var purchases = 80_000
+        /// Enough distinct bodies for the ingest runs and the cluster group's six ingest runs
+        /// (which use a database of their own, so they may post the same bodies again).
+        var purchases = 120_000
         var readConnections = 64
         /// The read benchmark's working set: this many of the users the ingest runs created
         /// (~19 MB of documents: inside the service's default 32 MB document cache).
@@ -24,8 +26,8 @@ struct BenchmarkSuite {
         var output = "BENCHMARKS.md"
         /// Which groups run: "cpu" (verify, fold), "longpoll" (idle waiters' RSS), "http" (ingest,
         /// then read on what it wrote), "webhooks" (ingest with and without an endpoint, delivery
-        /// lag), "replay".
-        var groups: Set<String> = ["cpu", "longpoll", "http", "webhooks", "replay"]
+        /// lag), "replay", "cluster" (deploy/local-cluster: HAProxy and three instances vs one).
+        var groups: Set<String> = ["cpu", "longpoll", "http", "webhooks", "replay", "cluster"]
         var longPollWaiters = 1_000
     }
 
@@ -89,6 +91,7 @@ struct BenchmarkSuite {
         }
         if p.groups.contains("webhooks") { try webhookBenchmark(cluster: cluster, work: work, bodies: bodies) }
         if p.groups.contains("replay") { try replayBenchmark(cluster: cluster) }
+        if p.groups.contains("cluster") { try clusterBenchmark(configPath: configPath, bodies: bodies) }
 
         let elapsed = Date().timeIntervalSince(started)
         let context = [

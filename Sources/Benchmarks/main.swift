@@ -8,7 +8,7 @@ import TestSupport
 let usage = """
     usage: iap-ledger-bench <command> [options]
 
-      run [--runs N] [--seconds S] [--purchases N] [--out FILE] [--only cpu,longpoll,http,webhooks,replay]
+      run [--runs N] [--seconds S] [--purchases N] [--out FILE] [--only cpu,longpoll,http,webhooks,replay,cluster]
                       every benchmark (or the groups named) next to its baseline; rewrites the table in FILE (BENCHMARKS.md)
       verify [--seconds S]      JWS verifications/s, warm chain cache, one thread
       verify-cpu [--count N]    CPU µs per warm-cache verification (count-bounded; for A/B of fixes)
@@ -22,6 +22,9 @@ let usage = """
       replay [--events N] [--users N] [--runs N] [--database-url URL]
                       only the replay benchmark of `run`, each run next to its COPY: on its own cluster,
                       or on URL's database (seeded only while its log is empty)
+      cluster [--runs N] [--seconds S]
+                      deploy/local-cluster (HAProxy, 3 instances, PgBouncer, streaming replica): ingest and
+                      reads through HAProxy vs node1 directly, and the replica's replay lag
       pool                      connection pool vs own connections, appends/s and readAll pages on a private
                       cluster (not part of `run`: a figure for tuning the pool size)
       mint-purchases --count N --out FILE
@@ -67,6 +70,14 @@ func main() -> Int32 {
                 users: option("users", in: arguments).flatMap(Int.init) ?? 100_000,
                 runs: option("runs", in: arguments).flatMap(Int.init) ?? 3,
                 databaseURL: option("database-url", in: arguments))
+        case "cluster":
+            var parameters = BenchmarkSuite.Parameters()
+            if let runs = option("runs", in: arguments).flatMap(Int.init) { parameters.runs = runs }
+            if let seconds = option("seconds", in: arguments).flatMap(Int.init) { parameters.seconds = seconds }
+            parameters.groups = ["cluster"]
+            parameters.output = option("out", in: arguments) ?? NSTemporaryDirectory() + "iap-cluster-bench.md"
+            var suite = BenchmarkSuite(parameters: parameters)
+            try suite.run()
         case "pool":
             try PoolRuns.run()
         case "mint-purchases":

@@ -40,9 +40,11 @@ enum OpsBinary {
     /// command does, plus `extra`.
     static func environment(_ extra: [String: String]) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
-        for name in ["DATABASE_URL", "PORT", "IAP_LEDGER_CONFIG", "IAP_LEDGER_HOST", "IAP_LEDGER_KEY_CACHE_SECONDS"] {
+        for name in ["DATABASE_URL", "PORT", "IAP_LEDGER_CONFIG", "IAP_LEDGER_HOST", "IAP_LEDGER_KEY_CACHE_SECONDS",
+                     "IAP_LEDGER_INSTANCE"] {
             environment[name] = nil
         }
+        environment["DATABASE_READ_URL"] = nil
         environment["IAP_LEDGER_MIGRATIONS"] = migrations
         for (name, value) in extra { environment[name] = value }
         return environment

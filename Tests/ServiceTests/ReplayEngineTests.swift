@@ -165,7 +165,12 @@ import TestSupport
     @Test func aSecondReplayWhileOneRunsIsRefused() throws {
         let harness = try ReplayHarness()
         let connection = try harness.connection()
-        _ = try connection.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [ReplayEngine.lockKey])
+        // Another process (a CLI replay) holds the replay lease.
+        try connection.execute(
+            """
+            INSERT INTO ops.leases (name, holder, claim, token, acquired_at, renewed_at, expires_at)
+            VALUES ($1, 'elsewhere:replay:1', 'another-claim', nextval('ops.lease_tokens'), now(), now(), now() + interval '1 hour')
+            """, [ReplayEngine.leaseName])
         let response = try harness.request("POST", "/v1/admin/replay", .object(["dryRun": .bool(true)]))
         #expect(response.status == 409)
         #expect(response.json["code"]?.stringValue == "replay_in_progress")

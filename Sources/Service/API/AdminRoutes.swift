@@ -7,6 +7,7 @@ import JSON
 struct AdminRoutes: Sendable {
     let engine: ReplayEngine
     let service: LedgerService
+    let leases: LeaseHolder
 
     func register(on router: inout Router) {
         router.add("POST", "/v1/admin/replay", scope: "admin") { request, _ in
@@ -24,7 +25,9 @@ struct AdminRoutes: Sendable {
         router.add("GET", "/v1/admin/projections", scope: "admin") { request, _ in
             respond(request) { () throws(ServiceError) in
                 .json(200, try service.read { connection throws(ServiceError) in
-                    try database { () throws(DatabaseError) in try AdminProjectionsDocument.json(on: connection) }
+                    try database { () throws(DatabaseError) in
+                        try AdminProjectionsDocument.json(on: connection, leases: leases)
+                    }
                 })
             }
         }

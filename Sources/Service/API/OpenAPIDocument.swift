@@ -201,10 +201,10 @@ public enum OpenAPIDocument {
     },
     "/v1/admin/projections": {
       "get": {
-        "summary": "Each projection's version, position and lag",
+        "summary": "Each projection's version, position and lag; which instance runs each background job",
         "security": [{"bearer": ["admin"]}],
         "responses": {
-          "200": {"description": "Projections", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "200": {"description": "Projections", "content": {"application/json": {"schema": {"type": "object", "properties": {"head": {"type": "integer"}, "projections": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}, "mode": {"type": "string", "enum": ["inline", "async"]}, "version": {"type": "integer"}, "builtVersion": {"type": ["integer", "null"]}, "position": {"type": "integer"}, "lag": {"type": "integer"}, "updatedAt": {"type": ["string", "null"]}}}}, "instance": {"type": "string", "description": "The instance that answered (IAP_LEDGER_INSTANCE, default <hostname>:<port>:<pid>)."}, "leases": {"type": "array", "description": "One per background job some instance holds or last held (ops.leases): change-clock, analytics-projector, webhooks:<endpoint>, reconciler, consumption-responder, replay.", "items": {"type": "object", "properties": {"name": {"type": "string"}, "holder": {"type": "string", "description": "The holding instance's name"}, "token": {"type": "integer", "description": "Fencing token: bigger at each change of holder"}, "since": {"type": "string", "format": "date-time", "description": "When this holder took it"}, "renewedAt": {"type": "string", "format": "date-time"}, "expiresAt": {"type": "string", "format": "date-time", "description": "Free after this unless renewed (a dead holder's lease runs out within 6 s)"}, "expired": {"type": "boolean", "description": "True: its holder stopped renewing (died); the next instance to ask takes it"}, "heldHere": {"type": "boolean", "description": "The instance that answered holds it and runs the job"}}}}}}}}},
           "401": {"$ref": "#/components/responses/Problem"}, "403": {"$ref": "#/components/responses/Problem"},
           "503": {"$ref": "#/components/responses/Problem"}
         }

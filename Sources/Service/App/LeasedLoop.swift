@@ -2,32 +2,38 @@ import EventStore
 import Foundation
 import Synchronization
 
-/// A background thread that works only while it holds a session advisory lock: of several
-/// service instances on one database one does the work, and when its session ends (a stop, a
-/// crash, `kill -9`) the lock is free and another takes it within `interval`. The thread keeps a
-/// dedicated connection (the session that holds the lock), reconnecting after an error.
+/// A background thread that works only while it holds its lease (`ops.leases`, Lease): of
+/// several service instances on one database one does the work, and when its holder stops the
+/// lease is released (taken by another instance within a second), or, after a crash or
+/// `kill -9`, runs out and is taken within 10 s (LeaseKeeper.Timing). The thread keeps a
+/// dedicated connection for the work, opened once it first holds the lease and reopened after
+/// an error; the lease's statements go over the holder's own connection, never this one.
+///
+/// A holder that stalled past its lease (a pause longer than the TTL) may overlap its successor
+/// for the item in hand: each job says in its own comment why that item cannot be done twice.
 final class LeasedLoop: Sendable {
     let name: String
     let conninfo: String
     let setupStatements: [String]
-    let lockKey: String
+    let lease: Lease
     let interval: Double
     let logger: Logger
-    /// One round of work, run every `interval` while the lock is held; long rounds ask the
-    /// closure they are given whether to stop between items.
+    /// One round of work, run every `interval` while the lease is held; long rounds ask the
+    /// closure they are given whether to stop between items. It also renews the lease when due
+    /// and answers true once the lease is lost, so a holder that lost it stops working.
     private let work: @Sendable (Connection, _ isStopping: () -> Bool) throws -> Void
     private let stopping = Atomic<Bool>(false)
     /// nil: never started; false: running; true: its thread has ended.
     private let finished = Mutex<Bool?>(nil)
 
     init(
-        name: String, conninfo: String, setupStatements: [String], lockKey: String, interval: Double, logger: Logger,
+        name: String, conninfo: String, setupStatements: [String], lease: Lease, interval: Double, logger: Logger,
         work: @escaping @Sendable (Connection, _ isStopping: () -> Bool) throws -> Void
     ) {
         self.name = name
         self.conninfo = conninfo
         self.setupStatements = setupStatements
-        self.lockKey = lockKey
+        self.lease = lease
         self.interval = interval
         self.logger = logger
         self.work = work
@@ -45,7 +51,8 @@ final class LeasedLoop: Sendable {
         thread.start()
     }
 
-    /// Asks the thread to end and waits for it briefly (a round in flight may still finish).
+    /// Asks the thread to end and waits for it briefly (a round in flight may still finish; its
+    /// lease then runs out by itself instead of being released).
     func stop() {
         stopping.store(true, ordering: .relaxed)
         for _ in 0..<300 where finished.withLock({ $0 == false }) { Thread.sleep(forTimeInterval: 0.01) }
@@ -53,25 +60,26 @@ final class LeasedLoop: Sendable {
 
     private func run() {
         var connection: Connection?
-        var holdsLock = false
+        var nextRound = Lease.now()
         while !isStopping {
-            do {
-                if connection == nil || connection?.isHealthy == false {
-                    connection = try Connection(conninfo, connectTimeout: 5)
-                    for statement in setupStatements { try connection!.executeScript(statement) }
-                    holdsLock = false
+            // Asked every slice (cheap unless due), so the lease is renewed and a free one taken
+            // on time whatever the job's interval.
+            let held = lease.keep()
+            if held, Lease.now() >= nextRound {
+                do {
+                    if connection == nil || connection?.isHealthy == false {
+                        connection = try Connection(conninfo, connectTimeout: 5)
+                        for statement in setupStatements { try connection!.executeScript(statement) }
+                    }
+                    try work(connection!) { self.isStopping || !self.lease.keep() }
+                } catch {
+                    logger.warning(name, ["error": "\(error)"])
+                    connection = nil
                 }
-                if !holdsLock {
-                    let rows = try connection!.query(
-                        "SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok", [lockKey])
-                    holdsLock = rows.bool(0, "ok") ?? false
-                }
-                if holdsLock { try work(connection!) { self.isStopping } }
-            } catch {
-                logger.warning(name, ["error": "\(error)"])
-                connection = nil
+                nextRound = Lease.now() + interval
             }
-            Thread.sleep(forTimeInterval: interval)
+            Thread.sleep(forTimeInterval: held ? max(0.01, min(0.25, nextRound - Lease.now())) : 0.25)
         }
+        lease.release()
     }
 }

@@ -20,12 +20,15 @@ public final class LedgerService: Sendable {
     let documentCheck: UserDocumentCacheCheck?
     /// Changes written by this process, by type (`iap_changes_total`).
     let changeTally = ChangeTally()
+    /// Where history reads go when `DATABASE_READ_URL` names a replica (nil: the primary).
+    let readRouting: ReadRouting?
 
     init(
         pool: ConnectionPool, verifier: SignedDataVerifier, receipts: ReceiptVerifier?, configuration: Configuration,
         logger: Logger, clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis,
-        documentCheck: UserDocumentCacheCheck? = nil, catalogs: CatalogInForce? = nil
+        documentCheck: UserDocumentCacheCheck? = nil, catalogs: CatalogInForce? = nil, readRouting: ReadRouting? = nil
     ) {
+        self.readRouting = readRouting
         self.documentCheck = documentCheck
         self.pool = pool
         self.repository = LedgerRepository(store: EventStore())

@@ -19,6 +19,11 @@ extension ServiceApp {
         public var databaseConnections = 8
         /// External PostgreSQL; nil starts the embedded cluster under `dataDirectory`.
         public var databaseURL: String?
+        /// A streaming replica of `databaseURL` for history reads (`DATABASE_READ_URL`); nil: none.
+        public var databaseReadURL: String?
+        /// How long a history read waits for the replica to replay what it must see before the
+        /// primary answers it instead (`IAP_LEDGER_REPLICA_WAIT_MS`).
+        public var replicaWaitMillis = 100
         public var dataDirectory = "./.iap-ledger"
         public var migrationsDirectory: String
         public var logger = Logger()
@@ -40,6 +45,9 @@ extension ServiceApp {
         /// How often the change clock looks for documents time has changed (api.md §4 wants
         /// their changes within 5 s of the instant).
         public var changeClockInterval: Double = 1
+        /// This instance's name as the holder of background-job leases (`IAP_LEDGER_INSTANCE`):
+        /// shown by `GET /v1/admin/projections`; nil: `<hostname>:<port>:<pid>`.
+        public var instanceName: String?
         /// Who signs `POST /v1/offers/signatures` per app; nil: each app's `serverAPI` key
         /// (`OfferRoutes.signers(from:)`). Tests give a signer built from Apple's test key.
         var offerSigners: OfferRoutes.SignerLookup?

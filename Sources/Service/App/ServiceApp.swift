@@ -77,6 +77,7 @@ public final class ServiceApp: Sendable {
         try migrate(conninfo: adminConninfo, directory: options.migrationsDirectory, logger: logger)
         let pool = ConnectionPool(
             conninfo: adminConninfo, size: options.databaseConnections, setupStatements: poolSetupStatements(options))
+        let readRouting = try makeReadRouting(options, primary: pool)
         let verifier: SignedDataVerifier
         do {
             verifier = try makeVerifier(configuration: options.configuration)
@@ -106,12 +107,18 @@ public final class ServiceApp: Sendable {
             : nil
         let service = LedgerService(
             pool: pool, verifier: verifier, receipts: receipts, configuration: options.configuration, logger: logger,
-            clock: options.clock, documentCheck: documentCheck, catalogs: catalogs)
+            clock: options.clock, documentCheck: documentCheck, catalogs: catalogs, readRouting: readRouting)
         let metrics = ServiceMetrics(pool: pool, documentCache: documentCheck?.cache, changeTally: service.changeTally)
+        // Who runs which background job (ops.leases); named with the real port once it is bound.
+        let leases = LeaseHolder(
+            name: options.instanceName ?? LeaseHolder.defaultName(port: String(options.port)), conninfo: adminConninfo,
+            logger: logger)
+        metrics.registerLeases(leases)
+        if let readRouting { registerReplicaMetrics(readRouting, on: metrics.registry) }
         let projections: ProjectionRuntime
         do {
             projections = try ProjectionRuntime.start(
-                conninfo: adminConninfo, service: service, metrics: metrics, clock: options.clock)
+                conninfo: adminConninfo, service: service, metrics: metrics, leases: leases, clock: options.clock)
         } catch {
             documentCheck?.stop()
             throw StartupError(description: "projections: \(error)")
@@ -151,7 +158,7 @@ public final class ServiceApp: Sendable {
         let drain = DrainSwitch()
         OperationsRoutes(pool: pool, metrics: metrics, drain: drain).register(on: &router)
         ConsoleRoutes().register(on: &router)
-        AdminRoutes(engine: projections.engine, service: service).register(on: &router)
+        AdminRoutes(engine: projections.engine, service: service, leases: leases).register(on: &router)
         ReconcileRoutes(service: service).register(on: &router)
         ExtendRoutes(service: service).register(on: &router)
         OverviewRoutes(service: service).register(on: &router)
@@ -179,21 +186,24 @@ public final class ServiceApp: Sendable {
             documentCheck?.stop()
             throw StartupError(description: "HTTP: \(error)")
         }
+        if options.instanceName == nil { leases.rename(LeaseHolder.defaultName(port: String(port))) }
+        projections.startProjector()
         let changeClock = ChangeClock(
-            service: service, conninfo: adminConninfo, setupStatements: [ServiceRole.setRole],
+            service: service, conninfo: adminConninfo, setupStatements: [ServiceRole.setRole], leases: leases,
             interval: options.changeClockInterval)
         changeClock.start()
         let reconciler = Reconciler(
             service: service, conninfo: adminConninfo, interval: options.configuration.reconcileIntervalSeconds,
-            registry: metrics.registry)
+            leases: leases, registry: metrics.registry)
         reconciler.start()
-        let consumption = ConsumptionResponder(service: service, conninfo: adminConninfo, registry: metrics.registry)
+        let consumption = ConsumptionResponder(
+            service: service, conninfo: adminConninfo, leases: leases, registry: metrics.registry)
         consumption.start()
         let host = options.host.contains(":") ? "[\(options.host)]" : options.host
         // Webhook delivery of the change feed (api.md §4): wall-clock timed, whatever options.clock says.
         let webhooks = WebhookDispatcher.start(
             conninfo: adminConninfo, configuration: options.configuration, logger: logger, registry: metrics.registry,
-            pool: pool, clock: Timestamp.nowMillis)
+            pool: pool, leases: leases, clock: Timestamp.nowMillis)
         return ServiceApp(
             url: "http://\(host):\(port)", port: port, service: service, server: server, pool: pool,
             embedded: embedded, lock: lock, metrics: metrics, drain: drain, projections: projections,
@@ -274,6 +284,7 @@ public final class ServiceApp: Sendable {
         apple.consumption.stop()
         service.catalogs.stop()
         projections.stop()
+        projections.leases.close()  // after every job released its lease
         service.documentCheck?.stop()
         embedded?.stop()
         lock?.release()

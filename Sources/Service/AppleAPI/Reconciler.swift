@@ -7,10 +7,12 @@ import Synchronization
 /// The background reconciler (api.md §5, missed notifications): every `interval`, per app with a
 /// `serverAPI` key and per store environment it accepts, asks Apple's notification history from
 /// its checkpoint (less an overlap) to now and records what never arrived (`reconcile`), then
-/// moves the checkpoint. One instance runs it (`LeasedLoop`: a session advisory lock, taken over
-/// within a poll when its holder dies). What two runs both find is a duplicate.
+/// moves the checkpoint. One instance runs it (`LeasedLoop`: the `reconciler` lease, taken over
+/// within 10 s when its holder dies). Two runs overlapping (a holder stalled past its lease) do
+/// no harm: what both find is a duplicate in the inbox, and the checkpoint only moves forward
+/// (GREATEST in ReconcileCheckpointsTable.advance).
 final class Reconciler: Sendable {
-    static let lockKey = "iap-ledger:reconciler"
+    static let leaseName = "reconciler"
     /// Read again before the checkpoint: Apple may list a notification a little after it signed it.
     static let overlapMillis: Int64 = 10 * 60 * 1000
     /// A first run (no checkpoint yet) looks back this far.
@@ -21,6 +23,7 @@ final class Reconciler: Sendable {
     let interval: Double
     /// How often the instance checks the lock and whether a run is due.
     let poll: Double
+    let leases: LeaseHolder
     let runs: Counter
     let recorded: Counter
     private let loop: Mutex<LeasedLoop?> = Mutex(nil)
@@ -29,9 +32,13 @@ final class Reconciler: Sendable {
     /// asked — and warned about — every poll.
     private let retries: Mutex<[String: (at: Int64, waitMillis: Int64)]> = Mutex([:])
 
-    init(service: LedgerService, conninfo: String, interval: Double, poll: Double = 1, registry: MetricsRegistry) {
+    init(
+        service: LedgerService, conninfo: String, interval: Double, poll: Double = 1, leases: LeaseHolder,
+        registry: MetricsRegistry
+    ) {
         self.service = service
         self.conninfo = conninfo
+        self.leases = leases
         self.interval = interval
         self.poll = poll
         runs = registry.counter(
@@ -62,8 +69,8 @@ final class Reconciler: Sendable {
     func start() {
         guard interval > 0, service.configuration.apps.contains(where: { $0.serverAPI != nil }) else { return }
         let loop = LeasedLoop(
-            name: "reconciler", conninfo: conninfo, setupStatements: [ServiceRole.setRole], lockKey: Self.lockKey,
-            interval: poll, logger: service.logger
+            name: "reconciler", conninfo: conninfo, setupStatements: [ServiceRole.setRole],
+            lease: leases.lease(Self.leaseName), interval: poll, logger: service.logger
         ) { [weak self] connection, isStopping in try self?.runDue(on: connection, isStopping: isStopping) }
         self.loop.withLock { $0 = loop }
         loop.start()

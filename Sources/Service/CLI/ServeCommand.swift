@@ -56,7 +56,23 @@ enum ServeCommand {
             }
             drainSeconds = number
         }
+        if let instance = CommandLineInterface.environment("IAP_LEDGER_INSTANCE") {
+            // Shown to people as the holder of background jobs (GET /v1/admin/projections).
+            guard (1...200).contains(instance.count), !instance.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw CommandLineArguments.UsageError(
+                    description: "IAP_LEDGER_INSTANCE must be 1…200 printable characters, got \(instance.count) characters")
+            }
+            options.instanceName = instance
+        }
         options.databaseURL = CommandLineInterface.environment("DATABASE_URL")
+        options.databaseReadURL = CommandLineInterface.environment("DATABASE_READ_URL")
+        if let millis = CommandLineInterface.environment("IAP_LEDGER_REPLICA_WAIT_MS") {
+            guard let number = Int(millis), (0...10_000).contains(number) else {
+                throw CommandLineArguments.UsageError(
+                    description: "IAP_LEDGER_REPLICA_WAIT_MS must be 0…10000, got \"\(millis)\"")
+            }
+            options.replicaWaitMillis = number
+        }
         options.dataDirectory = parsed.options["data-dir"] ?? options.dataDirectory
 
         // Block the stop signals before any thread starts: MHD's workers inherit the mask, and

@@ -10,21 +10,22 @@ import Synchronization
 /// Every stored document says until when it stays true (`proj.users.valid_until`, the next
 /// instant its user's facts change by themselves). Each tick re-renders the documents that are
 /// due, announcing what changed at each instant passed (`storeAnnouncing`). One instance ticks
-/// at a time: the one holding a session advisory lock, which a dead holder's session frees, so
-/// another takes over within a tick. Exactly once does not rest on the lock: each user is done
-/// under the user's stream lock and only if the stored document is still due, so a second
-/// clock, or a write that got there first, finds nothing left to announce.
+/// at a time: the holder of the `change-clock` lease (LeasedLoop), which another instance takes
+/// over when its holder stops or dies. Exactly once does not rest on the lease: each user is
+/// done under the user's stream lock and only if the stored document is still due (a
+/// compare-and-set), so a second clock — a holder that stalled past its lease — or a write that
+/// got there first finds nothing left to announce.
 final class ChangeClock: Sendable {
-    static let lockKey = "iap-ledger:change-clock"
+    static let leaseName = "change-clock"
     /// Users re-rendered per query of due documents.
     static let batchSize = 200
 
     private let loop: LeasedLoop
 
-    init(service: LedgerService, conninfo: String, setupStatements: [String], interval: Double = 1) {
+    init(service: LedgerService, conninfo: String, setupStatements: [String], leases: LeaseHolder, interval: Double = 1) {
         loop = LeasedLoop(
-            name: "change-clock", conninfo: conninfo, setupStatements: setupStatements, lockKey: Self.lockKey,
-            interval: interval, logger: service.logger
+            name: "change-clock", conninfo: conninfo, setupStatements: setupStatements,
+            lease: leases.lease(Self.leaseName), interval: interval, logger: service.logger
         ) { connection, isStopping in
             while !isStopping(), try Self.tick(service, on: connection, isStopping: isStopping) == Self.batchSize {}
         }

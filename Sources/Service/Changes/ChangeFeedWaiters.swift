@@ -45,7 +45,9 @@ final class ChangeFeedWaiters: Sendable {
     /// Answers `query` now if its page has changes, else a deferred response that answers as
     /// soon as one is visible, or an empty page after `query.wait` seconds.
     func respond(_ query: ChangesQuery) throws(ServiceError) -> HTTPResponse {
-        let page = try service.changes(after: query.after, limit: query.limit, userId: query.userId)
+        // The first page may come from a replica; the long poll below (head, second read,
+        // watcher) stays on the primary, where its no-lost-wake-up argument is made.
+        let page = try service.changes(after: query.after, limit: query.limit, userId: query.userId, onReplica: true)
         guard page.isEmpty, query.wait > 0, !stopping.load(ordering: .relaxed) else {
             return .json(200, LedgerService.changesPage(page, after: query.after))
         }

@@ -3,13 +3,17 @@ import JSON
 
 extension LedgerService {
     /// A page of the change feed (api.md §4): up to `limit` changes after `cursor`, of `userId`
-    /// only when given, oldest first.
-    func changes(after cursor: FeedCursor, limit: Int, userId: String?) throws(ServiceError) -> [StoredChange] {
-        let rows = try read { connection throws(ServiceError) -> Rows in
+    /// only when given, oldest first. `onReplica`: a history read a replica may answer
+    /// (ReadRouting; its xid horizon is as sound there, docs/operations.md).
+    func changes(after cursor: FeedCursor, limit: Int, userId: String?, onReplica: Bool = false)
+        throws(ServiceError) -> [StoredChange]
+    {
+        let page = { (connection: Connection) throws(ServiceError) -> Rows in
             try database { () throws(DatabaseError) in
                 try connection.query(ChangeFeedTable.page(after: cursor, limit: limit, userId: userId))
             }
         }
+        let rows = onReplica ? try historyRead(page) : try read(page)
         return ChangeFeedTable.decode(rows)
     }
 

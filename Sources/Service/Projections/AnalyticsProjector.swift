@@ -7,30 +7,40 @@ import Synchronization
 /// Keeps the `analytics` tables caught up with the log on a background thread: each step is one
 /// call of `analytics.catch_up` (set-based SQL over the next batch of events below the xid
 /// horizon; the checkpoint moves in the same transaction, `synchronous_commit = off`). Among
-/// several service instances one runs it: the one holding `pg_try_advisory_lock`.
+/// several service instances one runs it: the holder of the `analytics-projector` lease. Two
+/// overlapping (a holder stalled past its lease) cannot apply a batch twice: `catch_up` takes
+/// the checkpoint row FOR UPDATE and moves it in the same transaction, so the second waits and
+/// goes on from where the first committed (a compare-and-set checkpoint).
 final class AnalyticsProjector: Sendable {
     static let checkpointName = "analytics"
     /// A row of es.checkpoints under this name asks for a rebuild (see `requestRebuild`).
     static let rebuildRequestName = "analytics:rebuild"
-    static let lockKey = "iap-ledger:analytics-projector"
+    static let leaseName = "analytics-projector"
 
     let conninfo: String
     let catalog: Catalog
     let logger: Logger
     let interval: Double
     let batchSize: Int
+    let lease: Lease
     private let stopping = Atomic<Bool>(false)
-    private let finished = Mutex<Bool>(false)
+    /// nil: never started; false: running; true: its thread has ended.
+    private let finished = Mutex<Bool?>(nil)
 
-    init(conninfo: String, catalog: Catalog, logger: Logger, interval: Double = 0.25, batchSize: Int = 20_000) {
+    init(
+        conninfo: String, catalog: Catalog, logger: Logger, leases: LeaseHolder, interval: Double = 0.25,
+        batchSize: Int = 20_000
+    ) {
         self.conninfo = conninfo
         self.catalog = catalog
         self.logger = logger
+        lease = leases.lease(Self.leaseName)
         self.interval = interval
         self.batchSize = batchSize
     }
 
     func start() {
+        finished.withLock { $0 = false }
         let thread = Thread { [self] in
             run()
             finished.withLock { $0 = true }
@@ -41,35 +51,30 @@ final class AnalyticsProjector: Sendable {
 
     func stop() {
         stopping.store(true, ordering: .relaxed)
-        for _ in 0..<200 where !finished.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.01) }
+        for _ in 0..<200 where finished.withLock({ $0 == false }) { Thread.sleep(forTimeInterval: 0.01) }
     }
 
     private func run() {
         var connection: Connection?
-        var holdsLock = false
         var published = false
         while !stopping.load(ordering: .relaxed) {
             do {
                 if connection == nil || connection?.isHealthy == false {
                     connection = try Connection(conninfo, connectTimeout: 5)
                     try connection!.executeScript(ServiceRole.setRole)
-                    holdsLock = false
                 }
                 let connection = connection!
                 if !published {
                     try Self.publish(catalog, on: connection)
                     published = true
                 }
-                if !holdsLock {
-                    let rows = try connection.query("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok", [Self.lockKey])
-                    holdsLock = rows.bool(0, "ok") ?? false
-                }
-                if holdsLock {
+                if lease.keep() {
                     if try Self.rebuildRequested(on: connection) {
-                        let applied = try Self.rebuild(on: connection, limit: batchSize)
+                        // One long transaction: the lease is renewed beside it, not inside it.
+                        let applied = try lease.renewing { try Self.rebuild(on: connection, limit: batchSize) }
                         logger.info("analytics rebuilt side by side", ["events": String(applied)])
                     }
-                    while !stopping.load(ordering: .relaxed), try Self.step(limit: batchSize, on: connection) > 0 {}
+                    while !stopping.load(ordering: .relaxed), lease.keep(), try Self.step(limit: batchSize, on: connection) > 0 {}
                 }
             } catch {
                 logger.warning("analytics projector", ["error": "\(error)"])
@@ -77,6 +82,7 @@ final class AnalyticsProjector: Sendable {
             }
             Thread.sleep(forTimeInterval: interval)
         }
+        lease.release()
     }
 
     /// One batch; answers the number of events applied (0: caught up).

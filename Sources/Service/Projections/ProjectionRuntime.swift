@@ -8,9 +8,11 @@ public final class ProjectionRuntime: Sendable {
     public let engine: ReplayEngine
     let projector: AnalyticsProjector
 
-    /// Rebuilds projections whose version changed, then starts the analytics projector.
+    /// Rebuilds projections whose version changed; `startProjector` starts the analytics
+    /// projector once the instance is up (and named: its lease shows the real port).
     static func start(
-        conninfo: String, service: LedgerService, metrics: ServiceMetrics, clock: @escaping @Sendable () -> Int64
+        conninfo: String, service: LedgerService, metrics: ServiceMetrics, leases: LeaseHolder,
+        clock: @escaping @Sendable () -> Int64
     ) throws(ServiceError) -> ProjectionRuntime {
         let catalogs = service.catalogs
         // A replay renders under the newest version, even one recorded since the last poll.
@@ -20,10 +22,10 @@ public final class ProjectionRuntime: Sendable {
                 try? service.reloadCatalog()
                 return catalogs.current
             },
-            clock: clock, metrics: metrics, logger: service.logger)
+            clock: clock, metrics: metrics, logger: service.logger, leases: leases)
         try ProjectionStartup.prepare(conninfo: conninfo, engine: engine, logger: service.logger)
-        let projector = AnalyticsProjector(conninfo: conninfo, catalog: catalogs.current.catalog, logger: service.logger)
-        projector.start()
+        let projector = AnalyticsProjector(
+            conninfo: conninfo, catalog: catalogs.current.catalog, logger: service.logger, leases: leases)
         return ProjectionRuntime(engine: engine, projector: projector)
     }
 
@@ -32,5 +34,10 @@ public final class ProjectionRuntime: Sendable {
         self.projector = projector
     }
 
+    func startProjector() { projector.start() }
+
     func stop() { projector.stop() }
+
+    /// The instance's lease holder (every job's, not only the projector's).
+    var leases: LeaseHolder { engine.leases }
 }

@@ -39,8 +39,8 @@ extension LedgerService {
     func customer(userId: String, asOf instant: Int64) throws(ServiceError) -> [UInt8] {
         // Under the catalog in force at that instant, not today's (docs/api.md §1.1). The versions
         // are brought up to date first (one lookup): a history question has one answer, not one
-        // per instance until the next poll.
-        try read { connection throws(ServiceError) in
+        // per instance until the next poll. History: a replica may answer (ReadRouting).
+        try historyRead { connection throws(ServiceError) in
             try catalogs.refresh(on: connection)
             let documents = UserDocuments(catalog: catalogs.at(instant).catalog)
             let world = try repository.loadUser(userId, recordedUpTo: instant, on: connection)
@@ -52,7 +52,7 @@ extension LedgerService {
     /// with `before`, newest first from below that seq (and above `after`; the console's
     /// timeline), `next` then being the `before` of the following page.
     func events(userId: String, after: Int64, before: Int64? = nil, limit: Int) throws(ServiceError) -> [UInt8] {
-        try read { connection throws(ServiceError) in
+        try historyRead { connection throws(ServiceError) in
             let owned = try ownedChains(of: userId, on: connection)
             let streams = [LedgerStream.user(userId)] + owned.map(LedgerStream.chain)
             let rows = try database { () throws(DatabaseError) in
@@ -86,7 +86,7 @@ extension LedgerService {
     /// `GET /v1/subscriptions/{otid}`: owner, judged state, every transaction and renewal info.
     func subscription(originalTransactionId otid: String) throws(ServiceError) -> [UInt8] {
         let now = clock()
-        return try read { connection throws(ServiceError) in
+        return try historyRead { connection throws(ServiceError) in
             let stream = LedgerStream.chain(otid)
             guard let loaded = try repository.load(streams: [stream], on: connection)[stream] else {
                 throw .notFound("no transaction chain \(otid) has been recorded")

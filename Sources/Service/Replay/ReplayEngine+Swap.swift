@@ -54,6 +54,14 @@ extension ReplayEngine.Run {
         var failure: ServiceError?
         do {
             try connection.transaction { _ in
+                if let fence {
+                    do {
+                        _ = try connection.query(fence)
+                    } catch let error as DatabaseError where error.sqlState == LeaseTable.fencedOutState {
+                        failure = .busy("the replay lost its lease (another replay took over); run it again")
+                        throw error
+                    }
+                }
                 // Before the table locks (a recorder holds the catalog lock and then writes
                 // proj.users): swap only documents of the catalog still in force.
                 if let catalogVersion {

@@ -16,10 +16,14 @@ public final class ReplayEngine: Sendable {
     let clock: @Sendable () -> Int64
     let metrics: ServiceMetrics?
     let logger: Logger
+    /// One replay at a time among every process on the database: the `replay` lease (a CLI
+    /// replay is a holder of its own), and within this process, `running`.
+    let leases: LeaseHolder
+    private let running = Atomic<Bool>(false)
 
     init(conninfo: String, catalog: Catalog, catalogSource: (@Sendable () -> CatalogVersion)? = nil,
          clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis, metrics: ServiceMetrics? = nil,
-         logger: Logger = Logger())
+         logger: Logger = Logger(), leases: LeaseHolder? = nil)
     {
         self.conninfo = conninfo
         self.catalog = catalog
@@ -27,6 +31,7 @@ public final class ReplayEngine: Sendable {
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
+        self.leases = leases ?? LeaseHolder(name: LeaseHolder.defaultName(port: "replay"), conninfo: conninfo, logger: logger)
     }
 
     /// A replay under the recorded catalog `version` (`iap-ledger replay`: no config needed).
@@ -34,7 +39,7 @@ public final class ReplayEngine: Sendable {
         self.init(conninfo: conninfo, catalog: version.catalog, catalogSource: { version })
     }
 
-    static let lockKey = "iap-ledger:replay"
+    static let leaseName = "replay"
     /// The replay's sessions. Commits before the swap need not wait for the disk: until the
     /// swap the next tables are scratch (rebuilt after a crash), and the swap itself commits
     /// synchronously, which makes everything before it durable too.
@@ -55,27 +60,37 @@ public final class ReplayEngine: Sendable {
         do {
             connection = try Connection(conninfo, connectTimeout: 10)
             try connection.executeScript(Self.sessionSettings)
-            let rows = try connection.query("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", [Self.lockKey])
-            guard rows.bool(0, rows.columns[0]) == true else { throw ServiceError.busy("another replay is running") }
-        } catch let error as ServiceError {
-            throw error
-        } catch let error as DatabaseError {
-            throw .database(error)
         } catch {
-            throw .internalError("\(error)")
+            throw .database(error)
         }
+        guard running.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
+            throw .busy("another replay is running")
+        }
+        defer { running.store(false, ordering: .releasing) }
+        let lease = leases.lease(Self.leaseName)
+        guard lease.keep(force: true) else { throw .busy("another replay is running") }
         metrics?.replayRunning.set(1)
         defer {
             metrics?.replayRunning.set(0)
-            _ = try? connection.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [Self.lockKey])
+            lease.release()
         }
+        // Renewed beside the run's long transactions; the swap checks it still holds it.
+        return try lease.renewing { () throws(ServiceError) -> ReplayReport in
+            try run(options, lease: lease, on: connection, progress: progress)
+        }
+    }
+
+    private func run(
+        _ options: ReplayOptions, lease: Lease, on connection: Connection,
+        progress: (@Sendable (ReplayProgress) -> Void)?
+    ) throws(ServiceError) -> ReplayReport {
         let wanted = options.projections.isEmpty ? Set(ProjectionVersions.all.map(\.name)) : options.projections
         for name in wanted where ProjectionVersions.definition(named: name) == nil {
             throw .invalidRequest("unknown projection \"\(name)\" (known: \(ProjectionVersions.all.map(\.name).joined(separator: ", ")))")
         }
         var report: ReplayReport
         if wanted.contains(ProjectionVersions.users.name) {
-            var run = Run(engine: self, connection: connection, options: options, progress: progress)
+            var run = Run(engine: self, connection: connection, options: options, progress: progress, fence: lease.fence)
             report = try run.execute()
             metrics?.changeTally?.count(run.corrections)
             Self.releaseInBackground(consume run)

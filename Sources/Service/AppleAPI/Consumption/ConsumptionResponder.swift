@@ -5,22 +5,25 @@ import Synchronization
 /// Answers Apple's CONSUMPTION_REQUESTs in the background (docs/api.md §5): every `poll`, the
 /// pending requests whose attempt is due (`apple.consumption_requests`, queued when the
 /// notification was recorded) are answered through `LedgerService.answerConsumptionRequest`.
-/// One instance runs it (`LeasedLoop`); the chain's lock and the attempt count make an attempt
-/// count once even if two instances overlap during a take-over.
+/// One instance runs it (`LeasedLoop`, the `consumption-responder` lease); the chain's lock and
+/// the attempt count make an attempt count once even if two instances overlap (a holder stalled
+/// past its lease); at worst Apple is sent the same answer to one request twice.
 final class ConsumptionResponder: Sendable {
-    static let lockKey = "iap-ledger:consumption-responder"
+    static let leaseName = "consumption-responder"
     /// Requests handled per round at most (each may wait on Apple).
     static let batch = 20
 
     let service: LedgerService
     let conninfo: String
     let poll: Double
+    let leases: LeaseHolder
     let answers: Counter
     private let loop: Mutex<LeasedLoop?> = Mutex(nil)
 
-    init(service: LedgerService, conninfo: String, poll: Double = 2, registry: MetricsRegistry) {
+    init(service: LedgerService, conninfo: String, poll: Double = 2, leases: LeaseHolder, registry: MetricsRegistry) {
         self.service = service
         self.conninfo = conninfo
+        self.leases = leases
         self.poll = poll
         answers = registry.counter(
             "iap_consumption_answers_total",
@@ -41,7 +44,7 @@ final class ConsumptionResponder: Sendable {
         guard service.configuration.apps.contains(where: { $0.consumption != nil }) else { return }
         let loop = LeasedLoop(
             name: "consumption responder", conninfo: conninfo, setupStatements: [ServiceRole.setRole],
-            lockKey: Self.lockKey, interval: poll, logger: service.logger
+            lease: leases.lease(Self.leaseName), interval: poll, logger: service.logger
         ) { [weak self] connection, isStopping in try self?.answerDue(on: connection, isStopping: isStopping) }
         self.loop.withLock { $0 = loop }
         loop.start()

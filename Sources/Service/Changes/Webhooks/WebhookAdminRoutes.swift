@@ -4,7 +4,7 @@ import JSON
 
 /// The admin routes of webhook delivery (api.md §4, admin scope): each endpoint's health, its
 /// deliveries with every attempt, and redelivery. They read and queue through the table; the
-/// delivering instance (whichever holds the endpoint's lock) picks queued ones up within its
+/// delivering instance (whichever holds the endpoint's lease) picks queued ones up within its
 /// next round.
 struct WebhookAdminRoutes: Sendable {
     let service: LedgerService

@@ -5,8 +5,11 @@ import Synchronization
 
 /// Delivers the change feed to the configured webhook endpoints (api.md §4): one thread per
 /// endpoint, each the thin shell around a WebhookPlanner. Among several service instances one
-/// delivers each endpoint: the holder of a session-level advisory lock on its own connection
-/// (`kill -9` ends the session and frees it; the others try again every `lockRetrySeconds`).
+/// delivers each endpoint: the holder of its `webhooks:<endpoint>` lease (Lease: released on a
+/// graceful stop, run out within 10 s after `kill -9`). Every write transaction of a round
+/// starts with the lease's fencing check, so a holder that stalled past its lease cannot record
+/// attempts or move the cursor once another instance delivers; at worst a send it had in flight
+/// reaches the endpoint twice (receivers dedupe by change id).
 ///
 /// Each round of the holder: (1) writes the attempts that finished, (2) follows the feed from
 /// the endpoint's cursor and creates the deliveries its filters take, in one transaction with
@@ -20,37 +23,35 @@ final class WebhookDispatcher: Sendable {
     let clock: @Sendable () -> Int64
     let metrics: WebhookMetrics
     let maxInFlight: Int
-    let lockRetrySeconds: Double
     private let workers: [Worker]
 
     init(
         conninfo: String, endpoints: [WebhookEndpoint], logger: Logger, registry: MetricsRegistry,
-        pool: ConnectionPool, clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis, maxInFlight: Int = 32,
-        lockRetrySeconds: Double = 1
+        pool: ConnectionPool, leases: LeaseHolder, clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis,
+        maxInFlight: Int = 32
     ) {
         self.conninfo = conninfo
         self.endpoints = endpoints
         self.logger = logger
         self.clock = clock
         self.maxInFlight = maxInFlight
-        self.lockRetrySeconds = lockRetrySeconds
         let metrics = WebhookMetrics(registry: registry, pool: pool, endpoints: endpoints.map(\.name), clock: clock)
         self.metrics = metrics
         workers = endpoints.map {
             Worker(
                 endpoint: $0, conninfo: conninfo, logger: logger, clock: clock, metrics: metrics,
-                maxInFlight: maxInFlight, lockRetrySeconds: lockRetrySeconds)
+                maxInFlight: maxInFlight, lease: leases.lease(Self.leaseName($0.name)))
         }
     }
 
     /// Starts delivering in the background (nothing to do without endpoints).
     static func start(
         conninfo: String, configuration: Configuration, logger: Logger, registry: MetricsRegistry, pool: ConnectionPool,
-        clock: @escaping @Sendable () -> Int64
+        leases: LeaseHolder, clock: @escaping @Sendable () -> Int64
     ) -> WebhookDispatcher {
         let dispatcher = WebhookDispatcher(
             conninfo: conninfo, endpoints: configuration.webhooks, logger: logger, registry: registry, pool: pool,
-            clock: clock)
+            leases: leases, clock: clock)
         for worker in dispatcher.workers { worker.start() }
         return dispatcher
     }
@@ -60,8 +61,8 @@ final class WebhookDispatcher: Sendable {
         for worker in workers { worker.join() }
     }
 
-    /// The advisory lock key of an endpoint's deliverer.
-    static func lockKey(_ endpoint: String) -> String { "iap-ledger:webhooks:" + endpoint }
+    /// The lease of an endpoint's deliverer.
+    static func leaseName(_ endpoint: String) -> String { "webhooks:" + endpoint }
 
     /// One endpoint's deliverer.
     final class Worker: @unchecked Sendable {
@@ -70,7 +71,7 @@ final class WebhookDispatcher: Sendable {
         let logger: Logger
         let clock: @Sendable () -> Int64
         let metrics: WebhookMetrics
-        let lockRetrySeconds: Double
+        let lease: Lease
         let stopping = Atomic<Bool>(false)
         private let finishedRunning = DispatchSemaphore(value: 0)
         private let wake = DispatchSemaphore(value: 0)
@@ -88,14 +89,14 @@ final class WebhookDispatcher: Sendable {
 
         init(
             endpoint: WebhookEndpoint, conninfo: String, logger: Logger, clock: @escaping @Sendable () -> Int64,
-            metrics: WebhookMetrics, maxInFlight: Int, lockRetrySeconds: Double
+            metrics: WebhookMetrics, maxInFlight: Int, lease: Lease
         ) {
             self.endpoint = endpoint
             self.conninfo = conninfo
             self.logger = logger
             self.clock = clock
             self.metrics = metrics
-            self.lockRetrySeconds = lockRetrySeconds
+            self.lease = lease
             planner = WebhookPlanner(endpoint: endpoint, maxInFlight: maxInFlight, random: { Double.random(in: 0..<1) })
             if let url = URL(string: endpoint.url) {
                 sender = WebhookSender(url: url, timeoutSeconds: endpoint.timeoutSeconds, maxConnections: maxInFlight)
@@ -120,30 +121,26 @@ final class WebhookDispatcher: Sendable {
 
         private func run() {
             var connection: Connection?
-            var holdsLock = false
+            var holdsLease = false
             while !stopping.load(ordering: .relaxed) {
                 let roundStarted = Date()
-                var wait = lockRetrySeconds
+                var wait = lease.timing.retryEvery
                 do {
-                    if connection == nil || connection?.isHealthy == false {
-                        holdsLock = false
+                    let held = lease.keep()  // asks the table only when due
+                    if held != holdsLease {
+                        holdsLease = held
+                        if held { logger.info("webhooks: delivering", ["endpoint": endpoint.name]) }
+                    }
+                    if holdsLease, connection == nil || connection?.isHealthy == false {
                         connection = try Connection(conninfo, connectTimeout: 5)
                         try connection!.executeScript(ServiceRole.setRole)
-                        // A stuck statement must not hold the endpoint (and its lock) forever.
+                        // A stuck statement must not hold the endpoint forever.
                         try connection!.executeScript("SET statement_timeout = '30s'")
                     }
-                    let connection = connection!
-                    if !holdsLock {
-                        let rows = try connection.query(
-                            "SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok", [WebhookDispatcher.lockKey(endpoint.name)])
-                        holdsLock = rows.bool(0, "ok") ?? false
-                        if holdsLock { logger.info("webhooks: delivering", ["endpoint": endpoint.name]) }
-                    }
-                    if holdsLock { wait = try round(on: connection) }
+                    if holdsLease, let connection { wait = try round(on: connection) }
                 } catch {
                     logger.warning("webhooks: delivery round failed", ["endpoint": endpoint.name, "error": "\(error)"])
                     connection = nil
-                    holdsLock = false
                 }
                 _ = wake.wait(timeout: .now() + max(0.001, wait))
                 let spent = Date().timeIntervalSince(roundStarted)
@@ -153,10 +150,19 @@ final class WebhookDispatcher: Sendable {
             }
             // Let sends in flight finish and be recorded, briefly, so a clean stop does not resend them.
             let deadline = Date().addingTimeInterval(min(endpoint.timeoutSeconds, 5))
-            while holdsLock, !planner.inFlight.isEmpty, Date() < deadline, let connection {
+            while holdsLease, !planner.inFlight.isEmpty, Date() < deadline, let connection {
                 _ = wake.wait(timeout: .now() + 0.05)
                 _ = try? recordFinished(on: connection)
             }
+            lease.release()
+        }
+
+        /// The round's write transactions start with it: nothing is written once the lease is gone.
+        private func fenced(_ statements: [Connection.Statement]) throws -> [Connection.Statement] {
+            guard let fence = lease.fence else {
+                throw DatabaseError(sqlState: LeaseTable.fencedOutState, message: "lease \(lease.name) is not held")
+            }
+            return [fence.statement] + statements
         }
 
         /// One round; answers how long to wait for the next (a finished send wakes it earlier).
@@ -205,7 +211,7 @@ final class WebhookDispatcher: Sendable {
                     ])
                 }
             }
-            let statements = WebhookDeliveriesTable.record(endpoint: endpoint.name, updates, now: now).map(\.statement)
+            let statements = try fenced(WebhookDeliveriesTable.record(endpoint: endpoint.name, updates, now: now).map(\.statement))
             try connection.transaction { connection in try connection.commit(after: statements) }
         }
 
@@ -231,7 +237,8 @@ final class WebhookDispatcher: Sendable {
                     statements.append(create.statement)
                 }
                 statements.append(WebhookDeliveriesTable.advanceCursor(endpoint: endpoint.name, to: last.cursor).statement)
-                try connection.transaction { connection in try connection.commit(after: statements) }
+                let fencedStatements = try fenced(statements)
+                try connection.transaction { connection in try connection.commit(after: fencedStatements) }
                 position = last.cursor
                 if page.count < Self.feedPage { return }
             }

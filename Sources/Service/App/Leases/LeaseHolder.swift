@@ -1,0 +1,97 @@
+import EventStore
+import Foundation
+import Synchronization
+
+/// This process as the holder of background-job leases (`ops.leases`, LeaseTable): its instance
+/// name, shown to people (`IAP_LEDGER_INSTANCE`, default `<hostname>:<port>:<pid>`), a random
+/// claim the table matches on (two processes given the same name never both hold a lease), and
+/// one connection of its own for every lease statement. The jobs' own connections never carry
+/// them: a renewal inside a job's open transaction would not be seen by the other instances
+/// until that transaction ended, and a long one would let the lease lapse meanwhile.
+///
+/// Each lease statement is a short transaction of its own whose settings are `SET LOCAL`, so
+/// the connection may go through PgBouncer in transaction pooling: nothing is left on a pooled
+/// server connection. `lock_timeout` keeps an asker from waiting long on a lease row a holder's
+/// write transaction has share-locked (ops.require_lease).
+final class LeaseHolder: Sendable {
+    let claim: String
+    let conninfo: String
+    let logger: Logger
+    private let current: Mutex<String>
+    private let connection = Mutex<Connection?>(nil)
+    /// Weak: a lease holds its holder, and the jobs hold their leases.
+    private let registered = Mutex<[String: Registered]>([:])
+
+    private struct Registered: @unchecked Sendable {
+        weak var lease: Lease?
+    }
+
+    static let transactionSettings =
+        "SET LOCAL ROLE \(ServiceRole.name); SET LOCAL statement_timeout = '5s'; SET LOCAL lock_timeout = '1s'"
+
+    init(name: String, conninfo: String, logger: Logger) {
+        claim = UUID().uuidString.lowercased()
+        current = Mutex(name)
+        self.conninfo = conninfo
+        self.logger = logger
+    }
+
+    /// The instance name in the table: `holder` of every lease it takes.
+    var name: String { current.withLock { $0 } }
+
+    /// Names the instance once its HTTP port is known (a lease renewed afterwards shows it).
+    func rename(_ name: String) { current.withLock { $0 = name } }
+
+    /// `<hostname>:<port>:<pid>`: unique per process on a machine, and says where to look.
+    static func defaultName(port: String) -> String {
+        "\(ProcessInfo.processInfo.hostName):\(port):\(getpid())"
+    }
+
+    /// The lease `name` of this holder (one object per name, so metrics and the admin document
+    /// see what the job sees).
+    func lease(_ name: String, timing: LeaseKeeper.Timing = .standard) -> Lease {
+        registered.withLock { leases in
+            if let lease = leases[name]?.lease { return lease }
+            let lease = Lease(name: name, holder: self, timing: timing)
+            leases[name] = Registered(lease: lease)
+            return lease
+        }
+    }
+
+    /// Every lease a job of this process asked for, by name, with whether it holds it now.
+    var held: [(name: String, held: Bool)] {
+        let leases = registered.withLock { $0.compactMap { $0.value.lease } }
+        return leases.sorted { $0.name < $1.name }.map { ($0.name, $0.isHeld) }
+    }
+
+    /// Closes the holder's connection once every job has stopped (and released its lease).
+    func close() { connection.withLock { $0 = nil } }
+
+    /// Runs one lease statement in a transaction of its own on the holder's connection
+    /// (reconnecting after a failure).
+    func run(_ query: Query) throws(DatabaseError) -> Rows {
+        try connection.withLock { connection throws(DatabaseError) -> Rows in
+            if connection == nil || connection?.isHealthy == false {
+                connection = nil
+                connection = try Connection(conninfo, connectTimeout: 5)
+            }
+            do {
+                return try connection!.transaction { connection in
+                    try connection.executeScript(Self.transactionSettings)
+                    return try connection.commit(after: [query.statement])[0]
+                }
+            } catch let error as DatabaseError {
+                if connection?.isHealthy == false { connection = nil }
+                throw error
+            } catch {
+                connection = nil
+                throw DatabaseError(sqlState: "XX000", message: "\(error)")
+            }
+        }
+    }
+
+    /// Every row of the table (for `GET /v1/admin/projections`), on `connection`.
+    static func all(on connection: Connection) throws(DatabaseError) -> [LeaseTable.Row] {
+        LeaseTable.decode(try connection.query(LeaseTable.all))
+    }
+}

@@ -1,0 +1,86 @@
+/// What a holder knows of one lease, and when it should ask the table again: pure (times are
+/// seconds of a monotonic clock, passed in), so its rules are tested without a database.
+/// `Lease` is the thin shell that runs the statements it asks for.
+///
+/// Taken over within 10 s: a holder that dies right after renewing leaves `ttl` (6 s) on its
+/// lease, and every other instance asks for a free lease every `retryEvery` (1 s) plus its job's
+/// poll (≤ 1 s), so one has it by 8 s. A live holder renews every `renewEvery` (2 s): two failed
+/// renewals in a row still leave it the lease.
+struct LeaseKeeper: Sendable, Equatable {
+    struct Timing: Sendable, Equatable {
+        var ttl: Double = 6
+        var renewEvery: Double = 2
+        var retryEvery: Double = 1
+        /// The holder stops trusting its lease this long before the table's expiry: the table's
+        /// clock started counting after the holder sent the statement, never before, so the
+        /// holder's own deadline (sent + ttl − margin) is the earlier of the two.
+        var margin: Double = 0.5
+
+        static let standard = Timing()
+        var ttlMillis: Int64 { Int64((ttl * 1000).rounded()) }
+    }
+
+    /// What an answer of the table changed, to log it.
+    enum Change: Sendable, Equatable {
+        case acquired(token: Int64)
+        case renewed
+        /// It was ours and another holder has it now, or its time ran out before a renewal came through.
+        case lost
+        case none
+    }
+
+    let timing: Timing
+    /// The fencing token while held.
+    private(set) var token: Int64?
+    /// Until when this holder may act on the lease (monotonic seconds).
+    private(set) var heldUntil: Double = -.infinity
+    /// When to ask the table next.
+    private(set) var nextAsk: Double = -.infinity
+
+    init(timing: Timing = .standard) { self.timing = timing }
+
+    func isHeld(at now: Double) -> Bool { token != nil && now < heldUntil }
+
+    /// Time to run acquire-or-renew.
+    func isDue(at now: Double) -> Bool { now >= nextAsk }
+
+    /// The table answered the acquire-or-renew sent at `sentAt` (nil: another holder has it).
+    mutating func answered(_ grant: LeaseTable.Grant?, sentAt: Double) -> Change {
+        let wasHeld = isHeld(at: sentAt)
+        guard let grant else {
+            let had = token != nil
+            token = nil
+            heldUntil = -.infinity
+            nextAsk = sentAt + timing.retryEvery
+            return had ? .lost : .none
+        }
+        let previous = token
+        token = grant.token
+        heldUntil = sentAt + timing.ttl - timing.margin
+        nextAsk = sentAt + timing.renewEvery
+        if previous == grant.token && wasHeld { return .renewed }
+        return .acquired(token: grant.token)
+    }
+
+    /// The statement failed (the database is unreachable, a timeout): the lease may still be
+    /// ours until `heldUntil`; ask again soon.
+    mutating func failed(at now: Double) -> Change {
+        nextAsk = now + timing.retryEvery
+        return expire(at: now)
+    }
+
+    /// Forgets a lease whose time ran out without a renewal.
+    mutating func expire(at now: Double) -> Change {
+        guard token != nil, now >= heldUntil else { return .none }
+        token = nil
+        heldUntil = -.infinity
+        return .lost
+    }
+
+    /// Given up on purpose (the row was deleted): free for anyone at once.
+    mutating func released(at now: Double) {
+        token = nil
+        heldUntil = -.infinity
+        nextAsk = now
+    }
+}
