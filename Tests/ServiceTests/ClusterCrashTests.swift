@@ -12,10 +12,11 @@ extension ClusterTests {
         @Test func killingAnInstanceUnderLoadLosesNothingAcknowledgedAndItsBackgroundWorkMoves() throws {
             let cluster = try LocalCluster()
             defer { cluster.down() }
-            // The instance running the most background jobs (once leases are listed), else node2.
+            // The instance running the most background jobs (GET /v1/admin/projections lists the leases).
             let before = try Self.liveLeases(cluster)
             let victim = Dictionary(grouping: before.values, by: { $0 }).max { $0.value.count < $1.value.count }?.key ?? "node2"
             let victimJobs = before.filter { $0.value == victim }.keys.sorted()
+            #expect(!victimJobs.isEmpty, "no instance holds a background job: \(before)")
             let victimPid = try cluster.pid(victim)
 
             let load = ClusterLoad(cluster, clients: 8, prefix: 81)
@@ -41,6 +42,7 @@ extension ClusterTests {
                 let now = (try? Self.liveLeases(cluster)) ?? [:]
                 return victimJobs.allSatisfy { now[$0] != nil && now[$0] != victim }
             }
+            let takeover = Date().timeIntervalSince(killed)
             #expect(movedOn, "\(victim)'s jobs \(victimJobs) not held by another 10 s after the kill: \((try? Self.liveLeases(cluster)) ?? [:])")
 
             let outcomes = load.stop()
@@ -62,7 +64,7 @@ extension ClusterTests {
                 $0["server"] == victim && $0["status"] != "200" && ids.contains($0["client_request"] ?? "")
             }
             let inFlight = Set(cut.compactMap { $0["client_request"] })
-            print("ClusterTests: kill -9 \(victim): \(outcomes.count) purchases, \(failed.count) failed, \(inFlight.count) in flight on it: \(cut.map { "\($0["status"] ?? "?") \($0["term"] ?? "?")" }); \(reads.count) reads, none failed, \(replayed.count) retried or redispatched")
+            print("ClusterTests: kill -9 \(victim) (holding \(victimJobs), held elsewhere after \(String(format: "%.1f", takeover)) s): \(outcomes.count) purchases, \(failed.count) failed, \(inFlight.count) in flight on it: \(cut.map { "\($0["status"] ?? "?") \($0["term"] ?? "?")" }); \(reads.count) reads, none failed, \(replayed.count) retried or redispatched")
             #expect(failed.count <= inFlight.count, "\(failed.map { "\($0.transactionId) \($0.status) \($0.text)" })")
             #expect(failed.allSatisfy { inFlight.contains($0.transactionId) }, "failures not in flight on \(victim)")
             #expect(inFlight.count <= load.clients)
