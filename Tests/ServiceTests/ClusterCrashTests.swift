@@ -83,6 +83,15 @@ extension ClusterTests {
             #expect(healed.status == 0, "\(healed.stderr)")
             #expect(try cluster.haproxyServers() == ["node1": "UP", "node2": "UP", "node3": "UP"])
             try Self.aDrainedInstanceCostsNoRequest(cluster, node: victim == "node3" ? "node1" : "node3")
+
+            // `down` after a kill -9 of HAProxy, PgBouncer and an instance still stops everything.
+            let pids = cluster.allPids()
+            #expect(pids.count == 7, "\(pids)")
+            for component in ["haproxy", "pgbouncer", victim] { if let pid = pids[component], pid > 0 { kill(pid, SIGKILL) } }
+            let down = try cluster.command("down", timeout: 90)
+            #expect(down.status == 0, "\(down.stderr)")
+            #expect(opsEventually(within: 10) { pids.values.allSatisfy { !opsProcessIsAlive($0) } },
+                    "still running: \(pids.filter { opsProcessIsAlive($0.value) })")
         }
 
         /// SIGTERM with IAP_LEDGER_DRAIN_SECONDS=3: HAProxy sees /readyz turn 503 and stops

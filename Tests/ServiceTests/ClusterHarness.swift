@@ -87,6 +87,17 @@ final class LocalCluster {
         return pid
     }
 
+    /// Every process of the cluster: the pids in run/ and each PostgreSQL's postmaster.
+    func allPids() -> [String: Int32] {
+        var pids: [String: Int32] = [:]
+        for component in ["node1", "node2", "node3", "pgbouncer", "haproxy"] { pids[component] = try? pid(component) }
+        for server in ["pg1", "pg2"] {
+            let text = (try? String(contentsOfFile: directory + "/\(server)/postmaster.pid", encoding: .utf8)) ?? ""
+            pids[server] = text.split(separator: "\n").first.flatMap { Int32($0) }
+        }
+        return pids
+    }
+
     /// A client of HAProxy (nil) or of one instance directly (0…2).
     func client(_ instance: Int? = nil) -> ServiceHTTPClient {
         ServiceHTTPClient(port: instance.map { instancePorts[$0] } ?? haproxyPort, apiKey: key)
