@@ -102,9 +102,10 @@ public final class ServiceApp: Sendable {
                 conninfo: adminConninfo, setupStatements: poolSetupStatements(options),
                 cache: UserDocumentCache(capacityBytes: options.userCacheBytes), logger: logger)
             : nil
+        let projectionVersions = ProjectionVersionWatch(logger: logger)
         let service = LedgerService(
             pool: pool, verifier: verifier, receipts: receipts, configuration: options.configuration, logger: logger,
-            clock: options.clock, documentCheck: documentCheck, catalogs: catalogs)
+            clock: options.clock, documentCheck: documentCheck, catalogs: catalogs, projectionVersions: projectionVersions)
         let metrics = ServiceMetrics(pool: pool, documentCache: documentCheck?.cache, changeTally: service.changeTally)
         let projections: ProjectionRuntime
         do {
@@ -114,6 +115,10 @@ public final class ServiceApp: Sendable {
             documentCheck?.stop()
             throw StartupError(description: "projections: \(error)")
         }
+        // Rolling upgrades: built by newer code (now or later) means unready and no writes here.
+        projectionVersions.refresh(pool: pool)
+        projectionVersions.startPolling(pool: pool)
+        projectionVersions.registerGauge(on: metrics.registry)
         // A version another instance records is in force here within the poll interval; the
         // cached documents rendered under the old one go at once.
         catalogs.startPolling(pool: pool, logger: logger) { version in
@@ -146,7 +151,7 @@ public final class ServiceApp: Sendable {
             service: service, metrics: metrics, keyNames: { authenticator.keyName(of: $0) },
             changeWaiters: changeWaiters)
             .register(on: &router)
-        OperationsRoutes(pool: pool, metrics: metrics).register(on: &router)
+        OperationsRoutes(pool: pool, metrics: metrics, projectionVersions: projectionVersions).register(on: &router)
         ConsoleRoutes().register(on: &router)
         AdminRoutes(engine: projections.engine, service: service).register(on: &router)
         ReconcileRoutes(service: service).register(on: &router)
@@ -172,6 +177,7 @@ public final class ServiceApp: Sendable {
             port = try server.start()
         } catch {
             catalogs.stop()
+            projectionVersions.stop()
             projections.stop()
             documentCheck?.stop()
             throw StartupError(description: "HTTP: \(error)")
@@ -264,6 +270,7 @@ public final class ServiceApp: Sendable {
         apple.reconciler.stop()
         apple.consumption.stop()
         service.catalogs.stop()
+        service.projectionVersions.stop()
         projections.stop()
         service.documentCheck?.stop()
         embedded?.stop()

@@ -54,6 +54,18 @@ extension ReplayEngine.Run {
         var failure: ServiceError?
         do {
             try connection.transaction { _ in
+                // The catalog lock EXCLUSIVE, before the table locks: every writer that passed its
+                // check (es.require_projection_version takes it SHARE) commits first, every later
+                // one reads the version recorded below (migration 0033). Under it, and under the
+                // replay lock, no other swap can move the version: refuse to undo a newer one.
+                try CatalogVersions.lockForRecording(on: connection)
+                if !options.dryRun && !options.allowDowngrade,
+                   let ahead = ProjectionVersionAhead.all(
+                       built: try ProjectionVersions.built(on: connection), definitions: [ProjectionVersions.users]).first
+                {
+                    failure = .projectionVersionAhead(ahead)
+                    throw ServiceErrorBox(error: .projectionVersionAhead(ahead))
+                }
                 // Before the table locks (a recorder holds the catalog lock and then writes
                 // proj.users): swap only documents of the catalog still in force.
                 if let catalogVersion {
