@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import JSON
+import Synchronization
 import Testing
 import TestSupport
 @testable import Service
@@ -135,6 +136,43 @@ import TestSupport
         Self.expectAhead(try old.client().get("/v1/users/u-before"), database: newer, "user document")
     }
 
+    @Test func theSwapWaitsForAWriterThatPassedItsVersionCheck() throws {
+        let service = try TestService()
+        defer { service.stop() }
+        #expect(try Self.purchase(service, "u-1", "9100041").status == 200)
+        // A writer between its check and its commit (migration 0033): it holds the catalog lock SHARE.
+        let writer = try Connection(service.conninfo)
+        try writer.executeScript("BEGIN")
+        _ = try writer.query("SELECT es.require_projection_version($1::integer, NULL)", [String(Self.users.version)])
+        let finished = DispatchSemaphore(value: 0)
+        let status = StatusBox()
+        let (port, key) = (service.app.port, service.keys["all"])
+        Thread.detachNewThread {
+            let response = try? ServiceHTTPClient(port: port, apiKey: key)
+                .post("/v1/admin/replay", .object(["projections": .array(["users"])]))
+            status.value.withLock { $0 = response?.status }
+            finished.signal()
+        }
+        // The swap's session waits on that advisory lock: a writer that passed commits before the
+        // version can move under it (without the EXCLUSIVE lock the swap would not wait).
+        let observer = try Connection(service.conninfo)
+        let deadline = Date().addingTimeInterval(60)
+        var waiting: Int64 = 0
+        while waiting == 0 && status.value.withLock({ $0 }) == nil && Date() < deadline {
+            waiting = try observer.query(
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'"
+                    + " AND datname = current_database()"
+            ).int64(0, "n") ?? 0
+            if waiting == 0 { Thread.sleep(forTimeInterval: 0.02) }
+        }
+        #expect(waiting == 1)
+        #expect(status.value.withLock { $0 } == nil)  // still waiting
+        try writer.executeScript("COMMIT")
+        #expect(finished.wait(timeout: .now() + 60) == .success)
+        #expect(status.value.withLock { $0 } == 200)
+        #expect(try Self.builtUsers(service.conninfo) == Self.users.version)
+    }
+
     @Test func anInstanceStartedOnANewerDatabaseRebuildsNothingStartsUnreadyAndTheCLIRollsBackOnlyWhenAsked() throws {
         let first = try TestService()
         #expect(try Self.purchase(first, "u-1", "9100021").status == 200)
@@ -185,4 +223,9 @@ import TestSupport
         #expect(try ProjectionVersions.built(on: Connection(old.conninfo))[analytics.name] == analytics.version + 1)
         #expect(try Self.readyz(restarted).status == 503)
     }
+}
+
+/// The answer of a request made on another thread.
+private final class StatusBox: Sendable {
+    let value = Mutex<Int?>(nil)
 }
