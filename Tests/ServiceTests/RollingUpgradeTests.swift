@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Glibc
 import JSON
 import Synchronization
 import Testing
@@ -205,6 +206,33 @@ import TestSupport
         // The instance left running resumes by itself.
         #expect(try Self.awaitReadiness(late, 200).status == 200)
         #expect(try Self.purchase(late, "u-2", "9100022").status == 200)
+    }
+
+    @Test func twoServeProcessesOnADatabaseBuiltByNewerCodeStayUpUnreadyAndServeOnceTheVersionsAgree() throws {
+        let conninfo = try TestDatabase.shared.freshDatabase()
+        let migrated = try OpsBinary.run(["migrate"], environment: ["DATABASE_URL": conninfo])
+        #expect(migrated.status == 0, "\(migrated.stderr)")
+        let newer = Self.users.version + 1
+        try Self.recordUsers(newer, conninfo)
+        let serves = try (0..<2).map { _ in try OpsServe([], environment: ["DATABASE_URL": conninfo, "PORT": "0"]) }
+        defer { for serve in serves { _ = serve.stop(SIGKILL) } }
+        for serve in serves {
+            // What HAProxy's health check sees from the first request on.
+            let ready = try OpsHTTP.get(port: serve.port, "/readyz")
+            #expect(ready.status == 503, "\(ready.body)")
+            #expect(ready.body.contains("\"code\":\"projection_version_ahead\""), "\(ready.body)")
+            #expect(opsEventually(within: 5) { serve.stderr.contains("projection version ahead") })  // stderr is read apart
+            let lines = serve.stderr.split(separator: "\n").filter { $0.contains("projection version ahead") }
+            #expect(lines.count == 1, "\(serve.stderr)")
+            #expect(lines.first?.contains("databaseVersion=\(newer)") == true, "\(serve.stderr)")
+            #expect(lines.first?.contains("codeVersion=\(Self.users.version)") == true, "\(serve.stderr)")
+        }
+        #expect(try Self.builtUsers(conninfo) == newer)
+        try Self.recordUsers(Self.users.version, conninfo)
+        for serve in serves {
+            #expect(opsEventually(within: 10) { (try? OpsHTTP.get(port: serve.port, "/readyz").status) == 200 })
+            #expect(serve.stop() == 0)
+        }
     }
 
     @Test func aNewerAnalyticsVersionAlsoStopsTheInstanceAndIsNotRebuiltBack() throws {
