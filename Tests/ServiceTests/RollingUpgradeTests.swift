@@ -235,6 +235,28 @@ import TestSupport
         }
     }
 
+    @Test func anOlderInstanceRecordsNoNewCatalogIntoADatabaseBuiltByNewerCode() throws {
+        let first = try TestService()
+        defer { first.stop() }
+        try CatalogInForceTests.seed(first)
+        let documents = try CatalogInForceTests.documents(first.conninfo)
+        try Self.recordUsers(Self.users.version + 1, first.conninfo)
+        // Its config brings a new catalog; recording it would re-render users with this code's rules.
+        let late = try TestService(configuration: CatalogInForceTests.newConfiguration(), sharing: first)
+        defer { late.stop() }
+        #expect(try CatalogInForceTests.catalogHead(first.conninfo) == 1)
+        #expect(late.app.service.catalogs.current.version == 1)
+        #expect(late.log.text.contains("the config's catalog is not recorded"), "\(late.log.text)")
+        #expect(try CatalogInForceTests.documents(first.conninfo) == documents)
+        let file = try CatalogInForceTests.newConfigFile()
+        let refused = try OpsBinary.run(
+            ["catalog", "record", "--config", file], environment: ["DATABASE_URL": first.conninfo])
+        #expect(refused.status != 0)
+        #expect(refused.stderrLines.last?.contains("nothing recorded: the users projection is at version \(Self.users.version + 1)") == true,
+                "\(refused.stderr)")
+        #expect(try CatalogInForceTests.catalogHead(first.conninfo) == 1)
+    }
+
     @Test func aNewerAnalyticsVersionAlsoStopsTheInstanceAndIsNotRebuiltBack() throws {
         let old = try TestService()
         defer { old.stop() }

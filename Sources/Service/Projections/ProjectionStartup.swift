@@ -1,8 +1,9 @@
 import EventStore
 import Foundation
 
-/// The start-up rebuild: before the HTTP server starts, every projection whose built version
-/// differs from the code's (ProjectionVersions) is rebuilt, so no request is served from old rules.
+/// The start-up rebuild: before the HTTP server starts, every projection whose built version is
+/// older than the code's (ProjectionVersions) is rebuilt, so no request is served from old rules.
+/// One built by newer code is left alone (rolling upgrades: ProjectionVersionWatch).
 enum ProjectionStartup {
     private static let users = ProjectionVersions.users
     private static let analytics = ProjectionVersions.analytics
