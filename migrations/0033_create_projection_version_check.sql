@@ -5,14 +5,17 @@
 -- transaction.
 --
 -- Every write of proj.users / proj.chain_owners calls it instead of es.require_catalog_version
--- (same place, same round trip): it does the catalog check (or, with no catalog version, takes
--- the same catalog lock SHARE), then reads the built version of `users`. The replay's swap takes
--- that lock EXCLUSIVE before its table locks and records the new version before it commits, so
--- a writer that passed this check commits before the swap begins (the swap re-renders what it
--- wrote), and a writer after it waits for the swap's commit and then reads the new version.
--- A shared advisory lock is memory only: no row lock (a FOR SHARE on the version row would
--- dirty that row and create a multixact per concurrent writer), and one primary-key lookup of
--- a two-row table.
+-- (same place, same round trip): it locks proj.users in ACCESS SHARE mode, does the catalog check
+-- (or none without a catalog version), then reads the built version of `users`. The replay's swap
+-- takes proj.users in ACCESS EXCLUSIVE mode and records the new version before it commits, so a
+-- writer that passed this check holds a lock the swap waits for (it commits first, and the swap,
+-- folding the log to its end under its locks, re-renders what it wrote), and a writer after the
+-- swap's lock waits for its commit, then reads the new version (plpgsql, VOLATILE: each statement
+-- takes a fresh snapshot under READ COMMITTED; the lock resolves the name again, to the new table).
+-- Most writers already hold that lock from reading proj.users earlier in the transaction; a weak
+-- table lock is taken on PostgreSQL's fast path, memory only. The check writes nothing: no row
+-- lock (a FOR SHARE on the version row would dirty that row, create a MultiXact per concurrent
+-- writer and make a read-only check flush WAL), and one primary-key lookup of a two-row table.
 --
 -- IC002, DETAIL = the database's version: the code is older than the database; the service
 -- answers 503 projection_version_ahead and nothing of the transaction is kept.
@@ -24,9 +27,8 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_built integer;
 BEGIN
-    IF p_catalog_version IS NULL THEN
-        PERFORM pg_advisory_xact_lock_shared(hashtextextended('iap-ledger:catalog', 0));
-    ELSE
+    LOCK TABLE proj.users IN ACCESS SHARE MODE;
+    IF p_catalog_version IS NOT NULL THEN
         PERFORM es.require_catalog_version(p_catalog_version);
     END IF;
     v_built := (SELECT v.version FROM proj.projection_versions v WHERE v.name = 'users');

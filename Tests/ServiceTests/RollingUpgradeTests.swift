@@ -141,7 +141,7 @@ import TestSupport
         let service = try TestService()
         defer { service.stop() }
         #expect(try Self.purchase(service, "u-1", "9100041").status == 200)
-        // A writer between its check and its commit (migration 0033): it holds the catalog lock SHARE.
+        // A writer between its check and its commit (migration 0033): the check took proj.users ACCESS SHARE.
         let writer = try Connection(service.conninfo)
         try writer.executeScript("BEGIN")
         _ = try writer.query("SELECT es.require_projection_version($1::integer, NULL)", [String(Self.users.version)])
@@ -154,14 +154,14 @@ import TestSupport
             status.value.withLock { $0 = response?.status }
             finished.signal()
         }
-        // The swap's session waits on that advisory lock: a writer that passed commits before the
-        // version can move under it (without the EXCLUSIVE lock the swap would not wait).
+        // The swap's session waits for it: a writer that passed commits before the version can move
+        // (without the check's table lock the swap would not wait).
         let observer = try Connection(service.conninfo)
         let deadline = Date().addingTimeInterval(60)
         var waiting: Int64 = 0
         while waiting == 0 && status.value.withLock({ $0 }) == nil && Date() < deadline {
             waiting = try observer.query(
-                "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'"
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'relation'"
                     + " AND datname = current_database()"
             ).int64(0, "n") ?? 0
             if waiting == 0 { Thread.sleep(forTimeInterval: 0.02) }

@@ -54,11 +54,9 @@ extension ReplayEngine.Run {
         var failure: ServiceError?
         do {
             try connection.transaction { _ in
-                // The catalog lock EXCLUSIVE, before the table locks: every writer that passed its
-                // check (es.require_projection_version takes it SHARE) commits first, every later
-                // one reads the version recorded below (migration 0033). Under it, and under the
-                // replay lock, no other swap can move the version: refuse to undo a newer one.
-                try CatalogVersions.lockForRecording(on: connection)
+                // Under the replay lock no other swap can move the version: refuse to undo a newer one.
+                // (Writers that passed their version check hold proj.users, which the swap locks
+                // below; later ones wait for its commit and read the version it records: migration 0033.)
                 if !options.dryRun && !options.allowDowngrade,
                    let ahead = ProjectionVersionAhead.all(
                        built: try ProjectionVersions.built(on: connection), definitions: [ProjectionVersions.users]).first
