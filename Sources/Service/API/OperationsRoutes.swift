@@ -5,10 +5,15 @@ import HTTP
 struct OperationsRoutes: Sendable {
     let pool: ConnectionPool
     let metrics: ServiceMetrics
+    /// Unready while the database's projections were built by newer code (rolling upgrades).
+    var projectionVersions: ProjectionVersionWatch? = nil
 
     func register(on router: inout Router) {
         router.add("GET", "/healthz") { _, _ in .json(200, Array(#"{"status":"ok"}"#.utf8)) }
         router.add("GET", "/readyz") { request, _ in
+            if let ahead = projectionVersions?.projectionsAhead.first {
+                return ErrorMapping.response(for: .projectionVersionAhead(ahead), requestId: request.requestId)
+            }
             if pool.ping(timeout: 2) { return .json(200, Array(#"{"status":"ready"}"#.utf8)) }
             var response = HTTPResponse.problem(
                 status: 503, code: "store_unavailable", title: "Store unavailable",
