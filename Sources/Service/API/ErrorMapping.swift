@@ -72,6 +72,13 @@ enum ErrorMapping {
             (status, code, title, detail) = (422, "unknown_app", "Unknown app", message)
         case .wrongEnvironment(let message):
             (status, code, title, detail) = (422, "wrong_environment", "Environment not accepted", message)
+        case .projectionVersionAhead(let ahead):
+            // Another instance serves it with the newer rules (HAProxy stops sending here: /readyz).
+            (status, code, title, detail) = (503, "projection_version_ahead", "Projection version ahead", ahead.description)
+            extra["projection"] = .string(ahead.projection)
+            extra["databaseVersion"] = .int(Int64(ahead.database))
+            extra["codeVersion"] = .int(Int64(ahead.code))
+            headers["Retry-After"] = "5"
         case .conflict, .internalError:
             (status, code, title, detail) = (500, "internal_error", "Internal error",
                                              "an unexpected error occurred; see the service log for request \(requestId)")

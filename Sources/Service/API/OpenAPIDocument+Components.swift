@@ -11,9 +11,11 @@ extension OpenAPIDocument {
         "required": ["type", "title", "status", "code"],
         "properties": {
           "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
-          "detail": {"type": "string"}, "code": {"type": "string", "description": "Stable machine word: verification_failed, owned_by_other_user, insufficient_balance, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, replay_in_progress, server_api_not_configured, not_auto_renewable, unknown_app, wrong_environment, store_unavailable, draining, apple_unavailable, apple_rejected, internal_error."},
+          "detail": {"type": "string"}, "code": {"type": "string", "description": "Stable machine word: verification_failed, owned_by_other_user, insufficient_balance, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, replay_in_progress, server_api_not_configured, not_auto_renewable, unknown_app, wrong_environment, store_unavailable, projection_version_ahead, draining, apple_unavailable, apple_rejected, internal_error. projection_version_ahead (503): the database's projections were built by newer code than this instance's during a rolling upgrade; another instance serves the request (see projection, databaseVersion, codeVersion). draining (503, /readyz only): this instance is stopping after SIGTERM and still serves what reaches it."},
           "reason": {"type": "string", "enum": ["malformed", "unsupported_algorithm", "invalid_certificate", "invalid_chain", "signature_mismatch", "unknown_app", "wrong_environment", "receipt_rejected"]},
-          "appleStatus": {"type": "integer"}, "balance": {"type": "integer"}, "requestId": {"type": "string"}
+          "appleStatus": {"type": "integer"}, "balance": {"type": "integer"}, "requestId": {"type": "string"},
+          "projection": {"type": "string", "description": "projection_version_ahead: the projection built by newer code"},
+          "databaseVersion": {"type": "integer"}, "codeVersion": {"type": "integer"}
         }
       },
       "Entitlement": {

@@ -6,6 +6,8 @@ struct OperationsRoutes: Sendable {
     let pool: ConnectionPool
     let metrics: ServiceMetrics
     let drain: DrainSwitch
+    /// Unready while the database's projections were built by newer code (rolling upgrades).
+    var projectionVersions: ProjectionVersionWatch? = nil
 
     func register(on router: inout Router) {
         router.add("GET", "/healthz") { _, _ in .json(200, Array(#"{"status":"ok"}"#.utf8)) }
@@ -18,6 +20,9 @@ struct OperationsRoutes: Sendable {
                     extra: ["requestId": .string(request.requestId)])
                 response.headers["Retry-After"] = "1"
                 return response
+            }
+            if let ahead = projectionVersions?.projectionsAhead.first {
+                return ErrorMapping.response(for: .projectionVersionAhead(ahead), requestId: request.requestId)
             }
             if pool.ping(timeout: 2) { return .json(200, Array(#"{"status":"ready"}"#.utf8)) }
             var response = HTTPResponse.problem(

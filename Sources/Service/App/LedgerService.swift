@@ -22,13 +22,18 @@ public final class LedgerService: Sendable {
     let changeTally = ChangeTally()
     /// Where history reads go when `DATABASE_READ_URL` names a replica (nil: the primary).
     let readRouting: ReadRouting?
+    /// Whether the database's projections were built by newer code (a rolling upgrade): then
+    /// no write and no user document is served here.
+    let projectionVersions: ProjectionVersionWatch
 
     init(
         pool: ConnectionPool, verifier: SignedDataVerifier, receipts: ReceiptVerifier?, configuration: Configuration,
         logger: Logger, clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis,
-        documentCheck: UserDocumentCacheCheck? = nil, catalogs: CatalogInForce? = nil, readRouting: ReadRouting? = nil
+        documentCheck: UserDocumentCacheCheck? = nil, catalogs: CatalogInForce? = nil, readRouting: ReadRouting? = nil,
+        projectionVersions: ProjectionVersionWatch? = nil
     ) {
         self.readRouting = readRouting
+        self.projectionVersions = projectionVersions ?? ProjectionVersionWatch(logger: logger)
         self.documentCheck = documentCheck
         self.pool = pool
         self.repository = LedgerRepository(store: EventStore())
@@ -57,10 +62,15 @@ public final class LedgerService: Sendable {
     /// deadlocks, serialization failures and version conflicts, and after reloading the catalog
     /// when a newer version was recorded under it. Connection loss surfaces as
     /// `storeUnavailable` (503): nothing was acknowledged, the caller retries.
+    ///
+    /// The one gate of every write: refused (503 `projection_version_ahead`) while the database's
+    /// projections were built by newer code; a write that finds so in its own transaction (the
+    /// watch had not polled yet) rolls back and the watch is brought up to date at once.
     func unitOfWork<T>(_ body: (Connection) throws(ServiceError) -> T) throws(ServiceError) -> T {
         var attempt = 0
         while true {
             attempt += 1
+            try projectionVersions.requireCurrent()
             do {
                 return try pool.withConnection { connection in
                     try connection.transaction { connection in
@@ -72,6 +82,7 @@ public final class LedgerService: Sendable {
                     }
                 }
             } catch let box as ServiceErrorBox {
+                if case .projectionVersionAhead = box.error { projectionVersions.refresh(pool: pool) }
                 if case .conflict = box.error, attempt < Self.attemptLimit {
                     // A conflict may be a newer catalog in force (IC001): one lookup tells.
                     try reloadCatalog()
@@ -80,6 +91,7 @@ public final class LedgerService: Sendable {
                 throw box.error
             } catch let error as DatabaseError {
                 if (error.sqlState == "40001" || error.sqlState == "40P01") && attempt < Self.attemptLimit { continue }
+                if error.sqlState == ProjectionVersionWatch.aheadState { projectionVersions.refresh(pool: pool) }
                 if error.sqlState == CatalogVersions.staleVersionState && attempt < Self.attemptLimit {
                     try reloadCatalog()
                     continue

@@ -105,9 +105,11 @@ public final class ServiceApp: Sendable {
                 conninfo: adminConninfo, setupStatements: poolSetupStatements(options),
                 cache: UserDocumentCache(capacityBytes: options.userCacheBytes), logger: logger)
             : nil
+        let projectionVersions = ProjectionVersionWatch(logger: logger)
         let service = LedgerService(
             pool: pool, verifier: verifier, receipts: receipts, configuration: options.configuration, logger: logger,
-            clock: options.clock, documentCheck: documentCheck, catalogs: catalogs, readRouting: readRouting)
+            clock: options.clock, documentCheck: documentCheck, catalogs: catalogs, readRouting: readRouting,
+            projectionVersions: projectionVersions)
         let metrics = ServiceMetrics(pool: pool, documentCache: documentCheck?.cache, changeTally: service.changeTally)
         // Who runs which background job (ops.leases); named with the real port once it is bound.
         let leases = LeaseHolder(
@@ -123,6 +125,10 @@ public final class ServiceApp: Sendable {
             documentCheck?.stop()
             throw StartupError(description: "projections: \(error)")
         }
+        // Rolling upgrades: built by newer code (now or later) means unready and no writes here.
+        projectionVersions.refresh(pool: pool)
+        projectionVersions.startPolling(pool: pool)
+        projectionVersions.registerGauge(on: metrics.registry)
         // A version another instance records is in force here within the poll interval; the
         // cached documents rendered under the old one go at once.
         catalogs.startPolling(pool: pool, logger: logger) { version in
@@ -156,7 +162,7 @@ public final class ServiceApp: Sendable {
             changeWaiters: changeWaiters)
             .register(on: &router)
         let drain = DrainSwitch()
-        OperationsRoutes(pool: pool, metrics: metrics, drain: drain).register(on: &router)
+        OperationsRoutes(pool: pool, metrics: metrics, drain: drain, projectionVersions: projectionVersions).register(on: &router)
         ConsoleRoutes().register(on: &router)
         AdminRoutes(engine: projections.engine, service: service, leases: leases).register(on: &router)
         ReconcileRoutes(service: service).register(on: &router)
@@ -182,6 +188,7 @@ public final class ServiceApp: Sendable {
             port = try server.start()
         } catch {
             catalogs.stop()
+            projectionVersions.stop()
             projections.stop()
             documentCheck?.stop()
             throw StartupError(description: "HTTP: \(error)")
@@ -283,6 +290,7 @@ public final class ServiceApp: Sendable {
         apple.reconciler.stop()
         apple.consumption.stop()
         service.catalogs.stop()
+        service.projectionVersions.stop()
         projections.stop()
         projections.leases.close()  // after every job released its lease
         service.documentCheck?.stop()

@@ -32,6 +32,9 @@ public enum ServiceError: Error, Sendable {
     case unknownApp(String)
     /// The request names a store environment its app does not accept.
     case wrongEnvironment(String)
+    /// The database's projection was built by newer code than this instance's (a rolling
+    /// upgrade in progress): this instance writes nothing and renders no document until upgraded.
+    case projectionVersionAhead(ProjectionVersionAhead)
     /// A bug or an unexpected database error; details go to the log, not to the client.
     case internalError(String)
 
@@ -39,6 +42,7 @@ public enum ServiceError: Error, Sendable {
     /// A newer catalog version in force (IC001) is a conflict: the unit of work is redone under it.
     static func database(_ error: DatabaseError) -> ServiceError {
         if error.sqlState == CatalogVersions.staleVersionState { return .conflict(error.message) }
+        if error.sqlState == ProjectionVersionWatch.aheadState { return .projectionVersionAhead(ProjectionVersionWatch.ahead(error)) }
         return error.isConnectionFailure ? .storeUnavailable(error.message) : .internalError("\(error)")
     }
 }

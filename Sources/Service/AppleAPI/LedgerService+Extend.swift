@@ -20,6 +20,8 @@ extension LedgerService {
     func extendRenewalDate(
         originalTransactionId otid: String, request: RenewalDateExtension, context: RequestContext
     ) throws(ServiceError) -> ExtendOutcome {
+        // Before Apple is asked: what it answers could not be recorded (rolling upgrade in progress).
+        try projectionVersions.requireCurrent()
         let latest = try read { connection throws(ServiceError) -> Transaction? in
             let stream = LedgerStream.chain(otid)
             guard let loaded = try repository.load(streams: [stream], on: connection)[stream] else { return nil }

@@ -81,6 +81,8 @@ final class Reconciler: Sendable {
     /// Every app and environment whose last run is older than the interval (and, after a
     /// failure, whose retry is due).
     private func runDue(on connection: Connection, isStopping: () -> Bool) throws {
+        // Built by newer code: nothing could be recorded here (ProjectionVersionWatch said why, once).
+        guard service.projectionVersions.projectionsAhead.isEmpty else { return }
         let checkpoints = ReconcileCheckpointsTable.decode(try connection.query(ReconcileCheckpointsTable.all))
         let now = service.clock()
         for app in service.configuration.apps where app.serverAPI != nil {

@@ -65,9 +65,17 @@ enum CatalogCommand {
             }
             let configured = configuration.catalog
             if subcommand == "record" {
-                let (after, decision, change) = try CatalogRecorder.record(
-                    conninfo: conninfo, configured: configured, source: CatalogVersions.sourcePath(configPath),
-                    now: Timestamp.nowMillis(), logger: Logger(minimumLevel: .warning), force: true)
+                let recorded: (versions: [CatalogVersion], decision: CatalogRecorder.Decision, change: CatalogChange?)
+                do throws(ServiceError) {
+                    recorded = try CatalogRecorder.record(
+                        conninfo: conninfo, configured: configured, source: CatalogVersions.sourcePath(configPath),
+                        now: Timestamp.nowMillis(), logger: Logger(minimumLevel: .warning), force: true)
+                } catch {
+                    // Re-rendering with this binary's rules would undo a newer release's (rolling upgrades).
+                    guard case .projectionVersionAhead(let ahead) = error else { throw error }
+                    throw ReconcileCommand.Failure(description: "nothing recorded: \(ahead)")
+                }
+                let (after, decision, change) = recorded
                 let newest = after.last ?? .none
                 print(decision == .record
                     ? "recorded catalog version \(newest.version) (\(newest.hash.prefix(12))…); re-rendered \(change?.rows.count ?? 0) users"

@@ -15,7 +15,7 @@ public enum CommandLineInterface {
           keys revoke NAME [--data-dir DIR]
           verify [--config FILE] [--kind transaction|renewal|notification] FILE|-
                                   verify one signed payload exactly as ingestion would
-          replay [--dry-run] [--projection NAME] [--json] [--data-dir DIR] [--config FILE]
+          replay [--dry-run] [--projection NAME] [--downgrade] [--json] [--data-dir DIR] [--config FILE]
                                   rebuild every projection from the event log (under the recorded catalog)
           catalog show [--data-dir DIR]
                                   the product catalog in force (recorded in the event log) as JSON

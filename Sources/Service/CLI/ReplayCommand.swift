@@ -4,9 +4,12 @@ import Foundation
 /// `iap-ledger replay [--dry-run] [--projection NAME] [--json] [--data-dir DIR] [--config FILE]`.
 enum ReplayCommand {
     static let usage = """
-        usage: iap-ledger replay [--dry-run] [--projection users|analytics] [--json] [--data-dir DIR] [--config FILE]
+        usage: iap-ledger replay [--dry-run] [--projection users|analytics] [--downgrade] [--json] [--data-dir DIR] [--config FILE]
           rebuilds projections from the event log (all of them unless --projection names one),
           compares with the live ones and swaps them in; --dry-run only reports what would change.
+          A projection the database holds at a newer version than this binary's is refused unless
+          --downgrade (rolling a failed upgrade back: instances on the newer code then keep serving,
+          instances on this code serve again).
           Progress goes to stderr (a bar on a terminal), the report to stdout (--json: as JSON).
           Documents are rendered under the recorded catalog in force (`iap-ledger catalog show`);
           --config is needed only on a database where no catalog has been recorded yet.
@@ -14,12 +17,13 @@ enum ReplayCommand {
 
     static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try CommandLineArguments(
-            arguments, valued: ["projection", "data-dir", "config"], switches: ["dry-run", "json"])
+            arguments, valued: ["projection", "data-dir", "config"], switches: ["dry-run", "json", "downgrade"])
         if parsed.wantsHelp {
             print(usage)
             return 0
         }
         var options = ReplayOptions(dryRun: parsed.switches.contains("dry-run"))
+        options.allowDowngrade = parsed.switches.contains("downgrade")
         if let name = parsed.options["projection"] {
             guard ProjectionVersions.definition(named: name) != nil else {
                 throw CommandLineArguments.UsageError(
@@ -34,7 +38,15 @@ enum ReplayCommand {
             _ = try Migrator.migrate(connection: admin, directory: directory)
             let engine = ReplayEngine(conninfo: conninfo, recorded: try catalog(configuration, on: admin))
             let printer = ReplayProgressPrinter()
-            let report = try engine.run(options) { printer($0) }
+            let report: ReplayReport
+            do throws(ServiceError) {
+                report = try engine.run(options) { printer($0) }
+            } catch {
+                guard case .projectionVersionAhead(let ahead) = error else { throw error }
+                throw ReconcileCommand.Failure(
+                    description: "\(ahead.projection): the database is at version \(ahead.database), built by newer code"
+                        + " than this binary's (\(ahead.code)); nothing rebuilt (--downgrade rebuilds it with this binary's rules)")
+            }
             printer.finish()
             if report.projections.contains(ProjectionVersions.analytics.name) && !options.dryRun {
                 try admin.executeScript(ServiceRole.setRole)

@@ -62,6 +62,7 @@ enum CatalogRecorder {
         var versions = try CatalogVersions.versions(on: connection)
         var decision = decide(configured: configured, recorded: versions, force: force)
         var change: CatalogChange?
+        var ahead: ProjectionVersionAhead?
         if decision == .record {
             do {
                 try connection.transaction { connection in
@@ -69,6 +70,11 @@ enum CatalogRecorder {
                         // Every writer of proj.users waits from here to our commit (migration 0023);
                         // then decide again: another instance may have recorded it meanwhile.
                         try database { () throws(DatabaseError) in try CatalogVersions.lockForRecording(on: connection) }
+                        // Re-rendered by this code's rules: not into a database built by newer code
+                        // (under the lock a swap cannot move the version meanwhile).
+                        let built = try database { () throws(DatabaseError) in try ProjectionVersions.built(on: connection) }
+                        ahead = ProjectionVersionAhead.all(built: built, definitions: [ProjectionVersions.users]).first
+                        guard ahead == nil else { return }
                         versions = try CatalogVersions.versions(on: connection)
                         decision = decide(configured: configured, recorded: versions, force: force)
                         guard decision == .record else { return }
@@ -94,6 +100,12 @@ enum CatalogRecorder {
             } catch {
                 throw ServiceErrorBox.unbox(error)
             }
+        }
+        if let ahead {
+            // `catalog record` says so and fails; a serve starts on the recorded catalog (and unready).
+            if force { throw .projectionVersionAhead(ahead) }
+            logger.warning("the config's catalog is not recorded: \(ahead)", ["projection": ahead.projection])
+            decision = .useRecorded
         }
         let newest = versions.last ?? .none
         switch decision {

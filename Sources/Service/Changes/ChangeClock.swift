@@ -38,6 +38,8 @@ final class ChangeClock: Sendable {
     /// Re-renders the documents due now; answers how many users it looked at.
     @discardableResult
     static func tick(_ service: LedgerService, on connection: Connection, isStopping: () -> Bool) throws -> Int {
+        // Built by newer code: every re-render would be refused (and logged); the watch said why once.
+        guard service.projectionVersions.projectionsAhead.isEmpty else { return 0 }
         let now = service.clock()
         let due = try connection.query(UserDocumentsTable.due(now: now, limit: batchSize))
         let users = (0..<due.count).compactMap { due[$0, 0] }

@@ -100,6 +100,8 @@ extension LedgerService {
                 if let version = writes.catalogVersion {
                     precondition(version == documents.catalogVersion, "documents rendered under another catalog")
                     pipeline.add(documents.catalogCheck)
+                } else if !writes.chainOwners.isEmpty {
+                    pipeline.add(documents.projectionCheck)
                 }
                 if !writes.chainOwners.isEmpty {
                     pipeline.add(ChainOwnersTable.upsert(writes.chainOwners.map { ($0.originalTransactionId, $0.userId) }))

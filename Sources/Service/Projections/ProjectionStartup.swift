@@ -1,14 +1,15 @@
 import EventStore
 import Foundation
 
-/// The start-up rebuild: before the HTTP server starts, every projection whose built version
-/// differs from the code's (ProjectionVersions) is rebuilt, so no request is served from old rules.
+/// The start-up rebuild: before the HTTP server starts, every projection whose built version is
+/// older than the code's (ProjectionVersions) is rebuilt, so no request is served from old rules.
+/// One built by newer code is left alone (rolling upgrades: ProjectionVersionWatch).
 enum ProjectionStartup {
     private static let users = ProjectionVersions.users
     private static let analytics = ProjectionVersions.analytics
 
-    /// At start, before serving: rebuilds every projection whose built version differs from
-    /// the code's. Several instances starting at once: one replays, the others wait for it.
+    /// At start, before serving: rebuilds every projection whose built version is older than
+    /// the code's (or not built). Several instances starting at once: one replays, the others wait for it.
     static func prepare(
         conninfo: String, engine: ReplayEngine, logger: Logger
     ) throws(ServiceError) {
@@ -22,7 +23,13 @@ enum ProjectionStartup {
             } catch {
                 throw .database(error)
             }
-            if built[analytics.name] != analytics.version {
+            // Built by newer code (an instance of the next release rebuilt it): never rebuilt back
+            // from here. The instance starts unready and serves nothing the version touches
+            // (ProjectionVersionWatch, whose first look logs the one line saying why) until it is
+            // upgraded or the versions agree again.
+            let ahead = ProjectionVersionAhead.all(built: built)
+            let isAhead = { (name: String) in ahead.contains { $0.projection == name } }
+            if built[analytics.name] != analytics.version && !isAhead(analytics.name) {
                 // A first start has nothing to rebuild: the projector fills the tables from the start.
                 let previous = built[analytics.name]
                 do {
@@ -36,7 +43,7 @@ enum ProjectionStartup {
                                 ["from": String(previous), "to": String(analytics.version)])
                 }
             }
-            guard built[users.name] != users.version else { return }
+            guard built[users.name] != users.version && !isAhead(users.name) else { return }
             let empty: Bool
             do {
                 // The catalog's versions are no ledger events: a log of only those has nothing to fold.

@@ -11,8 +11,11 @@ struct UserDocuments: Sendable {
     var catalogVersion: Int64 = 0
 
     /// Sent before any write of a rendered document, in the same transaction: fails (IC001)
-    /// when a newer catalog version was recorded, so no document of an older one is stored.
-    var catalogCheck: Connection.Statement { CatalogVersions.requireStatement(catalogVersion) }
+    /// when a newer catalog version was recorded, so no document of an older one is stored, and
+    /// (IC002) when the database's `users` projection is newer than this code (migration 0033).
+    var catalogCheck: Connection.Statement { ProjectionVersionWatch.requireStatement(catalogVersion: catalogVersion) }
+    /// The version check alone, before a write of chain owners without documents.
+    var projectionCheck: Connection.Statement { ProjectionVersionWatch.requireStatement(catalogVersion: nil) }
 
     /// Renders the documents of `worlds` at `now`: the upsert statement that stores them (nil for
     /// no world) and each user's bytes (`UserDocumentsTable` writes one row and several apart).

@@ -7,6 +7,8 @@ extension LedgerService {
     /// a check of PostgreSQL that started after this read did); otherwise the stored document
     /// while it is still true (one indexed row), otherwise folded from the log and judged now.
     func customer(userId: String) throws(ServiceError) -> [UInt8] {
+        // Rendered (or cached) under this code's rules: not while the database holds newer ones.
+        try projectionVersions.requireCurrent()
         let now = clock()
         guard let feed = documentCheck, feed.awaitCheck() else {
             documentCheck?.cache.bypasses.add(1, ordering: .relaxed)
@@ -37,10 +39,11 @@ extension LedgerService {
     /// `?asOf=`: the document as it would have been answered at `instant`, from the events
     /// recorded up to it, judged at that instant.
     func customer(userId: String, asOf instant: Int64) throws(ServiceError) -> [UInt8] {
+        try projectionVersions.requireCurrent()
         // Under the catalog in force at that instant, not today's (docs/api.md §1.1). The versions
         // are brought up to date first (one lookup): a history question has one answer, not one
         // per instance until the next poll. History: a replica may answer (ReadRouting).
-        try historyRead { connection throws(ServiceError) in
+        return try historyRead { connection throws(ServiceError) in
             try catalogs.refresh(on: connection)
             let documents = UserDocuments(catalog: catalogs.at(instant).catalog)
             let world = try repository.loadUser(userId, recordedUpTo: instant, on: connection)

@@ -62,6 +62,16 @@ extension ReplayEngine.Run {
                         throw error
                     }
                 }
+                // Under the replay lease no other swap can move the version: refuse to undo a newer one.
+                // (Writers that passed their version check hold proj.users, which the swap locks
+                // below; later ones wait for its commit and read the version it records: migration 0033.)
+                if !options.dryRun && !options.allowDowngrade,
+                   let ahead = ProjectionVersionAhead.all(
+                       built: try ProjectionVersions.built(on: connection), definitions: [ProjectionVersions.users]).first
+                {
+                    failure = .projectionVersionAhead(ahead)
+                    throw ServiceErrorBox(error: .projectionVersionAhead(ahead))
+                }
                 // Before the table locks (a recorder holds the catalog lock and then writes
                 // proj.users): swap only documents of the catalog still in force.
                 if let catalogVersion {

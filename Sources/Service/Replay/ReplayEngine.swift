@@ -88,6 +88,12 @@ public final class ReplayEngine: Sendable {
         for name in wanted where ProjectionVersions.definition(named: name) == nil {
             throw .invalidRequest("unknown projection \"\(name)\" (known: \(ProjectionVersions.all.map(\.name).joined(separator: ", ")))")
         }
+        if !options.dryRun && !options.allowDowngrade {
+            let built = try database { () throws(DatabaseError) in try ProjectionVersions.built(on: connection) }
+            if let ahead = ProjectionVersionAhead.all(built: built).first(where: { wanted.contains($0.projection) }) {
+                throw .projectionVersionAhead(ahead)
+            }
+        }
         var report: ReplayReport
         if wanted.contains(ProjectionVersions.users.name) {
             var run = Run(engine: self, connection: connection, options: options, progress: progress, fence: lease.fence)

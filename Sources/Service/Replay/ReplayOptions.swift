@@ -10,6 +10,11 @@ public struct ReplayOptions: Sendable {
     public var catalog: Catalog?
     /// The instant every document is judged at; nil = the clock's now.
     public var now: Int64?
+    /// Rebuild even a projection the database holds at a newer version than this code's (an
+    /// operator rolling a failed upgrade back: `iap-ledger replay --downgrade`). Without it such
+    /// a replay is refused (`projection_version_ahead`), so an instance left on old code cannot
+    /// undo a newer instance's rebuild.
+    public var allowDowngrade = false
     /// Events per COPY batch.
     public var batchSize = 100_000
     /// Called once the bulk of the log is folded and loaded, before the catch-up: lets a test

@@ -53,6 +53,8 @@ final class ConsumptionResponder: Sendable {
     func stop() { loop.withLock { $0 }?.stop() }
 
     private func answerDue(on connection: Connection, isStopping: () -> Bool) throws {
+        // Built by newer code: nothing could be recorded here (ProjectionVersionWatch said why, once).
+        guard service.projectionVersions.projectionsAhead.isEmpty else { return }
         let due = ConsumptionRequestsTable.decode(
             try connection.query(ConsumptionRequestsTable.due(now: service.clock(), limit: Self.batch)))
         for request in due {

@@ -19,6 +19,8 @@ extension LedgerService {
     func answerConsumptionRequest(
         _ request: ConsumptionRequestsTable.Row, context: RequestContext
     ) throws(ServiceError) -> ConsumptionAttemptReport? {
+        // Before Apple is asked: the attempt could not be recorded (rolling upgrade in progress).
+        try projectionVersions.requireCurrent()
         let now = clock()
         let (app, info) = try consumptionFacts(request, at: now)
         let decision = ConsumptionPlanner.decide(request, settings: app?.consumption, info: info, now: now)
