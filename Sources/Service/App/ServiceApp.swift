@@ -114,6 +114,11 @@ public final class ServiceApp: Sendable {
             name: options.instanceName ?? LeaseHolder.defaultName(port: String(options.port)), conninfo: adminConninfo,
             logger: logger)
         metrics.registerLeases(leases)
+        leases.standAside {
+            projectionVersions.projectionsAhead.first.map {
+                "the database's \($0.projection) projection is at version \($0.database), newer than this code's \($0.code)"
+            }
+        }
         if let readRouting { registerReplicaMetrics(readRouting, on: metrics.registry) }
         let projections: ProjectionRuntime
         do {

@@ -67,7 +67,7 @@ public final class ReplayEngine: Sendable {
             throw .busy("another replay is running")
         }
         defer { running.store(false, ordering: .releasing) }
-        let lease = leases.lease(Self.leaseName)
+        let lease = leases.lease(Self.leaseName, standsAside: false)
         guard lease.keep(force: true) else { throw .busy("another replay is running") }
         metrics?.replayRunning.set(1)
         defer {

@@ -22,6 +22,11 @@ final class LeaseHolder: Sendable {
     /// Weak: a lease holds its holder, and the jobs hold their leases.
     private let registered = Mutex<[String: Registered]>([:])
 
+    /// Why this process must not hold any lease now (nil: it may). Set once at start; an
+    /// instance whose code is older than the database's projections stands aside so that a
+    /// current instance runs the jobs instead of them pausing until it stops (a rolling upgrade).
+    private let standAside = Mutex<@Sendable () -> String?>({ nil })
+
     private struct Registered: @unchecked Sendable {
         weak var lease: Lease?
     }
@@ -36,6 +41,11 @@ final class LeaseHolder: Sendable {
         self.logger = logger
     }
 
+    func standAside(when reason: @escaping @Sendable () -> String?) { standAside.withLock { $0 = reason } }
+
+    /// The reason this process must hold no lease now, if any.
+    var reasonToStandAside: String? { standAside.withLock { $0 }() }
+
     /// The instance name in the table: `holder` of every lease it takes.
     var name: String { current.withLock { $0 } }
 
@@ -49,10 +59,12 @@ final class LeaseHolder: Sendable {
 
     /// The lease `name` of this holder (one object per name, so metrics and the admin document
     /// see what the job sees).
-    func lease(_ name: String, timing: LeaseKeeper.Timing = .standard) -> Lease {
+    /// `standsAside`: whether the lease is given up while `reasonToStandAside` says so (every
+    /// background job; not the replay's, which an operator asks for and which answers for itself).
+    func lease(_ name: String, timing: LeaseKeeper.Timing = .standard, standsAside: Bool = true) -> Lease {
         registered.withLock { leases in
             if let lease = leases[name]?.lease { return lease }
-            let lease = Lease(name: name, holder: self, timing: timing)
+            let lease = Lease(name: name, holder: self, timing: timing, standsAside: standsAside)
             leases[name] = Registered(lease: lease)
             return lease
         }
