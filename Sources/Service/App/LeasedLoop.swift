@@ -9,7 +9,7 @@ import Synchronization
 final class LeasedLoop: Sendable {
     let name: String
     let conninfo: String
-    let setupStatements: [String]
+    let session: SessionSettings
     let lockKey: String
     let interval: Double
     let logger: Logger
@@ -21,12 +21,12 @@ final class LeasedLoop: Sendable {
     private let finished = Mutex<Bool?>(nil)
 
     init(
-        name: String, conninfo: String, setupStatements: [String], lockKey: String, interval: Double, logger: Logger,
+        name: String, conninfo: String, session: SessionSettings, lockKey: String, interval: Double, logger: Logger,
         work: @escaping @Sendable (Connection, _ isStopping: () -> Bool) throws -> Void
     ) {
         self.name = name
         self.conninfo = conninfo
-        self.setupStatements = setupStatements
+        self.session = session
         self.lockKey = lockKey
         self.interval = interval
         self.logger = logger
@@ -57,8 +57,7 @@ final class LeasedLoop: Sendable {
         while !isStopping {
             do {
                 if connection == nil || connection?.isHealthy == false {
-                    connection = try Connection(conninfo, connectTimeout: 5)
-                    for statement in setupStatements { try connection!.executeScript(statement) }
+                    connection = try Connection(conninfo, connectTimeout: 5, session: session)
                     holdsLock = false
                 }
                 if !holdsLock {

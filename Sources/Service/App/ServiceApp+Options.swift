@@ -20,6 +20,9 @@ extension ServiceApp {
         /// External PostgreSQL; nil starts the embedded cluster under `dataDirectory`.
         public var databaseURL: String?
         public var dataDirectory = "./.iap-ledger"
+        /// `.transaction` when `databaseURL` is PgBouncer in `pool_mode = transaction`
+        /// (`DATABASE_POOL_MODE`): no session state, settings per transaction (SessionSettings).
+        public var databasePoolMode: PoolMode = .session
         public var migrationsDirectory: String
         public var logger = Logger()
         public var clock: @Sendable () -> Int64 = Timestamp.nowMillis

@@ -47,6 +47,7 @@ enum ServeCommand {
             options.userCacheBytes = number << 20
         }
         options.databaseURL = CommandLineInterface.environment("DATABASE_URL")
+        options.databasePoolMode = try CommandLineInterface.databasePoolMode()
         options.dataDirectory = parsed.options["data-dir"] ?? options.dataDirectory
 
         // Block the stop signals before any thread starts: MHD's workers inherit the mask, and

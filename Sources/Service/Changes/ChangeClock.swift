@@ -21,9 +21,9 @@ final class ChangeClock: Sendable {
 
     private let loop: LeasedLoop
 
-    init(service: LedgerService, conninfo: String, setupStatements: [String], interval: Double = 1) {
+    init(service: LedgerService, conninfo: String, session: SessionSettings, interval: Double = 1) {
         loop = LeasedLoop(
-            name: "change-clock", conninfo: conninfo, setupStatements: setupStatements, lockKey: Self.lockKey,
+            name: "change-clock", conninfo: conninfo, session: session, lockKey: Self.lockKey,
             interval: interval, logger: service.logger
         ) { connection, isStopping in
             while !isStopping(), try Self.tick(service, on: connection, isStopping: isStopping) == Self.batchSize {}

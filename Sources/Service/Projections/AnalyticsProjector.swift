@@ -15,6 +15,7 @@ final class AnalyticsProjector: Sendable {
     static let lockKey = "iap-ledger:analytics-projector"
 
     let conninfo: String
+    let session: SessionSettings
     let catalog: Catalog
     let logger: Logger
     let interval: Double
@@ -22,8 +23,12 @@ final class AnalyticsProjector: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let finished = Mutex<Bool>(false)
 
-    init(conninfo: String, catalog: Catalog, logger: Logger, interval: Double = 0.25, batchSize: Int = 20_000) {
+    init(
+        conninfo: String, catalog: Catalog, logger: Logger, interval: Double = 0.25, batchSize: Int = 20_000,
+        poolMode: PoolMode = .session
+    ) {
         self.conninfo = conninfo
+        self.session = ServiceRole.session(poolMode)
         self.catalog = catalog
         self.logger = logger
         self.interval = interval
@@ -51,8 +56,7 @@ final class AnalyticsProjector: Sendable {
         while !stopping.load(ordering: .relaxed) {
             do {
                 if connection == nil || connection?.isHealthy == false {
-                    connection = try Connection(conninfo, connectTimeout: 5)
-                    try connection!.executeScript(ServiceRole.setRole)
+                    connection = try Connection(conninfo, connectTimeout: 5, session: session)
                     holdsLock = false
                 }
                 let connection = connection!

@@ -20,9 +20,11 @@ public final class ProjectionRuntime: Sendable {
                 try? service.reloadCatalog()
                 return catalogs.current
             },
-            clock: clock, metrics: metrics, logger: service.logger)
+            clock: clock, metrics: metrics, logger: service.logger, poolMode: service.pool.session.poolMode)
         try ProjectionStartup.prepare(conninfo: conninfo, engine: engine, logger: service.logger)
-        let projector = AnalyticsProjector(conninfo: conninfo, catalog: catalogs.current.catalog, logger: service.logger)
+        let projector = AnalyticsProjector(
+            conninfo: conninfo, catalog: catalogs.current.catalog, logger: service.logger,
+            poolMode: service.pool.session.poolMode)
         projector.start()
         return ProjectionRuntime(engine: engine, projector: projector)
     }

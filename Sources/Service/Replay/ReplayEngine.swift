@@ -16,11 +16,14 @@ public final class ReplayEngine: Sendable {
     let clock: @Sendable () -> Int64
     let metrics: ServiceMetrics?
     let logger: Logger
+    /// How the replay's connections apply `session` (PgBouncer transaction pooling or not).
+    let poolMode: PoolMode
 
     init(conninfo: String, catalog: Catalog, catalogSource: (@Sendable () -> CatalogVersion)? = nil,
          clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis, metrics: ServiceMetrics? = nil,
-         logger: Logger = Logger())
+         logger: Logger = Logger(), poolMode: PoolMode = .session)
     {
+        self.poolMode = poolMode
         self.conninfo = conninfo
         self.catalog = catalog
         self.catalogSource = catalogSource
@@ -30,15 +33,17 @@ public final class ReplayEngine: Sendable {
     }
 
     /// A replay under the recorded catalog `version` (`iap-ledger replay`: no config needed).
-    convenience init(conninfo: String, recorded version: CatalogVersion) {
-        self.init(conninfo: conninfo, catalog: version.catalog, catalogSource: { version })
+    convenience init(conninfo: String, recorded version: CatalogVersion, poolMode: PoolMode = .session) {
+        self.init(conninfo: conninfo, catalog: version.catalog, catalogSource: { version }, poolMode: poolMode)
     }
 
     static let lockKey = "iap-ledger:replay"
     /// The replay's sessions. Commits before the swap need not wait for the disk: until the
     /// swap the next tables are scratch (rebuilt after a crash), and the swap itself commits
     /// synchronously, which makes everything before it durable too.
-    static let sessionSettings = "\(ServiceRole.setRoleWithoutTimeout); SET synchronous_commit = off"
+    var session: SessionSettings {
+        ServiceRole.sessionWithoutTimeout(poolMode).setting("synchronous_commit", "off")
+    }
     /// Threads for the pure parts (decoding, rendering).
     static let parallelism = max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))
 
@@ -53,8 +58,7 @@ public final class ReplayEngine: Sendable {
     ) throws(ServiceError) -> ReplayReport {
         let connection: Connection
         do {
-            connection = try Connection(conninfo, connectTimeout: 10)
-            try connection.executeScript(Self.sessionSettings)
+            connection = try Connection(conninfo, connectTimeout: 10, session: session)
             let rows = try connection.query("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", [Self.lockKey])
             guard rows.bool(0, rows.columns[0]) == true else { throw ServiceError.busy("another replay is running") }
         } catch let error as ServiceError {

@@ -38,8 +38,11 @@ final class WebhookDispatcher: Sendable {
         self.metrics = metrics
         workers = endpoints.map {
             Worker(
-                endpoint: $0, conninfo: conninfo, logger: logger, clock: clock, metrics: metrics,
-                maxInFlight: maxInFlight, lockRetrySeconds: lockRetrySeconds)
+                endpoint: $0, conninfo: conninfo,
+                // A stuck statement must not hold the endpoint (and its lock) forever.
+                session: ServiceRole.session(pool.session.poolMode).setting("statement_timeout", "30s"),
+                logger: logger, clock: clock, metrics: metrics, maxInFlight: maxInFlight,
+                lockRetrySeconds: lockRetrySeconds)
         }
     }
 
@@ -67,6 +70,7 @@ final class WebhookDispatcher: Sendable {
     final class Worker: @unchecked Sendable {
         let endpoint: WebhookEndpoint
         let conninfo: String
+        let session: SessionSettings
         let logger: Logger
         let clock: @Sendable () -> Int64
         let metrics: WebhookMetrics
@@ -87,11 +91,12 @@ final class WebhookDispatcher: Sendable {
         static let openPages = 8
 
         init(
-            endpoint: WebhookEndpoint, conninfo: String, logger: Logger, clock: @escaping @Sendable () -> Int64,
-            metrics: WebhookMetrics, maxInFlight: Int, lockRetrySeconds: Double
+            endpoint: WebhookEndpoint, conninfo: String, session: SessionSettings, logger: Logger,
+            clock: @escaping @Sendable () -> Int64, metrics: WebhookMetrics, maxInFlight: Int, lockRetrySeconds: Double
         ) {
             self.endpoint = endpoint
             self.conninfo = conninfo
+            self.session = session
             self.logger = logger
             self.clock = clock
             self.metrics = metrics
@@ -127,10 +132,7 @@ final class WebhookDispatcher: Sendable {
                 do {
                     if connection == nil || connection?.isHealthy == false {
                         holdsLock = false
-                        connection = try Connection(conninfo, connectTimeout: 5)
-                        try connection!.executeScript(ServiceRole.setRole)
-                        // A stuck statement must not hold the endpoint (and its lock) forever.
-                        try connection!.executeScript("SET statement_timeout = '30s'")
+                        connection = try Connection(conninfo, connectTimeout: 5, session: session)
                     }
                     let connection = connection!
                     if !holdsLock {
