@@ -64,6 +64,11 @@ public final class PgBouncer: Sendable {
             ; transaction mode: a session is handed back as the transaction ends, nothing to reset
             server_reset_query =
             ignore_startup_parameters = extra_float_digits
+            ; PostgreSQL unreachable: fail a waiting client after 5 s (the service answers 503)
+            ; instead of holding it for the default 120 s, longer than any HTTP client waits
+            query_wait_timeout = 5
+            ; and try PostgreSQL again at once once it is back (default: refuse clients for 15 s)
+            server_login_retry = 0
             logfile = \(directory)/pgbouncer.log
             pidfile = \(directory)/pgbouncer.pid
             log_connections = 0
