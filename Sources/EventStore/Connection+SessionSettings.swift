@@ -16,8 +16,11 @@ extension Connection {
 
     /// Sent ahead of a statement that runs outside any transaction (its own implicit one).
     var autocommitPrologue: [Statement] {
-        guard !beginPending, PQtransactionStatus(handle) == PQTRANS_IDLE else { return [] }
-        return transactionPrologue
+        // Session mode first: its statements must cost what they always did.
+        guard session.poolMode == .transaction, !session.isEmpty, !beginPending,
+            PQtransactionStatus(handle) == PQTRANS_IDLE
+        else { return [] }
+        return [session.statement(local: true)]
     }
 
     /// What a simple-protocol script (or COPY) must start with: the deferred BEGIN, if any, and
