@@ -9,9 +9,9 @@ import Synchronization
 /// them: a renewal inside a job's open transaction would not be seen by the other instances
 /// until that transaction ended, and a long one would let the lease lapse meanwhile.
 ///
-/// Each lease statement is a short transaction of its own whose settings are `SET LOCAL`, so
-/// the connection may go through PgBouncer in transaction pooling: nothing is left on a pooled
-/// server connection. `lock_timeout` keeps an asker from waiting long on a lease row a holder's
+/// Each lease statement is a short transaction of its own, and in transaction pool mode its
+/// settings go with it (`SessionSettings`), so the connection may go through PgBouncer: nothing
+/// is left on a pooled server connection. `lock_timeout` keeps an asker from waiting long on a lease row a holder's
 /// write transaction has share-locked (ops.require_lease).
 final class LeaseHolder: Sendable {
     let claim: String
@@ -31,10 +31,12 @@ final class LeaseHolder: Sendable {
         weak var lease: Lease?
     }
 
-    static let transactionSettings =
-        "SET LOCAL ROLE \(ServiceRole.name); SET LOCAL statement_timeout = '5s'; SET LOCAL lock_timeout = '1s'"
+    /// The lease statements' role and settings: per transaction through PgBouncer in transaction
+    /// pooling (`Connection` sends them with each BEGIN), once per session otherwise.
+    let session: SessionSettings
 
-    init(name: String, conninfo: String, logger: Logger) {
+    init(name: String, conninfo: String, logger: Logger, poolMode: PoolMode = .session) {
+        session = ServiceRole.session(poolMode).setting("statement_timeout", "5s").setting("lock_timeout", "1s")
         claim = UUID().uuidString.lowercased()
         current = Mutex(name)
         self.conninfo = conninfo
@@ -85,13 +87,10 @@ final class LeaseHolder: Sendable {
         try connection.withLock { connection throws(DatabaseError) -> Rows in
             if connection == nil || connection?.isHealthy == false {
                 connection = nil
-                connection = try Connection(conninfo, connectTimeout: 5)
+                connection = try Connection(conninfo, connectTimeout: 5, session: session)
             }
             do {
-                return try connection!.transaction { connection in
-                    try connection.executeScript(Self.transactionSettings)
-                    return try connection.commit(after: [query.statement])[0]
-                }
+                return try connection!.transaction { connection in try connection.commit(after: [query.statement])[0] }
             } catch let error as DatabaseError {
                 if connection?.isHealthy == false { connection = nil }
                 throw error
