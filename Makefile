@@ -1,12 +1,13 @@
 # iap-ledger: two commands on a fresh machine.
 #   make run    installs what is missing, builds in release mode, serves on an embedded PostgreSQL
-#   make test   the same set-up, then the whole suite in debug and in release mode
+#   make test   the same set-up, then the whole suite in debug (PostgreSQL directly) and in
+#               release mode (the service through PgBouncer in transaction pooling)
 SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the build, the tests and the benchmarks need. Checked one by one so a
 # machine that has them all never touches apt. `postgresql` brings psql (postgresql-client-NN),
 # which `iap-ledger psql` runs.
-PACKAGES := libpq-dev libssl-dev libmicrohttpd-dev postgresql libcurl4 openssl util-linux
+PACKAGES := libpq-dev libssl-dev libmicrohttpd-dev postgresql libcurl4 openssl util-linux pgbouncer
 BENCH_PACKAGES := wrk
 ARGS ?=
 
@@ -72,9 +73,11 @@ test: deps browser cluster-deps test-debug test-release
 test-debug:
 	$(SWIFT) test
 
-# Some C-interop lifetime bugs only show with the optimizer on.
+# Some C-interop lifetime bugs only show with the optimizer on. And the service goes through
+# PgBouncer in transaction pooling (TestSupport/PgBouncer.swift), so `make test` covers both:
+# PostgreSQL directly in debug, pooled in release.
 test-release:
-	$(SWIFT) test -c release
+	IAP_TEST_DATABASE_VIA=pgbouncer $(SWIFT) test -c release
 
 # Every benchmark next to its baseline (openssl speed, pgbench) run in the same go; rewrites the
 # table in BENCHMARKS.md. Fixed parameters (see BENCHMARKS.md); about 5 minutes on 2 cores, no network.

@@ -3,10 +3,15 @@ import Glibc
 
 /// One libpq connection. Not safe for concurrent use: one thread at a time (the pool enforces it).
 ///
-/// Every `query`/`execute` is an automatically prepared statement (text parameters and results),
-/// prepared once per connection and SQL text, then executed with `PQexecPrepared`.
+/// In `.session` pool mode every `query`/`execute` is an automatically prepared statement (text
+/// parameters and results), prepared once per connection and SQL text, then executed with
+/// `PQexecPrepared`, and `session`'s settings are applied once at connect. In `.transaction` mode
+/// (PgBouncer) statements are unnamed and the settings go with every transaction
+/// (Connection+SessionSettings.swift).
 public final class Connection: @unchecked Sendable {
     let handle: OpaquePointer  // PGconn*; only used inside methods of self
+    /// The role and settings of every transaction, and the pool mode that says how to apply them.
+    public let session: SessionSettings
     private var statements: [String: String] = [:]  // SQL text -> prepared statement name
     private var statementCounter = 0
     /// Set when a protocol exchange was abandoned half-way; the pool then discards the connection.
@@ -23,7 +28,7 @@ public final class Connection: @unchecked Sendable {
 
     /// Connects with a conninfo (`host=/tmp port=5432 dbname=x`) or URL (`postgresql://…`) string.
     /// `connectTimeout` (seconds) applies unless the string sets `connect_timeout` itself.
-    public init(_ conninfo: String, connectTimeout: Int? = nil) throws(DatabaseError) {
+    public init(_ conninfo: String, connectTimeout: Int? = nil, session: SessionSettings = .direct) throws(DatabaseError) {
         var keywords: [String?] = []
         var values: [String?] = []
         if let connectTimeout {
@@ -45,13 +50,23 @@ public final class Connection: @unchecked Sendable {
         // Server NOTICEs (e.g. "role is already a member") would go to stderr by default.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
         handle = connection
+        self.session = session
+        if session.poolMode == .session, !session.isEmpty {
+            try executeScript(session.script(local: false))
+        }
     }
 
     deinit { PQfinish(handle) }
 
     /// Runs one statement with bound text parameters (`$1`, `$2`, … ; nil binds SQL NULL).
     public func query(_ sql: String, _ params: [String?] = []) throws(DatabaseError) -> Rows {
-        if beginPending { return try pipeline([Statement(sql, params)])[0] }
+        if beginPending || !autocommitPrologue.isEmpty { return try pipeline([Statement(sql, params)])[0] }
+        if session.poolMode == .transaction {
+            let result = withCStringArray(params) { pointers in
+                PQexecParams(handle, sql, Int32(params.count), nil, pointers, nil, nil, 0)
+            }
+            return try rows(from: result)
+        }
         let name = try preparedName(for: sql)
         let result = withCStringArray(params) { pointers in
             PQexecPrepared(handle, name, Int32(params.count), pointers, nil, nil, 0)
@@ -68,19 +83,7 @@ public final class Connection: @unchecked Sendable {
     /// Runs a script of one or more statements with the simple protocol (no parameters).
     /// For migrations and transaction control only: never put values into `sql`.
     public func executeScript(_ sql: String) throws(DatabaseError) {
-        if beginPending {
-            beginPending = false
-            _ = try rows(from: PQexec(handle, "BEGIN;\n" + sql))
-        } else {
-            _ = try rows(from: PQexec(handle, sql))
-        }
-    }
-
-    /// Sends a BEGIN that `transaction` deferred, for calls that cannot carry it along (COPY).
-    func sendPendingBegin() throws(DatabaseError) {
-        guard beginPending else { return }
-        beginPending = false
-        _ = try rows(from: PQexec(handle, "BEGIN"))
+        _ = try rows(from: PQexec(handle, scriptPrologue() + sql))
     }
 
     /// Runs `body` inside BEGIN … COMMIT; any error thrown by `body` (or by COMMIT) rolls back

@@ -32,24 +32,26 @@ public final class ConnectionPool: Sendable {
 
     public let size: Int
     private let conninfo: String
-    private let setupStatements: [String]
+    /// Role and settings of every connection, and the pool mode (PgBouncer transaction pooling or not).
+    public let session: SessionSettings
     private let connectTimeout: Int
     private let acquireTimeout: Duration
     private let freeSlots: DispatchSemaphore
     private let state: Mutex<State>
 
     /// - Parameters:
-    ///   - setupStatements: run on every new connection, e.g. `SET ROLE iap_ledger_service`.
+    ///   - session: the role and settings every connection's transactions run with, applied by
+    ///     `Connection` as its pool mode requires (once, or with every transaction).
     ///   - connectTimeout: seconds, unless `conninfo` sets `connect_timeout`.
     ///   - acquireTimeout: how long a caller waits for a free slot before a retryable `53300`.
     public init(
-        conninfo: String, size: Int, setupStatements: [String] = [], connectTimeout: Int = 5,
+        conninfo: String, size: Int, session: SessionSettings = .direct, connectTimeout: Int = 5,
         acquireTimeout: Duration = .seconds(30)
     ) {
         precondition(size > 0, "pool size must be positive")
         self.size = size
         self.conninfo = conninfo
-        self.setupStatements = setupStatements
+        self.session = session
         self.connectTimeout = connectTimeout
         self.acquireTimeout = acquireTimeout
         self.freeSlots = DispatchSemaphore(value: size)
@@ -121,8 +123,7 @@ public final class ConnectionPool: Sendable {
     }
 
     private func open() throws(DatabaseError) -> Connection {
-        let connection = try Connection(conninfo, connectTimeout: connectTimeout)
-        for statement in setupStatements { try connection.executeScript(statement) }
+        let connection = try Connection(conninfo, connectTimeout: connectTimeout, session: session)
         state.withLock {
             $0.stats.open += 1
             $0.stats.connects += 1

@@ -24,41 +24,40 @@ public struct MigrationError: Error, Sendable, CustomStringConvertible {
 /// `public.schema_migrations`. Run with the admin connection (not the service role).
 /// A file must not contain transaction control (BEGIN/COMMIT) nor statements that cannot run
 /// in a transaction (CREATE INDEX CONCURRENTLY); an applied file is never edited.
+///
+/// Safe through PgBouncer in transaction pooling: nothing outlives a transaction. Each one
+/// takes the transaction-level advisory lock that serialises migrating processes, then checks
+/// again whether its file is applied (another process may have done it while we waited), and
+/// applies and records it; the lock goes with COMMIT or ROLLBACK, on whatever server session.
 public enum Migrator {
-    /// Arbitrary constant: the session-level advisory lock that serialises migrating processes.
+    /// Arbitrary constant: the advisory lock that serialises migrating processes.
     static let lockKey = "7345112093411"
 
     /// Applies the pending migrations of `directory`; answers the file names applied.
     @discardableResult
     public static func migrate(connection: Connection, directory: String) throws(MigrationError) -> [String] {
         let files = try migrationFiles(in: directory)
-        do {
-            // Lock first: two processes creating the table at once would collide too.
-            _ = try connection.query("SELECT pg_advisory_lock($1::bigint)", [lockKey])
-        } catch {
-            throw MigrationError(file: nil, message: error.message, databaseError: error)
-        }
-        defer { _ = try? connection.query("SELECT pg_advisory_unlock($1::bigint)", [lockKey]) }
-        do {
-            try connection.executeScript(
-                """
-                CREATE TABLE IF NOT EXISTS public.schema_migrations (
-                    version integer NOT NULL,
-                    name text NOT NULL,
-                    applied_at timestamptz NOT NULL DEFAULT now(),
-                    CONSTRAINT schema_migrations_pkey PRIMARY KEY (version)
-                )
-                """)
-        } catch {
-            throw MigrationError(file: nil, message: error.message, databaseError: error)
-        }
-
         let applied: Set<Int>
         do {
-            let rows = try connection.query("SELECT version FROM public.schema_migrations")
-            applied = Set((0..<rows.count).map { Int(rows.int64($0, "version")!) })
-        } catch {
+            applied = try connection.transaction { connection in
+                // Lock first: two processes creating the table at once would collide too.
+                try lock(connection)
+                try connection.executeScript(
+                    """
+                    CREATE TABLE IF NOT EXISTS public.schema_migrations (
+                        version integer NOT NULL,
+                        name text NOT NULL,
+                        applied_at timestamptz NOT NULL DEFAULT now(),
+                        CONSTRAINT schema_migrations_pkey PRIMARY KEY (version)
+                    )
+                    """)
+                let rows = try connection.query("SELECT version FROM public.schema_migrations")
+                return Set((0..<rows.count).map { Int(rows.int64($0, "version")!) })
+            }
+        } catch let error as DatabaseError {
             throw MigrationError(file: nil, message: error.message, databaseError: error)
+        } catch {
+            throw MigrationError(file: nil, message: "\(error)", databaseError: nil)
         }
         var done: [String] = []
         for file in files where !applied.contains(file.version) {
@@ -67,20 +66,30 @@ public enum Migrator {
                     file: file.name, message: "cannot read \(directory)/\(file.name)", databaseError: nil)
             }
             do {
-                try connection.transaction { connection in
+                let ran = try connection.transaction { connection -> Bool in
+                    try lock(connection)
+                    let recorded = try connection.query(
+                        "SELECT 1 FROM public.schema_migrations WHERE version = $1", [String(file.version)])
+                    guard recorded.count == 0 else { return false }
                     try connection.executeScript(sql)
                     try connection.execute(
                         "INSERT INTO public.schema_migrations (version, name) VALUES ($1, $2)",
                         [String(file.version), file.name])
+                    return true
                 }
+                if ran { done.append(file.name) }
             } catch let error as DatabaseError {
                 throw MigrationError(file: file.name, message: error.message, databaseError: error)
             } catch {
                 throw MigrationError(file: file.name, message: "\(error)", databaseError: nil)
             }
-            done.append(file.name)
         }
         return done
+    }
+
+    /// Held until the end of the current transaction.
+    private static func lock(_ connection: Connection) throws(DatabaseError) {
+        _ = try connection.query("SELECT pg_advisory_xact_lock($1::bigint)", [lockKey])
     }
 
     /// The `NNNN_name.sql` files of `directory`, sorted by number; duplicate numbers are refused.

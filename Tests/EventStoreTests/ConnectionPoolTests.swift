@@ -5,10 +5,10 @@ import TestSupport
 import Testing
 
 @Suite struct ConnectionPoolTests {
-    @Test func lendsConnectionsWithTheirSetupStatementsAndCleansUp() throws {
+    @Test func lendsConnectionsWithTheirSessionSettingsAndCleansUp() throws {
         let pool = ConnectionPool(
-            conninfo: try TestDatabase.shared.freshDatabase(), size: 2, setupStatements: ["SET ROLE iap_ledger_service"]
-        )
+            conninfo: try TestDatabase.shared.freshDatabase(), size: 2,
+            session: SessionSettings(role: "iap_ledger_service"))
         #expect(try pool.withConnection { try $0.query("SELECT current_user AS u")[0, "u"] } == "iap_ledger_service")
         // A transaction left open by the body is rolled back before the connection is reused.
         try pool.withConnection { try $0.executeScript("BEGIN; CREATE TEMP TABLE leftover (id int)") }

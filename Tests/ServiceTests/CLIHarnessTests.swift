@@ -47,7 +47,8 @@ enum OpsBinary {
         environment["DATABASE_READ_URL"] = nil
         environment["IAP_LEDGER_MIGRATIONS"] = migrations
         for (name, value) in extra { environment[name] = value }
-        return environment
+        // IAP_TEST_DATABASE_VIA=pgbouncer: a test database's URL goes through PgBouncer.
+        return PgBouncer.childEnvironment(environment)
     }
 
     /// Runs a command to completion (killing it after `timeout` seconds), in `workingDirectory`

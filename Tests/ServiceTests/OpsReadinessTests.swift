@@ -69,13 +69,16 @@ import Testing
         #expect(ready.body == #"{"status":"ready"}"#)
     }
 
-    @Test func pooledConnectionsBoundStatementsAndAbandonedTransactions() throws {
+    /// In transaction pool mode the same settings are a prologue of the statement's own implicit
+    /// transaction (PgBouncerTransactionModeTests runs this through PgBouncer).
+    @Test(arguments: PoolMode.allCases)
+    func pooledConnectionsBoundStatementsAndAbandonedTransactions(mode: PoolMode) throws {
         var options = ServiceApp.Options(migrationsDirectory: OpsBinary.migrations)
         options.statementTimeoutSeconds = 30
         options.idleInTransactionTimeoutSeconds = 60
-        let statements = ServiceApp.poolSetupStatements(options)
-        let connection = try Connection(try TestDatabase.shared.freshDatabase())
-        for statement in statements { try connection.executeScript(statement) }
+        options.databasePoolMode = mode
+        let connection = try Connection(
+            try TestDatabase.shared.freshDatabase(), session: ServiceApp.serviceSession(options))
         let rows = try connection.query(
             "SELECT current_setting('statement_timeout'), current_setting('idle_in_transaction_session_timeout'), current_user",
             [])

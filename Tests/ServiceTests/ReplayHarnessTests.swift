@@ -44,7 +44,8 @@ final class ReplayHarness: Sendable {
         let now = TestVectors.nowMillis
         self.now = now
         var options = ServiceApp.Options(migrationsDirectory: TestDatabase.migrationsDirectory)
-        options.databaseURL = conninfo
+        // IAP_TEST_DATABASE_VIA=pgbouncer: through PgBouncer in transaction mode.
+        (options.databaseURL, options.databasePoolMode) = try PgBouncer.serviceTarget(for: conninfo)
         options.port = 0
         options.threads = 4
         options.configuration = Self.configuration

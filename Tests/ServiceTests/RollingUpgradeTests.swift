@@ -105,6 +105,10 @@ import TestSupport
         #expect(Self.occurrences("projection version ahead", in: old.log.text) == 1, "\(old.log.text)")
         // Reads that render nothing keep working (the event log is the same for every version).
         #expect(try old.client().get("/v1/users/u-before/events").status == 200)
+        // Neither holds a background job's lease any more, so an instance with current code
+        // would take them instead of the jobs pausing until the old ones stop.
+        #expect(try Self.awaitLeaseRows(old.conninfo) { $0 == 0 }, "leases still held while ahead")
+        #expect(old.log.text.contains("lease given up") || other.log.text.contains("lease given up"))
 
         // The database back at this code's version (an operator replayed it with this code): both serve again.
         try Self.recordUsers(Self.users.version, old.conninfo)
@@ -115,6 +119,18 @@ import TestSupport
         #expect(try old.client().user("u-after")["entitlements"]?["pro"]?["active"]?.boolValue == true)
         #expect(try Self.gauge(old).contains("iap_projection_version_ahead{projection=\"users\"} 1") == false)
         #expect(old.log.text.contains("projection version no longer ahead: serving again"))
+        #expect(try Self.awaitLeaseRows(old.conninfo) { $0 > 0 }, "no lease taken again once current")
+    }
+
+    /// Waits up to 10 s for the count of live leases in ops.leases to satisfy `condition`.
+    static func awaitLeaseRows(_ conninfo: String, _ condition: (Int64) -> Bool) throws -> Bool {
+        let connection = try Connection(conninfo)
+        for _ in 0..<100 {
+            let live = try connection.query("SELECT count(*) AS n FROM ops.leases WHERE expires_at > now()").int64(0, "n") ?? -1
+            if condition(live) { return true }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return false
     }
 
     @Test func aWriteThatRacesTheRebuildIsRefusedInItsOwnTransaction() throws {

@@ -68,17 +68,26 @@ final class TestService: @unchecked Sendable {
         return configuration
     }
 
-    /// - Parameter sharing: another test service whose database (and API keys) this one uses,
-    ///   like a second process of a deployment; nil: a fresh database.
+    /// - Parameters:
+    ///   - sharing: another test service whose database (and API keys) this one uses, like a
+    ///     second process of a deployment; nil: a fresh database.
+    ///   - bouncer: a PgBouncer (transaction pooling) the service connects through; nil: the
+    ///     shared one when `IAP_TEST_DATABASE_VIA=pgbouncer`, else PostgreSQL directly.
+    ///     `conninfo` (the tests' own admin access) always goes directly.
     init(
         configuration: Configuration = TestService.configuration(), threads: Int = 4, clock: TestClock = TestClock(),
-        sharing other: TestService? = nil, offerSigners: OfferRoutes.SignerLookup? = nil
+        sharing other: TestService? = nil, offerSigners: OfferRoutes.SignerLookup? = nil, through bouncer: PgBouncer? = nil
     ) throws {
         conninfo = try other?.conninfo ?? TestDatabase.shared.freshDatabase()
         let log = LogCapture()
         var options = ServiceApp.Options(migrationsDirectory: TestDatabase.migrationsDirectory)
         options.configuration = configuration
-        options.databaseURL = conninfo
+        let target =
+            if let bouncer { (try bouncer.connectionString(replacing: conninfo), PoolMode.transaction) } else {
+                try PgBouncer.serviceTarget(for: conninfo)
+            }
+        options.databaseURL = target.0
+        options.databasePoolMode = target.1
         options.port = 0
         options.threads = threads
         options.logger = log.logger

@@ -23,7 +23,7 @@ import TestSupport
         try upsert("a", "{}", on: writer)
         try upsert("b", "{}", on: writer)
         let cache = UserDocumentCache(capacityBytes: 1 << 20)
-        let feed = UserDocumentCacheCheck(conninfo: conninfo, setupStatements: [], cache: cache, logger: .silent)
+        let feed = UserDocumentCacheCheck(conninfo: conninfo, session: .direct, cache: cache, logger: .silent)
         defer { feed.stop() }
         #expect(feed.awaitCheck())
         // Rows written before the first check may be dropped once more (the horizon is
@@ -43,7 +43,7 @@ import TestSupport
     @Test func readersThatGiveUpOnAHangingCheckDoNotStrandTheOthers() throws {
         let conninfo = try TestDatabase.shared.freshDatabase()
         let cache = UserDocumentCache(capacityBytes: 1 << 20)
-        let feed = UserDocumentCacheCheck(conninfo: conninfo, setupStatements: [], cache: cache, logger: .silent)
+        let feed = UserDocumentCacheCheck(conninfo: conninfo, session: .direct, cache: cache, logger: .silent)
         defer { feed.stop() }
         #expect(feed.awaitCheck())  // connected, horizon known
 

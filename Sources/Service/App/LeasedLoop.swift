@@ -14,7 +14,7 @@ import Synchronization
 final class LeasedLoop: Sendable {
     let name: String
     let conninfo: String
-    let setupStatements: [String]
+    let session: SessionSettings
     let lease: Lease
     let interval: Double
     let logger: Logger
@@ -27,12 +27,12 @@ final class LeasedLoop: Sendable {
     private let finished = Mutex<Bool?>(nil)
 
     init(
-        name: String, conninfo: String, setupStatements: [String], lease: Lease, interval: Double, logger: Logger,
+        name: String, conninfo: String, session: SessionSettings, lease: Lease, interval: Double, logger: Logger,
         work: @escaping @Sendable (Connection, _ isStopping: () -> Bool) throws -> Void
     ) {
         self.name = name
         self.conninfo = conninfo
-        self.setupStatements = setupStatements
+        self.session = session
         self.lease = lease
         self.interval = interval
         self.logger = logger
@@ -68,8 +68,7 @@ final class LeasedLoop: Sendable {
             if held, Lease.now() >= nextRound {
                 do {
                     if connection == nil || connection?.isHealthy == false {
-                        connection = try Connection(conninfo, connectTimeout: 5)
-                        for statement in setupStatements { try connection!.executeScript(statement) }
+                        connection = try Connection(conninfo, connectTimeout: 5, session: session)
                     }
                     try work(connection!) { self.isStopping || !self.lease.keep() }
                 } catch {

@@ -25,6 +25,9 @@ extension ServiceApp {
         /// primary answers it instead (`IAP_LEDGER_REPLICA_WAIT_MS`).
         public var replicaWaitMillis = 100
         public var dataDirectory = "./.iap-ledger"
+        /// `.transaction` when `databaseURL` is PgBouncer in `pool_mode = transaction`
+        /// (`DATABASE_POOL_MODE`): no session state, settings per transaction (SessionSettings).
+        public var databasePoolMode: PoolMode = .session
         public var migrationsDirectory: String
         public var logger = Logger()
         public var clock: @Sendable () -> Int64 = Timestamp.nowMillis

@@ -8,7 +8,7 @@ extension ServiceApp {
     /// not seconds.
     static func makeReadPool(conninfo: String, options: Options) -> ConnectionPool {
         ConnectionPool(
-            conninfo: conninfo, size: options.databaseConnections, setupStatements: poolSetupStatements(options),
+            conninfo: conninfo, size: options.databaseConnections, session: serviceSession(options),
             connectTimeout: 2, acquireTimeout: .milliseconds(max(10, options.replicaWaitMillis)))
     }
 

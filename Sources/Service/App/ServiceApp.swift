@@ -74,9 +74,11 @@ public final class ServiceApp: Sendable {
         throws(StartupError) -> ServiceApp
     {
         let logger = options.logger
-        try migrate(conninfo: adminConninfo, directory: options.migrationsDirectory, logger: logger)
+        try migrate(
+            conninfo: adminConninfo, directory: options.migrationsDirectory, poolMode: options.databasePoolMode,
+            logger: logger)
         let pool = ConnectionPool(
-            conninfo: adminConninfo, size: options.databaseConnections, setupStatements: poolSetupStatements(options))
+            conninfo: adminConninfo, size: options.databaseConnections, session: serviceSession(options))
         let readRouting = try makeReadRouting(options, primary: pool)
         let verifier: SignedDataVerifier
         do {
@@ -95,14 +97,14 @@ public final class ServiceApp: Sendable {
         let catalogs: CatalogInForce
         do {
             catalogs = CatalogInForce(try CatalogRecorder.reconcile(
-                conninfo: adminConninfo, configured: options.configuration.catalog,
+                conninfo: adminConninfo, poolMode: options.databasePoolMode, configured: options.configuration.catalog,
                 source: CatalogVersions.sourcePath(options.configurationPath), now: options.clock(), logger: logger))
         } catch {
             throw StartupError(description: "catalog: \(error)")
         }
         let documentCheck = options.userCacheBytes > 0
             ? UserDocumentCacheCheck(
-                conninfo: adminConninfo, setupStatements: poolSetupStatements(options),
+                conninfo: adminConninfo, session: serviceSession(options),
                 cache: UserDocumentCache(capacityBytes: options.userCacheBytes), logger: logger)
             : nil
         let projectionVersions = ProjectionVersionWatch(logger: logger)
@@ -114,8 +116,13 @@ public final class ServiceApp: Sendable {
         // Who runs which background job (ops.leases); named with the real port once it is bound.
         let leases = LeaseHolder(
             name: options.instanceName ?? LeaseHolder.defaultName(port: String(options.port)), conninfo: adminConninfo,
-            logger: logger)
+            logger: logger, poolMode: options.databasePoolMode)
         metrics.registerLeases(leases)
+        leases.standAside {
+            projectionVersions.projectionsAhead.first.map {
+                "the database's \($0.projection) projection is at version \($0.database), newer than this code's \($0.code)"
+            }
+        }
         if let readRouting { registerReplicaMetrics(readRouting, on: metrics.registry) }
         let projections: ProjectionRuntime
         do {
@@ -196,7 +203,8 @@ public final class ServiceApp: Sendable {
         if options.instanceName == nil { leases.rename(LeaseHolder.defaultName(port: String(port))) }
         projections.startProjector()
         let changeClock = ChangeClock(
-            service: service, conninfo: adminConninfo, setupStatements: [ServiceRole.setRole], leases: leases,
+            service: service, conninfo: adminConninfo, session: ServiceRole.session(options.databasePoolMode),
+            leases: leases,
             interval: options.changeClockInterval)
         changeClock.start()
         let reconciler = Reconciler(
@@ -229,22 +237,22 @@ public final class ServiceApp: Sendable {
             })
     }
 
-    /// Run on every pooled connection: act as the service role, and bound how long a statement
+    /// Of every pooled connection: act as the service role, and bound how long a statement
     /// or an abandoned transaction can hold a connection and its locks.
-    public static func poolSetupStatements(_ options: Options) -> [String] {
-        [
-            ServiceRole.setRole,
-            "SET statement_timeout = '\(max(0, options.statementTimeoutSeconds))s'",
-            "SET idle_in_transaction_session_timeout = '\(max(0, options.idleInTransactionTimeoutSeconds))s'",
-        ]
+    public static func serviceSession(_ options: Options) -> SessionSettings {
+        ServiceRole.session(options.databasePoolMode)
+            .setting("statement_timeout", "\(max(0, options.statementTimeoutSeconds))s")
+            .setting("idle_in_transaction_session_timeout", "\(max(0, options.idleInTransactionTimeoutSeconds))s")
     }
 
     /// Applies pending migrations with the admin connection (the service role cannot create
     /// schemas); a failure names the file and PostgreSQL's message.
-    public static func migrate(conninfo: String, directory: String, logger: Logger) throws(StartupError) {
+    public static func migrate(
+        conninfo: String, directory: String, poolMode: PoolMode = .session, logger: Logger
+    ) throws(StartupError) {
         let connection: Connection
         do {
-            connection = try Connection(conninfo, connectTimeout: 10)
+            connection = try Connection(conninfo, connectTimeout: 10, session: SessionSettings(poolMode: poolMode))
         } catch {
             throw StartupError(description: "cannot connect to PostgreSQL: \(error.message)")
         }

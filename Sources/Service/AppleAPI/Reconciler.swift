@@ -69,7 +69,7 @@ final class Reconciler: Sendable {
     func start() {
         guard interval > 0, service.configuration.apps.contains(where: { $0.serverAPI != nil }) else { return }
         let loop = LeasedLoop(
-            name: "reconciler", conninfo: conninfo, setupStatements: [ServiceRole.setRole],
+            name: "reconciler", conninfo: conninfo, session: ServiceRole.session(service.pool.session.poolMode),
             lease: leases.lease(Self.leaseName), interval: poll, logger: service.logger
         ) { [weak self] connection, isStopping in try self?.runDue(on: connection, isStopping: isStopping) }
         self.loop.withLock { $0 = loop }

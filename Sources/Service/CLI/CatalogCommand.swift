@@ -55,9 +55,10 @@ enum CatalogCommand {
         }
         let directory = CommandLineInterface.migrationsDirectory()
         return try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
-            let connection = try Connection(conninfo, connectTimeout: 10)
-            _ = try Migrator.migrate(connection: connection, directory: directory)
-            try connection.executeScript(ServiceRole.setRoleWithoutTimeout)
+            let poolMode = try CommandLineInterface.databasePoolMode()
+            _ = try Migrator.migrate(connection: try CommandLineInterface.adminConnection(conninfo), directory: directory)
+            let connection = try Connection(
+                conninfo, connectTimeout: 10, session: ServiceRole.sessionWithoutTimeout(poolMode))
             let versions = try CatalogVersions.versions(on: connection)
             guard let configuration, let configPath else {
                 print(String(decoding: showJSON(versions), as: UTF8.self))
@@ -68,7 +69,7 @@ enum CatalogCommand {
                 let recorded: (versions: [CatalogVersion], decision: CatalogRecorder.Decision, change: CatalogChange?)
                 do throws(ServiceError) {
                     recorded = try CatalogRecorder.record(
-                        conninfo: conninfo, configured: configured, source: CatalogVersions.sourcePath(configPath),
+                        conninfo: conninfo, poolMode: poolMode, configured: configured, source: CatalogVersions.sourcePath(configPath),
                         now: Timestamp.nowMillis(), logger: Logger(minimumLevel: .warning), force: true)
                 } catch {
                     // Re-rendering with this binary's rules would undo a newer release's (rolling upgrades).

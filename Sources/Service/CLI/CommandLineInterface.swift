@@ -35,6 +35,8 @@ public enum CommandLineInterface {
         Every command but serve, verify and testkit finds the database as serve does (DATABASE_URL,
         else the embedded cluster under --data-dir, default ./.iap-ledger), says on stderr which one
         it uses, and never creates a cluster: with none there it stops and says where it looked.
+        Every command that connects takes --database-pool-mode session|transaction (DATABASE_POOL_MODE,
+        default session): transaction when DATABASE_URL is PgBouncer with pool_mode = transaction.
 
         environment: DATABASE_URL, PORT, IAP_LEDGER_CONFIG, IAP_LEDGER_HOST, IAP_LEDGER_MIGRATIONS,
           IAP_LEDGER_KEY_CACHE_SECONDS (how long serve trusts a key before asking PostgreSQL again,
@@ -51,8 +53,8 @@ public enum CommandLineInterface {
             printError(usage)
             return 2
         }
-        let rest = Array(arguments.dropFirst())
         do {
+            let rest = try extractPoolMode(Array(arguments.dropFirst()))
             switch command {
             case "serve": return try ServeCommand.run(rest)
             case "migrate": return try MigrateCommand.run(rest)

@@ -45,7 +45,7 @@ enum KeysCommand {
         }
         let directory = CommandLineInterface.migrationsDirectory()
         return try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
-            let connection = try Connection(conninfo, connectTimeout: 10)
+            let connection = try CommandLineInterface.adminConnection(conninfo)
             _ = try Migrator.migrate(connection: connection, directory: directory)
             let keys = APIKeys()
             switch subcommand {

@@ -11,7 +11,7 @@ enum MigrateCommand {
         }
         let directory = CommandLineInterface.migrationsDirectory()
         try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
-            let connection = try Connection(conninfo, connectTimeout: 10)
+            let connection = try CommandLineInterface.adminConnection(conninfo)
             let applied = try Migrator.migrate(connection: connection, directory: directory)
             print(applied.isEmpty ? "nothing to apply" : applied.map { "applied \($0)" }.joined(separator: "\n"))
         }

@@ -44,10 +44,11 @@ enum ReconcileCommand {
             parsed.options, configuration: configuration, configPath: configPath, now: Timestamp.nowMillis())
         let directory = CommandLineInterface.migrationsDirectory()
         return try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
-            let admin = try Connection(conninfo, connectTimeout: 10)
+            let admin = try CommandLineInterface.adminConnection(conninfo)
             _ = try Migrator.migrate(connection: admin, directory: directory)
             let service = LedgerService(
-                pool: ConnectionPool(conninfo: conninfo, size: 1, setupStatements: [ServiceRole.setRole]),
+                pool: ConnectionPool(
+                    conninfo: conninfo, size: 1, session: ServiceRole.session(try CommandLineInterface.databasePoolMode())),
                 verifier: try ServiceApp.makeVerifier(configuration: configuration), receipts: nil,
                 configuration: configuration, logger: Logger(minimumLevel: .warning),
                 catalogs: try catalogs(configuration, on: admin))

@@ -34,9 +34,11 @@ enum ReplayCommand {
         let configuration = try CommandLineInterface.loadConfiguration(parsed.options["config"])
         let directory = CommandLineInterface.migrationsDirectory()
         return try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
-            let admin = try Connection(conninfo, connectTimeout: 10)
+            let poolMode = try CommandLineInterface.databasePoolMode()
+            let admin = try CommandLineInterface.adminConnection(conninfo)
             _ = try Migrator.migrate(connection: admin, directory: directory)
-            let engine = ReplayEngine(conninfo: conninfo, recorded: try catalog(configuration, on: admin))
+            let engine = ReplayEngine(
+                conninfo: conninfo, recorded: try catalog(configuration, on: admin), poolMode: poolMode)
             let printer = ReplayProgressPrinter()
             let report: ReplayReport
             do throws(ServiceError) {
@@ -49,8 +51,8 @@ enum ReplayCommand {
             }
             printer.finish()
             if report.projections.contains(ProjectionVersions.analytics.name) && !options.dryRun {
-                try admin.executeScript(ServiceRole.setRole)
-                let applied = try AnalyticsProjector.catchUp(on: admin)
+                let service = try Connection(conninfo, connectTimeout: 10, session: ServiceRole.session(poolMode))
+                let applied = try AnalyticsProjector.catchUp(on: service)
                 FileHandle.standardError.write(Data("analytics rebuilt: \(applied) events applied\n".utf8))
             }
             print(parsed.switches.contains("json") ? String(decoding: report.jsonBytes(), as: UTF8.self) : report.text)

@@ -65,6 +65,7 @@ enum ServeCommand {
             options.instanceName = instance
         }
         options.databaseURL = CommandLineInterface.environment("DATABASE_URL")
+        options.databasePoolMode = try CommandLineInterface.databasePoolMode()
         options.databaseReadURL = CommandLineInterface.environment("DATABASE_READ_URL")
         if let millis = CommandLineInterface.environment("IAP_LEDGER_REPLICA_WAIT_MS") {
             guard let number = Int(millis), (0...10_000).contains(number) else {

@@ -42,20 +42,24 @@ enum CatalogRecorder {
     /// Applies the rule on the database at `conninfo`; answers every recorded version, newest
     /// last, and the re-render when one was recorded here.
     static func reconcile(
-        conninfo: String, configured: Catalog, source: String?, now: Int64, logger: Logger, force: Bool = false
+        conninfo: String, poolMode: PoolMode = .session, configured: Catalog, source: String?, now: Int64,
+        logger: Logger, force: Bool = false
     ) throws(ServiceError) -> [CatalogVersion] {
-        try record(conninfo: conninfo, configured: configured, source: source, now: now, logger: logger, force: force)
+        try record(
+            conninfo: conninfo, poolMode: poolMode, configured: configured, source: source, now: now, logger: logger,
+            force: force)
             .versions
     }
 
     static func record(
-        conninfo: String, configured: Catalog, source: String?, now: Int64, logger: Logger, force: Bool
+        conninfo: String, poolMode: PoolMode = .session, configured: Catalog, source: String?, now: Int64,
+        logger: Logger, force: Bool
     ) throws(ServiceError) -> (versions: [CatalogVersion], decision: Decision, change: CatalogChange?) {
         let connection: Connection
         do {
-            connection = try Connection(conninfo, connectTimeout: 10)
             // No statement timeout: the fold below reads the whole log.
-            try connection.executeScript(ServiceRole.setRoleWithoutTimeout)
+            connection = try Connection(
+                conninfo, connectTimeout: 10, session: ServiceRole.sessionWithoutTimeout(poolMode))
         } catch {
             throw .database(error)
         }

@@ -22,9 +22,9 @@ final class ChangeClock: Sendable {
 
     private let loop: LeasedLoop
 
-    init(service: LedgerService, conninfo: String, setupStatements: [String], leases: LeaseHolder, interval: Double = 1) {
+    init(service: LedgerService, conninfo: String, session: SessionSettings, leases: LeaseHolder, interval: Double = 1) {
         loop = LeasedLoop(
-            name: "change-clock", conninfo: conninfo, setupStatements: setupStatements,
+            name: "change-clock", conninfo: conninfo, session: session,
             lease: leases.lease(Self.leaseName), interval: interval, logger: service.logger
         ) { connection, isStopping in
             while !isStopping(), try Self.tick(service, on: connection, isStopping: isStopping) == Self.batchSize {}

@@ -18,6 +18,7 @@ final class AnalyticsProjector: Sendable {
     static let leaseName = "analytics-projector"
 
     let conninfo: String
+    let session: SessionSettings
     let catalog: Catalog
     let logger: Logger
     let interval: Double
@@ -29,9 +30,10 @@ final class AnalyticsProjector: Sendable {
 
     init(
         conninfo: String, catalog: Catalog, logger: Logger, leases: LeaseHolder, interval: Double = 0.25,
-        batchSize: Int = 20_000
+        batchSize: Int = 20_000, poolMode: PoolMode = .session
     ) {
         self.conninfo = conninfo
+        self.session = ServiceRole.session(poolMode)
         self.catalog = catalog
         self.logger = logger
         lease = leases.lease(Self.leaseName)
@@ -60,8 +62,7 @@ final class AnalyticsProjector: Sendable {
         while !stopping.load(ordering: .relaxed) {
             do {
                 if connection == nil || connection?.isHealthy == false {
-                    connection = try Connection(conninfo, connectTimeout: 5)
-                    try connection!.executeScript(ServiceRole.setRole)
+                    connection = try Connection(conninfo, connectTimeout: 5, session: session)
                 }
                 let connection = connection!
                 if !published {

@@ -22,10 +22,12 @@ public final class ProjectionRuntime: Sendable {
                 try? service.reloadCatalog()
                 return catalogs.current
             },
-            clock: clock, metrics: metrics, logger: service.logger, leases: leases)
+            clock: clock, metrics: metrics, logger: service.logger, leases: leases,
+            poolMode: service.pool.session.poolMode)
         try ProjectionStartup.prepare(conninfo: conninfo, engine: engine, logger: service.logger)
         let projector = AnalyticsProjector(
-            conninfo: conninfo, catalog: catalogs.current.catalog, logger: service.logger, leases: leases)
+            conninfo: conninfo, catalog: catalogs.current.catalog, logger: service.logger, leases: leases,
+            poolMode: service.pool.session.poolMode)
         return ProjectionRuntime(engine: engine, projector: projector)
     }
 

@@ -17,8 +17,8 @@ enum ProjectionStartup {
             let built: [String: Int]
             let connection: Connection
             do {
-                connection = try Connection(conninfo, connectTimeout: 10)
-                try connection.executeScript(ServiceRole.setRole)
+                connection = try Connection(
+                    conninfo, connectTimeout: 10, session: ServiceRole.session(engine.poolMode))
                 built = try ProjectionVersions.built(on: connection)
             } catch {
                 throw .database(error)

@@ -17,7 +17,7 @@ import Synchronization
 /// database) drops everything.
 final class UserDocumentCacheCheck: @unchecked Sendable {
     private let conninfo: String
-    private let setupStatements: [String]
+    private let session: SessionSettings
     let cache: UserDocumentCache
     private let logger: Logger
 
@@ -63,9 +63,9 @@ final class UserDocumentCacheCheck: @unchecked Sendable {
     private var appliedAboveHorizon: [String: UInt64] = [:]
     private var failing = false
 
-    init(conninfo: String, setupStatements: [String], cache: UserDocumentCache, logger: Logger) {
+    init(conninfo: String, session: SessionSettings, cache: UserDocumentCache, logger: Logger) {
         self.conninfo = conninfo
-        self.setupStatements = setupStatements
+        self.session = session
         self.cache = cache
         self.logger = logger
         let thread = Thread { [self] in run() }
@@ -207,8 +207,6 @@ final class UserDocumentCacheCheck: @unchecked Sendable {
     }
 
     private func connect() throws(DatabaseError) -> Connection {
-        let connection = try Connection(conninfo, connectTimeout: 2)
-        for statement in setupStatements { try connection.executeScript(statement) }
-        return connection
+        try Connection(conninfo, connectTimeout: 2, session: session)
     }
 }

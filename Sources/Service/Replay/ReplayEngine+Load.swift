@@ -13,7 +13,7 @@ extension ReplayEngine.Run {
     /// live one are judged (an equal one is unchanged by definition).
     mutating func renderAndLoad() throws(ServiceError) {
         if !options.dryRun { try createNextTables() }
-        let side = try ReplayLive.connect(conninfo: engine.conninfo)
+        let side = try ReplayLive.connect(conninfo: engine.conninfo, session: engine.session)
         let reading = Background { () throws(ServiceError) in try ReplayLive.load(on: side) }
         var ownerRows: [UInt8] = []
         if !options.dryRun {

@@ -20,30 +20,36 @@ public final class ReplayEngine: Sendable {
     /// replay is a holder of its own), and within this process, `running`.
     let leases: LeaseHolder
     private let running = Atomic<Bool>(false)
+    /// How the replay's connections apply `session` (PgBouncer transaction pooling or not).
+    let poolMode: PoolMode
 
     init(conninfo: String, catalog: Catalog, catalogSource: (@Sendable () -> CatalogVersion)? = nil,
          clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis, metrics: ServiceMetrics? = nil,
-         logger: Logger = Logger(), leases: LeaseHolder? = nil)
+         logger: Logger = Logger(), leases: LeaseHolder? = nil, poolMode: PoolMode = .session)
     {
+        self.poolMode = poolMode
         self.conninfo = conninfo
         self.catalog = catalog
         self.catalogSource = catalogSource
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
-        self.leases = leases ?? LeaseHolder(name: LeaseHolder.defaultName(port: "replay"), conninfo: conninfo, logger: logger)
+        self.leases = leases
+            ?? LeaseHolder(name: LeaseHolder.defaultName(port: "replay"), conninfo: conninfo, logger: logger, poolMode: poolMode)
     }
 
     /// A replay under the recorded catalog `version` (`iap-ledger replay`: no config needed).
-    convenience init(conninfo: String, recorded version: CatalogVersion) {
-        self.init(conninfo: conninfo, catalog: version.catalog, catalogSource: { version })
+    convenience init(conninfo: String, recorded version: CatalogVersion, poolMode: PoolMode = .session) {
+        self.init(conninfo: conninfo, catalog: version.catalog, catalogSource: { version }, poolMode: poolMode)
     }
 
     static let leaseName = "replay"
     /// The replay's sessions. Commits before the swap need not wait for the disk: until the
     /// swap the next tables are scratch (rebuilt after a crash), and the swap itself commits
     /// synchronously, which makes everything before it durable too.
-    static let sessionSettings = "\(ServiceRole.setRoleWithoutTimeout); SET synchronous_commit = off"
+    var session: SessionSettings {
+        ServiceRole.sessionWithoutTimeout(poolMode).setting("synchronous_commit", "off")
+    }
     /// Threads for the pure parts (decoding, rendering).
     static let parallelism = max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))
 
@@ -58,8 +64,7 @@ public final class ReplayEngine: Sendable {
     ) throws(ServiceError) -> ReplayReport {
         let connection: Connection
         do {
-            connection = try Connection(conninfo, connectTimeout: 10)
-            try connection.executeScript(Self.sessionSettings)
+            connection = try Connection(conninfo, connectTimeout: 10, session: session)
         } catch {
             throw .database(error)
         }
@@ -67,7 +72,7 @@ public final class ReplayEngine: Sendable {
             throw .busy("another replay is running")
         }
         defer { running.store(false, ordering: .releasing) }
-        let lease = leases.lease(Self.leaseName)
+        let lease = leases.lease(Self.leaseName, standsAside: false)
         guard lease.keep(force: true) else { throw .busy("another replay is running") }
         metrics?.replayRunning.set(1)
         defer {

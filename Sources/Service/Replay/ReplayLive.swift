@@ -14,12 +14,8 @@ struct ReplayLive: Sendable {
     var owners: [String: String] = [:]
 
     /// The second connection of a replay (same role and settings as its first).
-    static func connect(conninfo: String) throws(ServiceError) -> Connection {
-        try database { () throws(DatabaseError) in
-            let connection = try Connection(conninfo, connectTimeout: 10)
-            try connection.executeScript(ReplayEngine.sessionSettings)
-            return connection
-        }
+    static func connect(conninfo: String, session: SessionSettings) throws(ServiceError) -> Connection {
+        try database { () throws(DatabaseError) in try Connection(conninfo, connectTimeout: 10, session: session) }
     }
 
     static func load(on connection: Connection) throws(ServiceError) -> ReplayLive {

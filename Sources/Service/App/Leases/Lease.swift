@@ -10,13 +10,15 @@ final class Lease: Sendable {
     let name: String
     let holder: LeaseHolder
     let timing: LeaseKeeper.Timing
+    let standsAside: Bool
     private let keeper: Mutex<LeaseKeeper>
     /// Serializes the askers of this lease (a job and its background renewer) across the
     /// statement, while `keeper` is only ever locked for a moment (metrics read it).
     private let asking = Mutex<Void>(())
 
-    init(name: String, holder: LeaseHolder, timing: LeaseKeeper.Timing) {
+    init(name: String, holder: LeaseHolder, timing: LeaseKeeper.Timing, standsAside: Bool = true) {
         self.name = name
+        self.standsAside = standsAside
         self.holder = holder
         self.timing = timing
         keeper = Mutex(LeaseKeeper(timing: timing))
@@ -34,7 +36,14 @@ final class Lease: Sendable {
     /// whether this process holds it.
     @discardableResult
     func keep(force: Bool = false) -> Bool {
-        asking.withLock { _ in
+        if standsAside, let reason = holder.reasonToStandAside {
+            if keeper.withLock({ $0.token }) != nil {
+                holder.logger.warning("lease given up", ["lease": name, "holder": holder.name, "reason": reason])
+                release()
+            }
+            return false
+        }
+        return asking.withLock { _ in
             let sentAt = Self.now()
             var change = LeaseKeeper.Change.none
             if force || keeper.withLock({ $0.isDue(at: sentAt) }) {

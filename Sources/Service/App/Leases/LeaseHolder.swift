@@ -9,9 +9,9 @@ import Synchronization
 /// them: a renewal inside a job's open transaction would not be seen by the other instances
 /// until that transaction ended, and a long one would let the lease lapse meanwhile.
 ///
-/// Each lease statement is a short transaction of its own whose settings are `SET LOCAL`, so
-/// the connection may go through PgBouncer in transaction pooling: nothing is left on a pooled
-/// server connection. `lock_timeout` keeps an asker from waiting long on a lease row a holder's
+/// Each lease statement is a short transaction of its own, and in transaction pool mode its
+/// settings go with it (`SessionSettings`), so the connection may go through PgBouncer: nothing
+/// is left on a pooled server connection. `lock_timeout` keeps an asker from waiting long on a lease row a holder's
 /// write transaction has share-locked (ops.require_lease).
 final class LeaseHolder: Sendable {
     let claim: String
@@ -22,19 +22,31 @@ final class LeaseHolder: Sendable {
     /// Weak: a lease holds its holder, and the jobs hold their leases.
     private let registered = Mutex<[String: Registered]>([:])
 
+    /// Why this process must not hold any lease now (nil: it may). Set once at start; an
+    /// instance whose code is older than the database's projections stands aside so that a
+    /// current instance runs the jobs instead of them pausing until it stops (a rolling upgrade).
+    private let standAside = Mutex<@Sendable () -> String?>({ nil })
+
     private struct Registered: @unchecked Sendable {
         weak var lease: Lease?
     }
 
-    static let transactionSettings =
-        "SET LOCAL ROLE \(ServiceRole.name); SET LOCAL statement_timeout = '5s'; SET LOCAL lock_timeout = '1s'"
+    /// The lease statements' role and settings: per transaction through PgBouncer in transaction
+    /// pooling (`Connection` sends them with each BEGIN), once per session otherwise.
+    let session: SessionSettings
 
-    init(name: String, conninfo: String, logger: Logger) {
+    init(name: String, conninfo: String, logger: Logger, poolMode: PoolMode = .session) {
+        session = ServiceRole.session(poolMode).setting("statement_timeout", "5s").setting("lock_timeout", "1s")
         claim = UUID().uuidString.lowercased()
         current = Mutex(name)
         self.conninfo = conninfo
         self.logger = logger
     }
+
+    func standAside(when reason: @escaping @Sendable () -> String?) { standAside.withLock { $0 = reason } }
+
+    /// The reason this process must hold no lease now, if any.
+    var reasonToStandAside: String? { standAside.withLock { $0 }() }
 
     /// The instance name in the table: `holder` of every lease it takes.
     var name: String { current.withLock { $0 } }
@@ -49,10 +61,12 @@ final class LeaseHolder: Sendable {
 
     /// The lease `name` of this holder (one object per name, so metrics and the admin document
     /// see what the job sees).
-    func lease(_ name: String, timing: LeaseKeeper.Timing = .standard) -> Lease {
+    /// `standsAside`: whether the lease is given up while `reasonToStandAside` says so (every
+    /// background job; not the replay's, which an operator asks for and which answers for itself).
+    func lease(_ name: String, timing: LeaseKeeper.Timing = .standard, standsAside: Bool = true) -> Lease {
         registered.withLock { leases in
             if let lease = leases[name]?.lease { return lease }
-            let lease = Lease(name: name, holder: self, timing: timing)
+            let lease = Lease(name: name, holder: self, timing: timing, standsAside: standsAside)
             leases[name] = Registered(lease: lease)
             return lease
         }
@@ -73,13 +87,10 @@ final class LeaseHolder: Sendable {
         try connection.withLock { connection throws(DatabaseError) -> Rows in
             if connection == nil || connection?.isHealthy == false {
                 connection = nil
-                connection = try Connection(conninfo, connectTimeout: 5)
+                connection = try Connection(conninfo, connectTimeout: 5, session: session)
             }
             do {
-                return try connection!.transaction { connection in
-                    try connection.executeScript(Self.transactionSettings)
-                    return try connection.commit(after: [query.statement])[0]
-                }
+                return try connection!.transaction { connection in try connection.commit(after: [query.statement])[0] }
             } catch let error as DatabaseError {
                 if connection?.isHealthy == false { connection = nil }
                 throw error

@@ -43,7 +43,8 @@ final class ConsumptionResponder: Sendable {
     func start() {
         guard service.configuration.apps.contains(where: { $0.consumption != nil }) else { return }
         let loop = LeasedLoop(
-            name: "consumption responder", conninfo: conninfo, setupStatements: [ServiceRole.setRole],
+            name: "consumption responder", conninfo: conninfo,
+            session: ServiceRole.session(service.pool.session.poolMode),
             lease: leases.lease(Self.leaseName), interval: poll, logger: service.logger
         ) { [weak self] connection, isStopping in try self?.answerDue(on: connection, isStopping: isStopping) }
         self.loop.withLock { $0 = loop }

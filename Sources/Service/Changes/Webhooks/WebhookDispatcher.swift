@@ -39,7 +39,10 @@ final class WebhookDispatcher: Sendable {
         self.metrics = metrics
         workers = endpoints.map {
             Worker(
-                endpoint: $0, conninfo: conninfo, logger: logger, clock: clock, metrics: metrics,
+                endpoint: $0, conninfo: conninfo,
+                // A stuck statement must not hold the endpoint forever.
+                session: ServiceRole.session(pool.session.poolMode).setting("statement_timeout", "30s"),
+                logger: logger, clock: clock, metrics: metrics,
                 maxInFlight: maxInFlight, lease: leases.lease(Self.leaseName($0.name)))
         }
     }
@@ -68,6 +71,7 @@ final class WebhookDispatcher: Sendable {
     final class Worker: @unchecked Sendable {
         let endpoint: WebhookEndpoint
         let conninfo: String
+        let session: SessionSettings
         let logger: Logger
         let clock: @Sendable () -> Int64
         let metrics: WebhookMetrics
@@ -88,11 +92,12 @@ final class WebhookDispatcher: Sendable {
         static let openPages = 8
 
         init(
-            endpoint: WebhookEndpoint, conninfo: String, logger: Logger, clock: @escaping @Sendable () -> Int64,
-            metrics: WebhookMetrics, maxInFlight: Int, lease: Lease
+            endpoint: WebhookEndpoint, conninfo: String, session: SessionSettings, logger: Logger,
+            clock: @escaping @Sendable () -> Int64, metrics: WebhookMetrics, maxInFlight: Int, lease: Lease
         ) {
             self.endpoint = endpoint
             self.conninfo = conninfo
+            self.session = session
             self.logger = logger
             self.clock = clock
             self.metrics = metrics
@@ -132,10 +137,7 @@ final class WebhookDispatcher: Sendable {
                         if held { logger.info("webhooks: delivering", ["endpoint": endpoint.name]) }
                     }
                     if holdsLease, connection == nil || connection?.isHealthy == false {
-                        connection = try Connection(conninfo, connectTimeout: 5)
-                        try connection!.executeScript(ServiceRole.setRole)
-                        // A stuck statement must not hold the endpoint forever.
-                        try connection!.executeScript("SET statement_timeout = '30s'")
+                        connection = try Connection(conninfo, connectTimeout: 5, session: session)
                     }
                     if holdsLease, let connection { wait = try round(on: connection) }
                 } catch {

@@ -1,0 +1,56 @@
+import EventStore
+import Synchronization
+
+/// `--database-pool-mode session|transaction` (or `DATABASE_POOL_MODE`): how every command that
+/// connects treats its connections. `transaction` when DATABASE_URL is PgBouncer in
+/// `pool_mode = transaction`: no named prepared statement, settings per transaction.
+/// Taken out of the arguments before the command parses its own, so every command has it.
+extension CommandLineInterface {
+    static let poolModeFlag = "database-pool-mode"
+    /// The flag's value as given (validated where a command connects).
+    private static let poolModeArgument = Mutex<String?>(nil)
+
+    /// `arguments` without `--database-pool-mode X` / `--database-pool-mode=X`, the value kept.
+    static func extractPoolMode(_ arguments: [String]) throws(CommandLineArguments.UsageError) -> [String] {
+        var rest: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--" {
+                rest += arguments[index...]
+                break
+            }
+            if argument == "--\(poolModeFlag)" {
+                guard index + 1 < arguments.count else {
+                    throw CommandLineArguments.UsageError(description: "--\(poolModeFlag) needs a value (session or transaction)")
+                }
+                poolModeArgument.withLock { $0 = arguments[index + 1] }
+                index += 2
+                continue
+            }
+            if argument.hasPrefix("--\(poolModeFlag)=") {
+                poolModeArgument.withLock { $0 = String(argument.dropFirst(poolModeFlag.count + 3)) }
+            } else {
+                rest.append(argument)
+            }
+            index += 1
+        }
+        return rest
+    }
+
+    /// The flag, else `DATABASE_POOL_MODE`, else session; a bad value is a usage error naming it.
+    static func databasePoolMode() throws(CommandLineArguments.UsageError) -> PoolMode {
+        let flag = poolModeArgument.withLock { $0 }
+        guard let value = flag ?? environment("DATABASE_POOL_MODE") else { return .session }
+        guard let mode = PoolMode(rawValue: value) else {
+            let source = flag == nil ? "DATABASE_POOL_MODE" : "--\(poolModeFlag)"
+            throw CommandLineArguments.UsageError(description: "\(source) must be session or transaction, got \"\(value)\"")
+        }
+        return mode
+    }
+
+    /// A command's superuser connection (migrations, keys): no role, the pool mode only.
+    static func adminConnection(_ conninfo: String) throws -> Connection {
+        try Connection(conninfo, connectTimeout: 10, session: SessionSettings(poolMode: try databasePoolMode()))
+    }
+}
