@@ -15,8 +15,9 @@ import TestSupport
 /// instances of this build, HAProxy), stopped by `down()` or at deinit.
 final class LocalCluster {
     static let script = OpsBinary.packageRoot + "/deploy/local-cluster"
-    /// `session` works with every binary; `transaction` needs the pooling work (DATABASE_POOL_MODE).
-    static let poolMode = "session"
+    /// PgBouncer's pool mode, the script's default: the usual way to put many instances on one
+    /// PostgreSQL (the service keeps no session state, DATABASE_POOL_MODE=transaction).
+    static let poolMode = "transaction"
     static let coins = TestService.coins
     /// A product granting 10 coins, for the debit race (a balance of exactly 10).
     static let coins10 = "com.example.coins10"
