@@ -14,7 +14,12 @@ ARGS ?=
 # The console's browser tests (ConsoleBrowserTests) drive Debian's headless Chromium through chromedriver.
 BROWSER_PACKAGES := chromium chromium-driver
 
-.PHONY: deps bench-deps browser build release run test test-debug test-release bench clean
+# The local multi-node deployment (deploy/local-cluster, ClusterTests): PgBouncer in front of
+# PostgreSQL, HAProxy in front of the instances, curl for the script's look at HAProxy's stats.
+CLUSTER_PACKAGES := haproxy pgbouncer curl
+CLUSTER_ARGS ?=
+
+.PHONY: deps bench-deps browser cluster-deps cluster cluster-down build release run test test-debug test-release bench clean
 
 deps:
 	@missing=""; for p in $(PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q '^install ok installed$$' || missing="$$missing $$p"; done; \
@@ -38,6 +43,22 @@ browser: deps
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(BROWSER_PACKAGES); \
 	fi
 
+cluster-deps: deps
+	@missing=""; for p in $(CLUSTER_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q '^install ok installed$$' || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+# A primary, a streaming replica, PgBouncer, three instances and HAProxy on 127.0.0.1 (state in
+# ./.iap-ledger-cluster; CLUSTER_ARGS="--base-port N --pool-mode session" and so on).
+cluster: cluster-deps build
+	deploy/local-cluster up $(CLUSTER_ARGS)
+
+cluster-down:
+	deploy/local-cluster down $(CLUSTER_ARGS)
+
 build: deps
 	$(SWIFT) build
 
@@ -47,7 +68,7 @@ release: deps
 run: release
 	.build/release/iap-ledger serve $(ARGS)
 
-test: deps browser test-debug test-release
+test: deps browser cluster-deps test-debug test-release
 
 test-debug:
 	$(SWIFT) test

@@ -253,7 +253,7 @@ public enum OpenAPIDocument {
       }
     },
     "/healthz": {"get": {"summary": "200 while the process runs", "security": [], "responses": {"200": {"description": "OK"}}}},
-    "/readyz": {"get": {"summary": "200 when PostgreSQL is reachable and this instance's code is not older than the database's projections, else 503 (store_unavailable or projection_version_ahead)", "security": [], "responses": {"200": {"description": "Ready"}, "503": {"$ref": "#/components/responses/Problem"}}}},
+    "/readyz": {"get": {"summary": "200 when PostgreSQL is reachable and this instance's code is not older than the database's projections, else 503 (store_unavailable or projection_version_ahead; draining after SIGTERM with IAP_LEDGER_DRAIN_SECONDS)", "security": [], "responses": {"200": {"description": "Ready"}, "503": {"$ref": "#/components/responses/Problem"}}}},
     "/metrics": {"get": {"summary": "Prometheus text format", "security": [], "responses": {"200": {"description": "Metrics", "content": {"text/plain": {"schema": {"type": "string"}}}}}}},
     "/openapi.json": {"get": {"summary": "This document", "security": [], "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
     "/console": {"get": {"summary": "The web console (api.md §6): a static page that asks for an API key and calls this API with it", "security": [], "responses": {"200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}}, "304": {"description": "Not modified (If-None-Match)"}}}},

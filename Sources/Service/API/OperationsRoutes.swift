@@ -5,12 +5,22 @@ import HTTP
 struct OperationsRoutes: Sendable {
     let pool: ConnectionPool
     let metrics: ServiceMetrics
+    let drain: DrainSwitch
     /// Unready while the database's projections were built by newer code (rolling upgrades).
     var projectionVersions: ProjectionVersionWatch? = nil
 
     func register(on router: inout Router) {
         router.add("GET", "/healthz") { _, _ in .json(200, Array(#"{"status":"ok"}"#.utf8)) }
         router.add("GET", "/readyz") { request, _ in
+            if drain.isDraining {
+                // Asked to stop: out of the balancer's rotation first, still serving meanwhile.
+                var response = HTTPResponse.problem(
+                    status: 503, code: "draining", title: "Draining",
+                    detail: "this instance is stopping; it still serves requests sent to it",
+                    extra: ["requestId": .string(request.requestId)])
+                response.headers["Retry-After"] = "1"
+                return response
+            }
             if let ahead = projectionVersions?.projectionsAhead.first {
                 return ErrorMapping.response(for: .projectionVersionAhead(ahead), requestId: request.requestId)
             }

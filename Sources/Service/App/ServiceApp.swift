@@ -20,6 +20,8 @@ public final class ServiceApp: Sendable {
     let embedded: EmbeddedPostgres?
     let lock: DataDirectoryLock?
     let metrics: ServiceMetrics
+    /// Set by `beginDraining()`: `/readyz` answers 503 while everything else is still served.
+    let drain: DrainSwitch
     public let projections: ProjectionRuntime
     /// The change feed's clock, long polls and webhook delivery.
     let changes: ChangeServices
@@ -166,7 +168,8 @@ public final class ServiceApp: Sendable {
             service: service, metrics: metrics, keyNames: { authenticator.keyName(of: $0) },
             changeWaiters: changeWaiters)
             .register(on: &router)
-        OperationsRoutes(pool: pool, metrics: metrics, projectionVersions: projectionVersions).register(on: &router)
+        let drain = DrainSwitch()
+        OperationsRoutes(pool: pool, metrics: metrics, drain: drain, projectionVersions: projectionVersions).register(on: &router)
         ConsoleRoutes().register(on: &router)
         AdminRoutes(engine: projections.engine, service: service, leases: leases).register(on: &router)
         ReconcileRoutes(service: service).register(on: &router)
@@ -218,7 +221,8 @@ public final class ServiceApp: Sendable {
             pool: pool, leases: leases, clock: Timestamp.nowMillis)
         return ServiceApp(
             url: "http://\(host):\(port)", port: port, service: service, server: server, pool: pool,
-            embedded: embedded, lock: lock, metrics: metrics, projections: projections, routes: router.routes,
+            embedded: embedded, lock: lock, metrics: metrics, drain: drain, projections: projections,
+            routes: router.routes,
             changes: ChangeServices(clock: changeClock, waiters: changeWaiters, webhooks: webhooks),
             apple: AppleServices(reconciler: reconciler, consumption: consumption))
     }
@@ -262,7 +266,7 @@ public final class ServiceApp: Sendable {
 
     private init(url: String, port: Int, service: LedgerService, server: HTTPServer, pool: ConnectionPool,
                  embedded: EmbeddedPostgres?, lock: DataDirectoryLock?, metrics: ServiceMetrics,
-                 projections: ProjectionRuntime,
+                 drain: DrainSwitch, projections: ProjectionRuntime,
                  routes: [(method: String, pattern: String, scope: String?)], changes: ChangeServices,
                  apple: AppleServices)
     {
@@ -278,7 +282,12 @@ public final class ServiceApp: Sendable {
         self.pool = pool
         self.embedded = embedded
         self.metrics = metrics
+        self.drain = drain
     }
+
+    /// The first step of a graceful stop behind a load balancer: `/readyz` turns 503 at once,
+    /// every other route keeps answering until `stop()`.
+    public func beginDraining() { drain.begin() }
 
     /// Stops accepting, lets in-flight requests finish, then stops the embedded cluster.
     public func stop() {

@@ -46,6 +46,16 @@ enum ServeCommand {
             }
             options.userCacheBytes = number << 20
         }
+        // Behind a load balancer: seconds between SIGTERM and the stop, /readyz answering 503
+        // meanwhile, so the balancer's health check moves traffic away before anything is refused.
+        var drainSeconds = 0
+        if let seconds = CommandLineInterface.environment("IAP_LEDGER_DRAIN_SECONDS") {
+            guard let number = Int(seconds), (0...300).contains(number) else {
+                throw CommandLineArguments.UsageError(
+                    description: "IAP_LEDGER_DRAIN_SECONDS must be 0…300, got \"\(seconds)\"")
+            }
+            drainSeconds = number
+        }
         if let instance = CommandLineInterface.environment("IAP_LEDGER_INSTANCE") {
             // Shown to people as the holder of background jobs (GET /v1/admin/projections).
             guard (1...200).contains(instance.count), !instance.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
@@ -82,6 +92,13 @@ enum ServeCommand {
         fflush(nil)
         var received: Int32 = 0
         sigwait(&signals, &received)
+        if received == SIGTERM && drainSeconds > 0 {
+            app.beginDraining()
+            options.logger.info("draining", ["seconds": String(drainSeconds)])
+            // A second SIGTERM or a SIGINT cuts the drain short.
+            var timeout = timespec(tv_sec: drainSeconds, tv_nsec: 0)
+            _ = sigtimedwait(&signals, nil, &timeout)
+        }
         options.logger.info("stopping", ["signal": received == SIGTERM ? "SIGTERM" : "SIGINT"])
         app.stop()
         options.logger.info("stopped")
