@@ -2,7 +2,7 @@ import Glibc
 import SystemCalls
 
 /// Runs helper programs (initdb, pg_ctl, runuser) synchronously.
-enum Subprocess {
+public enum Subprocess {
     struct Outcome {
         var status: Int32
         var output: String
@@ -67,7 +67,7 @@ enum Subprocess {
 extension Subprocess {
     /// Starts `argv` and does not wait for it (a watchdog that must outlive us).
     @discardableResult
-    static func spawnDetached(_ argv: [String]) -> Bool {
+    public static func spawnDetached(_ argv: [String]) -> Bool {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

@@ -83,7 +83,7 @@ public final class PgBouncer: Sendable {
         // In the foreground (not -d), started with posix_spawn and not waited for: the pid file
         // names the daemon itself (runuser stays its parent when we are root).
         let argv = (asPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []) + [program, configPath]
-        try spawn(argv)
+        guard Subprocess.spawnDetached(argv) else { throw TestDatabaseError(message: "cannot start \(program)") }
         guard let pid = Self.readPID(directory + "/pgbouncer.pid") else {
             let log = (try? String(contentsOfFile: directory + "/pgbouncer.log", encoding: .utf8)) ?? ""
             throw TestDatabaseError(
@@ -91,7 +91,7 @@ public final class PgBouncer: Sendable {
         }
         let bouncer = PgBouncer(directory: directory, pid: pid)
         bouncer.stopWhenProcessExits()
-        // -d returns once the daemon forked: wait until it takes connections.
+        // The pid file comes before the socket: wait until it takes connections.
         for _ in 0..<500 {
             if Connection.ping(bouncer.connectionString(database: "postgres"), timeout: 2) { return bouncer }
             usleep(10_000)
@@ -126,7 +126,9 @@ public final class PgBouncer: Sendable {
         }
         guard !already else { return }
         kill(pid, SIGTERM)
-        for _ in 0..<3000 where kill(pid, 0) == 0 { usleep(10_000) }
+        for _ in 0..<200 where kill(pid, 0) == 0 { usleep(10_000) }
+        // pgbouncer 1.18 was seen to outlive SIGTERM here: a test's bouncer must not stay behind.
+        if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -134,26 +136,9 @@ public final class PgBouncer: Sendable {
     private func stopWhenProcessExits() {
         let script = """
             while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
-            kill -TERM \(pid) 2>/dev/null; sleep 1; rm -rf '\(directory)'
+            kill -TERM \(pid) 2>/dev/null; sleep 1; kill -KILL \(pid) 2>/dev/null; rm -rf '\(directory)'
             """
-        try? Self.spawn(["/bin/sh", "-c", script])
-    }
-
-    /// Starts `argv` (stdio on /dev/null) without waiting for it; its exit is reaped by nobody
-    /// we care about (a zombie until the test process ends, like a detached watchdog).
-    private static func spawn(_ argv: [String]) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let args: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        let env: [UnsafeMutablePointer<CChar>?] = [strdup("PATH=/usr/bin:/bin:/usr/sbin:/sbin"), nil]
-        defer { for pointer in args + env { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, args[0]!, &actions, nil, args, env)
-        guard spawned == 0 else { throw TestDatabaseError(message: "posix_spawn \(argv[0]): \(SystemCallError(code: spawned))") }
+        Subprocess.spawnDetached(["/bin/sh", "-c", script])
     }
 
     private static func readPID(_ path: String) -> Int32? {
