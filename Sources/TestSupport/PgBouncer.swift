@@ -69,6 +69,10 @@ public final class PgBouncer: Sendable {
             query_wait_timeout = 5
             ; and try PostgreSQL again at once once it is back (default: refuse clients for 15 s)
             server_login_retry = 0
+            ; every test has its own database, so each leaves up to default_pool_size server sessions
+            ; behind: held the default 600 s, a whole suite's worth passes the cluster's
+            ; max_connections and later tests are refused. Close them once idle for a second.
+            server_idle_timeout = 1
             logfile = \(directory)/pgbouncer.log
             pidfile = \(directory)/pgbouncer.pid
             log_connections = 0
@@ -178,8 +182,9 @@ extension PgBouncer {
 
 extension PgBouncer {
     /// A child process's environment with its `DATABASE_URL`, when that is a database of the
-    /// shared test cluster, sent through the shared PgBouncer (`DATABASE_POOL_MODE=transaction`)
-    /// if `IAP_TEST_DATABASE_VIA=pgbouncer`; anything else (a dead port, no URL) is left alone.
+    /// shared test cluster, sent through the shared PgBouncer (`DATABASE_POOL_MODE=transaction`
+    /// unless the test set one) if `IAP_TEST_DATABASE_VIA=pgbouncer`; anything else (a dead port,
+    /// no URL) is left alone.
     public static func childEnvironment(_ environment: [String: String]) -> [String: String] {
         guard testDatabasesVia, let url = environment["DATABASE_URL"], let server = try? TestDatabase.shared.server(),
             ConnectionTarget(conninfo: url)?.host == server.socketDirectory,
@@ -187,7 +192,8 @@ extension PgBouncer {
         else { return environment }
         var environment = environment
         environment["DATABASE_URL"] = routed.conninfo
-        environment["DATABASE_POOL_MODE"] = routed.poolMode.rawValue
+        // A pool mode the test set itself (a bad one, to see it refused) is its to keep.
+        if environment["DATABASE_POOL_MODE"] == nil { environment["DATABASE_POOL_MODE"] = routed.poolMode.rawValue }
         return environment
     }
 }

@@ -68,6 +68,13 @@ import TestSupport
 
     static func types(_ changes: [JSONValue]) -> [String] { changes.compactMap { $0["type"]?.stringValue } }
 
+    /// Type, cursor and instants of each change: what a failure needs to tell who wrote what when.
+    static func trace(_ changes: [JSONValue]) -> String {
+        changes.map { change in
+            ["type", "cursor", "occurredAt", "recordedAt"].map { change[$0]?.stringValue ?? "-" }.joined(separator: " ")
+        }.joined(separator: "; ")
+    }
+
     /// Polls the feed until `done` holds, for at most `seconds` (the clock's work is asynchronous).
     static func eventually(
         _ api: ServiceHTTPClient, seconds: Double, userId: String? = nil, _ done: ([JSONValue]) -> Bool
@@ -153,7 +160,7 @@ import TestSupport
             "3000301", product: TestService.monthly, purchase: now - 30 * day, expires: expires, signed: now - hour)
         #expect(try api.purchase("u-lapse", Mint.signed(fields)).status == 200)
         let changes = try Self.eventually(api, seconds: 10, userId: "u-lapse") { Self.types($0).count >= 2 }
-        #expect(Self.types(changes) == ["INITIAL_PURCHASE", "EXPIRATION"])
+        #expect(Self.types(changes) == ["INITIAL_PURCHASE", "EXPIRATION"], "\(Self.trace(changes))")
         let expiration = try #require(changes.last)
         #expect(expiration["occurredAt"]?.stringValue == RFC3339.format(expires))
         let recorded = try #require(expiration["recordedAt"]?.stringValue.flatMap(RFC3339.parse))

@@ -36,9 +36,11 @@ enum ChangeFeedTable {
             """
     }
 
-    /// The columns `decode` reads, in its order.
+    /// The columns `decode` reads, in its order. `tx::text` must not keep the name `tx`: ORDER BY
+    /// takes a bare name for an output column first, and would sort the transaction ids as text
+    /// ("1003" before "960", so a page past a power of ten came out of order).
     private static let columns: StaticString = """
-        seq, tx::text, type, user_id, environment, occurred_at, recorded_at, product_id, original_transaction_id,
+        seq, tx::text AS tx_text, type, user_id, environment, occurred_at, recorded_at, product_id, original_transaction_id,
         transaction_id, array_to_json(entitlement_ids)::text, details, customer
         """
 
@@ -69,7 +71,7 @@ enum ChangeFeedTable {
 
     /// The newest change readers can see (one row, or none on an empty feed).
     static let head: Query = """
-        SELECT seq, tx::text FROM changes.feed WHERE tx < pg_snapshot_xmin(pg_current_snapshot())
+        SELECT seq, tx::text AS tx_text FROM changes.feed WHERE tx < pg_snapshot_xmin(pg_current_snapshot())
         ORDER BY tx DESC, seq DESC LIMIT 1
         """
 

@@ -39,7 +39,8 @@ enum WebhookDeliveriesTable {
             """
     }
 
-    static let openColumns: StaticString = "seq, tx::text, user_id, failures, next_attempt_at"
+    /// `tx_text`, not `tx`: ORDER BY would sort an output column named `tx` as text (ChangeFeedTable).
+    static let openColumns: StaticString = "seq, tx::text AS tx_text, user_id, failures, next_attempt_at"
 
     /// Up to `limit` open (pending or failed) deliveries of `endpoint` after `cursor`, in cursor order.
     static func open(endpoint: String, after cursor: FeedCursor, limit: Int) -> Query {
