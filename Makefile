@@ -80,7 +80,7 @@ test-release:
 	IAP_TEST_DATABASE_VIA=pgbouncer $(SWIFT) test -c release
 
 # Every benchmark next to its baseline (openssl speed, pgbench) run in the same go; rewrites the
-# table in BENCHMARKS.md. Fixed parameters (see BENCHMARKS.md); about 5 minutes on 2 cores, no network.
+# table in BENCHMARKS.md. Fixed parameters (see BENCHMARKS.md); about 9 minutes on 2 cores (the cluster group included), no network.
 BENCH_ARGS ?=
 bench: bench-deps
 	$(SWIFT) build -c release --product iap-ledger

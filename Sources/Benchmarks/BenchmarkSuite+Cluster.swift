@@ -28,7 +28,7 @@ extension BenchmarkSuite {
                 aim: "none: on 2 shared cores this is the hop's overhead, not a gain (#16)", met: nil,
                 command: command, baselineCommand: "wrk … http://127.0.0.1:$NODE1_PORT (the same deployment)"))
             notes.append(String(
-                format: "cluster %@: CPU of the whole write path (3 instances, HAProxy, PgBouncer, primary) %.0f µs per request through HAProxy, %.0f µs to node1 directly; errors %d / %d.",
+                format: "cluster %@: CPU of the whole path (3 instances, HAProxy, PgBouncer, primary) %.0f µs per request through HAProxy, %.0f µs to node1 directly; errors %d / %d.",
                 label, through.cpuPerRequest.median ?? .nan, direct.cpuPerRequest.median ?? .nan, through.errors, direct.errors))
         }
         let lagBytes = result.lagBytes.sorted()

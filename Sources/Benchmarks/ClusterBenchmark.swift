@@ -42,6 +42,9 @@ struct ClusterBenchmark {
 
     static func run(_ options: Options, configPath: String, binary: String, bodies: String) throws -> Result {
         let directory = try TestDatabase.makeTemporaryDirectory()
+        // mkdtemp makes it 0700: as root, local-cluster runs PostgreSQL and PgBouncer as the
+        // postgres OS user, which must reach the run and log directories inside.
+        chmod(directory, 0o755)
         let cluster = try LocalCluster(directory: directory, binary: binary, configPath: configPath)
         defer { cluster.down() }
         let key = try cluster.createKey()

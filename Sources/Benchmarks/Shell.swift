@@ -1,3 +1,4 @@
+import EventStore
 import Foundation
 
 /// Runs the external tools the benchmarks compare against (wrk, pgbench, openssl) and the
@@ -15,22 +16,11 @@ enum Shell {
 
     /// Runs `argv` to completion; returns its exit status and combined stdout+stderr.
     static func run(_ argv: [String], environment: [String: String] = [:]) throws -> Outcome {
-        let logPath = NSTemporaryDirectory() + "iap-bench-\(getpid())-\(UUID().uuidString).out"
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        defer { try? FileManager.default.removeItem(atPath: logPath) }
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try resolve(argv[0]))
-        process.arguments = Array(argv.dropFirst())
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        process.standardOutput = log
-        process.standardError = log
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try? log.close()
-        let output = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-        return Outcome(status: process.terminationStatus, output: output)
+        // posix_spawn and waitpid, not Foundation's Process, which never saw `local-cluster up`
+        // exit while the daemons it started lived on (Subprocess.run).
+        let merged = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let outcome = Subprocess.run([try resolve(argv[0])] + argv.dropFirst(), environment: merged)
+        return Outcome(status: outcome.status, output: outcome.output)
     }
 
     /// Like `run`, but a non-zero exit is an error carrying the tail of the output.

@@ -3,16 +3,27 @@ import SystemCalls
 
 /// Runs helper programs (initdb, pg_ctl, runuser) synchronously.
 public enum Subprocess {
-    struct Outcome {
-        var status: Int32
-        var output: String
-        var succeeded: Bool { status == 0 }
+    public struct Outcome: Sendable {
+        public var status: Int32
+        /// stdout and stderr, interleaved.
+        public var output: String
+        public var succeeded: Bool { status == 0 }
     }
 
     /// Runs `argv` (argv[0] an absolute path) with a minimal environment; stdout and stderr go
     /// to a temporary *file*, not a pipe: a daemon (the postmaster) that inherited a pipe end
     /// would keep it open and make us wait forever for EOF.
     static func run(_ argv: [String]) -> Outcome {
+        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
+        return run(argv, environment: ["PATH": "\(path):/usr/sbin:/sbin", "LC_ALL": "C"])
+    }
+
+    /// Runs `argv` (argv[0] an absolute path) with exactly `environment`, waited for with
+    /// waitpid. Also for a program that starts daemons (deploy/local-cluster): Foundation's
+    /// `Process.waitUntilExit` was seen to wait forever on such a child, left a zombie while the
+    /// daemons it started lived on (its exit watch rides on a descriptor they inherit); waitpid
+    /// does not care what the child left running.
+    public static func run(_ argv: [String], environment: [String: String]) -> Outcome {
         var template = Array("/tmp/iap-ledger-run-XXXXXX".utf8CString)
         let outputFD = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard outputFD >= 0 else { return Outcome(status: -1, output: "mkstemp: \(SystemCallError.last)") }
@@ -27,8 +38,7 @@ public enum Subprocess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, outputFD, 1)
         posix_spawn_file_actions_adddup2(&actions, outputFD, 2)
-        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
-        let environment: [String?] = ["PATH=\(path):/usr/sbin:/sbin", "LC_ALL=C", nil]
+        let environment: [String?] = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + [nil]
         var pid: pid_t = 0
         let args: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         let env: [UnsafeMutablePointer<CChar>?] = environment.map { $0.map { strdup($0) } ?? nil }
