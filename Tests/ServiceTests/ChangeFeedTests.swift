@@ -246,9 +246,9 @@ import TestSupport
         let connection = try Connection(first.conninfo)
         // The live lease of the clock, if any: its fencing token.
         func holder() throws -> Int64? {
-            try connection.query(
-                "SELECT token FROM ops.leases WHERE name = $1 AND expires_at > now()", [ChangeClock.leaseName]
-            ).int64(0, "token")
+            let rows = try connection.query(
+                "SELECT token FROM ops.leases WHERE name = $1 AND expires_at > now()", [ChangeClock.leaseName])
+            return rows.isEmpty ? nil : rows.int64(0, "token")  // none yet (or expired): no row
         }
         let deadline = Date().addingTimeInterval(10)
         while try holder() == nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
