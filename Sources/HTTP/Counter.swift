@@ -1,12 +1,11 @@
-import Synchronization
-
 /// A Prometheus counter family; one series per distinct label-value tuple.
 public final class Counter: MetricFamily {
     let name: String
     let help: String
     let labelNames: [String]
     var type: String { "counter" }
-    private let series = Mutex<[[String]: Double]>([:])
+    /// Striped: every request increments one (StripedSeries says why).
+    private let series = StripedSeries<Double>()
 
     init(name: String, help: String, labelNames: [String]) {
         self.name = name
@@ -18,15 +17,15 @@ public final class Counter: MetricFamily {
     public func increment(_ labels: [String] = [], by amount: Double = 1) {
         precondition(labels.count == labelNames.count, "\(name) takes labels \(labelNames)")
         precondition(amount >= 0, "a counter only goes up")
-        series.withLock { $0[labels, default: 0] += amount }
+        series.withLocalStripe { $0[labels, default: 0] += amount }
     }
 
     /// The current value of one series (0 when never incremented).
     public func value(_ labels: [String] = []) -> Double {
-        series.withLock { $0[labels] ?? 0 }
+        series.merged(+=)[labels] ?? 0
     }
 
     func renderSamples(into out: inout [UInt8]) {
-        PrometheusText.samples(into: &out, name: name, labelNames: labelNames, series: series.withLock { $0 })
+        PrometheusText.samples(into: &out, name: name, labelNames: labelNames, series: series.merged(+=))
     }
 }

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A Prometheus histogram family with fixed bucket bounds.
 public final class Histogram: MetricFamily {
     /// 0.5 ms … 5 s: request latencies of a service that mostly answers in a few milliseconds.
@@ -18,7 +16,8 @@ public final class Histogram: MetricFamily {
     let labelNames: [String]
     let bounds: [Double]
     var type: String { "histogram" }
-    private let series = Mutex<[[String]: Series]>([:])
+    /// Striped: every request records its latency in one (StripedSeries says why).
+    private let series = StripedSeries<Series>()
 
     init(name: String, help: String, labelNames: [String], buckets: [Double]) {
         precondition(!labelNames.contains("le"), "\"le\" is reserved in histograms")
@@ -37,18 +36,18 @@ public final class Histogram: MetricFamily {
             break
         }
         let empty = bounds.count + 1
-        series.withLock { all in
+        series.withLocalStripe { all in
             all[labels, default: Series(counts: Array(repeating: 0, count: empty))].record(slot: slot, value: value)
         }
     }
 
     /// Observation count of one series.
     public func count(_ labels: [String] = []) -> UInt64 {
-        series.withLock { $0[labels]?.count ?? 0 }
+        series.merged { $0.add($1) }[labels]?.count ?? 0
     }
 
     func renderSamples(into out: inout [UInt8]) {
-        let snapshot = series.withLock { $0 }
+        let snapshot = series.merged { $0.add($1) }
         let bucketLabels = labelNames + ["le"]
         for labels in snapshot.keys.sorted(by: PrometheusText.labelOrder) {
             let s = snapshot[labels]!
@@ -75,5 +74,12 @@ extension Histogram.Series {
         counts[slot] += 1
         sum += value
         count += 1
+    }
+
+    /// Another stripe's part of the same series.
+    mutating func add(_ other: Histogram.Series) {
+        for i in counts.indices { counts[i] += other.counts[i] }
+        sum += other.sum
+        count += other.count
     }
 }

@@ -114,4 +114,40 @@ import Testing
         }
         #expect(counter.value(["k0"]) + counter.value(["k1"]) == 8000)
     }
+
+    /// Counters and histograms keep their series in per-thread stripes: from 16 threads (more than
+    /// the stripes' collisions let share one), every observation is counted once, and a scrape
+    /// shows each series once with the stripes summed.
+    @Test func stripedSeriesFromManyThreadsRenderOnceWithEverythingCounted() throws {
+        let registry = MetricsRegistry()
+        let counter = registry.counter("striped_total", help: "Hits.", labels: ["k"])
+        let latency = registry.histogram("striped_seconds", help: "Latency.", labels: ["k"])
+        let threads = 16, perThread = 2000
+        let done = DispatchGroup()
+        for t in 0..<threads {
+            done.enter()
+            let thread = Thread {
+                for i in 0..<perThread {
+                    counter.increment(["k\(t % 2)"])
+                    latency.observe(i.isMultiple(of: 2) ? 0.0001 : 0.2, ["k\(t % 2)"])
+                }
+                done.leave()
+            }
+            thread.start()
+        }
+        done.wait()
+        #expect(counter.value(["k0"]) == Double(threads / 2 * perThread))
+        #expect(counter.value(["k1"]) == Double(threads / 2 * perThread))
+        #expect(latency.count(["k0"]) == UInt64(threads / 2 * perThread))
+        let samples = try Self.parse(String(decoding: registry.render(), as: UTF8.self))
+        let totals = samples.filter { $0.name == "striped_total" }
+        #expect(totals.count == 2, "one line per series, not one per stripe")
+        #expect(totals.map(\.value).reduce(0, +) == Double(threads * perThread))
+        let counts = samples.filter { $0.name == "striped_seconds_count" }
+        #expect(counts.count == 2 && counts.allSatisfy { $0.value == Double(threads / 2 * perThread) })
+        let fast = samples.first { $0.name == "striped_seconds_bucket" && $0.labels == ["k": "k0", "le": "0.0005"] }
+        #expect(fast?.value == Double(threads / 2 * perThread / 2))
+        let sum = samples.first { $0.name == "striped_seconds_sum" && $0.labels == ["k": "k1"] }?.value ?? 0
+        #expect(abs(sum - Double(threads / 2 * perThread / 2) * 0.2001) < 1e-6)
+    }
 }

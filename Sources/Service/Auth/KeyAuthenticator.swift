@@ -2,6 +2,7 @@ import EventStore
 import Foundation
 import HTTP
 import Synchronization
+import SystemCalls
 
 /// Resolves `Authorization: Bearer` secrets to scopes. Answers are cached briefly in memory
 /// (keyed by the secret, never logged) so an authenticated read stays one round trip to

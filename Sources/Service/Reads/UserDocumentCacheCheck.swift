@@ -2,6 +2,7 @@ import Dispatch
 import EventStore
 import Foundation
 import Synchronization
+import SystemCalls
 
 /// Keeps a `UserDocumentCache` exact: asks PostgreSQL which user documents changed since its
 /// previous check and drops them from the cache. Reads wait for a check that *started after

@@ -6,11 +6,12 @@
 /// Synchronization module spins and then takes a priority-inheritance futex on Linux; on a
 /// lock that every read takes (the document cache check's queue), with more runnable threads than
 /// cores, the spinning and the PI futex's kernel path cost a fifth of the service's CPU.
-final class PlainMutex<Value>: @unchecked Sendable {
+/// Here, not in Service, because the HTTP target's metrics take such locks on every request too.
+public final class PlainMutex<Value>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var value: Value
 
-    init(_ value: Value) {
+    public init(_ value: Value) {
         self.value = value
         pthread_mutex_init(mutex, nil)
     }
@@ -20,7 +21,7 @@ final class PlainMutex<Value>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+    public func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
