@@ -52,6 +52,11 @@ import TestSupport
             }
         }
         #expect(opsEventually(within: 60) { posted.load(ordering: .relaxed) >= 200 })
+        // On the batched path: group commit put several of them in one transaction.
+        #expect(opsEventually(within: 30) {
+            let metrics = (try? ServiceHTTPClient(port: port).get("/metrics").text) ?? ""
+            return GroupCommitTests.batchesOfMoreThanOne(metrics) > 0
+        })
         #expect(first.stop(SIGKILL) == 128 + SIGKILL)
         #expect(clients.wait(timeout: .now() + 60) == .success)
         let ids = acknowledged.withLock { $0 }

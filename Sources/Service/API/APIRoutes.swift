@@ -118,7 +118,7 @@ struct APIRoutes: Sendable {
         } else if let receipt {
             batch = try service.verifyReceipt(receipt)
         }
-        let outcome = try service.record(batch, claimant: userId, context: context(request, source: signed != nil ? "purchase" : "receipt"))
+        let outcome = try service.ingest(batch, claimant: userId, context: context(request, source: signed != nil ? "purchase" : "receipt"))
         for (_, recorded) in outcome.transactions {
             metrics.ingest.increment([signed != nil ? "transaction" : "receipt", recorded ? "recorded" : "duplicate"])
         }
@@ -160,7 +160,7 @@ struct APIRoutes: Sendable {
             throw .invalidRequest("signedPayload is required")
         }
         let batch = try service.verifyNotification(signedPayload)
-        let outcome = try service.record(batch, claimant: nil, context: context(request, source: "notification"))
+        let outcome = try service.ingest(batch, claimant: nil, context: context(request, source: "notification"))
         let fact = batch.notification!.fact
         metrics.ingest.increment(["notification", outcome.notificationRecorded ? "recorded" : "duplicate"])
         if outcome.notificationRecorded { metrics.notificationTypes.increment([fact.notificationType, fact.subtype ?? ""]) }

@@ -25,13 +25,20 @@ public final class LedgerService: Sendable {
     /// Whether the database's projections were built by newer code (a rolling upgrade): then
     /// no write and no user document is served here.
     let projectionVersions: ProjectionVersionWatch
+    /// Gathers concurrent ingest requests into one transaction each (nil: every request is its
+    /// own; `IAP_LEDGER_INGEST_BATCH_US`).
+    let groupCommit: GroupCommitter<IngestRequest, BatchPlanner.End>?
+    /// How many requests each durable commit of ingest carried (`iap_ingest_batch_size`).
+    let ingestBatchSizes = IngestBatchSizes()
 
     init(
         pool: ConnectionPool, verifier: SignedDataVerifier, receipts: ReceiptVerifier?, configuration: Configuration,
         logger: Logger, clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis,
         documentCheck: UserDocumentCacheCheck? = nil, catalogs: CatalogInForce? = nil, readRouting: ReadRouting? = nil,
-        projectionVersions: ProjectionVersionWatch? = nil
+        projectionVersions: ProjectionVersionWatch? = nil,
+        groupCommit: GroupCommitter<IngestRequest, BatchPlanner.End>.Limits? = nil
     ) {
+        self.groupCommit = groupCommit.map { GroupCommitter(limits: $0) }
         self.readRouting = readRouting
         self.projectionVersions = projectionVersions ?? ProjectionVersionWatch(logger: logger)
         self.documentCheck = documentCheck

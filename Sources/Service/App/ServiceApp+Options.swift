@@ -45,6 +45,11 @@ extension ServiceApp {
         /// Memory for the in-process cache of user documents (`IAP_LEDGER_USER_CACHE_MB`); 0
         /// turns it off and every `GET /v1/users/{id}` queries PostgreSQL.
         public var userCacheBytes = 32 << 20
+        /// Group commit of ingest (`IAP_LEDGER_INGEST_BATCH_US`, `IAP_LEDGER_INGEST_BATCH_MAX`):
+        /// how long a purchase or notification waits for others arriving with it, to be recorded
+        /// in one transaction (0: each alone), and how many one transaction takes at most.
+        public var ingestBatchMicros = 2000
+        public var ingestBatchMax = 16
         /// How often the change clock looks for documents time has changed (api.md §4 wants
         /// their changes within 5 s of the instant).
         public var changeClockInterval: Double = 1

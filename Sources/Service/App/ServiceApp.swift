@@ -111,8 +111,14 @@ public final class ServiceApp: Sendable {
         let service = LedgerService(
             pool: pool, verifier: verifier, receipts: receipts, configuration: options.configuration, logger: logger,
             clock: options.clock, documentCheck: documentCheck, catalogs: catalogs, readRouting: readRouting,
-            projectionVersions: projectionVersions)
+            projectionVersions: projectionVersions,
+            groupCommit: options.ingestBatchMicros > 0 && options.ingestBatchMax > 1
+                ? .init(windowMicros: options.ingestBatchMicros, maxSize: options.ingestBatchMax) : nil)
         let metrics = ServiceMetrics(pool: pool, documentCache: documentCheck?.cache, changeTally: service.changeTally)
+        service.ingestBatchSizes.report(
+            to: metrics.registry.histogram(
+                "iap_ingest_batch_size", help: "Purchases and notifications recorded per durable commit (group commit).",
+                buckets: IngestBatchSizes.buckets))
         // Who runs which background job (ops.leases); named with the real port once it is bound.
         let leases = LeaseHolder(
             name: options.instanceName ?? LeaseHolder.defaultName(port: String(options.port)), conninfo: adminConninfo,

@@ -46,6 +46,20 @@ enum ServeCommand {
             }
             options.userCacheBytes = number << 20
         }
+        if let micros = CommandLineInterface.environment("IAP_LEDGER_INGEST_BATCH_US") {
+            guard let number = Int(micros), (0...20_000).contains(number) else {
+                throw CommandLineArguments.UsageError(
+                    description: "IAP_LEDGER_INGEST_BATCH_US must be 0…20000, got \"\(micros)\"")
+            }
+            options.ingestBatchMicros = number
+        }
+        if let size = CommandLineInterface.environment("IAP_LEDGER_INGEST_BATCH_MAX") {
+            guard let number = Int(size), (1...64).contains(number) else {
+                throw CommandLineArguments.UsageError(
+                    description: "IAP_LEDGER_INGEST_BATCH_MAX must be 1…64, got \"\(size)\"")
+            }
+            options.ingestBatchMax = number
+        }
         // Behind a load balancer: seconds between SIGTERM and the stop, /readyz answering 503
         // meanwhile, so the balancer's health check moves traffic away before anything is refused.
         var drainSeconds = 0

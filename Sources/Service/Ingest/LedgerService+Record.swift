@@ -49,22 +49,8 @@ extension LedgerService {
         while true {
             switch action {
             case .lockAndRead(let locks, let ownersOf, let streams):
-                var pipeline = PipelineBatch()
-                pipeline.add(repository.store.lockStatement(locks))
-                let ownersSlot = pipeline.add(ChainOwnersTable.owners(of: ownersOf))
-                let streamsSlot = pipeline.add(repository.loadStatement(streams: streams))
-                // After the users' locks: when their documents were rendered (what the feed announced).
-                let lockedUsers = locks.compactMap { lock -> String? in
-                    if case .user(let user) = LedgerRoute(stream: lock) { return user }
-                    return nil
-                }
-                let announcedSlot = pipeline.add(
-                    lockedUsers.isEmpty ? nil : UserDocumentsTable.renderedAt(of: lockedUsers).statement)
-                let results = try database { () throws(DatabaseError) in try pipeline.run(on: connection) }
-                let owners = results[ownersSlot].map(ChainOwnersTable.owners(from:)) ?? [:]
-                action = planner.read(
-                    owners: owners, streams: try decodeStreams(results[streamsSlot]),
-                    announced: results[announcedSlot].map(UserDocumentsTable.renderedAt(from:)) ?? [:])
+                let found = try lockAndRead(locks: locks, ownersOf: ownersOf, streams: streams, on: connection)
+                action = planner.read(owners: found.owners, streams: found.streams, announced: found.announced)
 
             case .restart:
                 return .restart
@@ -89,31 +75,7 @@ extension LedgerService {
                 action = planner.otherChainsRead(try repository.load(streams: streams, on: connection))
 
             case .commit(let writes):
-                // The projection writes and COMMIT in one round trip.
-                var pipeline = PipelineBatch()
-                // Never judged before what the feed already announced (another instance's clock may
-                // run a little ahead): the documents' rendered_at only moves forward.
-                let renderedAt = max(planner.now, writes.changeInputs.compactMap(\.announcedAt).max() ?? planner.now)
-                let (upsert, documentsByUser) = documents.upsert(writes.users, now: renderedAt)
-                rendered = documentsByUser
-                // The catalog check first: it may wait for a recorder, and must not hold row locks then.
-                if let version = writes.catalogVersion {
-                    precondition(version == documents.catalogVersion, "documents rendered under another catalog")
-                    pipeline.add(documents.catalogCheck)
-                } else if !writes.chainOwners.isEmpty {
-                    pipeline.add(documents.projectionCheck)
-                }
-                if !writes.chainOwners.isEmpty {
-                    pipeline.add(ChainOwnersTable.upsert(writes.chainOwners.map { ($0.originalTransactionId, $0.userId) }))
-                }
-                pipeline.add(upsert)
-                // The changes in the same transaction: a write that rolls back emits none.
-                let changes = ChangeWriter(catalog: documents.catalog).changes(writes, documents: rendered, now: renderedAt)
-                pipeline.add(ChangeFeedTable.insert(changes, recordedAt: renderedAt)?.statement)
-                // Apple's CONSUMPTION_REQUESTs queued with the notification: never acknowledged and then forgotten.
-                pipeline.add(ConsumptionRequestsTable.enqueue(writes.events, now: planner.now)?.statement)
-                _ = try database { () throws(DatabaseError) in try pipeline.commit(on: connection) }
-                written = changes
+                (rendered, written) = try commit([writes], now: planner.now, documents: documents, on: connection)
                 action = planner.committed(documents: rendered)
 
             case .finishDuplicate(var outcome, let user):
@@ -138,7 +100,66 @@ extension LedgerService {
         }
     }
 
-    private func decodeStreams(_ rows: Rows?) throws(ServiceError) -> [String: LedgerRepository.LoadedStream] {
+    /// Writes the projection rows of one or more decisions (of disjoint users), then COMMITs,
+    /// in one round trip: what was rendered, by user, and the changes written to the feed.
+    func commit(
+        _ writes: [IngestPlanner.ProjectionWrites], now: Int64, documents: UserDocuments, on connection: Connection
+    ) throws(ServiceError) -> (rendered: [String: [UInt8]], changes: [NewChange]) {
+        var pipeline = PipelineBatch()
+        // Never judged before what the feed already announced (another instance's clock may
+        // run a little ahead): the documents' rendered_at only moves forward.
+        let renderedAt = max(now, writes.flatMap { $0.changeInputs.compactMap(\.announcedAt) }.max() ?? now)
+        let (upsert, rendered) = documents.upsert(writes.flatMap(\.users), now: renderedAt)
+        let chainOwners = writes.flatMap(\.chainOwners)
+        // The catalog check first: it may wait for a recorder, and must not hold row locks then.
+        let versions = writes.compactMap(\.catalogVersion)
+        if !versions.isEmpty {
+            precondition(versions.allSatisfy { $0 == documents.catalogVersion }, "documents rendered under another catalog")
+            pipeline.add(documents.catalogCheck)
+        } else if !chainOwners.isEmpty {
+            pipeline.add(documents.projectionCheck)
+        }
+        if !chainOwners.isEmpty {
+            pipeline.add(ChainOwnersTable.upsert(chainOwners.map { ($0.originalTransactionId, $0.userId) }))
+        }
+        pipeline.add(upsert)
+        // The changes in the same transaction: a write that rolls back emits none. Each
+        // decision's own, since its events name its transfers and debits.
+        let writer = ChangeWriter(catalog: documents.catalog)
+        let changes = writes.flatMap { writer.changes($0, documents: rendered, now: renderedAt) }
+        pipeline.add(ChangeFeedTable.insert(changes, recordedAt: renderedAt)?.statement)
+        // Apple's CONSUMPTION_REQUESTs queued with the notification: never acknowledged and then forgotten.
+        pipeline.add(ConsumptionRequestsTable.enqueue(writes.flatMap(\.events), now: now)?.statement)
+        _ = try database { () throws(DatabaseError) in try pipeline.commit(on: connection) }
+        return (rendered, changes)
+    }
+
+    /// In one round trip: take `locks` in the order given, then read the owners of `ownersOf`,
+    /// every event of `streams` and when the locked users' documents were rendered (what the
+    /// feed announced of them).
+    func lockAndRead(locks: [String], ownersOf: [String], streams: [String], on connection: Connection)
+        throws(ServiceError) -> (
+            owners: [String: String], streams: [String: LedgerRepository.LoadedStream], announced: [String: Int64]
+        )
+    {
+        var pipeline = PipelineBatch()
+        pipeline.add(repository.store.lockStatement(locks))
+        let ownersSlot = pipeline.add(ChainOwnersTable.owners(of: ownersOf))
+        let streamsSlot = pipeline.add(repository.loadStatement(streams: streams))
+        let lockedUsers = locks.compactMap { lock -> String? in
+            if case .user(let user) = LedgerRoute(stream: lock) { return user }
+            return nil
+        }
+        let announcedSlot = pipeline.add(
+            lockedUsers.isEmpty ? nil : UserDocumentsTable.renderedAt(of: lockedUsers).statement)
+        let results = try database { () throws(DatabaseError) in try pipeline.run(on: connection) }
+        return (
+            results[ownersSlot].map(ChainOwnersTable.owners(from:)) ?? [:], try decodeStreams(results[streamsSlot]),
+            results[announcedSlot].map(UserDocumentsTable.renderedAt(from:)) ?? [:]
+        )
+    }
+
+    func decodeStreams(_ rows: Rows?) throws(ServiceError) -> [String: LedgerRepository.LoadedStream] {
         guard let rows else { return [:] }
         return try repository.decode(rows)
     }

@@ -122,6 +122,14 @@ struct LedgerRepository: Sendable {
         _ events: [(event: LedgerEvent, payload: String?)], metadata: [UInt8], expected: [String: Int64],
         idempotencyKey: IdempotencyKey?
     ) -> AppendRequest {
+        store.appendRequest(streamAppends(events, metadata: metadata, expected: expected), idempotencyKey: idempotencyKey)
+    }
+
+    /// Decided events as the per-stream appends of `es.append`, in first-appearance order
+    /// (a group commit puts several requests' appends, each with its own metadata, in one call).
+    func streamAppends(
+        _ events: [(event: LedgerEvent, payload: String?)], metadata: [UInt8], expected: [String: Int64]
+    ) -> [StreamAppend] {
         var order: [String] = []
         var byStream: [String: [NewEvent]] = [:]
         for (event, payload) in events {
@@ -131,12 +139,11 @@ struct LedgerRepository: Sendable {
                 NewEvent(type: event.typeName, schemaVersion: event.schemaVersion, data: event.encode(),
                          metadata: metadata, payload: payload))
         }
-        let appends = order.map { stream in
+        return order.map { stream in
             StreamAppend(
                 stream: stream, expectedVersion: expected[stream].map { $0 == 0 ? .noStream : .exactly($0) } ?? .any,
                 events: byStream[stream]!)
         }
-        return store.appendRequest(appends, idempotencyKey: idempotencyKey)
     }
 
     /// What the append answered: the recorded events, nil for a duplicate; a conflict throws.

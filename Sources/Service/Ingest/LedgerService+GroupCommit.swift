@@ -1,0 +1,117 @@
+import EventStore
+import HTTP
+import Ledger
+import SystemCalls
+
+/// One verified request to record: what `record(_:claimant:context:)` takes.
+struct IngestRequest: @unchecked Sendable {
+    var batch: FactBatch
+    var claimant: String?
+    var context: RequestContext
+}
+
+/// `iap_ingest_batch_size`: how many requests each durable commit of ingest carried. Filled
+/// once the metrics registry exists (it is made after the service).
+final class IngestBatchSizes: Sendable {
+    static let buckets: [Double] = [1, 2, 4, 8, 16, 32, 64]
+    private let histogram = PlainMutex<Histogram?>(nil)
+
+    func report(to histogram: Histogram) { self.histogram.withLock { $0 = histogram } }
+
+    func observe(_ size: Int) {
+        let histogram = self.histogram.withLock { $0 }
+        histogram?.observe(Double(size))
+    }
+}
+
+extension LedgerService {
+    /// Records a verified request from the HTTP API: with group commit on, together with the
+    /// requests that arrive at the same moment (one transaction, one durable commit, each
+    /// answered with its own outcome after it); else, or when it cannot share, by itself.
+    func ingest(_ batch: FactBatch, claimant: String?, context: RequestContext) throws(ServiceError) -> IngestOutcome {
+        let request = IngestRequest(batch: batch, claimant: claimant, context: context)
+        if let groupCommit {
+            switch groupCommit.submit(request, run: { self.recordTogether($0) }) {
+            case .finished(let outcome): return outcome
+            case .rejected(let rejection): throw .rejected(rejection)
+            case .alone: break
+            }
+        }
+        let outcome = try record(batch, claimant: claimant, context: context)
+        ingestBatchSizes.observe(1)
+        return outcome
+    }
+
+    /// Records `requests` in one transaction (`BatchPlanner`), answering each with its end. A
+    /// lone request, one that cannot share the batch, and every request of a batch that failed
+    /// as a whole end `.alone`: the caller records it by itself, with its own retries and errors.
+    func recordTogether(_ requests: [IngestRequest]) -> [BatchPlanner.End] {
+        guard requests.count > 1 else { return [.alone] }
+        let now = clock()
+        do {
+            let (ends, changes) = try unitOfWork { connection throws(ServiceError) in
+                // Planned anew on every attempt (a retry after a newer catalog starts over).
+                let documents = self.documents
+                var planner = BatchPlanner(
+                    requests.map {
+                        IngestPlanner(
+                            batch: $0.batch, claimant: $0.claimant, policy: configuration.ledgerTransferPolicy, now: now)
+                    })
+                let changes = try perform(&planner, requests, documents: documents, now: now, on: connection)
+                return (planner.ends, changes)
+            }
+            changeTally.count(changes)
+            let together = ends.filter { if case .alone = $0 { false } else { true } }.count
+            if together > 0 { ingestBatchSizes.observe(together) }
+            return ends.map { $0 ?? .alone }
+        } catch {
+            logger.warning("group commit failed; its requests are recorded one by one", ["error": "\(error)"])
+            return Array(repeating: .alone, count: requests.count)
+        }
+    }
+
+    /// Performs the batch planner's actions on `connection`; the changes written, on success.
+    private func perform(
+        _ planner: inout BatchPlanner, _ requests: [IngestRequest], documents: UserDocuments, now: Int64,
+        on connection: Connection
+    ) throws(ServiceError) -> [NewChange] {
+        var action = planner.start(catalogVersion: documents.catalogVersion)
+        var written: [NewChange] = []
+        while true {
+            switch action {
+            case .lockAndRead(let locks, let ownersOf, let streams):
+                let found = try lockAndRead(locks: locks, ownersOf: ownersOf, streams: streams, on: connection)
+                action = planner.read(owners: found.owners, streams: found.streams, announced: found.announced)
+
+            case .append(let members, let alsoRead):
+                // Every member's events in one es.append, each with its own request's metadata.
+                let appends = members.flatMap { member in
+                    repository.streamAppends(
+                        member.append.events, metadata: requests[member.index].context.metadata,
+                        expected: member.append.expected)
+                }
+                let request = repository.store.appendRequest(
+                    appends, idempotencyKey: members.lazy.compactMap(\.append.idempotencyKey).first)
+                var pipeline = PipelineBatch()
+                let appendSlot = pipeline.add(request.statement)
+                let otherSlot = pipeline.add(repository.loadStatement(streams: alsoRead))
+                let results = try database { () throws(DatabaseError) in try pipeline.run(on: connection) }
+                // No append sent (members only reading other chains): nothing recorded, no duplicate.
+                var recorded: [RecordedEvent]? = []
+                if let rows = results[appendSlot] { recorded = try repository.appended(request, rows) }
+                action = planner.appended(recorded, otherChains: try decodeStreams(results[otherSlot]))
+
+            case .commit(let members):
+                let done = try commit(members.map(\.writes), now: now, documents: documents, on: connection)
+                written = done.changes
+                action = planner.committed(documents: done.rendered)
+
+            case .finish:
+                return written
+
+            case .abandon(let reason):
+                throw .internalError("group commit abandoned: \(reason)")
+            }
+        }
+    }
+}
