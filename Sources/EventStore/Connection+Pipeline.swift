@@ -29,6 +29,7 @@ extension Connection {
         var leadNames: [String?] = []
         var names: [String?] = []
         if session.poolMode == .session {
+            try forgetPlansIfDue()
             for statement in lead { leadNames.append(try preparedName(for: statement.sql)) }
             names.reserveCapacity(statements.count)
             for statement in statements { names.append(try preparedName(for: statement.sql)) }

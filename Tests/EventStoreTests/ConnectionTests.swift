@@ -1,4 +1,5 @@
 import EventStore
+import Glibc
 import TestSupport
 import Testing
 
@@ -16,6 +17,26 @@ import Testing
         #expect(
             try connection.query("SELECT $1::text AS a, $2::int8 + 1 AS b, $3::text AS c", ["y", "1", "z"])[0, "b"]
                 == "2")
+    }
+
+    /// A generic plan made while the table was tiny (a sequential scan) is not kept for ever:
+    /// the statements are prepared again once the refresh wait (first 5 s) has passed.
+    @Test func preparedStatementsArePlannedAgainAfterTheRefreshWait() throws {
+        let connection = try Connection(try TestDatabase.shared.freshDatabase(migrated: false))
+        try connection.executeScript("CREATE TABLE t (k text PRIMARY KEY); INSERT INTO t SELECT i::text FROM generate_series(1, 20) i; ANALYZE t")
+        let probe = "SELECT k FROM t WHERE k = ANY($1::text[])"
+        let statements = "SELECT name, generic_plans FROM pg_prepared_statements WHERE statement = $1"
+        for _ in 0..<7 { #expect(try connection.query(probe, ["{1,2}"]).count == 2) }
+        let before = try connection.query(statements, [probe])
+        #expect(before.count == 1)
+        #expect((before.int64(0, "generic_plans") ?? 0) >= 1, "PostgreSQL settled on a generic plan")
+        try connection.executeScript("INSERT INTO t SELECT i::text FROM generate_series(21, 50000) i")
+        sleep(6)
+        #expect(try connection.query(probe, ["{1,2}"]).count == 2)
+        let after = try connection.query(statements, [probe])
+        #expect(after.count == 1)
+        #expect(after[0, "name"] != before[0, "name"], "prepared anew")
+        #expect(after.int64(0, "generic_plans") == 0, "planned anew")
     }
 
     @Test func reportsSQLStateAndMessage() throws {

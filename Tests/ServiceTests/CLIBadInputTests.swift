@@ -145,6 +145,18 @@ import Testing
         #expect(!outcome.stderr.contains("--port must"))
     }
 
+    @Test(arguments: [
+        ("IAP_LEDGER_INGEST_COMMITTERS", "many", "IAP_LEDGER_INGEST_COMMITTERS must be 0…64, got \"many\""),
+        ("IAP_LEDGER_INGEST_COMMITTERS", "65", "IAP_LEDGER_INGEST_COMMITTERS must be 0…64, got \"65\""),
+        ("IAP_LEDGER_INGEST_BATCH_MAX", "0", "IAP_LEDGER_INGEST_BATCH_MAX must be 1…64, got \"0\""),
+    ])
+    func aBadGroupCommitVariableIsNamed(_ name: String, _ value: String, _ message: String) throws {
+        let outcome = try OpsBinary.run(["serve"], environment: [name: value])
+        #expect(outcome.status == 2)
+        #expect(outcome.stderr.contains(message), "\(outcome.stderr)")
+        #expect(outcome.stderrLines.count == 1, "\(outcome.stderr)")
+    }
+
     // MARK: - helpers
 
     static func expectOneLineFailure(

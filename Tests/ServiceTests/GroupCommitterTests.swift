@@ -5,7 +5,7 @@ import Testing
 @testable import Service
 
 /// How the group committer gathers requests from threads, with a stand-in for the batch (no
-/// database): who leads, when a batch closes, and that every request gets its own answer.
+/// database): who leads, what a batch takes, and that every request gets its own answer.
 @Suite struct GroupCommitterTests {
     /// Runs batches by answering each request doubled, and remembers each batch.
     final class Runs: Sendable {
@@ -16,82 +16,86 @@ import Testing
         }
     }
 
-    @Test func aRequestWithNoOtherInFlightRunsAtOnceAlone() {
-        let committer = GroupCommitter<Int, Int>(limits: .init(windowMicros: 10_000_000, maxSize: 16))
+    @Test func aRequestFindingAFreeCommitterRunsAtOnceAlone() {
+        let committer = GroupCommitter<Int, Int>(limits: .init(committers: 1, maxSize: 16))
         let runs = Runs()
         #expect(committer.submit(21, run: runs.run) == 42)
         #expect(committer.submit(5, run: runs.run) == 10)
         #expect(runs.batches.withLock { $0 } == [[21], [5]])
     }
 
-    /// Eight requests arrive while another is in flight: batches of `maxSize` close as they fill.
-    @Test func requestsArrivingWhileAnotherIsInFlightAreGatheredUpToTheMaximum() throws {
-        let committer = GroupCommitter<Int, Int>(limits: .init(windowMicros: 10_000_000, maxSize: 4))
-        let runs = Runs()
-        let answers = Mutex<[Int: Int]>([:])
-        let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        let done = DispatchGroup()
+    /// Starts `request` on its own thread with a batch that blocks until `release` is signalled.
+    func hold(_ committer: GroupCommitter<Int, Int>, _ request: Int, _ runs: Runs, release: DispatchSemaphore, done: DispatchGroup) {
+        let holding = DispatchSemaphore(value: 0)
         done.enter()
         Thread.detachNewThread {
-            // In flight until released, so the others see company and wait for each other.
-            let answer = committer.submit(0) { requests in
+            _ = committer.submit(request) { requests in
                 holding.signal()
                 release.wait()
                 return runs.run(requests)
             }
-            answers.withLock { $0[0] = answer }
             done.leave()
         }
         holding.wait()
-        for request in 1...8 {
+    }
+
+    func waitUntil(_ condition: () -> Bool) {
+        let deadline = Date().addingTimeInterval(10)
+        while !condition(), Date() < deadline { usleep(1000) }
+    }
+
+    /// Nine requests queue while both committers are busy; as each committer frees, the first
+    /// queued leads the next batch with up to `maxSize - 1` of those behind it.
+    @Test func requestsQueuedBehindBusyCommittersAreTakenInBatchesOfAtMostTheMaximum() {
+        let committer = GroupCommitter<Int, Int>(limits: .init(committers: 2, maxSize: 4))
+        let runs = Runs()
+        let answers = Mutex<[Int: Int]>([:])
+        let release = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        hold(committer, 100, runs, release: release, done: done)
+        hold(committer, 200, runs, release: release, done: done)
+        let queued = Atomic<Int>(0)
+        for request in 1...9 {
             done.enter()
             Thread.detachNewThread {
+                queued.add(1, ordering: .relaxed)
                 let answer = committer.submit(request, run: runs.run)
                 answers.withLock { $0[request] = answer }
                 done.leave()
             }
         }
-        // Both batches fill and run while the first request is still held.
-        let deadline = Date().addingTimeInterval(10)
-        while runs.batches.withLock({ $0.count }) < 2, Date() < deadline { usleep(1000) }
+        waitUntil { queued.load(ordering: .relaxed) == 9 }
+        usleep(50_000)  // every one of them inside submit, queued
+        #expect(runs.batches.withLock { $0.isEmpty })
+        release.signal()
         release.signal()
         done.wait()
         let batches = runs.batches.withLock { $0 }
-        #expect(batches.count == 3, "\(batches)")
-        #expect(batches.prefix(2).map(\.count) == [4, 4], "\(batches)")
-        #expect(Set(batches.prefix(2).joined()) == Set(1...8))
-        #expect(batches.last == [0])
-        #expect(answers.withLock { $0 } == Dictionary(uniqueKeysWithValues: (0...8).map { ($0, $0 * 2) }))
+        let queuedBatches = batches.filter { !$0.contains(100) && !$0.contains(200) }
+        #expect(queuedBatches.map(\.count).sorted() == [1, 4, 4], "\(batches)")
+        #expect(Set(queuedBatches.joined()) == Set(1...9))
+        #expect(answers.withLock { $0 } == Dictionary(uniqueKeysWithValues: (1...9).map { ($0, $0 * 2) }))
     }
 
-    @Test func aBatchThatDoesNotFillRunsWhenTheWindowEnds() {
-        let committer = GroupCommitter<Int, Int>(limits: .init(windowMicros: 300_000, maxSize: 16))
+    @Test func aQueuedRequestIsAnsweredByTheBatchItJoinedNotRunTwice() {
+        let committer = GroupCommitter<Int, Int>(limits: .init(committers: 1, maxSize: 16))
         let runs = Runs()
-        let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
         let done = DispatchGroup()
-        done.enter()
-        Thread.detachNewThread {
-            _ = committer.submit(0) { requests in
-                holding.signal()
-                release.wait()
-                return runs.run(requests)
-            }
-            done.leave()
-        }
-        holding.wait()
-        for request in 1...3 {
+        hold(committer, 0, runs, release: release, done: done)
+        for request in 1...5 {
             done.enter()
             Thread.detachNewThread {
-                _ = committer.submit(request, run: runs.run)
+                #expect(committer.submit(request, run: runs.run) == request * 2)
                 done.leave()
             }
         }
-        let deadline = Date().addingTimeInterval(10)
-        while runs.batches.withLock({ $0.count }) < 1, Date() < deadline { usleep(1000) }
+        usleep(100_000)
         release.signal()
         done.wait()
         let batches = runs.batches.withLock { $0 }
         #expect(batches.count == 2, "\(batches)")
-        #expect(batches.first.map { Set($0) } == [1, 2, 3])
+        #expect(batches.last.map { Set($0) } == Set(1...5))
+        #expect(batches.joined().count == 6)
     }
 }

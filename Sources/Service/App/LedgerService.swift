@@ -25,9 +25,9 @@ public final class LedgerService: Sendable {
     /// Whether the database's projections were built by newer code (a rolling upgrade): then
     /// no write and no user document is served here.
     let projectionVersions: ProjectionVersionWatch
-    /// Gathers concurrent ingest requests into one transaction each (nil: every request is its
-    /// own; `IAP_LEDGER_INGEST_BATCH_US`).
-    let groupCommit: GroupCommitter<IngestRequest, BatchPlanner.End>?
+    /// Gathers concurrent ingest requests into shared transactions (nil: every request is its
+    /// own; `IAP_LEDGER_INGEST_COMMITTERS`).
+    let groupCommit: GroupCommitter<IngestRequest, IngestAnswer>?
     /// How many requests each durable commit of ingest carried (`iap_ingest_batch_size`).
     let ingestBatchSizes = IngestBatchSizes()
 
@@ -36,7 +36,7 @@ public final class LedgerService: Sendable {
         logger: Logger, clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis,
         documentCheck: UserDocumentCacheCheck? = nil, catalogs: CatalogInForce? = nil, readRouting: ReadRouting? = nil,
         projectionVersions: ProjectionVersionWatch? = nil,
-        groupCommit: GroupCommitter<IngestRequest, BatchPlanner.End>.Limits? = nil
+        groupCommit: GroupCommitter<IngestRequest, IngestAnswer>.Limits? = nil
     ) {
         self.groupCommit = groupCommit.map { GroupCommitter(limits: $0) }
         self.readRouting = readRouting

@@ -45,10 +45,10 @@ extension ServiceApp {
         /// Memory for the in-process cache of user documents (`IAP_LEDGER_USER_CACHE_MB`); 0
         /// turns it off and every `GET /v1/users/{id}` queries PostgreSQL.
         public var userCacheBytes = 32 << 20
-        /// Group commit of ingest (`IAP_LEDGER_INGEST_BATCH_US`, `IAP_LEDGER_INGEST_BATCH_MAX`):
-        /// how long a purchase or notification waits for others arriving with it, to be recorded
-        /// in one transaction (0: each alone), and how many one transaction takes at most.
-        public var ingestBatchMicros = 2000
+        /// Group commit of ingest (`IAP_LEDGER_INGEST_COMMITTERS`, `IAP_LEDGER_INGEST_BATCH_MAX`):
+        /// how many ingest transactions run at once (0: no group commit, each request its own),
+        /// the requests arriving meanwhile waiting to share the next; and how many one takes at most.
+        public var ingestCommitters = 4
         public var ingestBatchMax = 16
         /// How often the change clock looks for documents time has changed (api.md §4 wants
         /// their changes within 5 s of the instant).

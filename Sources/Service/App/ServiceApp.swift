@@ -112,8 +112,8 @@ public final class ServiceApp: Sendable {
             pool: pool, verifier: verifier, receipts: receipts, configuration: options.configuration, logger: logger,
             clock: options.clock, documentCheck: documentCheck, catalogs: catalogs, readRouting: readRouting,
             projectionVersions: projectionVersions,
-            groupCommit: options.ingestBatchMicros > 0 && options.ingestBatchMax > 1
-                ? .init(windowMicros: options.ingestBatchMicros, maxSize: options.ingestBatchMax) : nil)
+            groupCommit: options.ingestCommitters > 0
+                ? .init(committers: options.ingestCommitters, maxSize: options.ingestBatchMax) : nil)
         let metrics = ServiceMetrics(pool: pool, documentCache: documentCheck?.cache, changeTally: service.changeTally)
         service.ingestBatchSizes.report(
             to: metrics.registry.histogram(

@@ -46,12 +46,12 @@ enum ServeCommand {
             }
             options.userCacheBytes = number << 20
         }
-        if let micros = CommandLineInterface.environment("IAP_LEDGER_INGEST_BATCH_US") {
-            guard let number = Int(micros), (0...20_000).contains(number) else {
+        if let committers = CommandLineInterface.environment("IAP_LEDGER_INGEST_COMMITTERS") {
+            guard let number = Int(committers), (0...64).contains(number) else {
                 throw CommandLineArguments.UsageError(
-                    description: "IAP_LEDGER_INGEST_BATCH_US must be 0…20000, got \"\(micros)\"")
+                    description: "IAP_LEDGER_INGEST_COMMITTERS must be 0…64, got \"\(committers)\"")
             }
-            options.ingestBatchMicros = number
+            options.ingestCommitters = number
         }
         if let size = CommandLineInterface.environment("IAP_LEDGER_INGEST_BATCH_MAX") {
             guard let number = Int(size), (1...64).contains(number) else {

@@ -5,16 +5,17 @@ import SystemCalls
 /// thread (the batch's leader) runs them all at once — for ingest, in one transaction with one
 /// durable commit — while the others wait for their own answer.
 ///
-/// The first request to find no open batch leads one. When no other request is in flight it
-/// runs at once, alone: an idle service adds no latency. Otherwise it waits up to `window`
-/// for others to join, or until `maxSize` have; later arrivals open the next batch, and
-/// batches run side by side (each on its own pooled connection). Generic over what is run so
-/// that the gathering can be tested without a database.
+/// At most `committers` batches run at once. A request that finds one free runs at once with
+/// whatever is queued (alone, when nothing is: an idle service adds no latency). Otherwise it
+/// queues; when a batch ends, its leader hands its place to the first queued request, which
+/// leads the next batch with up to `maxSize - 1` of those queued behind it. So no one waits on a
+/// timer: a batch is what arrived while the others ran, and batches grow with the load. Generic
+/// over what is run so that the gathering can be tested without a database.
 final class GroupCommitter<Request, Answer>: @unchecked Sendable {
     struct Limits: Sendable {
-        /// How long a leader waits for others to join (microseconds).
-        var windowMicros: Int
-        /// A batch closes as soon as it has this many requests.
+        /// Batches running at once (each on its own pooled connection).
+        var committers: Int
+        /// Requests one batch takes at most.
         var maxSize: Int
     }
 
@@ -23,37 +24,23 @@ final class GroupCommitter<Request, Answer>: @unchecked Sendable {
     private final class Ticket: @unchecked Sendable {
         let request: Request
         let done = DispatchSemaphore(value: 0)
-        // Written by the leader before `done` is signalled, read by the waiter after.
+        // Written under the committer's lock or by the leader before `done` is signalled, read
+        // by the waiter after: the answer, or nil when the waiter is to lead the next batch.
         var answer: Answer?
 
         init(_ request: Request) { self.request = request }
     }
 
-    private final class Batch: @unchecked Sendable {
-        var tickets: [Ticket]
-        /// Signalled when the batch fills: its leader stops waiting.
-        let full = DispatchSemaphore(value: 0)
-
-        init(_ leader: Ticket) { tickets = [leader] }
-    }
-
     private struct State {
-        var open: Batch?
-        /// Requests submitted and not yet answered.
-        var inFlight = 0
+        var queue: [Ticket] = []
+        var running = 0
     }
 
     private let state = PlainMutex(State())
 
     init(limits: Limits) {
-        precondition(limits.maxSize >= 1 && limits.windowMicros >= 0, "a batch holds at least one request")
+        precondition(limits.maxSize >= 1 && limits.committers >= 1, "a batch holds at least one request")
         self.limits = limits
-    }
-
-    private enum Role {
-        case alone
-        case leader(Batch)
-        case follower
     }
 
     /// Runs `request` in a batch (perhaps of one) and answers it; blocks until it is answered.
@@ -62,41 +49,38 @@ final class GroupCommitter<Request, Answer>: @unchecked Sendable {
     /// its owner).
     func submit(_ request: Request, run: ([Request]) -> [Answer]) -> Answer {
         let ticket = Ticket(request)
-        let role = state.withLock { state -> Role in
-            state.inFlight += 1
-            if let open = state.open {
-                open.tickets.append(ticket)
-                if open.tickets.count >= limits.maxSize {
-                    state.open = nil
-                    open.full.signal()
-                }
-                return .follower
+        let leads = state.withLock { state -> Bool in
+            if state.running < limits.committers {
+                state.running += 1
+                return true
             }
-            if state.inFlight == 1 || limits.maxSize == 1 || limits.windowMicros == 0 { return .alone }
-            let batch = Batch(ticket)
-            state.open = batch
-            return .leader(batch)
+            state.queue.append(ticket)
+            return false
         }
-        defer { state.withLock { $0.inFlight -= 1 } }
-        switch role {
-        case .alone:
-            return run([request])[0]
-        case .follower:
+        if !leads {
             ticket.done.wait()
-            return ticket.answer!
-        case .leader(let batch):
-            _ = batch.full.wait(timeout: .now() + .microseconds(limits.windowMicros))
-            let tickets = state.withLock { state -> [Ticket] in
-                if state.open === batch { state.open = nil }
-                return batch.tickets
-            }
-            let answers = run(tickets.map(\.request))
-            precondition(answers.count == tickets.count, "one answer per request")
-            for (waiter, answer) in zip(tickets.dropFirst(), answers.dropFirst()) {
-                waiter.answer = answer
-                waiter.done.signal()
-            }
-            return answers[0]
+            if let answer = ticket.answer { return answer }
+            // Handed a place: lead the next batch.
         }
+        let batch = state.withLock { state -> [Ticket] in
+            let joining = state.queue.prefix(limits.maxSize - 1)
+            state.queue.removeFirst(joining.count)
+            return [ticket] + joining
+        }
+        let answers = run(batch.map(\.request))
+        precondition(answers.count == batch.count, "one answer per request")
+        for (waiter, answer) in zip(batch.dropFirst(), answers.dropFirst()) {
+            waiter.answer = answer
+            waiter.done.signal()
+        }
+        let next = state.withLock { state -> Ticket? in
+            guard !state.queue.isEmpty else {
+                state.running -= 1
+                return nil
+            }
+            return state.queue.removeFirst()
+        }
+        next?.done.signal()  // with no answer: it leads
+        return answers[0]
     }
 }

@@ -24,29 +24,49 @@ final class IngestBatchSizes: Sendable {
     }
 }
 
+/// What a request sent to the group committer comes back with.
+enum IngestAnswer {
+    case recorded(IngestOutcome)
+    case failed(ServiceError)
+    /// It could not share its batch (or the batch failed): record it by itself.
+    case alone
+}
+
 extension LedgerService {
     /// Records a verified request from the HTTP API: with group commit on, together with the
-    /// requests that arrive at the same moment (one transaction, one durable commit, each
-    /// answered with its own outcome after it); else, or when it cannot share, by itself.
+    /// requests that arrive while others are being recorded (one transaction, one durable
+    /// commit, each answered with its own outcome after it); else, or when it cannot share, by
+    /// itself.
     func ingest(_ batch: FactBatch, claimant: String?, context: RequestContext) throws(ServiceError) -> IngestOutcome {
         let request = IngestRequest(batch: batch, claimant: claimant, context: context)
         if let groupCommit {
             switch groupCommit.submit(request, run: { self.recordTogether($0) }) {
-            case .finished(let outcome): return outcome
-            case .rejected(let rejection): throw .rejected(rejection)
+            case .recorded(let outcome): return outcome
+            case .failed(let error): throw error
             case .alone: break
             }
         }
-        let outcome = try record(batch, claimant: claimant, context: context)
+        return try recordAlone(request)
+    }
+
+    private func recordAlone(_ request: IngestRequest) throws(ServiceError) -> IngestOutcome {
+        let outcome = try record(request.batch, claimant: request.claimant, context: request.context)
         ingestBatchSizes.observe(1)
         return outcome
     }
 
-    /// Records `requests` in one transaction (`BatchPlanner`), answering each with its end. A
-    /// lone request, one that cannot share the batch, and every request of a batch that failed
-    /// as a whole end `.alone`: the caller records it by itself, with its own retries and errors.
-    func recordTogether(_ requests: [IngestRequest]) -> [BatchPlanner.End] {
-        guard requests.count > 1 else { return [.alone] }
+    /// Records `requests` in one transaction (`BatchPlanner`), answering each. A lone request is
+    /// recorded by itself here; one that cannot share the batch, and every request of a batch
+    /// that failed as a whole, come back `.alone`: the caller records it by itself, with its own
+    /// retries and errors.
+    func recordTogether(_ requests: [IngestRequest]) -> [IngestAnswer] {
+        guard requests.count > 1 else {
+            do throws(ServiceError) {
+                return [.recorded(try recordAlone(requests[0]))]
+            } catch {
+                return [.failed(error)]
+            }
+        }
         let now = clock()
         do {
             let (ends, changes) = try unitOfWork { connection throws(ServiceError) in
@@ -61,9 +81,21 @@ extension LedgerService {
                 return (planner.ends, changes)
             }
             changeTally.count(changes)
-            let together = ends.filter { if case .alone = $0 { false } else { true } }.count
+            var together = 0
+            let answers = ends.map { end -> IngestAnswer in
+                switch end {
+                case .finished(let outcome)?:
+                    together += 1
+                    return .recorded(outcome)
+                case .rejected(let rejection)?:
+                    together += 1
+                    return .failed(.rejected(rejection))
+                case .alone?, nil:
+                    return .alone
+                }
+            }
             if together > 0 { ingestBatchSizes.observe(together) }
-            return ends.map { $0 ?? .alone }
+            return answers
         } catch {
             logger.warning("group commit failed; its requests are recorded one by one", ["error": "\(error)"])
             return Array(repeating: .alone, count: requests.count)

@@ -123,7 +123,7 @@ enum UserDocumentsTable {
     /// Drops a leftover successor and creates an empty one (indexes come after the load).
     static let createNext = """
         DROP TABLE IF EXISTS proj.users_next;
-        CREATE TABLE proj.users_next (LIKE proj.users INCLUDING DEFAULTS);
+        CREATE TABLE proj.users_next (LIKE proj.users INCLUDING DEFAULTS INCLUDING COMPRESSION);
         """
 
     /// The COPY that loads rows written by `appendCopyRow`.
