@@ -48,7 +48,7 @@ extension ServiceApp {
         /// Group commit of ingest (`IAP_LEDGER_INGEST_COMMITTERS`, `IAP_LEDGER_INGEST_BATCH_MAX`):
         /// how many ingest transactions run at once (0: no group commit, each request its own),
         /// the requests arriving meanwhile waiting to share the next; and how many one takes at most.
-        public var ingestCommitters = 4
+        public var ingestCommitters = 2
         public var ingestBatchMax = 16
         /// How often the change clock looks for documents time has changed (api.md §4 wants
         /// their changes within 5 s of the instant).

@@ -43,7 +43,7 @@ public enum CommandLineInterface {
           default 30: a key revoked with `keys revoke` stops working within that time),
           IAP_LEDGER_USER_CACHE_MB (memory for cached user documents, default 32; 0 turns the cache off),
           IAP_LEDGER_INGEST_COMMITTERS, IAP_LEDGER_INGEST_BATCH_MAX (group commit: ingest transactions
-          at once, default 4, requests arriving meanwhile share the next, 0 off; at most 16 per commit),
+          at once, default 2, requests arriving meanwhile share the next, 0 off; at most 16 per commit),
           IAP_LEDGER_DRAIN_SECONDS (after SIGTERM, /readyz answers 503 this long before serve stops,
           default 0: behind a load balancer, longer than its health check takes to notice),
           IAP_LEDGER_INSTANCE (this instance's name as the holder of background jobs, shown by
