@@ -23,17 +23,27 @@ import Testing
 
         init() throws {
             root = try OpsBinary.temporaryDirectory()
-            data = root + "/data"
-            port = try TestkitReceiptTests.freePort()
-            let initialised = try OpsBinary.run(["testkit", "init", "--data-dir", data, "--apple-port", String(port)])
-            guard initialised.status == 0 else { throw OpsFailure("testkit init: \(initialised.stderr)") }
-            // No --port: it listens where init pointed the config.
-            apple = try OpsChild(["testkit", "apple", "--data-dir", data], environment: OpsBinary.environment([:]))
-            let line = "App Store Server API (LocalTesting) at http://127.0.0.1:\(port)"
-            guard opsEventually(within: 30, { [apple] in apple.stdout.contains(line) || !apple.isRunning }), apple.isRunning
-            else {
+            // The free port is released before the stand-in binds it, and the suite's own client
+            // connections take ephemeral ports: one may take it in between. Then start over
+            // on another port, in a fresh data directory.
+            var attempt = 0
+            while true {
+                attempt += 1
+                let data = root + "/data-\(attempt)"
+                let port = try TestkitReceiptTests.freePort()
+                let initialised = try OpsBinary.run(["testkit", "init", "--data-dir", data, "--apple-port", String(port)])
+                guard initialised.status == 0 else { throw OpsFailure("testkit init: \(initialised.stderr)") }
+                // No --port: it listens where init pointed the config.
+                let apple = try OpsChild(["testkit", "apple", "--data-dir", data], environment: OpsBinary.environment([:]))
+                let line = "App Store Server API (LocalTesting) at http://127.0.0.1:\(port)"
+                if opsEventually(within: 30, { [apple] in apple.stdout.contains(line) || !apple.isRunning }), apple.isRunning {
+                    (self.data, self.port, self.apple) = (data, port, apple)
+                    break
+                }
                 apple.kill(SIGKILL)
-                throw OpsFailure("testkit apple did not come up: \(apple.stdout) \(apple.stderr)")
+                guard attempt < 3, apple.stderr.contains("already in use") else {
+                    throw OpsFailure("testkit apple did not come up: \(apple.stdout) \(apple.stderr)")
+                }
             }
             serve = try OpsServe(["--port", "0", "--config", data + "/testkit/config.json", "--data-dir", data])
             let created = try OpsBinary.run(["keys", "create", "--name", "t", "--scopes", "read,write,admin", "--data-dir", data])
