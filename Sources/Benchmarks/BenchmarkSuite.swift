@@ -173,6 +173,7 @@ struct BenchmarkSuite {
         let recorded = (try? cluster.query("SELECT count(*) FROM proj.users")[0, 0]).flatMap { $0 }.flatMap { Int($0) } ?? -1
         if used > p.purchases { notes.append("ingest used more bodies (\(used)) than were minted (\(p.purchases)): some posts were duplicates") }
         notes.append("ingest: \(recorded) purchases recorded (one user each), \(errors) non-2xx/socket errors; p99 per run \(p99s.map { String(format: "%.1f ms", $0) }.joined(separator: " / ")).")
+        notes.append("ingest: group commit (iap_ingest_batch_size) \(Self.batchSizes(of: service, key: key)).")
         let ratio = ours.median! / baseline.median!
         rows.append(BenchmarkRow(
             name: "Verified purchase ingest, \(p.ingestConnections) conns, durable commit",
@@ -235,6 +236,22 @@ struct BenchmarkSuite {
                 baseline: "aim 100 MB", baselineRuns: [], ratio: String(format: "%.2f× aim", rss / 100), aim: "≤ 100 MB",
                 met: rss <= 100, command: "grep VmHWM /proc/$(pgrep -f 'iap-ledger serve')/status", baselineCommand: ""))
         }
+    }
+
+    /// What the service's durable commits of ingest carried (`iap_ingest_batch_size`): "N
+    /// purchases in M commits (mean …, K alone)".
+    static func batchSizes(of service: ServiceProcess, key: String) -> String {
+        guard let port = URL(string: service.url)?.port,
+              let text = try? ServiceHTTPClient(port: port, apiKey: key).get("/metrics").text
+        else { return "unavailable" }
+        func value(_ series: String) -> Double? {
+            text.split(separator: "\n").first { $0.hasPrefix(series + " ") }
+                .flatMap { Double($0.split(separator: " ").last ?? "") }
+        }
+        guard let sum = value("iap_ingest_batch_size_sum"), let count = value("iap_ingest_batch_size_count"), count > 0,
+              let alone = value(#"iap_ingest_batch_size_bucket{le="1"}"#)
+        else { return "unavailable" }
+        return String(format: "%.0f purchases in %.0f commits (mean %.1f per commit, %.0f recorded alone)", sum, count, sum / count, alone)
     }
 
     /// The service's document-cache outcomes (`iap_user_cache_reads_total`) as "N hits, …".
