@@ -238,35 +238,6 @@ struct BenchmarkSuite {
         }
     }
 
-    /// What the service's durable commits of ingest carried (`iap_ingest_batch_size`): "N
-    /// purchases in M commits (mean …, K alone)".
-    static func batchSizes(of service: ServiceProcess, key: String) -> String {
-        guard let port = URL(string: service.url)?.port,
-              let text = try? ServiceHTTPClient(port: port, apiKey: key).get("/metrics").text
-        else { return "unavailable" }
-        func value(_ series: String) -> Double? {
-            text.split(separator: "\n").first { $0.hasPrefix(series + " ") }
-                .flatMap { Double($0.split(separator: " ").last ?? "") }
-        }
-        guard let sum = value("iap_ingest_batch_size_sum"), let count = value("iap_ingest_batch_size_count"), count > 0,
-              let alone = value(#"iap_ingest_batch_size_bucket{le="1"}"#)
-        else { return "unavailable" }
-        return String(format: "%.0f purchases in %.0f commits (mean %.1f per commit, %.0f recorded alone)", sum, count, sum / count, alone)
-    }
-
-    /// The service's document-cache outcomes (`iap_user_cache_reads_total`) as "N hits, …".
-    static func cacheReads(of service: ServiceProcess, key: String) -> String {
-        guard let port = URL(string: service.url)?.port,
-              let text = try? ServiceHTTPClient(port: port, apiKey: key).get("/metrics").text
-        else { return "outcomes unavailable" }
-        let counts = [("hit", "hits"), ("miss", "misses"), ("bypass", "bypasses")].map { result, plural -> String in
-            let prefix = "iap_user_cache_reads_total{result=\"\(result)\"} "
-            let value = text.split(separator: "\n").first { $0.hasPrefix(prefix) }?.dropFirst(prefix.count)
-            return "\(value.map(String.init) ?? "?") \(plural)"
-        }
-        return counts.joined(separator: ", ")
-    }
-
     // MARK: Replay
 
     /// Replay of a generated log (1M events, 100k users) next to a plain COPY read of the same

@@ -18,6 +18,12 @@ public enum LedgerRoute: Sendable, Hashable {
         }
     }
 
+    /// The user of a `.user` route (nil for the others).
+    public var userId: String? {
+        if case .user(let userId) = self { return userId }
+        return nil
+    }
+
     static let chainPrefix = "chain:"
     static let userPrefix = "user:"
 }

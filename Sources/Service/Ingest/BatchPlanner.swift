@@ -112,10 +112,7 @@ struct BatchPlanner {
         for index in locked.keys.sorted() {
             let mine = locked[index]!
             let asked = Set(ownersAsked[index]!)
-            let users = Set(mine.compactMap { stream -> String? in
-                if case .user(let user) = LedgerRoute(stream: stream) { return user }
-                return nil
-            })
+            let users = Set(mine.compactMap { LedgerRoute(stream: $0).userId })
             let action = planners[index].read(
                 owners: owners.filter { asked.contains($0.key) }, streams: streams.filter { mine.contains($0.key) },
                 announced: announced.filter { users.contains($0.key) })

@@ -146,10 +146,7 @@ extension LedgerService {
         pipeline.add(repository.store.lockStatement(locks))
         let ownersSlot = pipeline.add(ChainOwnersTable.owners(of: ownersOf))
         let streamsSlot = pipeline.add(repository.loadStatement(streams: streams))
-        let lockedUsers = locks.compactMap { lock -> String? in
-            if case .user(let user) = LedgerRoute(stream: lock) { return user }
-            return nil
-        }
+        let lockedUsers = locks.compactMap { LedgerRoute(stream: $0).userId }
         let announcedSlot = pipeline.add(
             lockedUsers.isEmpty ? nil : UserDocumentsTable.renderedAt(of: lockedUsers).statement)
         let results = try database { () throws(DatabaseError) in try pipeline.run(on: connection) }
