@@ -14,7 +14,9 @@ import Synchronization
 /// Each round of the holder: (1) writes the attempts that finished, (2) follows the feed from
 /// the endpoint's cursor and creates the deliveries its filters take, in one transaction with
 /// the cursor's move, (3) asks the planner which open deliveries to send and starts them
-/// (up to `maxInFlight` at once, a user's changes one at a time in cursor order).
+/// (up to `maxInFlight` at once, a user's changes one at a time in cursor order). It also claims
+/// `readyPerSlot` more per slot, which a finished send starts at once (WebhookSendSlots); their
+/// outcomes are written by the next round, in one transaction.
 /// A new endpoint starts at the feed's head when it first runs, not at its beginning.
 final class WebhookDispatcher: Sendable {
     let conninfo: String
@@ -82,11 +84,13 @@ final class WebhookDispatcher: Sendable {
         private let finished = Mutex<[(WebhookPlanner.Open, WebhookPlanner.Outcome, Int64, Int64)]>([])
         private var planner: WebhookPlanner
         private var sender: WebhookSender?
+        /// Sends on the wire and the claimed deliveries (loaded with their change) waiting for a slot.
+        private let slots: WebhookSendSlots<(delivery: WebhookPlanner.Open, change: StoredChange)>
+        /// Claimed deliveries a round keeps ready beyond those on the wire, per slot.
+        static let readyPerSlot = 3
         static let feedPage = 1000
-        /// Rounds start at most this often. Every finished send wakes the deliverer, and a round
-        /// costs several queries whatever it carries: at a thousand changes a second, a round per
-        /// completion cost the database more than the purchases did. Batching the completions of
-        /// 50 ms keeps the per-change cost flat and adds at most that to the delivery lag.
+        /// Rounds start at most this often: a round costs several queries whatever it carries (one
+        /// per finished send cost the database more than the purchases did at 1,000 changes/s).
         static let minimumRound = 0.05
         static let openLimit = 512
         static let openPages = 8
@@ -102,7 +106,10 @@ final class WebhookDispatcher: Sendable {
             self.clock = clock
             self.metrics = metrics
             self.lease = lease
-            planner = WebhookPlanner(endpoint: endpoint, maxInFlight: maxInFlight, random: { Double.random(in: 0..<1) })
+            slots = WebhookSendSlots(capacity: maxInFlight)
+            // The planner's "in flight" is every claimed delivery: on the wire or ready.
+            planner = WebhookPlanner(
+                endpoint: endpoint, maxInFlight: maxInFlight * (1 + Self.readyPerSlot), random: { Double.random(in: 0..<1) })
             if let url = URL(string: endpoint.url) {
                 sender = WebhookSender(url: url, timeoutSeconds: endpoint.timeoutSeconds, maxConnections: maxInFlight)
             }
@@ -136,6 +143,7 @@ final class WebhookDispatcher: Sendable {
                         holdsLease = held
                         if held { logger.info("webhooks: delivering", ["endpoint": endpoint.name]) }
                     }
+                    if !holdsLease { dropReady() }
                     if holdsLease, connection == nil || connection?.isHealthy == false {
                         connection = try Connection(conninfo, connectTimeout: 5, session: session)
                     }
@@ -150,6 +158,7 @@ final class WebhookDispatcher: Sendable {
                     Thread.sleep(forTimeInterval: Self.minimumRound - spent)
                 }
             }
+            dropReady()
             // Let sends in flight finish and be recorded, briefly, so a clean stop does not resend them.
             let deadline = Date().addingTimeInterval(min(endpoint.timeoutSeconds, 5))
             while holdsLease, !planner.inFlight.isEmpty, Date() < deadline, let connection {
@@ -257,22 +266,37 @@ final class WebhookDispatcher: Sendable {
             var bySeq: [Int64: StoredChange] = [:]
             for change in changes { bySeq[change.seq] = change }
             for delivery in sends {
-                let startedAt = clock()
-                guard let sender, let change = bySeq[delivery.seq] else {
-                    complete(delivery, .error(sender == nil ? "bad URL" : "change not in the feed"), startedAt)
+                guard sender != nil, let change = bySeq[delivery.seq] else {
+                    complete(delivery, .error(sender == nil ? "bad URL" : "change not in the feed"), clock(), freesSlot: false)
                     continue
                 }
-                let body = change.jsonBytes()
-                let headers = WebhookSignature.headers(
-                    key: endpoint.key, id: change.id, timestamp: startedAt / 1000, body: body)
-                sender.send(body: body, headers: headers) { [self] outcome in complete(delivery, outcome, startedAt) }
+                if slots.claim((delivery, change)) { send(delivery, change) }
             }
         }
 
-        private func complete(_ delivery: WebhookPlanner.Open, _ outcome: WebhookPlanner.Outcome, _ startedAt: Int64) {
+        /// Signs at the moment of sending: the timestamp receivers check is the attempt's.
+        private func send(_ delivery: WebhookPlanner.Open, _ change: StoredChange) {
+            let startedAt = clock()
+            guard let sender else { return }
+            let body = change.jsonBytes()
+            let headers = WebhookSignature.headers(key: endpoint.key, id: change.id, timestamp: startedAt / 1000, body: body)
+            sender.send(body: body, headers: headers) { [self] outcome in complete(delivery, outcome, startedAt, freesSlot: true) }
+        }
+
+        private func complete(
+            _ delivery: WebhookPlanner.Open, _ outcome: WebhookPlanner.Outcome, _ startedAt: Int64, freesSlot: Bool
+        ) {
             let endedAt = clock()
             finished.withLock { $0.append((delivery, outcome, startedAt, endedAt)) }
+            if freesSlot, let next = slots.finished() { send(next.delivery, next.change) }
             wake.signal()
+        }
+
+        /// Unclaims the ready deliveries not yet sent (the lease is gone, or the deliverer stops):
+        /// they stay open in the table and a holder sends them later.
+        private func dropReady() {
+            let dropped = slots.drain()
+            if !dropped.isEmpty { planner.abandon(dropped.map(\.delivery.seq)) }
         }
     }
 }
