@@ -94,7 +94,10 @@ public final class HTTPServer: Sendable {
             running = nil
             context.stopping.store(true, ordering: .relaxed)
             let listenFD = MHD_quiesce_daemon(current.daemon)
-            if listenFD >= 0 { close(listenFD) }
+            // Refuse new connections now, but close the descriptor only after MHD_stop_daemon:
+            // each MHD worker removes it from its epoll set on its next turn, after quiesce has
+            // returned, and panics ("Failed to remove listen FD from epoll set") if it is closed.
+            if listenFD >= 0 { shutdown(listenFD, Int32(SHUT_RDWR)) }
             // After this no connection is suspended, and none can be: handles returned from
             // now on are answered at once.
             context.deferreds.close()
@@ -104,6 +107,7 @@ public final class HTTPServer: Sendable {
                 usleep(2_000)
             }
             MHD_stop_daemon(current.daemon)
+            if listenFD >= 0 { close(listenFD) }
             context.lingering.stop()
         }
     }
