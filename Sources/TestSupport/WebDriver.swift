@@ -183,9 +183,14 @@ public final class WebDriver: @unchecked Sendable {
     @discardableResult
     public func waitForText(_ css: String, containing text: String, seconds: Double = 20) throws -> String {
         var seen = ""
-        try waitUntil("\(css) to contain \"\(text)\" (saw \"\(seen)\")", seconds: seconds) {
-            seen = try findAll(css).map { try self.text($0) }.joined(separator: "\n")
-            return seen.contains(text)
+        do {
+            try waitUntil("\(css) to contain \"\(text)\"", seconds: seconds) {
+                seen = try findAll(css).map { try self.text($0) }.joined(separator: "\n")
+                return seen.contains(text)
+            }
+        } catch {
+            // What the page showed last, not what it showed before the first look.
+            throw Failure("\(error) (saw \"\(seen)\")")
         }
         return seen
     }

@@ -222,6 +222,26 @@ import TestSupport
         try expectCleanLogs()
     }
 
+    /// The feed holds a change back while any transaction that began before it is open; the page,
+    /// drawn meanwhile, must still show it once the feed does (it waits on the long poll).
+    @Test func aChangeTheFeedShowsLateStillReachesAnOpenPage() throws {
+        _ = try seedCustomer(Self.user)
+        try logIn(try #require(service.keys["all"]))
+        let blocker = try Connection(service.conninfo)
+        try blocker.executeScript("BEGIN")
+        _ = try blocker.query("SELECT pg_current_xact_id()")
+        let grant = try service.client("admin").post(
+            "/v1/users/\(Self.user)/grants", .object(["entitlement": "vip", "duration": "P7D"]))
+        #expect(grant.status == 201, "\(grant.text)")
+        try lookUp(Self.user)
+        try browser.waitForText("#entitlements", containing: "vip")
+        try browser.waitForText("#changes", containing: "BALANCE_DEBIT")
+        #expect(try !browser.text(try browser.find("#changes")).contains("PROMOTIONAL_GRANT"), "held back while the blocker is open")
+        try blocker.executeScript("COMMIT")
+        try browser.waitForText("#changes", containing: "PROMOTIONAL_GRANT")
+        try expectCleanLogs()
+    }
+
     @Test func aTenThousandEventTimelineLoadsOnePageAtATime() throws {
         try ReplayBenchmarkLog.seed(events: 10_000, users: 1, conninfo: service.conninfo)
         // The log was written straight into es.events: a replay builds the projections from it.

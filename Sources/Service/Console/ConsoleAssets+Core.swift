@@ -110,7 +110,7 @@ extension ConsoleAssets {
         /** Called when the service refuses the key (401): wrong, revoked or expired mid-session. */
         export function onKeyRefused(listener) { refusedListeners.push(listener); }
 
-        export async function api(path, { method = 'GET', body, key = session.key } = {}) {
+        export async function api(path, { method = 'GET', body, key = session.key, signal } = {}) {
           if (!key) throw new ApiError(401, 'no_key', 'No API key has been entered.');
           const headers = { Authorization: `Bearer ${key}`, Accept: 'application/json' };
           if (body !== undefined) headers['Content-Type'] = 'application/json';
@@ -118,7 +118,7 @@ extension ConsoleAssets {
           try {
             response = await fetch(path, {
               method, headers, body: body === undefined ? undefined : JSON.stringify(body),
-              cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer',
+              cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer', signal,
             });
           } catch (error) {
             throw new ApiError(0, 'network', `The service could not be reached (${error.message}).`);

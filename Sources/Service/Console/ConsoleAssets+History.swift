@@ -66,13 +66,13 @@ extension ConsoleAssets {
 
         /** The user's changes (oldest first in the feed, shown newest first), and from them the balance ledger. */
         export async function renderChanges(container, ledger, userId, asOf) {
+          follower?.abort();
           const all = [];
           let after = null;
           let complete = false;
           try {
             for (let page = 0; page < MAX_CHANGE_PAGES; page++) {
-              const query = `userId=${encodeURIComponent(userId)}&limit=1000${after ? `&after=${encodeURIComponent(after)}` : ''}`;
-              const answer = await api(`/v1/changes?${query}`);
+              const answer = await api(`/v1/changes?${changesQuery(userId, after)}`);
               all.push(...(answer.changes ?? []));
               after = answer.next;
               if ((answer.changes ?? []).length < 1000) { complete = true; break; }
@@ -82,6 +82,46 @@ extension ConsoleAssets {
             clear(ledger).append(errorBox(error, 'Loading the balance ledger'));
             return;
           }
+          drawChanges(container, ledger, all, complete, asOf);
+          if (asOf || !complete) return;
+          const mine = new AbortController();
+          follower = mine;
+          followChanges(container, ledger, userId, all, after, mine.signal);
+        }
+
+        // The one long poll that keeps the page's changes current; a new page's replaces it, so
+        // polls of pages left behind never pile up against the browser's six connections.
+        let follower = null;
+
+        const changesQuery = (userId, after, wait) => `userId=${encodeURIComponent(userId)}&limit=1000` +
+          (after ? `&after=${encodeURIComponent(after)}` : '') + (wait ? `&wait=${wait}` : '');
+
+        /**
+         * The feed shows a change once every transaction that began before it has ended, so a change
+         * made a moment ago (a grant from this very page) can appear after the page was drawn: the
+         * page waits for it, and for anyone else's, on the feed's long poll.
+         */
+        async function followChanges(container, ledger, userId, all, after, signal) {
+          while (!signal.aborted && container.isConnected) {
+            let answer;
+            try {
+              answer = await api(`/v1/changes?${changesQuery(userId, after, 20)}`, { signal });
+            } catch (error) {
+              // A refused key has its own notice; anything but a network failure or a 5xx ends the wait.
+              if (signal.aborted || (error.status !== 0 && error.status < 500)) return;
+              await new Promise((resolve) => setTimeout(resolve, 5000));
+              continue;
+            }
+            if (signal.aborted || !container.isConnected) return;
+            after = answer.next ?? after;
+            if ((answer.changes ?? []).length) {
+              all.push(...answer.changes);
+              drawChanges(container, ledger, all, true, null);
+            }
+          }
+        }
+
+        function drawChanges(container, ledger, all, complete, asOf) {
           const cutoff = asOf ? asOf.getTime() : Infinity;
           const changes = all.filter((c) => new Date(c.recordedAt ?? c.occurredAt).getTime() <= cutoff).reverse();
           clear(container);
