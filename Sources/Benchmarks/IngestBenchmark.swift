@@ -4,7 +4,8 @@ import Foundation
 /// INSERT, then wrk POST /v1/purchases, interleaved run by run), in about a minute instead of
 /// the whole suite. With several `--serve` binaries, each gets its own database on the same
 /// cluster and each run measures them in turn after the same pgbench run: an A/B of two builds
-/// in the same go, so drifting machine load hits both alike.
+/// in the same go, so drifting machine load hits both alike. With `--reads`, the read benchmark
+/// follows on the same services (IngestBenchmark+Reads.swift).
 struct IngestBenchmark {
     struct Options {
         var runs = 3
@@ -18,6 +19,8 @@ struct IngestBenchmark {
         var binaries: [String] = []
         /// Seconds to wait after start-up (e.g. to attach a profiler to the printed pids).
         var pause = 0
+        /// Then A/B `GET /v1/users/{id}` too, on the users each service ingested.
+        var reads = false
     }
 
     /// One service under test: its binary, database, process and position in the bodies file.
@@ -25,6 +28,7 @@ struct IngestBenchmark {
         let binary: String
         let service: ServiceProcess
         let key: String
+        let database: String
         var used = 0
         var rates: [Double] = []
         var p99s: [Double] = []
@@ -32,10 +36,11 @@ struct IngestBenchmark {
         var cpuPerRequest: [Double] = []
         var errors = 0
 
-        init(binary: String, service: ServiceProcess, key: String) {
+        init(binary: String, service: ServiceProcess, key: String, database: String) {
             self.binary = binary
             self.service = service
             self.key = key
+            self.database = database
         }
     }
 
@@ -55,12 +60,16 @@ struct IngestBenchmark {
         let binaries = options.binaries.isEmpty ? [BenchmarkSuite.binaryDirectory + "/iap-ledger"] : options.binaries
         var targets: [Target] = []
         defer { for target in targets { target.service.stop() } }
-        for (index, binary) in binaries.enumerated() {
+        for (index, serve) in binaries.enumerated() {
+            // `BINARY@THREADS` runs that binary with its own --threads (an A/B of thread counts).
+            let parts = serve.split(separator: "@", maxSplits: 1).map(String.init)
+            let binary = parts[0]
+            let threads = parts.count == 2 ? Int(parts[1]) ?? options.serviceThreads : options.serviceThreads
             let database = index == 0 ? "iap_ledger" : "iap_ledger_\(index + 1)"
             try cluster.server.createDatabase(database)
             let databaseURL = cluster.server.connectionString(database: database)
             let service = try ServiceProcess(
-                binary: binary, configPath: configPath, databaseURL: databaseURL, threads: options.serviceThreads,
+                binary: binary, configPath: configPath, databaseURL: databaseURL, threads: threads,
                 logPath: work + "/serve-\(index + 1).log")
             let keyOutput = try Shell.check(
                 [binary, "keys", "create", "--name", "bench", "--scopes", "read,write"],
@@ -69,7 +78,7 @@ struct IngestBenchmark {
                 throw Shell.Failure(description: "no key in: \(keyOutput)")
             }
             say("[\(index + 1)] \(binary): pid \(service.pid) at \(service.url), database \(database)")
-            targets.append(Target(binary: binary, service: service, key: key))
+            targets.append(Target(binary: serve, service: service, key: key, database: database))
         }
         say("PGHOST=\(cluster.server.socketDirectory)")
 
@@ -114,28 +123,32 @@ struct IngestBenchmark {
                          target.cpuPerRequest.median!, target.cpuPerRequest.map { String(format: "%.0f", $0) }.joined(separator: ", "),
                          target.errors, duplicates))
         }
+        if options.reads { try reads(options, cluster: cluster, targets: targets, work: work) }
     }
 
     /// User + system CPU seconds of the given processes (all their threads), from /proc.
-    static func cpuSeconds(of pids: [Int32]) -> Double {
+    static func cpuSeconds(of pids: [Int32], reapedChildren: Bool = false) -> Double {
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         var total = 0.0
         for pid in pids {
             guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
                   let close = stat.lastIndex(of: ")") else { continue }
-            // Fields after "pid (comm) ": state is field 3, utime 14, stime 15.
+            // Fields after "pid (comm) ": state is field 3, utime 14, stime 15, cutime 16, cstime 17.
             let fields = stat[stat.index(after: close)...].split(separator: " ")
-            if fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) {
-                total += (user + system) / ticks
+            if fields.count > 14, let user = Double(fields[11]), let system = Double(fields[12]),
+               let childUser = Double(fields[13]), let childSystem = Double(fields[14]) {
+                total += (user + system + (reapedChildren ? childUser + childSystem : 0)) / ticks
             }
         }
         return total
     }
 
-    /// CPU seconds of `parent` and its live children (a PostgreSQL cluster: postmaster,
-    /// backends, background workers). Backends that exited take their time with them.
+    /// CPU seconds of `parent`, its live children (a PostgreSQL cluster: postmaster, backends,
+    /// background workers) and the children it has reaped. Without the reaped ones, backends
+    /// that exit between two samples (pgbench's, just before the first target's run) took their
+    /// time out of the second sum: the first target's figure came out too low, even negative.
     static func cpuSeconds(ofChildrenOf parent: Int32) -> Double {
         let children = (try? String(contentsOfFile: "/proc/\(parent)/task/\(parent)/children", encoding: .utf8)) ?? ""
-        return cpuSeconds(of: [parent] + children.split(separator: " ").compactMap { Int32($0) })
+        return cpuSeconds(of: [parent], reapedChildren: true) + cpuSeconds(of: children.split(separator: " ").compactMap { Int32($0) })
     }
 }

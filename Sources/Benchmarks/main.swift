@@ -16,9 +16,10 @@ let usage = """
       webhooks [--runs N] [--seconds S]
                       ingest CPU per purchase with one webhook endpoint vs none, and delivery lag to a local receiver
       long-poll [--waiters N]   RSS added by N (1,000) idle long-poll waiters on an in-process HTTPServer
-      ingest [--runs N] [--seconds S] [--purchases N] [--threads N] [--serve BINARY]... [--pause S]
+      ingest [--runs N] [--seconds S] [--purchases N] [--threads N] [--serve BINARY]... [--pause S] [--reads]
                       only the purchase-ingest benchmark (pgbench INSERT, then wrk POST); with several
-                      --serve binaries, each on its own database, measured in turn in every run (A/B)
+                      --serve binaries (BINARY or BINARY@THREADS), each on its own database, measured in turn in every run (A/B);
+                      --reads then does the same for GET /v1/users/{id} (pgbench -S, CPU per read)
       replay [--events N] [--users N] [--runs N] [--database-url URL]
                       only the replay benchmark of `run`, each run next to its COPY: on its own cluster,
                       or on URL's database (seeded only while its log is empty)
@@ -92,6 +93,7 @@ func main() -> Int32 {
             if let seconds = option("seconds", in: arguments).flatMap(Int.init) { options.seconds = seconds }
             if let purchases = option("purchases", in: arguments).flatMap(Int.init) { options.purchases = purchases }
             if let pause = option("pause", in: arguments).flatMap(Int.init) { options.pause = pause }
+            options.reads = arguments.contains("--reads")
             if let threads = option("threads", in: arguments).flatMap(Int.init) { options.serviceThreads = threads }
             options.binaries = arguments.indices.dropLast().filter { arguments[$0] == "--serve" }.map { arguments[$0 + 1] }
             try IngestBenchmark.run(options)
