@@ -139,6 +139,35 @@ import TestSupport
         #expect(b.keep(force: true))
     }
 
+    @Test func aFencedTransactionLongerThanTheTTLKeepsTheLeaseAndRenewsItAfter() throws {
+        // A replay's swap can run longer than the TTL (100k corrections into the feed): the fence
+        // holds the row all along, so its holder must neither give the lease up nor lose it.
+        let timing = LeaseKeeper.Timing(ttl: 1.5, renewEvery: 0.5, retryEvery: 0.25, margin: 0.2)
+        let a = holder("node-a").lease("job", timing: timing, standsAside: false)
+        let b = holder("node-b").lease("job", timing: timing)
+        #expect(a.keep(force: true))
+        let token = try #require(a.token)
+        let fence = try #require(a.fence)
+        let connection = try Connection(conninfo)
+        try connection.executeScript("SET ROLE iap_ledger_service")
+        try a.renewing { () throws in
+            try connection.transaction { connection in
+                _ = try connection.query(fence)
+                a.fencePassed()
+                Thread.sleep(forTimeInterval: 2 * timing.ttl)
+                #expect(a.isHeld, "past the TTL, still held: the fence locks the row")
+                #expect(!b.keep(force: true), "the other instance cannot take it meanwhile")
+                try connection.execute("UPDATE ops.leases SET renewed_at = renewed_at WHERE name = $1", ["job"])
+            }
+            a.fenceEnded()
+        }
+        #expect(a.isHeld && a.token == token, "renewed with the same token once the fence ended")
+        let stored = try #require(try row("job"))
+        #expect(stored.claim == a.holder.claim && stored.live)
+        a.release()
+        #expect(try row("job") == nil, "released, not left to expire")
+    }
+
     /// A transaction of the service role that starts with `fence` and writes; nil when it
     /// committed, else the SQLSTATE it failed with.
     func fencedWrite(_ fence: Query) throws -> String? {
@@ -201,6 +230,37 @@ import TestSupport
         _ = keeper.answered(grant, sentAt: 0)
         #expect(keeper.expire(at: 6) == .lost)
         #expect(keeper.answered(LeaseTable.Grant(token: 9, acquiredAt: 0, expiresAt: 0), sentAt: 7) == .acquired(token: 9))
+    }
+
+    @Test func aFencedLeaseIsHeldPastItsDeadlineAndNotAskedForUntilTheFenceEnds() {
+        var keeper = LeaseKeeper()
+        _ = keeper.answered(grant, sentAt: 0)
+        keeper.fenceTaken()
+        #expect(keeper.isHeld(at: 20) && !keeper.isDue(at: 20))
+        #expect(keeper.expire(at: 20) == .none && keeper.failed(at: 20) == .none)
+        #expect(keeper.isHeld(at: 20) && keeper.token == 7)
+        keeper.fenceEnded(at: 20)
+        #expect(!keeper.isHeld(at: 20) && keeper.isDue(at: 20), "past the deadline: ask at once")
+        #expect(keeper.answered(grant, sentAt: 20) == .renewed, "the same token continues the lease")
+        #expect(keeper.isHeld(at: 25.4))
+    }
+
+    @Test func aFenceEndingPastTheDeadlineLosesTheLeaseIfAnotherTookIt() {
+        var keeper = LeaseKeeper()
+        _ = keeper.answered(grant, sentAt: 0)
+        keeper.fenceTaken()
+        keeper.fenceEnded(at: 10)
+        #expect(keeper.answered(nil, sentAt: 10) == .lost)
+        #expect(keeper.answered(LeaseTable.Grant(token: 9, acquiredAt: 0, expiresAt: 0), sentAt: 11) == .acquired(token: 9))
+    }
+
+    @Test func aFenceEndingBeforeTheDeadlineChangesNothing() {
+        var keeper = LeaseKeeper()
+        _ = keeper.answered(grant, sentAt: 0)
+        keeper.fenceTaken()
+        keeper.fenceEnded(at: 1)
+        #expect(keeper.isHeld(at: 5.4) && !keeper.isHeld(at: 5.5))
+        #expect(!keeper.isDue(at: 1.9) && keeper.isDue(at: 2))
     }
 
     @Test func aReleasedLeaseIsAskedForAgainAtOnce() {

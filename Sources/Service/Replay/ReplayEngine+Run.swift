@@ -24,8 +24,9 @@ extension ReplayEngine {
         var changed: [String: ReplayReport.ChangedUser] = [:]
         var inFlight: Set<String> = []
         var changedOwners: Set<String> = []
-        /// The replay lease's fencing check (LeaseTable.require), the swap's first statement: a
-        /// run whose process stalled past its lease must not swap over its successor's.
+        /// The replay lease, whose fencing check (LeaseTable.require) is the swap's first
+        /// statement: a run whose process stalled past its lease must not swap over its successor's.
+        let lease: Lease?
         let fence: Query?
         /// What the swap wrote to the change feed (counted once it committed).
         var corrections: [NewChange] = []
@@ -38,9 +39,10 @@ extension ReplayEngine {
         typealias LiveRow = ReplayLive.Row
 
         init(engine: ReplayEngine, connection: Connection, options: ReplayOptions,
-             progress: (@Sendable (ReplayProgress) -> Void)?, fence: Query? = nil)
+             progress: (@Sendable (ReplayProgress) -> Void)?, lease: Lease? = nil)
         {
-            self.fence = fence
+            self.lease = lease
+            self.fence = lease?.fence
             self.engine = engine
             self.connection = connection
             self.options = options

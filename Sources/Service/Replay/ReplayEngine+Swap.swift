@@ -52,11 +52,15 @@ extension ReplayEngine.Run {
 
     mutating func swap() throws(ServiceError) {
         var failure: ServiceError?
+        var fenced = false
+        defer { if fenced { lease?.fenceEnded() } }
         do {
             try connection.transaction { _ in
                 if let fence {
                     do {
                         _ = try connection.query(fence)
+                        fenced = true
+                        lease?.fencePassed()
                     } catch let error as DatabaseError where error.sqlState == LeaseTable.fencedOutState {
                         failure = .busy("the replay lost its lease (another replay took over); run it again")
                         throw error

@@ -101,7 +101,7 @@ public final class ReplayEngine: Sendable {
         }
         var report: ReplayReport
         if wanted.contains(ProjectionVersions.users.name) {
-            var run = Run(engine: self, connection: connection, options: options, progress: progress, fence: lease.fence)
+            var run = Run(engine: self, connection: connection, options: options, progress: progress, lease: lease)
             report = try run.execute()
             metrics?.changeTally?.count(run.corrections)
             Self.releaseInBackground(consume run)

@@ -53,7 +53,11 @@ final class Lease: Sendable {
                             name: name, holder: holder.name, claim: holder.claim, ttlMillis: timing.ttlMillis))
                     change = keeper.withLock { $0.answered(LeaseTable.grant(from: rows), sentAt: sentAt) }
                 } catch {
-                    holder.logger.warning("lease: cannot ask the table", ["lease": name, "error": "\(error)"])
+                    // Sent just before a fenced transaction of ours locked the row, it waited on
+                    // that lock: no news about the lease, which the fence holds.
+                    if keeper.withLock({ $0.fences == 0 }) {
+                        holder.logger.warning("lease: cannot ask the table", ["lease": name, "error": "\(error)"])
+                    }
                     change = keeper.withLock { $0.failed(at: Self.now()) }
                 }
             } else {
@@ -89,6 +93,17 @@ final class Lease: Sendable {
     /// The fencing check for a write transaction of the job (LeaseTable.require); nil when
     /// the lease is not held, and the job must not write.
     var fence: Query? { token.map { LeaseTable.require(name: name, claim: holder.claim, token: $0) } }
+
+    /// A transaction of the job passed `fence`: it holds the lease row until it ends, however
+    /// long it takes (a replay's swap announcing 100k corrections), so the lease is not given up
+    /// meanwhile and no renewal is sent to wait on that lock. Pair with `fenceEnded()`.
+    func fencePassed() { keeper.withLock { $0.fenceTaken() } }
+
+    /// The fenced transaction ended: renews at once if its deadline passed meanwhile.
+    func fenceEnded() {
+        keeper.withLock { $0.fenceEnded(at: Self.now()) }
+        keep()
+    }
 
     /// Runs `body` (one long call: a rebuild, a replay) while a helper thread keeps renewing the
     /// lease on the holder's connection.

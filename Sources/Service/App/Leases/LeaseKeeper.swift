@@ -36,30 +36,54 @@ struct LeaseKeeper: Sendable, Equatable {
     private(set) var heldUntil: Double = -.infinity
     /// When to ask the table next.
     private(set) var nextAsk: Double = -.infinity
+    /// Open transactions of this holder that passed the fence (LeaseTable.require). Each holds
+    /// the lease row FOR SHARE until it ends, so the lease cannot change hands meanwhile
+    /// whatever the clock says, and a renewal (an UPDATE of that row) would only wait for it.
+    private(set) var fences = 0
+    /// A fenced transaction ended after the deadline: the lease was ours until then, and the
+    /// next answer with the same token continues it (a renewal, not a new acquisition).
+    private var continuing = false
 
     init(timing: Timing = .standard) { self.timing = timing }
 
-    func isHeld(at now: Double) -> Bool { token != nil && now < heldUntil }
+    func isHeld(at now: Double) -> Bool { token != nil && (fences > 0 || now < heldUntil) }
 
-    /// Time to run acquire-or-renew.
-    func isDue(at now: Double) -> Bool { now >= nextAsk }
+    /// Time to run acquire-or-renew (never while fenced: it would wait on our own row lock).
+    func isDue(at now: Double) -> Bool { fences == 0 && now >= nextAsk }
 
     /// The table answered the acquire-or-renew sent at `sentAt` (nil: another holder has it).
     mutating func answered(_ grant: LeaseTable.Grant?, sentAt: Double) -> Change {
         let wasHeld = isHeld(at: sentAt)
         guard let grant else {
             let had = token != nil
+            continuing = false
             token = nil
             heldUntil = -.infinity
             nextAsk = sentAt + timing.retryEvery
             return had ? .lost : .none
         }
         let previous = token
+        let continued = continuing
+        continuing = false
         token = grant.token
         heldUntil = sentAt + timing.ttl - timing.margin
         nextAsk = sentAt + timing.renewEvery
-        if previous == grant.token && wasHeld { return .renewed }
+        if previous == grant.token && (wasHeld || continued) { return .renewed }
         return .acquired(token: grant.token)
+    }
+
+    /// A transaction of this holder passed the fence: held until it ends.
+    mutating func fenceTaken() { fences += 1 }
+
+    /// That transaction ended (committed or not) at `now`. Past the deadline the lease is ours
+    /// only until another instance takes the expired row: not held, and asked for at once.
+    mutating func fenceEnded(at now: Double) {
+        guard fences > 0 else { return }
+        fences -= 1
+        guard fences == 0, token != nil, now >= heldUntil else { return }
+        heldUntil = now
+        nextAsk = now
+        continuing = true
     }
 
     /// The statement failed (the database is unreachable, a timeout): the lease may still be
@@ -71,7 +95,8 @@ struct LeaseKeeper: Sendable, Equatable {
 
     /// Forgets a lease whose time ran out without a renewal.
     mutating func expire(at now: Double) -> Change {
-        guard token != nil, now >= heldUntil else { return .none }
+        guard token != nil, fences == 0, now >= heldUntil else { return .none }
+        continuing = false
         token = nil
         heldUntil = -.infinity
         return .lost
@@ -79,6 +104,7 @@ struct LeaseKeeper: Sendable, Equatable {
 
     /// Given up on purpose (the row was deleted): free for anyone at once.
     mutating func released(at now: Double) {
+        continuing = false
         token = nil
         heldUntil = -.infinity
         nextAsk = now
