@@ -82,7 +82,7 @@ test-release:
 # Every benchmark next to its baseline (openssl speed, pgbench) run in the same go; rewrites the
 # table in BENCHMARKS.md. Fixed parameters (see BENCHMARKS.md); about 9 minutes on 2 cores (the cluster group included), no network.
 BENCH_ARGS ?=
-bench: bench-deps
+bench: bench-deps cluster-deps
 	$(SWIFT) build -c release --product iap-ledger
 	$(SWIFT) build -c release --product iap-ledger-bench
 	.build/release/iap-ledger-bench run --out BENCHMARKS.md $(BENCH_ARGS)
