@@ -37,12 +37,56 @@ func option(_ name: String, in arguments: [String]) -> String? {
     return arguments[index + 1]
 }
 
-/// User + system CPU time of this process.
+/// The options each command reads. Anything else is refused: a typo (or `--help`) must not start a
+/// long benchmark with the defaults.
+let knownOptions: [String: Set<String>] = [
+    "run": ["runs", "seconds", "purchases", "out", "only"], "verify": ["seconds"], "verify-cpu": ["count"],
+    "fold": ["events"], "webhooks": ["runs", "seconds"], "long-poll": ["waiters"],
+    "ingest": ["runs", "seconds", "purchases", "threads", "serve", "pause", "reads"],
+    "replay": ["events", "users", "runs", "database-url"], "cluster": ["runs", "seconds", "out"], "pool": [],
+    "mint-purchases": ["count", "out"],
+]
+/// Options whose value is text, not a number; `--reads` takes none.
+let textOptions: Set<String> = ["out", "only", "serve", "database-url"]
+/// Commands that hand wrk, pgbench and deploy/local-cluster the repository's scripts by relative path.
+let repositoryCommands: Set<String> = ["run", "webhooks", "ingest", "cluster"]
+
+/// Why `arguments` (after the command) cannot run, or nil.
+func problem(with arguments: ArraySlice<String>, of command: String) -> String? {
+    guard let known = knownOptions[command] else { return "unknown command \(command)" }
+    var index = arguments.startIndex
+    while index < arguments.endIndex {
+        let argument = arguments[index]
+        guard argument.hasPrefix("--"), known.contains(String(argument.dropFirst(2))) else {
+            return "\(command) does not take \(argument)"
+        }
+        let name = String(argument.dropFirst(2))
+        index += 1
+        if name == "reads" { continue }
+        guard index < arguments.endIndex else { return "--\(name) needs a value" }
+        if !textOptions.contains(name), Double(arguments[index]) == nil {
+            return "--\(name) needs a number, not \(arguments[index])"
+        }
+        index += 1
+    }
+    if repositoryCommands.contains(command), !FileManager.default.fileExists(atPath: "scripts/bench/post-purchase.lua") {
+        return "run it from the repository root (no scripts/bench/ in \(FileManager.default.currentDirectoryPath))"
+    }
+    return nil
+}
 
 func main() -> Int32 {
     let arguments = Array(CommandLine.arguments.dropFirst())
     guard let command = arguments.first else {
         print(usage)
+        return 2
+    }
+    if ["--help", "-h", "help"].contains(command) || arguments.contains("--help") {
+        print(usage)
+        return 0
+    }
+    if let problem = problem(with: arguments.dropFirst(), of: command) {
+        FileHandle.standardError.write(Data("iap-ledger-bench: \(problem)\n".utf8))
         return 2
     }
     do {
@@ -108,7 +152,7 @@ func main() -> Int32 {
             try suite.run()
         default:
             print(usage)
-            return command == "--help" || command == "help" ? 0 : 2
+            return 2
         }
         return 0
     } catch {
