@@ -87,3 +87,55 @@ import TestSupport
         #expect(one["customer"]?["entitlements"]?["premium"]?["active"]?.boolValue == true)
     }
 }
+
+/// The swap builds its corrections before it takes the writers' locks; a user written after
+/// that is judged again under them, so its one CORRECTION starts from what the write announced.
+@Suite struct ReplayStagedCorrectionTests {
+    @Test func aUserWrittenAfterTheCorrectionsWereBuiltGetsOneCorrectionFromItsNewDocument() throws {
+        let harness = try ReplayHarness()
+        try harness.runScenarios()
+        try harness.purchase(
+            "u-ads-2", ["productId": .string(ReplayHarness.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
+        let before = try ReplayCorrectionTests.feed(harness)
+
+        var catalog = ReplayHarness.configuration.catalog
+        catalog.products[ReplayHarness.removeAds] = Ledger.Product(type: .nonConsumable, entitlements: ["premium"])
+        var options = ReplayOptions(catalog: catalog)
+        options.beforeSwap = {
+            _ = try? harness.purchase(
+                "u-ads-2", ["productId": .string(ReplayHarness.coins), "type": .string("Consumable"), "expiresDate": .null])
+        }
+        let applied = try harness.app.projections.engine.run(options)
+        #expect(applied.swapped)
+        #expect(Set(applied.changedUsers.map(\.userId)) == ["u-ads", "u-ads-refund", "u-ads-2"])
+
+        let after = Array(try ReplayCorrectionTests.feed(harness).dropFirst(before.count))
+        let corrections = after.filter { $0["type"]?.stringValue == "CORRECTION" }
+        #expect(corrections.count == 3, "one per changed user: \(corrections.compactMap { $0["userId"]?.stringValue })")
+        #expect(Set(corrections.compactMap { $0["userId"]?.stringValue }) == ["u-ads", "u-ads-refund", "u-ads-2"])
+
+        let write = try #require(after.firstIndex { $0["type"]?.stringValue == "CONSUMABLE_PURCHASE" })
+        #expect(after[write]["userId"]?.stringValue == "u-ads-2")
+        let correction = try #require(after.firstIndex {
+            $0["type"]?.stringValue == "CORRECTION" && $0["userId"]?.stringValue == "u-ads-2"
+        })
+        #expect(correction > write, "the correction follows the write it was judged after")
+        let announced = try #require(after[write]["customer"]?["balances"])
+        #expect(announced != .object([:]), "the write gave coins")
+        #expect(after[correction]["details"]?["before"]?["balances"] == announced, "before is what the write announced")
+        #expect(after[correction]["details"]?["before"]?["entitlements"]?["no_ads"]?["active"]?.boolValue == true)
+        #expect(after[correction]["details"]?["after"]?["entitlements"]?["premium"]?["active"]?.boolValue == true)
+        #expect(after[correction]["details"]?["after"]?["balances"] == announced)
+
+        // The correction's customer is the document the swap made live.
+        let live = try harness.request("GET", "/v1/users/u-ads-2")
+        #expect(live.status == 200)
+        #expect(live.json["entitlements"] == after[correction]["customer"]?["entitlements"])
+        #expect(live.json["balances"] == announced)
+        // The staged ones: users nobody wrote keep the corrections built before the locks.
+        let ads = try #require(corrections.first { $0["userId"]?.stringValue == "u-ads" })
+        #expect(ads["details"]?["before"]?["entitlements"]?["no_ads"]?["active"]?.boolValue == true)
+        #expect(ads["details"]?["after"]?["entitlements"]?["premium"]?["active"]?.boolValue == true)
+        #expect(ads["recordedAt"] == after[correction]["recordedAt"], "all recorded at the swap")
+    }
+}

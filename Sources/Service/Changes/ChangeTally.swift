@@ -12,6 +12,11 @@ final class ChangeTally: Sendable {
         }
     }
 
+    func count(_ type: ChangeType, times: Int) {
+        guard times > 0 else { return }
+        counts.withLock { $0[type.rawValue, default: 0] += times }
+    }
+
     /// Samples for the metrics registry, every type listed (0 when none was written).
     var samples: [(labels: [String], value: Double)] {
         let counts = counts.withLock { $0 }

@@ -28,8 +28,13 @@ extension ReplayEngine {
         /// statement: a run whose process stalled past its lease must not swap over its successor's.
         let lease: Lease?
         let fence: Query?
-        /// What the swap wrote to the change feed (counted once it committed).
+        /// What the swap wrote to the change feed (counted once it committed): the changes it
+        /// built under its locks, and how many staged corrections it moved into the feed.
         var corrections: [NewChange] = []
+        var stagedWritten = 0
+        /// The users whose corrections `prepareCorrections` built, and their staging rows.
+        var staged: Set<String> = []
+        var stagedRows: [UInt8] = []
         var report: ReplayReport
         var phaseStart = Date()
         var decodeSeconds = 0.0
@@ -82,8 +87,12 @@ extension ReplayEngine {
             try applyTouched()
             report.catchUpEvents = state.events - before
             phase("catchUp")
-            // 5. Swap (under the writers' locks, folding the final delta first).
+            // 5. Swap (under the writers' locks, folding the final delta first), with the
+            //    corrections built before them.
             if !options.dryRun {
+                prepareCorrections()
+                phase("corrections")
+                options.beforeSwap?()
                 try swap()
                 report.swapped = true
                 phase("swap")

@@ -6,13 +6,14 @@ import Ledger
 /// successor tables in under the writers' locks.
 extension ReplayEngine.Run {
     /// Re-renders the users and owners the caught-up events touched, in the next tables
-    /// (unless dry run), and judges them again against fresh live rows.
-    mutating func applyTouched() throws(ServiceError) {
+    /// (unless dry run), and judges them again against fresh live rows. Answers those users.
+    @discardableResult
+    mutating func applyTouched() throws(ServiceError) -> Set<String> {
         let users = state.touched
         var chains = state.touchedChains
         state.touched = []
         state.touchedChains = []
-        guard !users.isEmpty || !chains.isEmpty else { return }
+        guard !users.isEmpty || !chains.isEmpty else { return users }
         chains.formUnion(users.flatMap { state.accounts[$0]?.chains ?? [] })
         try reloadLive(users: users, chains: chains)
         var ids: [String] = []
@@ -28,7 +29,7 @@ extension ReplayEngine.Run {
             validUntils.append(validUntil)
         }
         for otid in chains { judgeOwner(otid) }
-        guard !options.dryRun else { return }
+        guard !options.dryRun else { return users }
         let owners = state.owners
         let released = Array(chains.filter { owners[$0] == nil })
         let owned = Array(chains.filter { owners[$0] != nil })
@@ -48,14 +49,21 @@ extension ReplayEngine.Run {
                         otids: owned, owners: owned.map { owners[$0]! }, claimedAt: claimedAt))
             }
         }
+        return users
     }
 
     mutating func swap() throws(ServiceError) {
         var failure: ServiceError?
         var fenced = false
+        var lockedAt: Date?
         defer { if fenced { lease?.fenceEnded() } }
         do {
             try connection.transaction { _ in
+                // Private to this transaction, so before the fence: nothing else sees it.
+                do throws(ServiceError) { try stageCorrections() } catch {
+                    failure = error
+                    throw ServiceErrorBox(error: error)
+                }
                 if let fence {
                     do {
                         _ = try connection.query(fence)
@@ -94,11 +102,11 @@ extension ReplayEngine.Run {
                     SET LOCAL synchronous_commit = on;
                     LOCK TABLE proj.chain_owners, proj.users IN ACCESS EXCLUSIVE MODE;
                     """)
+                lockedAt = Date()
                 // Every writer that touched the live tables has committed; every other one waits.
                 do throws(ServiceError) {
                     try readToEnd(phase: "swap", horizon: false)
-                    try applyTouched()
-                    try announceCorrections()
+                    try announceCorrections(rejudged: try applyTouched())
                 } catch {
                     failure = error
                     throw ServiceErrorBox(error: error)
@@ -107,6 +115,8 @@ extension ReplayEngine.Run {
                 try ProjectionVersions.record(
                     ProjectionVersions.users, position: position, on: connection)
             }
+            // How long readers and writers of the live tables waited, commit included.
+            if let lockedAt { report.phases.append(("swap.locked", Int64(Date().timeIntervalSince(lockedAt) * 1000))) }
         } catch let error as DatabaseError {
             throw failure ?? .database(error)
         } catch {

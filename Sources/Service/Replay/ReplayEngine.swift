@@ -104,6 +104,7 @@ public final class ReplayEngine: Sendable {
             var run = Run(engine: self, connection: connection, options: options, progress: progress, lease: lease)
             report = try run.execute()
             metrics?.changeTally?.count(run.corrections)
+            metrics?.changeTally?.count(.correction, times: run.stagedWritten)
             Self.releaseInBackground(consume run)
         } else {
             report = ReplayReport(dryRun: options.dryRun, projections: [])

@@ -20,6 +20,9 @@ public struct ReplayOptions: Sendable {
     /// Called once the bulk of the log is folded and loaded, before the catch-up: lets a test
     /// append events at exactly the moment a real writer could, instead of racing a timer.
     public var beforeCatchUp: (@Sendable () -> Void)?
+    /// Called once the swap's corrections are built, before its transaction: a write here is one
+    /// the swap must judge again under its locks.
+    public var beforeSwap: (@Sendable () -> Void)?
 
     public init(dryRun: Bool = false, projections: Set<String> = [], catalog: Catalog? = nil) {
         self.dryRun = dryRun

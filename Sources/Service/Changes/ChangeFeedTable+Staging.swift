@@ -1,0 +1,57 @@
+import EventStore
+import Ledger
+
+/// A replay's corrections, staged before its swap takes the writers' locks: a temporary table
+/// of the swap's own transaction (dropped at its end, so it works through PgBouncer's
+/// transaction pooling too), loaded by COPY while readers and writers still run, and moved
+/// into `changes.feed` under the locks by one INSERT … SELECT. The feed's rows are the same as
+/// `insert` would write; only where the work happens changes.
+extension ChangeFeedTable {
+    static let createStaging = """
+        CREATE TEMPORARY TABLE replay_corrections (
+            n bigint NOT NULL, type text NOT NULL, user_id text, environment text, occurred_at bigint NOT NULL,
+            product_id text, original_transaction_id text, transaction_id text, entitlement_ids text[] NOT NULL,
+            details text NOT NULL, customer text NOT NULL
+        ) ON COMMIT DROP
+        """
+
+    static let copyIntoStaging = """
+        COPY pg_temp.replay_corrections (n, type, user_id, environment, occurred_at, product_id,
+            original_transaction_id, transaction_id, entitlement_ids, details, customer) FROM STDIN
+        """
+
+    /// One row of `copyIntoStaging`; `n` orders the rows (their seqs follow it).
+    static func appendStagingRow(_ change: NewChange, n: Int, into out: inout [UInt8]) {
+        func field(_ text: String?) {
+            if let text { CopyText.escape(text, into: &out) } else { out.append(contentsOf: "\\N".utf8) }
+            out.append(0x09)
+        }
+        let draft = change.draft
+        field(String(n))
+        field(draft.type.rawValue)
+        field(change.userId)
+        field(draft.environment)
+        field(String(draft.occurredAt))
+        field(draft.productId)
+        field(draft.originalTransactionId)
+        field(draft.transactionId)
+        field(PostgresArray.literal(draft.entitlementIds))
+        field(change.detailsJSON)
+        CopyText.escape(change.customer, into: &out)
+        out.append(0x0A)
+    }
+
+    /// Moves the staged changes into the feed, in order, recorded at `recordedAt`, but for those
+    /// of `users` (whose changes the caller judged again under the locks and writes itself).
+    static func insertStaged(except users: [String], recordedAt: Int64) -> Query {
+        """
+        INSERT INTO changes.feed (type, user_id, environment, occurred_at, recorded_at, product_id,
+            original_transaction_id, transaction_id, entitlement_ids, details, customer)
+        SELECT type, user_id, environment, occurred_at, \(recordedAt)::bigint, product_id,
+            original_transaction_id, transaction_id, entitlement_ids, details, customer
+        FROM pg_temp.replay_corrections
+        WHERE user_id IS NULL OR NOT (user_id = ANY(\(array: users)::text[]))
+        ORDER BY n
+        """
+    }
+}
