@@ -10,7 +10,7 @@ struct IngestBenchmark {
     struct Options {
         var runs = 3
         var seconds = 10
-        var purchases = 120_000
+        var purchases = 250_000
         var connections = 32
         var wrkThreads = 2
         var serviceThreads = BenchmarkSuite.Parameters().serviceThreads  // what make bench uses

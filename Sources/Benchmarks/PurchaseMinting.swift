@@ -26,12 +26,7 @@ enum PurchaseMinting {
                 var bytes: [UInt8] = []
                 bytes.reserveCapacity(chunk * 3000)
                 for n in (index * chunk)..<min(count, (index + 1) * chunk) {
-                    var writer = JSONWriter(capacity: 3000)
-                    writer.beginObject()
-                    writer.key("userId"); writer.string("bench-user-\(n)")
-                    writer.key("signedTransaction"); writer.string(vectors.signedTransaction())
-                    writer.endObject()
-                    bytes += writer.bytes
+                    bytes += body(userId: "bench-user-\(n)", vectors: vectors)
                     bytes.append(UInt8(ascii: "\n"))
                 }
                 parts.withLock { $0[offset] = bytes }
@@ -43,5 +38,15 @@ enum PurchaseMinting {
             }
             start = end
         }
+    }
+
+    /// One POST /v1/purchases body: a new signed transaction (fresh ids) for `userId`.
+    static func body(userId: String, vectors: TestVectors = .shared) -> [UInt8] {
+        var writer = JSONWriter(capacity: 3000)
+        writer.beginObject()
+        writer.key("userId"); writer.string(userId)
+        writer.key("signedTransaction"); writer.string(vectors.signedTransaction())
+        writer.endObject()
+        return writer.bytes
     }
 }

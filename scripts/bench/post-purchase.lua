@@ -5,7 +5,7 @@
 --                iap-ledger-bench mint-purchases --count N --out BODIES_FILE
 --   THREADS:     wrk's -t (each thread takes every THREADS-th line, so no body is sent twice)
 --   SKIP:        lines already used by earlier runs (re-sending one would measure the duplicate path)
---   MAX:         optional cap of lines loaded per thread (memory), default 40000
+--   MAX:         optional cap of lines loaded per thread (memory), default 75000
 local thread_count = 0
 
 function setup(thread)
@@ -16,7 +16,7 @@ end
 function init(args)
   local threads = tonumber(args[3])
   local skip = tonumber(args[4])
-  local max = tonumber(args[5] or "40000")
+  local max = tonumber(args[5] or "75000")
   bodies = {}
   local n = 0
   for line in io.lines(args[1]) do
