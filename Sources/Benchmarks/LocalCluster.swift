@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import TestSupport
 
 /// `deploy/local-cluster` driven by the benchmark: `up` in a private directory on a free base
 /// port, the ports and pid files the script documents, `down` at the end (also after a failure).
@@ -71,23 +72,9 @@ final class LocalCluster {
 
     /// A base port whose next `span` ports are all free on 127.0.0.1.
     static func freeBasePort(span: Int) throws -> Int {
-        for _ in 0..<50 {
-            let base = Int.random(in: 20_000...40_000)
-            if (base..<(base + span)).allSatisfy(isFree) { return base }
+        guard let base = FreePorts.consecutive(span: span) else {
+            throw Shell.Failure(description: "no \(span) consecutive free ports found on 127.0.0.1")
         }
-        throw Shell.Failure(description: "no \(span) consecutive free ports found on 127.0.0.1")
-    }
-
-    private static func isFree(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
+        return base
     }
 }

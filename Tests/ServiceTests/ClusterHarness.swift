@@ -174,26 +174,8 @@ final class LocalCluster {
 
     /// A base port B with B…B+7 free on 127.0.0.1 (the layout of deploy/local-cluster).
     static func freeBasePort() throws -> Int {
-        for _ in 0..<50 {
-            let base = Int.random(in: 20_000...59_000)
-            if (base..<(base + 8)).allSatisfy(isFree) { return base }
-        }
-        throw OpsFailure("no 8 consecutive free ports found")
-    }
-
-    static func isFree(_ port: Int) -> Bool {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
+        guard let base = FreePorts.consecutive(span: 8) else { throw OpsFailure("no 8 consecutive free ports found") }
+        return base
     }
 
     /// The last lines of every log, for a failure message.
