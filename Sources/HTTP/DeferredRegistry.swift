@@ -8,6 +8,8 @@ final class DeferredRegistry: Sendable {
         var waiting: [ObjectIdentifier: HTTPDeferred] = [:]
         /// Set by `stop()`: handles returned from now on are answered at once, never suspended.
         var closed = false
+        /// Set by `close(sparingRunning: true)`: pool handlers may still suspend until the final close.
+        var sparing = false
     }
 
     private let state = Mutex(State())
@@ -23,7 +25,7 @@ final class DeferredRegistry: Sendable {
         -> HTTPDeferred.Attachment
     {
         state.withLock { state in
-            if state.closed {
+            if state.closed && !(state.sparing && deferred.runsToCompletion) {
                 deferred.complete(Self.shuttingDown)
                 return deferred.attach(connection, context: context, maxWait: maxWait)
             }
@@ -38,19 +40,26 @@ final class DeferredRegistry: Sendable {
         _ = state.withLock { $0.waiting.removeValue(forKey: ObjectIdentifier(deferred)) }
     }
 
-    /// Refuses further suspends and answers every waiter 503, resuming its connection.
-    func close() {
+    /// Refuses further suspends and answers every waiter 503, resuming its connection; with
+    /// `sparingRunning`, not those whose owner is still working on the answer (pool handlers:
+    /// `stop()` gives them the grace period, then calls this again without it).
+    func close(sparingRunning: Bool = false) {
         let waiting = state.withLock { state in
             state.closed = true
-            defer { state.waiting = [:] }
-            return Array(state.waiting.values)
+            state.sparing = sparingRunning
+            let ending = state.waiting.filter { !sparingRunning || !$0.value.runsToCompletion }
+            for key in ending.keys { state.waiting.removeValue(forKey: key) }
+            return Array(ending.values)
         }
         for deferred in waiting { deferred.complete(Self.shuttingDown) }
     }
 
     /// For a server started again after `stop()`.
     func reopen() {
-        state.withLock { $0.closed = false }
+        state.withLock {
+            $0.closed = false
+            $0.sparing = false
+        }
     }
 
     static var shuttingDown: HTTPResponse {

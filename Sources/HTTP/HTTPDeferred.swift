@@ -15,9 +15,14 @@ import Synchronization
 /// forever. A client that hangs up while suspended is only noticed once the connection is
 /// resumed (MHD does not poll it): completing such a handle is harmless, the answer is dropped.
 public final class HTTPDeferred: Sendable {
-    /// How long the server lets the request wait before it answers `timeoutResponse` itself.
-    public let timeout: Duration
+    /// How long the server lets the request wait before it answers `timeoutResponse` itself;
+    /// nil for a handle its owner always completes (`HandlerPool`'s): no deadline is armed.
+    public let timeout: Duration?
     public let timeoutResponse: HTTPResponse
+    /// A handle whose owner is working on the answer (a handler on `HandlerPool`), not waiting
+    /// for an event: `stop()` lets it finish within the grace period instead of answering it
+    /// 503 at once, as it does a long poll.
+    let runsToCompletion: Bool
 
     private enum Phase {
         /// The handler returned it; the server has not taken it yet (or it is not returned yet).
@@ -57,6 +62,16 @@ public final class HTTPDeferred: Sendable {
         var response = timeoutResponse
         response.deferred = nil
         self.timeoutResponse = response
+        self.runsToCompletion = false
+    }
+
+    /// A handle with no deadline, for an owner that completes every handle it makes, soon
+    /// (a handler on `HandlerPool`, a read waiting for its cache check, which has a deadline of
+    /// its own); `stop()` answers it 503 only once the grace period is over.
+    public init(completedByOwner: Void) {
+        self.timeout = nil
+        self.timeoutResponse = DeferredRegistry.shuttingDown
+        self.runsToCompletion = true
     }
 
     deinit {
@@ -141,19 +156,34 @@ public final class HTTPDeferred: Sendable {
             case .waiting:
                 MHD_suspend_connection(connection)
                 state.phase = .suspended(SuspendedConnection(pointer: connection), context)
-                let timer = DispatchSource.makeTimerSource(queue: Self.deadlines)
-                timer.setEventHandler { [weak self] in
-                    guard let self else { return }
-                    self.complete(self.timeoutResponse)
-                }
-                timer.schedule(deadline: .now() + min(max(timeout, .zero), maxWait).dispatchInterval)
-                timer.resume()
-                state.timer = timer
+                state.timer = deadlineTimer(maxWait: maxWait)
                 return .suspended
             case .suspended, .delivered:
                 preconditionFailure("an HTTPDeferred was returned by two requests")
             }
         }
+    }
+
+    /// Arms the deadline of a handle no connection will attach (a deferred answer of a handler
+    /// that ran on `HandlerPool`, which waits for it instead), so that it still ends.
+    func armDeadline(maxWait: Duration) {
+        state.withLock { state in
+            guard case .waiting = state.phase, state.timer == nil else { return }
+            state.timer = deadlineTimer(maxWait: maxWait)
+        }
+    }
+
+    /// The timer that answers `timeoutResponse` at the deadline; nil for a handle without one.
+    private func deadlineTimer(maxWait: Duration) -> DispatchSourceTimer? {
+        guard let timeout else { return nil }
+        let timer = DispatchSource.makeTimerSource(queue: Self.deadlines)
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            self.complete(self.timeoutResponse)
+        }
+        timer.schedule(deadline: .now() + min(max(timeout, .zero), maxWait).dispatchInterval)
+        timer.resume()
+        return timer
     }
 
     /// On the MHD thread after the resume: the stored answer, once.

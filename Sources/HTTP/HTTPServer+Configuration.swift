@@ -5,8 +5,9 @@ extension HTTPServer {
         public var host: String = "127.0.0.1"
         /// 0 picks a free port; `start()` returns the real one.
         public var port: Int = 0
-        /// MHD worker threads; handlers run on them, synchronously. A request whose handler
-        /// returned a deferred response holds no thread while it waits.
+        /// MHD worker threads; handlers run on them, synchronously, unless the router hands
+        /// them to a `HandlerPool`. A request whose handler returned a deferred response holds
+        /// no thread while it waits.
         public var threadCount: Int = 4
         /// Open connections beyond this are refused by MHD. Connections suspended for a deferred
         /// response (long polls) count too, so this leaves room for 1,000+ waiters beside normal

@@ -89,10 +89,11 @@ public final class HTTPServer: Sendable {
         context.deferreds.count
     }
 
-    /// Graceful stop: refuse new connections at once, answer every deferred request 503
-    /// `shutting_down` (MHD_stop_daemon must never meet a suspended connection), let in-flight
-    /// requests finish (at most `shutdownGraceSeconds`), then close every connection and join
-    /// the workers. Idempotent.
+    /// Graceful stop: refuse new connections at once, answer every waiting deferred request
+    /// (long polls) 503 `shutting_down`, let in-flight requests finish (at most
+    /// `shutdownGraceSeconds`; those on a HandlerPool too, then answered 503: MHD_stop_daemon
+    /// must never meet a suspended connection), then close every connection and join the
+    /// workers. Idempotent.
     public func stop() {
         state.withLock { running in
             guard let current = running else { return }
@@ -102,13 +103,23 @@ public final class HTTPServer: Sendable {
             // Refuse new connections now (a shut-down listen socket resets them), but close the
             // descriptor only after MHD_stop_daemon: a worker may still be polling it.
             if listenFD >= 0 { shutdown(listenFD, Int32(SHUT_RDWR)) }
-            // After this no connection is suspended, and none can be: handles returned from
-            // now on are answered at once.
-            context.deferreds.close()
+            // Long polls are answered now; requests whose handler runs on a HandlerPool get the
+            // grace period to finish, like those on the workers.
+            context.deferreds.close(sparingRunning: true)
             let deadline = ContinuousClock.now.advanced(
                 by: .milliseconds(Int(configuration.shutdownGraceSeconds * 1000)))
             while context.liveRequests.load(ordering: .relaxed) > 0 && ContinuousClock.now < deadline {
                 usleep(2_000)
+            }
+            // After this no connection is suspended, and none can be: handles returned from
+            // now on are answered at once (resumed ones MHD_stop_daemon sends or closes).
+            if context.deferreds.count > 0 {
+                context.deferreds.close()
+                // Their 503s were just resumed: a moment for the workers to send them.
+                let flush = ContinuousClock.now.advanced(by: .milliseconds(500))
+                while context.liveRequests.load(ordering: .relaxed) > 0 && ContinuousClock.now < flush { usleep(2_000) }
+            } else {
+                context.deferreds.close()
             }
             MHD_stop_daemon(current.daemon)
             if listenFD >= 0 { close(listenFD) }

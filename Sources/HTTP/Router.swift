@@ -19,6 +19,8 @@ public struct Router: Sendable {
         let method: String
         let pattern: String
         let scope: String?
+        /// Runs on the MHD worker even when the router has a `pool`.
+        let inline: Bool
         let handler: Handler
     }
 
@@ -34,6 +36,9 @@ public struct Router: Sendable {
     private let authenticator: Authenticator
     private let unauthenticated: Unauthenticated?
     public var observer: Observer?
+    /// Where handlers run: with a pool, every route not added `inline` runs there (its key
+    /// checked there too), its connection suspended meanwhile; without one, on the MHD worker.
+    public var pool: HandlerPool?
 
     public init(
         authenticator: @escaping Authenticator = { _ in nil }, unauthenticated: Unauthenticated? = nil,
@@ -51,7 +56,11 @@ public struct Router: Sendable {
 
     /// Adds a route. A `scope` makes it require `Authorization: Bearer <token>` whose scopes contain it.
     /// A pattern is `/`-separated literal or `{name}` segments; a clash is a programmer error and traps.
-    public mutating func add(_ method: String, _ pattern: String, scope: String? = nil, _ handler: @escaping Handler) {
+    /// `inline` routes run on the MHD worker even with a `pool`: handlers that never block
+    /// (probes, metrics, static pages) or that suspend on their own event (long polls, cached reads).
+    public mutating func add(
+        _ method: String, _ pattern: String, scope: String? = nil, inline: Bool = false, _ handler: @escaping Handler
+    ) {
         precondition(pattern.hasPrefix("/"), "route pattern must start with /: \(pattern)")
         var node = 0
         for segment in Self.segments(of: Substring(pattern)) {
@@ -82,7 +91,7 @@ public struct Router: Sendable {
         precondition(nodes[node].methods[method] == nil, "duplicate route \(method) \(pattern)")
         nodes[node].pattern = pattern
         nodes[node].methods[method] = table.count
-        table.append(Route(method: method, pattern: pattern, scope: scope, handler: handler))
+        table.append(Route(method: method, pattern: pattern, scope: scope, inline: inline, handler: handler))
     }
 
     /// Routes one request; never throws, every failure is a problem+json response.
@@ -127,10 +136,17 @@ public struct Router: Sendable {
             return (response, pattern)
         }
         let route = table[index]
-        if let scope = route.scope, let refusal = authorize(request, scope: scope) {
-            return (refusal, pattern)
+        let parameters = Parameters(captured)
+        if let pool, !route.inline {
+            let router = self
+            return (pool.run { router.authorized(route, request, parameters) }, pattern)
         }
-        return (route.handler(request, Parameters(captured)), pattern)
+        return (authorized(route, request, parameters), pattern)
+    }
+
+    private func authorized(_ route: Route, _ request: HTTPRequest, _ parameters: Parameters) -> HTTPResponse {
+        if let scope = route.scope, let refusal = authorize(request, scope: scope) { return refusal }
+        return route.handler(request, parameters)
     }
 
     private func authorize(_ request: HTTPRequest, scope: String) -> HTTPResponse? {

@@ -28,8 +28,10 @@ public final class TestDatabase: Sendable {
     private static let template = "iap_test_template"
 
     /// Test-only server settings: durability is pointless for throwaway data and costs time
-    /// on a shared disk. (`serve` keeps the defaults, synchronous_commit on.)
-    public static let settings = ["fsync": "off", "full_page_writes": "off", "max_connections": "300"]
+    /// on a shared disk. (`serve` keeps the defaults, synchronous_commit on.) Many test services
+    /// run at once, each with up to 8 pooled connections (its handler pool and its inline reads
+    /// can use them all) beside its background jobs' own.
+    public static let settings = ["fsync": "off", "full_page_writes": "off", "max_connections": "600"]
 
     /// The repository's `migrations/` directory.
     public static let migrationsDirectory: String = URL(fileURLWithPath: #filePath)

@@ -81,6 +81,50 @@ import TestSupport
         }
         #expect(later.withLock { $0 } == Array(repeating: true, count: 6))
     }
+
+    /// Reads that hold no thread (`whenChecked`) share checks with blocking ones: a hanging check
+    /// gives the impatient ones up from the sweep while it still hangs, and every callback is
+    /// called exactly once.
+    @Test func callbackReadersAreGivenUpByTheSweepAndAnsweredOnceWhenTheCheckEnds() throws {
+        let conninfo = try TestDatabase.shared.freshDatabase()
+        let cache = UserDocumentCache(capacityBytes: 1 << 20)
+        let feed = UserDocumentCacheCheck(conninfo: conninfo, session: .direct, cache: cache, logger: .silent)
+        defer { feed.stop() }
+        #expect(feed.awaitCheck())
+
+        let locker = try Connection(conninfo)
+        try locker.executeScript("BEGIN; LOCK TABLE proj.users IN ACCESS EXCLUSIVE MODE")
+        let impatient = Answers(), patient = Answers(), blocking = Answers()
+        let group = DispatchGroup()
+        func callback(timeout: Duration, into answers: Answers) {
+            group.enter()
+            feed.whenChecked(timeout: timeout) { answer in
+                answers.list.withLock { $0.append(answer) }
+                group.leave()
+            }
+        }
+        callback(timeout: .milliseconds(150), into: impatient)  // its check is the one that hangs
+        usleep(50_000)
+        for _ in 0..<3 { callback(timeout: .milliseconds(200), into: impatient) }
+        group.enter()
+        Thread.detachNewThread {
+            let answer = feed.awaitCheck(timeout: .seconds(10))
+            blocking.list.withLock { $0.append(answer) }
+            group.leave()
+        }
+        for _ in 0..<4 { callback(timeout: .seconds(10), into: patient) }
+        // Given up while the check still hangs (deadline plus at most one 100 ms sweep).
+        let givenUp = Date().addingTimeInterval(2)
+        while impatient.list.withLock({ $0.count }) < 4 && Date() < givenUp { usleep(10_000) }
+        #expect(impatient.list.withLock { $0 } == [false, false, false, false])
+        #expect(patient.list.withLock { $0.isEmpty } && blocking.list.withLock { $0.isEmpty })
+        try locker.executeScript("COMMIT")
+        #expect(group.wait(timeout: .now() + 15) == .success)
+        #expect(patient.list.withLock { $0 } == [true, true, true, true])
+        #expect(blocking.list.withLock { $0 } == [true])
+        usleep(300_000)  // a second call would have left the group unbalanced (a crash) or appended
+        #expect(impatient.list.withLock { $0.count } == 4)
+    }
 }
 
 private final class Answers: Sendable {

@@ -4,7 +4,7 @@ import Ledger
 extension APIRoutes {
     /// `GET /v1/changes` (api.md §4): the pull feed.
     func registerChanges(on router: inout Router) {
-        router.add("GET", "/v1/changes", scope: "read") { request, _ in
+        router.add("GET", "/v1/changes", scope: "read", inline: true) { request, _ in
             respond(request) { () throws(ServiceError) in
                 try changeWaiters.respond(try ChangesQuery(request))
             }

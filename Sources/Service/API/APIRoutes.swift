@@ -18,16 +18,29 @@ struct APIRoutes: Sendable {
         router.add("POST", "/v1/notifications/apple") { request, _ in
             respond(request) { () throws(ServiceError) in try counted("notification", requestId: request.requestId) { () throws(ServiceError) in try postNotification(request) } }
         }
-        router.add("GET", "/v1/users/{userId}", scope: "read") { request, parameters in
+        // Inline: a read the cache answers waits for its check without holding a thread, and
+        // only what must read PostgreSQL (a miss, `asOf`) goes to the handler pool.
+        let handlers = router.pool
+        router.add("GET", "/v1/users/{userId}", scope: "read", inline: handlers != nil) { request, parameters in
             respond(request) { () throws(ServiceError) in
                 let userId = try userIdParameter(parameters["userId"])
                 if let asOf = request.query["asOf"] {
                     guard let instant = RFC3339.parse(asOf) else {
                         throw .invalidRequest("asOf must be an RFC 3339 timestamp, got \"\(asOf)\"")
                     }
-                    return .json(200, try service.customer(userId: userId, asOf: instant))
+                    guard let handlers else { return .json(200, try service.customer(userId: userId, asOf: instant)) }
+                    return handlers.run {
+                        respond(request) { () throws(ServiceError) in
+                            .json(200, try service.customer(userId: userId, asOf: instant))
+                        }
+                    }
                 }
-                return .json(200, try service.customer(userId: userId))
+                guard let handlers else { return .json(200, try service.customer(userId: userId)) }
+                let deferred = HTTPDeferred(completedByOwner: ())
+                service.customer(userId: userId, offload: handlers) { result in
+                    deferred.complete(respond(request) { () throws(ServiceError) in .json(200, try result.get()) })
+                }
+                return .deferred(deferred)
             }
         }
         router.add("GET", "/v1/users/{userId}/events", scope: "read") { request, parameters in

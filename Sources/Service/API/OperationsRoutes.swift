@@ -10,7 +10,7 @@ struct OperationsRoutes: Sendable {
     var projectionVersions: ProjectionVersionWatch? = nil
 
     func register(on router: inout Router) {
-        router.add("GET", "/healthz") { _, _ in .json(200, Array(#"{"status":"ok"}"#.utf8)) }
+        router.add("GET", "/healthz", inline: true) { _, _ in .json(200, Array(#"{"status":"ok"}"#.utf8)) }
         router.add("GET", "/readyz") { request, _ in
             if drain.isDraining {
                 // Asked to stop: out of the balancer's rotation first, still serving meanwhile.
@@ -31,10 +31,10 @@ struct OperationsRoutes: Sendable {
             response.headers["Retry-After"] = "1"
             return response
         }
-        router.add("GET", "/metrics") { _, _ in
+        router.add("GET", "/metrics", inline: true) { _, _ in
             HTTPResponse(status: 200, headers: ["Content-Type": MetricsRegistry.contentType], body: metrics.registry.render())
         }
         let document = Array(OpenAPIDocument.json.utf8)
-        router.add("GET", "/openapi.json") { _, _ in .json(200, document) }
+        router.add("GET", "/openapi.json", inline: true) { _, _ in .json(200, document) }
     }
 }

@@ -3,7 +3,8 @@ import EventStore
 import Ledger
 
 /// The use cases: verify, decide, append and project in one transaction; read projections.
-/// Handlers call it synchronously on the HTTP worker threads.
+/// Handlers call it synchronously on the handler pool's threads (`HandlerPool`); the cached
+/// user read asks for its answer from an HTTP worker and gets it from the cache check's thread.
 public final class LedgerService: Sendable {
     let pool: ConnectionPool
     let repository: LedgerRepository

@@ -11,9 +11,12 @@ extension ServiceApp {
         public var configurationPath: String?
         public var host = "127.0.0.1"
         public var port = 8080
-        /// HTTP worker threads: handlers run on them synchronously, so this bounds the requests
-        /// in progress (cached reads mostly wait for the shared check of PostgreSQL).
+        /// Handler threads (`HandlerPool`): every route that may block (PostgreSQL, a group
+        /// commit, Apple) runs on one, so this bounds the requests in progress.
         public var threads = 32
+        /// libmicrohttpd's workers: they read requests, run the routes that never block
+        /// (probes, metrics, the console's files, long polls) and send every answer.
+        public var httpWorkers = 4
         /// Pooled PostgreSQL connections: bounds the transactions in progress (more than the
         /// cores PostgreSQL has only adds contention). Threads beyond it wait for a connection.
         public var databaseConnections = 8

@@ -16,6 +16,8 @@ public final class ServiceApp: Sendable {
     public let port: Int
     public let service: LedgerService
     let server: HTTPServer
+    /// Where the routes that may block run (the HTTP workers only read and answer).
+    let handlers: HandlerPool
     let pool: ConnectionPool
     let embedded: EmbeddedPostgres?
     let lock: DataDirectoryLock?
@@ -170,6 +172,12 @@ public final class ServiceApp: Sendable {
         metrics.registry.gauge(
             "iap_changes_waiters", help: "GET /v1/changes long polls waiting in this process."
         ) { Double(changeWaiters.count) }
+        // Before the routes: they see the pool (the user read runs inline only with one).
+        let handlers = HandlerPool(threads: options.threads)
+        router.pool = handlers
+        metrics.registry.gauge(
+            "iap_http_handlers_busy", help: "Requests queued for or running on a handler thread (--threads)."
+        ) { Double(handlers.pending) }
         APIRoutes(
             service: service, metrics: metrics, keyNames: { authenticator.keyName(of: $0) },
             changeWaiters: changeWaiters)
@@ -189,7 +197,7 @@ public final class ServiceApp: Sendable {
         ).register(on: &router)
         let handler = router
         var httpConfiguration = HTTPServer.Configuration(host: options.host, port: options.port)
-        httpConfiguration.threadCount = options.threads
+        httpConfiguration.threadCount = options.httpWorkers
         httpConfiguration.connectionTimeoutSeconds = options.connectionTimeoutSeconds
         // Each connection (idle long polls too) holds a descriptor; 1024 is below connectionLimit.
         OpenFileLimit.raiseToHard()
@@ -200,6 +208,7 @@ public final class ServiceApp: Sendable {
         do {
             port = try server.start()
         } catch {
+            handlers.stop()
             catalogs.stop()
             projectionVersions.stop()
             projections.stop()
@@ -226,7 +235,7 @@ public final class ServiceApp: Sendable {
             conninfo: adminConninfo, configuration: options.configuration, logger: logger, registry: metrics.registry,
             pool: pool, leases: leases, clock: Timestamp.nowMillis)
         return ServiceApp(
-            url: "http://\(host):\(port)", port: port, service: service, server: server, pool: pool,
+            url: "http://\(host):\(port)", port: port, service: service, server: server, handlers: handlers, pool: pool,
             embedded: embedded, lock: lock, metrics: metrics, drain: drain, projections: projections,
             routes: router.routes,
             changes: ChangeServices(clock: changeClock, waiters: changeWaiters, webhooks: webhooks),
@@ -243,7 +252,8 @@ public final class ServiceApp: Sendable {
             })
     }
 
-    private init(url: String, port: Int, service: LedgerService, server: HTTPServer, pool: ConnectionPool,
+    private init(url: String, port: Int, service: LedgerService, server: HTTPServer, handlers: HandlerPool,
+                 pool: ConnectionPool,
                  embedded: EmbeddedPostgres?, lock: DataDirectoryLock?, metrics: ServiceMetrics,
                  drain: DrainSwitch, projections: ProjectionRuntime,
                  routes: [(method: String, pattern: String, scope: String?)], changes: ChangeServices,
@@ -258,6 +268,7 @@ public final class ServiceApp: Sendable {
         self.port = port
         self.service = service
         self.server = server
+        self.handlers = handlers
         self.pool = pool
         self.embedded = embedded
         self.metrics = metrics
@@ -272,6 +283,7 @@ public final class ServiceApp: Sendable {
     public func stop() {
         changes.waiters.stop()
         server.stop()
+        handlers.stop()  // handlers past the server's grace finish before what they use stops
         changes.webhooks.stop()
         changes.clock.stop()
         apple.reconciler.stop()

@@ -7,7 +7,7 @@ public enum CommandLineInterface {
         usage: iap-ledger <command> [options]
 
         commands:
-          serve [--config FILE] [--port N] [--data-dir DIR] [--host ADDR] [--threads N] [--db-connections N]
+          serve [--config FILE] [--port N] [--data-dir DIR] [--host ADDR] [--threads N] [--http-workers N] [--db-connections N]
                                   run the service (embedded PostgreSQL unless DATABASE_URL is set)
           migrate [--data-dir DIR]  apply pending migrations and exit
           keys create --name NAME --scopes read,write,admin [--data-dir DIR]

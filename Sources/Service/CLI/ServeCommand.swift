@@ -4,7 +4,7 @@ import Foundation
 enum ServeCommand {
     static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try CommandLineArguments(
-            arguments, valued: ["config", "port", "data-dir", "host", "threads", "db-connections"], switches: [])
+            arguments, valued: ["config", "port", "data-dir", "host", "threads", "http-workers", "db-connections"], switches: [])
         if parsed.wantsHelp {
             print(CommandLineInterface.usage)
             return 0
@@ -19,18 +19,9 @@ enum ServeCommand {
             }
             options.port = number
         }
-        if let threads = parsed.options["threads"] {
-            guard let number = Int(threads), (1...256).contains(number) else {
-                throw CommandLineArguments.UsageError(description: "--threads must be 1…256, got \(threads)")
-            }
-            options.threads = number
-        }
-        if let connections = parsed.options["db-connections"] {
-            guard let number = Int(connections), (1...256).contains(number) else {
-                throw CommandLineArguments.UsageError(description: "--db-connections must be 1…256, got \(connections)")
-            }
-            options.databaseConnections = number
-        }
+        if let threads = try count(parsed, "threads") { options.threads = threads }
+        if let workers = try count(parsed, "http-workers", upTo: 64) { options.httpWorkers = workers }
+        if let connections = try count(parsed, "db-connections") { options.databaseConnections = connections }
         options.host = parsed.options["host"] ?? CommandLineInterface.environment("IAP_LEDGER_HOST") ?? options.host
         if let seconds = CommandLineInterface.environment("IAP_LEDGER_KEY_CACHE_SECONDS") {
             guard let number = Int64(seconds), (0...3600).contains(number) else {
@@ -117,5 +108,14 @@ enum ServeCommand {
         app.stop()
         options.logger.info("stopped")
         return 0
+    }
+
+    /// `--NAME N` as a number of threads or connections (1…`upTo`), nil when not given.
+    private static func count(_ parsed: CommandLineArguments, _ name: String, upTo limit: Int = 256) throws -> Int? {
+        guard let text = parsed.options[name] else { return nil }
+        guard let number = Int(text), (1...limit).contains(number) else {
+            throw CommandLineArguments.UsageError(description: "--\(name) must be 1…\(limit), got \(text)")
+        }
+        return number
     }
 }

@@ -47,8 +47,8 @@ struct ConsoleRoutes: Sendable {
     }()
 
     func register(on router: inout Router) {
-        router.add("GET", "/console") { request, _ in Self.serve(Self.page, request) }
-        router.add("GET", "/console/{asset}") { request, parameters in
+        router.add("GET", "/console", inline: true) { request, _ in Self.serve(Self.page, request) }
+        router.add("GET", "/console/{asset}", inline: true) { request, parameters in
             guard let name = parameters["asset"], let asset = Self.assets[name] else {
                 return .problem(
                     status: 404, code: "not_found", title: "Not Found",

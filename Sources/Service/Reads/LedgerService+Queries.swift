@@ -1,4 +1,5 @@
 import EventStore
+import HTTP
 import JSON
 import Ledger
 
@@ -19,11 +20,47 @@ extension LedgerService {
             cache.hits.add(1, ordering: .relaxed)
             return document
         }
+        return try missed(userId: userId, now: now, cache: cache)
+    }
+
+    /// A read the cache could not answer after a successful check: from PostgreSQL, kept for the
+    /// next reads unless the document changed meanwhile (the ticket).
+    private func missed(userId: String, now: Int64, cache: UserDocumentCache) throws(ServiceError) -> [UInt8] {
         cache.misses.add(1, ordering: .relaxed)
         let ticket = cache.ticket(for: userId)
         let judged = try fetchCustomer(userId: userId, now: now)
         cache.insert(judged, for: userId, ticket: ticket)
         return judged.document
+    }
+
+    /// `customer(userId:)` without blocking the caller (an HTTP worker): `answer` is called
+    /// once, on the cache check's thread when the cache has the document, else on `offload`
+    /// (which reads PostgreSQL as `customer(userId:)` does). Same guarantees: the cache answers
+    /// only after a check that started after this call.
+    func customer(
+        userId: String, offload: HandlerPool, answer: @escaping @Sendable (Result<[UInt8], ServiceError>) -> Void
+    ) {
+        do throws(ServiceError) { try projectionVersions.requireCurrent() } catch { return answer(.failure(error)) }
+        let now = clock()
+        guard let feed = documentCheck else {
+            return offload.execute { answer(Result { () throws(ServiceError) in try self.customer(userId: userId) }) }
+        }
+        feed.whenChecked { succeeded in
+            let cache = feed.cache
+            if succeeded, let document = cache.document(for: userId, at: now) {
+                cache.hits.add(1, ordering: .relaxed)
+                return answer(.success(document))
+            }
+            offload.execute {
+                answer(Result { () throws(ServiceError) in
+                    guard succeeded else {
+                        cache.bypasses.add(1, ordering: .relaxed)
+                        return try self.fetchCustomer(userId: userId, now: now).document
+                    }
+                    return try self.missed(userId: userId, now: now, cache: cache)
+                })
+            }
+        }
     }
 
     private func fetchCustomer(userId: String, now: Int64) throws(ServiceError) -> UserDocuments.Judged {

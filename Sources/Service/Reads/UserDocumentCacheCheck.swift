@@ -33,25 +33,42 @@ final class UserDocumentCacheCheck: @unchecked Sendable {
         // Written by the check thread before it wakes the tree; read after the wake-up.
         var children: [Waiter] = []
         var succeeded = false
+        /// A read that holds no thread (`whenChecked`): called instead of waking one, with
+        /// whether the check succeeded; and when the sweep gives it up (false).
+        let callback: (@Sendable (Bool) -> Void)?
+        let deadline: UInt64
+
+        init(callback: (@Sendable (Bool) -> Void)? = nil, deadline: UInt64 = 0) {
+            self.callback = callback
+            self.deadline = deadline
+        }
 
         /// Wakes this reader, or, if it gave up waiting, passes the wake-up on to its children.
+        /// A callback reader is answered here, on the waker's thread, then wakes its children.
         func release() {
             if state.compareExchange(expected: Self.waiting, desired: Self.woken, ordering: .acquiringAndReleasing).exchanged {
-                done.signal()
-            } else {
-                for child in children { child.release() }
+                guard let callback else {
+                    done.signal()
+                    return
+                }
+                callback(succeeded)
             }
+            for child in children { child.release() }
         }
     }
 
     private struct Queue {
         /// Readers that arrived after the running check started: the next check is theirs.
         var pending: [Waiter] = []
+        /// The readers of the check running now (for the sweep of callback readers).
+        var checking: [Waiter] = []
         var checkIdle = false
         var running = true
     }
 
     private let queue = PlainMutex(Queue())
+    /// Every 100 ms: `sweep`.
+    private let sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "user-document-check.sweep"))
     private let work = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
 
@@ -72,6 +89,13 @@ final class UserDocumentCacheCheck: @unchecked Sendable {
         let thread = Thread { [self] in run() }
         thread.name = "user-document-check"
         thread.start()
+        sweeper.setEventHandler { [weak self] in self?.sweep() }
+        sweeper.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
+        sweeper.resume()
+    }
+
+    deinit {
+        sweeper.cancel()
     }
 
     /// Blocks until a check that started after this call has been applied to the cache. False
@@ -100,11 +124,46 @@ final class UserDocumentCacheCheck: @unchecked Sendable {
         return waiter.succeeded
     }
 
+    /// Calls `then` once a check that started after this call has been applied to the cache
+    /// (true), or with false when none succeeded within `timeout`: on the check's thread (or a
+    /// blocking reader's it shares a check with), so `then` must not block. No thread waits
+    /// meanwhile: a read answered from memory costs no sleep and wake-up of its own.
+    func whenChecked(timeout: Duration = .seconds(2), _ then: @escaping @Sendable (Bool) -> Void) {
+        let (seconds, attoseconds) = timeout.components
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds) * 1_000_000_000
+            + UInt64(attoseconds / 1_000_000_000)
+        let waiter = Waiter(callback: then, deadline: deadline)
+        let wakeFeed = queue.withLock { queue -> Bool? in
+            guard queue.running else { return nil }
+            queue.pending.append(waiter)
+            defer { queue.checkIdle = false }
+            return queue.checkIdle
+        }
+        guard let wakeFeed else { return then(false) }
+        if wakeFeed { work.signal() }
+    }
+
+    /// Gives up the callback readers past their deadline (a check stuck on PostgreSQL): they
+    /// read around the cache, like a blocking reader whose wait timed out.
+    private func sweep() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let late = queue.withLock { queue in
+            (queue.pending + queue.checking).filter { $0.callback != nil && $0.deadline < now }
+        }
+        for waiter in late {
+            let gaveUp = waiter.state.compareExchange(
+                expected: Waiter.waiting, desired: Waiter.abandoned, ordering: .acquiringAndReleasing
+            ).exchanged
+            if gaveUp { waiter.callback?(false) }
+        }
+    }
+
     /// Stops the check thread (waiting readers answer false) and closes its connection.
     func stop() {
         queue.withLock { $0.running = false }
         work.signal()
         _ = exited.wait(timeout: .now() + 5)
+        sweeper.cancel()
     }
 
     /// Checks start at most this often. Back to back, under load, a check served about two
@@ -131,6 +190,7 @@ final class UserDocumentCacheCheck: @unchecked Sendable {
             }
             let batch = queue.withLock { queue -> [Waiter] in
                 defer { queue.pending.removeAll(keepingCapacity: true) }
+                queue.checking = queue.pending
                 return queue.pending
             }
             // The check starts after every reader of the batch arrived.
@@ -141,6 +201,7 @@ final class UserDocumentCacheCheck: @unchecked Sendable {
                 waiter.children = Array(batch[min(batch.count, 2 * index + 1)..<min(batch.count, 2 * index + 3)])
             }
             batch[0].release()
+            queue.withLock { $0.checking.removeAll(keepingCapacity: true) }
         }
         connection = nil
         for waiter in queue.withLock({ $0.pending }) { waiter.release() }
