@@ -62,16 +62,13 @@ public final class HandlerPool: Sendable {
         jobs.withLock { $0.queue.count - $0.head + $0.running }
     }
 
-    /// Lets the queued jobs finish, then ends the threads (waiting at most `timeout`).
-    public func stop(timeout: Duration = .seconds(30)) {
+    /// Lets the queued and running jobs finish, then ends the threads. Like `MHD_stop_daemon`
+    /// joining workers that run handlers, it waits for every one (a replay started over HTTP
+    /// included): what they use is stopped after this returns.
+    public func stop() {
         jobs.withLock { $0.stopping = true }
         for _ in 0..<threadCount { ready.signal() }
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        for _ in 0..<threadCount {
-            let left = ContinuousClock.now.duration(to: deadline)
-            let nanoseconds = max(0, Int(left.components.seconds) * 1_000_000_000 + Int(left.components.attoseconds / 1_000_000_000))
-            if exited.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .timedOut { return }
-        }
+        for _ in 0..<threadCount { exited.wait() }
     }
 
     /// A handler that itself answered later hands its handle's answer on when that completes

@@ -12,6 +12,11 @@ import TestSupport
         private let gates = Mutex<[String: DispatchSemaphore]>([:])
         let entered = Atomic<Int>(0)
 
+        /// Lets every handler go (before `HandlerPool.stop`, which waits for them).
+        func openAll(_ names: [String]) {
+            for name in names { gate(name).signal() }
+        }
+
         func gate(_ name: String) -> DispatchSemaphore {
             gates.withLock { gates in
                 if let gate = gates[name] { return gate }
@@ -44,7 +49,10 @@ import TestSupport
     @Test func aBlockedHandlerHoldsAPoolThreadNotTheWorker() throws {
         let gates = Gates()
         let pool = HandlerPool(threads: 4)
-        defer { pool.stop() }
+        defer {
+            gates.openAll(["b0", "b1", "b2"])
+            pool.stop()
+        }
         let (server, port) = try Self.server(gates, pool: pool)
         defer { server.stop() }
         let blocked = try (0..<3).map { index in
@@ -69,7 +77,10 @@ import TestSupport
     @Test func stopLetsARunningHandlerFinishAndAnswersALongPollAtOnce() throws {
         let gates = Gates()
         let pool = HandlerPool(threads: 2)
-        defer { pool.stop() }
+        defer {
+            gates.openAll(["w"])
+            pool.stop()
+        }
         let (server, port) = try Self.server(gates, pool: pool)
         let working = try HTTPTestConnection(port: port)
         try working.send("GET /block/w HTTP/1.1\r\nHost: x\r\n\r\n")
