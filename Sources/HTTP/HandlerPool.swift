@@ -20,12 +20,15 @@ public final class HandlerPool: Sendable {
 
     private let jobs = PlainMutex(Jobs())
     private let ready = DispatchSemaphore(value: 0)
-    private let exited = DispatchSemaphore(value: 0)
+    /// Entered by each thread at start, left when it ends: `stop` (from any caller, any number of
+    /// times) waits on it.
+    private let running = DispatchGroup()
     public let threadCount: Int
 
     public init(threads: Int, name: String = "http-handler") {
         threadCount = max(1, threads)
         for index in 0..<threadCount {
+            running.enter()
             let thread = Thread { [self] in work() }
             thread.name = "\(name)-\(index)"
             thread.start()
@@ -65,10 +68,16 @@ public final class HandlerPool: Sendable {
     /// Lets the queued and running jobs finish, then ends the threads. Like `MHD_stop_daemon`
     /// joining workers that run handlers, it waits for every one (a replay started over HTTP
     /// included): what they use is stopped after this returns.
+    /// Idempotent: a second call waits for the same end.
     public func stop() {
-        jobs.withLock { $0.stopping = true }
-        for _ in 0..<threadCount { ready.signal() }
-        for _ in 0..<threadCount { exited.wait() }
+        let first = jobs.withLock { jobs -> Bool in
+            defer { jobs.stopping = true }
+            return !jobs.stopping
+        }
+        if first {
+            for _ in 0..<threadCount { ready.signal() }
+        }
+        running.wait()
     }
 
     /// A handler that itself answered later hands its handle's answer on when that completes
@@ -105,6 +114,6 @@ public final class HandlerPool: Sendable {
             job()
             jobs.withLock { $0.running -= 1 }
         }
-        exited.signal()
+        running.leave()
     }
 }

@@ -116,6 +116,7 @@ import TestSupport
         gates.gate("late").signal()
         pool.stop()
         #expect(pool.pending == 0)
+        pool.stop()  // idempotent: a second stop (a service stopped twice) returns too
     }
 
     private func waitUntil(_ condition: () -> Bool) -> Bool {
