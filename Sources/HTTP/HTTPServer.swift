@@ -113,14 +113,11 @@ public final class HTTPServer: Sendable {
             }
             // After this no connection is suspended, and none can be: handles returned from
             // now on are answered at once (resumed ones MHD_stop_daemon sends or closes).
-            if context.deferreds.count > 0 {
-                context.deferreds.close()
-                // Their 503s were just resumed: a moment for the workers to send them.
-                let flush = ContinuousClock.now.advanced(by: .milliseconds(500))
-                while context.liveRequests.load(ordering: .relaxed) > 0 && ContinuousClock.now < flush { usleep(2_000) }
-            } else {
-                context.deferreds.close()
-            }
+            let overran = context.deferreds.count > 0
+            context.deferreds.close()
+            // Their 503s were just resumed: a moment for the workers to send them.
+            let flush = ContinuousClock.now.advanced(by: .milliseconds(overran ? 500 : 0))
+            while context.liveRequests.load(ordering: .relaxed) > 0 && ContinuousClock.now < flush { usleep(2_000) }
             MHD_stop_daemon(current.daemon)
             if listenFD >= 0 { close(listenFD) }
             context.lingering.stop()

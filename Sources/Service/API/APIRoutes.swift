@@ -10,6 +10,8 @@ struct APIRoutes: Sendable {
     let keyNames: @Sendable (HTTPRequest) -> String?
     /// The long polls of `GET /v1/changes`.
     let changeWaiters: ChangeFeedWaiters
+    /// Where the cached user read sends what it must read from PostgreSQL (the router's pool).
+    let handlers: HandlerPool
 
     func register(on router: inout Router) {
         router.add("POST", "/v1/purchases", scope: "write") { request, _ in
@@ -20,22 +22,19 @@ struct APIRoutes: Sendable {
         }
         // Inline: a read the cache answers waits for its check without holding a thread, and
         // only what must read PostgreSQL (a miss, `asOf`) goes to the handler pool.
-        let handlers = router.pool
-        router.add("GET", "/v1/users/{userId}", scope: "read", inline: handlers != nil) { request, parameters in
+        router.add("GET", "/v1/users/{userId}", scope: "read", inline: true) { request, parameters in
             respond(request) { () throws(ServiceError) in
                 let userId = try userIdParameter(parameters["userId"])
                 if let asOf = request.query["asOf"] {
                     guard let instant = RFC3339.parse(asOf) else {
                         throw .invalidRequest("asOf must be an RFC 3339 timestamp, got \"\(asOf)\"")
                     }
-                    guard let handlers else { return .json(200, try service.customer(userId: userId, asOf: instant)) }
                     return handlers.run {
                         respond(request) { () throws(ServiceError) in
                             .json(200, try service.customer(userId: userId, asOf: instant))
                         }
                     }
                 }
-                guard let handlers else { return .json(200, try service.customer(userId: userId)) }
                 let deferred = HTTPDeferred(completedByOwner: ())
                 service.customer(userId: userId, offload: handlers) { result in
                     deferred.complete(respond(request) { () throws(ServiceError) in .json(200, try result.get()) })

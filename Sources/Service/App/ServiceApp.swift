@@ -172,7 +172,6 @@ public final class ServiceApp: Sendable {
         metrics.registry.gauge(
             "iap_changes_waiters", help: "GET /v1/changes long polls waiting in this process."
         ) { Double(changeWaiters.count) }
-        // Before the routes: they see the pool (the user read runs inline only with one).
         let handlers = HandlerPool(threads: options.threads)
         router.pool = handlers
         metrics.registry.gauge(
@@ -180,7 +179,7 @@ public final class ServiceApp: Sendable {
         ) { Double(handlers.pending) }
         APIRoutes(
             service: service, metrics: metrics, keyNames: { authenticator.keyName(of: $0) },
-            changeWaiters: changeWaiters)
+            changeWaiters: changeWaiters, handlers: handlers)
             .register(on: &router)
         let drain = DrainSwitch()
         OperationsRoutes(pool: pool, metrics: metrics, drain: drain, projectionVersions: projectionVersions).register(on: &router)

@@ -1,8 +1,6 @@
 import EventStore
-import Foundation
 import JSON
 import Ledger
-import Synchronization
 
 /// What a replay's swap tells the change feed (api.md §4): one CORRECTION per user whose
 /// document the rebuild changed, with the entitlements and balances before (as last announced)
@@ -90,24 +88,17 @@ extension ReplayEngine.Run {
     static func correctionRows(
         _ users: [String], state: ReplayState, catalog: Catalog, at now: Int64, against live: [String: LiveRow]
     ) -> [UInt8] {
-        let parts = ReplayEngine.parallelism
-        let per = (users.count + parts - 1) / max(parts, 1)
-        let results = Mutex<[Int: [UInt8]]>([:])
-        DispatchQueue.concurrentPerform(iterations: parts) { part in
+        ReplayEngine.inParts(users.count) { range -> [UInt8] in
             var out: [UInt8] = []
-            for index in min(users.count, part * per)..<min(users.count, (part + 1) * per) {
+            for index in range {
                 let userId = users[index]
                 let change = NewChange.correction(
                     userId: userId, before: live[userId]?.document,
                     after: state.render(userId, catalog: catalog, at: now).document, at: now)
                 ChangeFeedTable.appendStagingRow(change, n: index, into: &out)
             }
-            results.withLock { $0[part] = out }
-        }
-        var all = results.withLock { $0 }
-        var rows = all.removeValue(forKey: 0) ?? []
-        for part in 1..<max(parts, 1) { rows.append(contentsOf: all[part] ?? []) }
-        return rows
+            return out
+        }.flatMap { $0 }
     }
 
     /// A CORRECTION for `userId`, before as the live document (what was announced) had it.

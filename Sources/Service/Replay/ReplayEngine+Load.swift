@@ -1,7 +1,6 @@
 import EventStore
 import Foundation
 import Ledger
-import Synchronization
 
 /// A replay's middle phase: render every document, judge it against the live one, and load
 /// the successor tables (their SQL is `UserDocumentsTable`'s and `ChainOwnersTable`'s).
@@ -75,15 +74,12 @@ extension ReplayEngine.Run {
         _ users: ArraySlice<String>, state: ReplayState, catalog: Catalog, at now: Int64,
         against live: [String: LiveRow], rows: Bool
     ) -> (rows: [UInt8], differing: [(String, [UInt8])]) {
-        let parts = ReplayEngine.parallelism
         let base = users.startIndex
-        let per = (users.count + parts - 1) / max(parts, 1)
-        let results = Mutex<[Int: (rows: [UInt8], differing: [(String, [UInt8])])]>([:])
-        DispatchQueue.concurrentPerform(iterations: parts) { part in
+        let pieces = ReplayEngine.inParts(users.count) { range -> (rows: [UInt8], differing: [(String, [UInt8])]) in
             var out: [UInt8] = []
-            if rows { out.reserveCapacity(per * 768) }
+            if rows { out.reserveCapacity(range.count * 768) }
             var differing: [(String, [UInt8])] = []
-            for index in (base + min(users.count, part * per))..<(base + min(users.count, (part + 1) * per)) {
+            for index in (base + range.lowerBound)..<(base + range.upperBound) {
                 let userId = users[index]
                 let (document, validUntil, version) = state.render(userId, catalog: catalog, at: now)
                 if live[userId]?.document != document { differing.append((userId, document)) }
@@ -93,12 +89,10 @@ extension ReplayEngine.Run {
                         validUntil: validUntil, into: &out)
                 }
             }
-            results.withLock { $0[part] = (out, differing) }
+            return (out, differing)
         }
-        var all = results.withLock { $0 }
-        var result = all.removeValue(forKey: 0) ?? ([], [])
-        for part in 1..<max(parts, 1) {
-            guard let piece = all[part] else { continue }
+        var result = pieces.first ?? ([], [])
+        for piece in pieces.dropFirst() {
             result.rows.append(contentsOf: piece.rows)
             result.differing.append(contentsOf: piece.differing)
         }
