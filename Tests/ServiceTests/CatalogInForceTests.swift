@@ -169,6 +169,25 @@ import TestSupport
         #expect(shown["catalog"]?["products"]?[TestService.removeAds]?["entitlements"] == .array(["no_ads"]))
     }
 
+    /// A long transaction anywhere in the cluster holds the xid horizon back: the diff still
+    /// folds every committed event (seen in CI, where another test's open transaction hid them all).
+    @Test func catalogDiffSeesUsersWrittenBehindALongTransactionElsewhere() throws {
+        let service = try TestService()
+        defer { service.stop() }
+        let blocker = try Connection(service.conninfo)
+        try blocker.executeScript("BEGIN")
+        _ = try blocker.query("SELECT pg_current_xact_id()")
+        defer { try? blocker.executeScript("ROLLBACK") }
+        try Self.seed(service)
+        let outcome = try OpsBinary.run(
+            ["catalog", "diff", "--config", try Self.newConfigFile(), "--json"],
+            environment: ["DATABASE_URL": service.conninfo])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let report = try JSONValue.parse(outcome.stdout)
+        let changed = report["changedUsers"]?.arrayValue ?? []
+        #expect(Set(changed.compactMap { $0["userId"]?.stringValue }) == ["u-ads", "u-ads-2"], "\(report)")
+    }
+
     @Test func serveWithANewCatalogRecordsItAndReRendersExactlyTheUsersItChanges() throws {
         let old = try TestService()
         defer { old.stop() }

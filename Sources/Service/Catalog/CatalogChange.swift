@@ -29,18 +29,22 @@ struct CatalogChange {
 
     /// - Parameter horizon: false only while every writer of `proj.users` is held back (the
     ///   recorder's lock): then every committed event counts. A dry run reads below the xid
-    ///   horizon and skips the users written meanwhile.
+    ///   horizon, then every event committed past it (as the replay's dry run does: a long
+    ///   transaction anywhere in the cluster holds the horizon back, and the users it hid would
+    ///   be left out), and skips the users written meanwhile.
     static func plan(
         catalog: Catalog, now: Int64, horizon: Bool, on connection: Connection
     ) throws(ServiceError) -> CatalogChange {
         var state = ReplayState()
         let reader = ReplayLogReader(connection: connection)
         var position = Checkpoint.start
-        while true {
-            let batch = try reader.read(after: position, horizon: horizon)
-            guard let last = batch.last else { break }
-            state.apply(batch.events)
-            position = last
+        for belowHorizon in horizon ? [true, false] : [false] {
+            while true {
+                let batch = try reader.read(after: position, horizon: belowHorizon)
+                guard let last = batch.last else { break }
+                state.apply(batch.events)
+                position = last
+            }
         }
         let live = try ReplayLive.load(on: connection)
         var change = CatalogChange(users: live.users.count, events: state.events)
