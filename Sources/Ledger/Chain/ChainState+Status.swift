@@ -3,19 +3,22 @@ extension ChainState {
     /// transaction without one, e.g. non-renewing, counts as open-ended); ties by purchaseDate,
     /// then transactionId. Upgraded transactions grant nothing and never count.
     public var currentTransaction: Transaction? {
-        var best: Transaction?
+        // The versions and the index of the best so far: compared in place, copied once.
+        var best: (versions: [Transaction], index: Int)?
         for versions in transactionVersions.values {
-            let candidate = Self.newest(versions)
-            if candidate.isUpgraded { continue }
-            guard let current = best else {
-                best = candidate
+            let index = Self.newestIndex(versions)
+            if versions[index].isUpgraded { continue }
+            guard let (bestVersions, bestIndex) = best else {
+                best = (versions, index)
                 continue
             }
-            let a = (candidate.expiresDate ?? .max, candidate.purchaseDate)
-            let b = (current.expiresDate ?? .max, current.purchaseDate)
-            if a > b || (a == b && candidate.transactionId > current.transactionId) { best = candidate }
+            let a = (versions[index].expiresDate ?? .max, versions[index].purchaseDate)
+            let b = (bestVersions[bestIndex].expiresDate ?? .max, bestVersions[bestIndex].purchaseDate)
+            if a > b || (a == b && versions[index].transactionId > bestVersions[bestIndex].transactionId) {
+                best = (versions, index)
+            }
         }
-        return best
+        return best.map { $0.versions[$0.index] }
     }
 
     /// The subscription judged at `now` (ms): nil when no non-upgraded transaction is known.

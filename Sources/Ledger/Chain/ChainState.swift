@@ -40,9 +40,13 @@ public struct ChainState: Sendable, Hashable {
         return best
     }
 
-    static func newest(_ versions: [Transaction]) -> Transaction {
-        var best = versions[0]
-        for version in versions.dropFirst() where version.supersedes(best) { best = version }
+    static func newest(_ versions: [Transaction]) -> Transaction { versions[newestIndex(versions)] }
+
+    /// Where the winning version is: comparing in place copies no `Transaction` (a copy retains
+    /// each of its strings, and a render asks this of every transaction it shows).
+    static func newestIndex(_ versions: [Transaction]) -> Int {
+        var best = 0
+        for index in versions.indices.dropFirst() where versions[index].supersedes(versions[best]) { best = index }
         return best
     }
 }

@@ -12,39 +12,16 @@ public enum CustomerView {
         var nonConsumables: [NonConsumableView] = []
         var balances: [String: Int64] = [:]
 
-        func offer(_ name: String, _ candidate: EntitlementState) {
-            if let existing = entitlements[name], !candidate.isPreferred(over: existing) { return }
-            entitlements[name] = candidate
-        }
+        func offer(_ name: String, _ candidate: EntitlementState) { Self.offer(name, candidate, into: &entitlements) }
 
         for otid in account.chains {
             guard let chain = chains[otid] else { continue }
             var judgeSubscription = false
             for versions in chain.transactionVersions.values {
-                let transaction = ChainState.newest(versions)
-                let product = catalog.product(for: transaction)
-                switch product.type {
-                case .consumable:
-                    creditConsumable(transaction, product, into: &balances)
-                case .nonConsumable:
-                    nonConsumables.append(
-                        NonConsumableView(
-                            productId: transaction.productId, transactionId: transaction.transactionId,
-                            purchasedAt: transaction.purchaseDate, revokedAt: transaction.revocationDate,
-                            ownership: transaction.inAppOwnershipType))
-                    for name in product.entitlements {
-                        offer(
-                            name,
-                            EntitlementState(
-                                active: transaction.revocationDate == nil, expiresAt: nil,
-                                productId: transaction.productId, source: .nonConsumable, originalTransactionId: otid,
-                                willRenew: false, inGracePeriod: false))
-                    }
-                case .nonRenewing where product.duration != nil:
-                    break  // laid end to end with the product's other purchases, below
-                case .subscription, .nonRenewing:
-                    judgeSubscription = true
-                }
+                // Passed in place: a copy of a Transaction retains each of its strings.
+                judgeSubscription = Self.collect(
+                    versions[ChainState.newestIndex(versions)], otid: otid, catalog: catalog, balances: &balances,
+                    nonConsumables: &nonConsumables, entitlements: &entitlements) || judgeSubscription
             }
             guard judgeSubscription, let judged = chain.status(at: now) else { continue }
             subscriptions.append(SubscriptionView(originalTransactionId: otid, judged: judged))
@@ -113,7 +90,7 @@ public enum CustomerView {
         for otid in account.chains {
             guard let chain = chains[otid] else { continue }
             for versions in chain.transactionVersions.values {
-                let transaction = ChainState.newest(versions)
+                let transaction = versions[ChainState.newestIndex(versions)]
                 let product = catalog.product(for: transaction)
                 if product.type == .consumable { creditConsumable(transaction, product, into: &balances) }
             }
@@ -148,7 +125,47 @@ public enum CustomerView {
 
     /// A consumable credits `grants × quantity` once per transactionId; a revoked one credits
     /// nothing, so what was already spent shows as debt. The currency stays listed.
-    static func creditConsumable(_ transaction: Transaction, _ product: Product, into balances: inout [String: Int64]) {
+    /// One owned transaction's part of the document (its version in force); true when it is a
+    /// subscription, judged with its chain.
+    private static func collect(
+        _ transaction: borrowing Transaction, otid: String, catalog: Catalog, balances: inout [String: Int64],
+        nonConsumables: inout [NonConsumableView], entitlements: inout [String: EntitlementState]
+    ) -> Bool {
+        let product = catalog.product(for: transaction.productId, transactionType: transaction.type)
+        switch product.type {
+        case .consumable:
+            creditConsumable(transaction, product, into: &balances)
+        case .nonConsumable:
+            nonConsumables.append(
+                NonConsumableView(
+                    productId: transaction.productId, transactionId: transaction.transactionId,
+                    purchasedAt: transaction.purchaseDate, revokedAt: transaction.revocationDate,
+                    ownership: transaction.inAppOwnershipType))
+            for name in product.entitlements {
+                offer(
+                    name,
+                    EntitlementState(
+                        active: transaction.revocationDate == nil, expiresAt: nil,
+                        productId: transaction.productId, source: .nonConsumable, originalTransactionId: otid,
+                        willRenew: false, inGracePeriod: false),
+                    into: &entitlements)
+            }
+        case .nonRenewing where product.duration != nil:
+            break  // laid end to end with the product's other purchases (`NonRenewingStack`)
+        case .subscription, .nonRenewing:
+            return true
+        }
+        return false
+    }
+
+    private static func offer(
+        _ name: String, _ candidate: EntitlementState, into entitlements: inout [String: EntitlementState]
+    ) {
+        if let existing = entitlements[name], !candidate.isPreferred(over: existing) { return }
+        entitlements[name] = candidate
+    }
+
+    static func creditConsumable(_ transaction: borrowing Transaction, _ product: Product, into balances: inout [String: Int64]) {
         let quantity = max(transaction.quantity, 1)
         for (currency, amount) in product.grants {
             balances[currency, default: 0] += transaction.revocationDate == nil ? amount * quantity : 0

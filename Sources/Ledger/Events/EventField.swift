@@ -49,7 +49,7 @@ enum EventField: Int, CaseIterable {
         return bounds
     }()
 
-    @inline(__always) private static func slot(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    @inline(__always) fileprivate static func slot(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
         let n = bytes.count
         guard n > 0 else { return 0 }
         let mix = UInt32(n) &* 0x9E37_79B1 ^ UInt32(bytes[0]) &* 0x85EB_CA77
@@ -58,28 +58,48 @@ enum EventField: Int, CaseIterable {
     }
 
     /// The field named by `bytes`, or nil for a name no event uses (ignored: tolerant reading).
-    static func lookup(_ bytes: UnsafeBufferPointer<UInt8>) -> EventField? {
-        table.withUnsafeBufferPointer { table in
-            nameBytes.withUnsafeBufferPointer { names in
-                var i = slot(bytes)
-                while table[i] != 0 {
-                    let index = Int(table[i]) - 1
-                    let bounds = nameBounds[index]
-                    if bounds.count == bytes.count, equal(names, from: bounds.lowerBound, bytes) {
-                        return EventField(rawValue: index)
-                    }
-                    i = (i + 1) & 1023
-                }
-                return nil
-            }
-        }
+    @inline(__always) static func lookup(_ bytes: UnsafeBufferPointer<UInt8>) -> EventField? {
+        Lookup.shared.field(bytes)
     }
 
-    @inline(__always) private static func equal(
-        _ names: UnsafeBufferPointer<UInt8>, from start: Int, _ bytes: UnsafeBufferPointer<UInt8>
-    ) -> Bool {
-        for k in 0..<bytes.count where names[start + k] != bytes[k] { return false }
-        return true
+    /// The lookup's tables in memory of their own, never freed: a lookup through the arrays
+    /// retained and released their buffers for every key (about twenty per event), and the two
+    /// decoding threads of a replay contended for those shared reference counts.
+    struct Lookup: @unchecked Sendable {
+        let slots: UnsafePointer<UInt8>
+        let names: UnsafePointer<UInt8>
+        let bounds: UnsafePointer<Range<Int>>
+
+        static let shared = Lookup()
+
+        private init() {
+            func pinned<T>(_ array: [T]) -> UnsafePointer<T> {
+                let memory = UnsafeMutablePointer<T>.allocate(capacity: array.count)
+                memory.initialize(from: array, count: array.count)
+                return UnsafePointer(memory)
+            }
+            slots = pinned(EventField.table)
+            names = pinned(EventField.nameBytes)
+            bounds = pinned(EventField.nameBounds)
+        }
+
+        @inline(__always) func field(_ bytes: UnsafeBufferPointer<UInt8>) -> EventField? {
+            var i = EventField.slot(bytes)
+            while slots[i] != 0 {
+                let index = Int(slots[i]) - 1
+                let range = bounds[index]
+                if range.count == bytes.count, Self.equal(names + range.lowerBound, bytes) {
+                    return EventField(rawValue: index)
+                }
+                i = (i + 1) & 1023
+            }
+            return nil
+        }
+
+        @inline(__always) private static func equal(_ name: UnsafePointer<UInt8>, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            for k in 0..<bytes.count where name[k] != bytes[k] { return false }
+            return true
+        }
     }
 
     static func lookup(_ name: String) -> EventField? {

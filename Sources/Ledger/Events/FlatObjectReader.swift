@@ -5,6 +5,8 @@
 struct FlatObjectReader {
     private let b: UnsafeBufferPointer<UInt8>
     private var i = 0
+    /// Fetched once per object, not once per key.
+    private let fields = EventField.Lookup.shared
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) { b = bytes }
 
@@ -40,7 +42,7 @@ struct FlatObjectReader {
             i += 1
             skipSpace()
             guard let value = value() else { return false }
-            if let field = EventField.lookup(UnsafeBufferPointer(rebasing: b[key])) {
+            if let field = fields.field(UnsafeBufferPointer(rebasing: b[key])) {
                 values[field.rawValue] = value
                 written.append(field.rawValue)
             }

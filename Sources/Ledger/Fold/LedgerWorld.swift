@@ -50,14 +50,30 @@ public struct LedgerWorld: Sendable {
         return route
     }
 
+    /// Makes room for `chains` chains and `users` accounts at once: a fold of a whole log would
+    /// otherwise rehash every key of its four dictionaries at each doubling (~6 % of a replay).
+    public mutating func reserve(chains: Int, users: Int) {
+        if chains > self.chains.capacity {
+            self.chains.reserveCapacity(chains)
+            chainPositions.reserveCapacity(chains)
+        }
+        if users > accounts.capacity {
+            accounts.reserveCapacity(users)
+            accountPositions.reserveCapacity(users)
+        }
+    }
+
     /// A user's account (`.initial` when their stream is empty).
     public func account(of userId: String) -> Account { accounts[userId] ?? .initial }
 
     /// The `version` of a user's document: the highest sequence number among their own stream
     /// and the chains they own now, so any event that can change the document raises it.
-    public func version(of userId: String) -> Int64 {
+    public func version(of userId: String) -> Int64 { version(of: userId, account: account(of: userId)) }
+
+    /// `version(of:)` when the caller holds the user's account already (one lookup less).
+    public func version(of userId: String, account: Account) -> Int64 {
         var version = accountPositions[userId]?.lastSeq ?? 0
-        for otid in accounts[userId]?.chains ?? [] { version = max(version, chainPositions[otid]?.lastSeq ?? 0) }
+        for otid in account.chains { version = max(version, chainPositions[otid]?.lastSeq ?? 0) }
         return version
     }
 }
