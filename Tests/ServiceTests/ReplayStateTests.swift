@@ -35,8 +35,9 @@ import Testing
         let middle = batch.count / 2
         #expect(middle >= 1024)
         var parallel = ReplayState()
-        parallel.apply(Array(batch[..<middle]))
-        parallel.apply(Array(batch[middle...]))
+        // The first batch in two parts, as two decoding threads hand it over, in order.
+        parallel.apply([Array(batch[..<(middle / 3)]), Array(batch[(middle / 3)..<middle])])
+        parallel.apply([Array(batch[middle...])])
         var sequential = LedgerWorld()
         for (seq, event) in batch { sequential.apply(event, seq: seq) }
         #expect(parallel.events == batch.count)
@@ -47,5 +48,26 @@ import Testing
         #expect(parallel.owners.count == 1200)
         #expect(parallel.owners["1000"] == "u-0" && parallel.owners["1001"] == "u-1" && parallel.owners["1003"] == "u-0")
         for n in [0, 1, 3, 599, 1199] { #expect(parallel.version(of: "u-\(n)") == sequential.version(of: "u-\(n)")) }
+    }
+
+    @Test func reservingRoomAfterTheFirstBatchExtrapolatesItsKeysAndChangesNoResult() {
+        let batch = Self.log(users: 1200)
+        let first = 600
+        var reserved = ReplayState()
+        reserved.apply([Array(batch[..<first])])
+        let usersSoFar = reserved.world.accounts.count
+        reserved.reserve(extrapolatingTo: batch.count)
+        // Users arrive evenly in this log: room for about all of them (and a tenth more).
+        let expected = Int(Double(usersSoFar) * Double(batch.count) / Double(first) * 1.1)
+        #expect(reserved.world.accounts.capacity >= expected)
+        #expect(reserved.world.accountPositions.capacity >= expected)
+        #expect(reserved.owners.capacity >= reserved.owners.count * batch.count / first)
+        reserved.apply([Array(batch[first...])])
+        var plain = ReplayState()
+        plain.apply([batch])
+        #expect(reserved.world.chains == plain.world.chains)
+        #expect(reserved.world.accounts == plain.world.accounts)
+        #expect(reserved.owners == plain.owners)
+        #expect(reserved.events == plain.events)
     }
 }

@@ -42,7 +42,7 @@ struct CatalogChange {
             while true {
                 let batch = try reader.read(after: position, horizon: belowHorizon)
                 guard let last = batch.last else { break }
-                state.apply(batch.events)
+                state.apply(batch.parts)
                 position = last
             }
         }

@@ -5,15 +5,14 @@ import Ledger
 /// A replay's middle phase: render every document, judge it against the live one, and load
 /// the successor tables (their SQL is `UserDocumentsTable`'s and `ChainOwnersTable`'s).
 extension ReplayEngine.Run {
-    /// A second connection reads the live tables (after the fold's reads, as judging needs),
-    /// then loads and indexes the next chain owners, while this one loads the users: they are
+    /// A second connection has read the live tables (after the fold's reads, as judging needs:
+    /// `readToEnd`), then loads and indexes the next chain owners, while this one loads the users: they are
     /// rendered in chunks on several threads straight into COPY rows, each chunk loaded on a
     /// helper thread while the next renders. Only users whose document differs from the
     /// live one are judged (an equal one is unchanged by definition).
     mutating func renderAndLoad() throws(ServiceError) {
         if !options.dryRun { try createNextTables() }
-        let side = try ReplayLive.connect(conninfo: engine.conninfo, session: engine.session)
-        let reading = Background { () throws(ServiceError) in try ReplayLive.load(on: side) }
+        let (side, reading) = try liveReading()
         var ownerRows: [UInt8] = []
         if !options.dryRun {
             ownerRows.reserveCapacity(state.owners.count * 48)
@@ -23,6 +22,9 @@ extension ReplayEngine.Run {
             }
         }
         let current = try reading.wait()
+        report.phases.append(("renderLoad.live", Int64(Date().timeIntervalSince(phaseStart) * 1000)))
+        var renderSeconds = 0.0
+        var waitSeconds = 0.0
         live = current.users
         liveOwners = current.owners
         let owners: Background<Void>? = options.dryRun ? nil : Background { [ownerRows] () throws(ServiceError) in
@@ -38,18 +40,33 @@ extension ReplayEngine.Run {
             var start = 0
             while start < users.count {
                 let end = min(users.count, start + chunk)
+                let renderStart = Date()
                 let rendered = Self.render(
                     users[start..<end], state: state, catalog: catalog, at: now, against: live, rows: !options.dryRun)
+                renderSeconds += Date().timeIntervalSince(renderStart)
                 for (userId, document) in rendered.differing { judge(userId, rendered: document) }
                 if !options.dryRun {
+                    let waitStart = Date()
                     try loading?.wait()
+                    waitSeconds += Date().timeIntervalSince(waitStart)
                     loading = copyInBackground(UserDocumentsTable.copyIntoNext, rendered.rows)
                 }
                 start = end
                 tick("render")
             }
+            let waitStart = Date()
             try loading?.wait()
             try owners?.wait()
+            waitSeconds += Date().timeIntervalSince(waitStart)
+            report.phases.append(("renderLoad.render", Int64(renderSeconds * 1000)))
+            report.phases.append(("renderLoad.waitForServer", Int64(waitSeconds * 1000)))
+            if !options.dryRun {
+                // The second connection is free again: it builds two of the users' indexes
+                // while this one builds the key (`buildIndexes`).
+                otherIndexes = Background { () throws(ServiceError) in
+                    try database { () throws(DatabaseError) in try side.executeScript(UserDocumentsTable.indexNextOthers) }
+                }
+            }
         } catch {
             _ = try? loading?.wait()
             _ = try? owners?.wait()
@@ -105,12 +122,18 @@ extension ReplayEngine.Run {
         }
     }
 
-    /// Indexes after the load (faster than maintaining them row by row); the chain owners'
-    /// were built on the second connection meanwhile.
+    /// Indexes after the load (faster than maintaining them row by row): the key here, the
+    /// users' other indexes on the second connection meanwhile (the chain owners' were built
+    /// there during the load), then the statistics.
     func buildIndexes() throws(ServiceError) {
         tick("index")
-        try database { () throws(DatabaseError) in
-            try connection.executeScript(UserDocumentsTable.indexNext)
+        do {
+            try database { () throws(DatabaseError) in try connection.executeScript(UserDocumentsTable.indexNextKey) }
+        } catch {
+            _ = try? otherIndexes?.wait()
+            throw error
         }
+        try otherIndexes?.wait()
+        try database { () throws(DatabaseError) in try connection.executeScript(UserDocumentsTable.analyzeNext) }
     }
 }

@@ -35,6 +35,11 @@ extension ReplayEngine {
         /// The users whose corrections `prepareCorrections` built, and their staging rows.
         var staged: Set<String> = []
         var stagedRows: [UInt8] = []
+        /// The users' indexes other than the key, built on the second connection (`buildIndexes`).
+        var otherIndexes: Background<Void>?
+        /// The second connection, and the live tables read on it (started by `readToEnd`).
+        var side: Connection?
+        var liveRead: Background<ReplayLive>?
         var report: ReplayReport
         var phaseStart = Date()
         var decodeSeconds = 0.0
@@ -62,7 +67,12 @@ extension ReplayEngine {
         mutating func execute() throws(ServiceError) -> ReplayReport {
             estimatedTotal = Int(try scalar("SELECT coalesce(max(seq), 0) FROM es.events") ?? 0)
             // 1. Fold the whole log (below the xid horizon) in large batches.
-            try readToEnd(phase: "read")
+            do {
+                try readToEnd(phase: "read", readingLive: true)
+            } catch {
+                _ = try? liveRead?.wait()
+                throw error
+            }
             phase("readFold")
             report.phases.append(("read.decode", Int64(decodeSeconds * 1000)))
             report.phases.append(("read.fold", Int64(foldSeconds * 1000)))
@@ -120,48 +130,6 @@ extension ReplayEngine {
             progress?(ReplayProgress(
                 phase: phase, events: state.events, estimatedTotal: max(estimatedTotal, state.events),
                 elapsedSeconds: Date().timeIntervalSince(started)))
-        }
-
-        /// Reads and folds every event after `position`. The next batch is fetched on a helper
-        /// thread while the current one is decoded and folded, so the server's work (index
-        /// scan, jsonb output) overlaps with ours.
-        mutating func readToEnd(phase: String, horizon: Bool = true) throws(ServiceError) {
-            let reader = ReplayLogReader(connection: connection, batchSize: options.batchSize)
-            tick(phase)
-            var pending: [UInt8]? = try reader.fetch(after: position, horizon: horizon)
-            // The buffer of the batch before, handed to the next fetch (two buffers in turn).
-            var spare: [UInt8] = []
-            while let bytes = pending {
-                pending = nil
-                let (rows, last) = ReplayLogReader.summary(bytes)
-                guard let last else { break }
-                var prefetch: Prefetch?
-                if rows >= options.batchSize {
-                    var handed: [UInt8] = []
-                    Swift.swap(&handed, &spare)
-                    prefetch = Prefetch(reader: reader, after: last, horizon: horizon, reusing: consume handed)
-                }
-                let decodeStart = Date()
-                let batch: ReplayLogReader.Batch
-                do {
-                    batch = try ReplayLogReader.decodeInParallel(bytes, parts: ReplayEngine.parallelism)
-                } catch {
-                    _ = try? prefetch?.wait()
-                    throw error
-                }
-                let foldStart = Date()
-                state.apply(batch.events)
-                position = last
-                decodeSeconds += foldStart.timeIntervalSince(decodeStart)
-                foldSeconds += Date().timeIntervalSince(foldStart)
-                tick(phase)
-                spare = bytes
-                if let prefetch {
-                    let waitStart = Date()
-                    pending = try prefetch.wait()
-                    waitSeconds += Date().timeIntervalSince(waitStart)
-                }
-            }
         }
 
         private func scalar(_ sql: String) throws(ServiceError) -> Int64? {

@@ -11,10 +11,14 @@ struct ReplayLogReader {
     /// Events per COPY round trip.
     var batchSize = 100_000
 
-    /// One decoded batch: events with their sequence numbers, and the checkpoint reached.
+    /// One decoded batch: events with their sequence numbers, in log order across its parts
+    /// (one per decoding thread: joining them would copy, retain and release every event), and
+    /// the checkpoint reached.
     struct Batch {
-        var events: [(seq: Int64, event: LedgerEvent)] = []
+        typealias Events = [(seq: Int64, event: LedgerEvent)]
+        var parts: [Events] = []
         var last: Checkpoint?
+        var count: Int { parts.reduce(0) { $0 + $1.count } }
     }
 
     /// Up to `batchSize` events after `checkpoint`. With `horizon` (the default) only events of
@@ -26,15 +30,18 @@ struct ReplayLogReader {
     }
 
     /// The raw COPY text of the next batch (see `read`).
-    func fetch(after checkpoint: Checkpoint, horizon: Bool = true) throws(ServiceError) -> [UInt8] {
+    func fetch(after checkpoint: Checkpoint, horizon: Bool = true, limit: Int? = nil) throws(ServiceError) -> [UInt8] {
         var data: [UInt8] = []
-        try fetch(after: checkpoint, horizon: horizon, into: &data)
+        try fetch(after: checkpoint, horizon: horizon, limit: limit, into: &data)
         return data
     }
 
     /// `fetch` into `data`'s storage (emptied first): batches of tens of megabytes in fresh
-    /// arrays would cost their growth copies and page faults every time.
-    func fetch(after checkpoint: Checkpoint, horizon: Bool, into data: inout [UInt8]) throws(ServiceError) {
+    /// arrays would cost their growth copies and page faults every time. At most `limit` events
+    /// (`batchSize` when nil).
+    func fetch(
+        after checkpoint: Checkpoint, horizon: Bool, limit: Int? = nil, into data: inout [UInt8]
+    ) throws(ServiceError) {
         // Only integers we formatted ourselves go into the SQL text (COPY takes no parameters).
         // The catalog's versions are no ledger events: no user's fold reads them.
         let sql = """
@@ -42,8 +49,12 @@ struct ReplayLogReader {
                   WHERE (tx, seq) > ('\(checkpoint.tx)'::xid8, \(checkpoint.seq)::bigint)
                   AND stream_id <> '\(CatalogVersions.stream)'
                   \(horizon ? "AND tx < pg_snapshot_xmin(pg_current_snapshot())" : "")
-                  ORDER BY tx, seq LIMIT \(batchSize)) TO STDOUT
+                  ORDER BY tx, seq LIMIT \(limit ?? batchSize)) TO STDOUT
             """
+        try copy(sql, into: &data)
+    }
+
+    private func copy(_ sql: String, into data: inout [UInt8]) throws(ServiceError) {
         if !data.isEmpty { data.removeAll(keepingCapacity: true) }
         do {
             try connection.copyOut(sql, appendingTo: &data)
@@ -77,7 +88,7 @@ struct ReplayLogReader {
     }
 
     /// `decode` on `parts` threads (row-aligned slices of the buffer, decoded concurrently,
-    /// concatenated in order): decoding is pure, the fold that follows stays sequential.
+    /// kept in order): decoding is pure, the fold that follows walks the parts in order.
     static func decodeInParallel(_ bytes: [UInt8], parts: Int) throws(ServiceError) -> Batch {
         guard parts > 1, bytes.count > 1 << 20 else { return try decode(bytes) }
         var bounds = [0]
@@ -99,10 +110,10 @@ struct ReplayLogReader {
             }
         }
         var batch = Batch()
-        let all = results.withLock { $0 }
+        var all = results.withLock { $0 }
         for part in 0..<parts {
-            let piece = try all[part]!.get()
-            batch.events.append(contentsOf: piece.events)
+            let piece = try all.removeValue(forKey: part)!.get()
+            batch.parts.append(contentsOf: piece.parts)
             if piece.last != nil { batch.last = piece.last }
         }
         return batch
@@ -115,7 +126,8 @@ struct ReplayLogReader {
 
     static func decode(_ buffer: UnsafeBufferPointer<UInt8>) throws(ServiceError) -> Batch {
         var batch = Batch()
-        batch.events.reserveCapacity(buffer.count / 300)
+        var events: Batch.Events = []
+        events.reserveCapacity(buffer.count / 300)
         var decoder = LedgerEventDecoder()
         do {
             var i = 0
@@ -152,13 +164,14 @@ struct ReplayLogReader {
                     } else {
                         event = try decoder.decode(type: type, schemaVersion: schemaVersion, data: data)
                     }
-                    batch.events.append((seq, event))
+                    events.append((seq, event))
                 } catch {
                     throw .internalError("event \(seq) does not decode: \(error)")
                 }
                 batch.last = Checkpoint(tx: UInt64(tx), seq: seq)
             }
         }
+        if !events.isEmpty { batch.parts = [events] }
         return batch
     }
 

@@ -41,12 +41,15 @@ struct ReplayState {
         }
     }
 
-    /// Folds a batch, in order. Outside catch-up the chains (Apple facts) and the users'
+    /// Folds a batch's parts, in order. Outside catch-up the chains (Apple facts) and the users'
     /// streams (claims, debits, grants) are independent: chain events touch only the chains,
     /// user events everything else, so the two halves fold on two threads, each in log order.
-    mutating func apply(_ batch: [(seq: Int64, event: LedgerEvent)]) {
-        guard !tracking, batch.count >= 1024, ReplayEngine.parallelism > 1 else {
-            for (seq, event) in batch { apply(event, seq: seq) }
+    mutating func apply(_ parts: [ReplayLogReader.Batch.Events]) {
+        let count = parts.reduce(0) { $0 + $1.count }
+        guard !tracking, count >= 1024, ReplayEngine.parallelism > 1 else {
+            for part in parts {
+                for (seq, event) in part { apply(event, seq: seq) }
+            }
             return
         }
         // Each half takes its dictionaries out (so they stay uniquely referenced: no copy).
@@ -54,7 +57,7 @@ struct ReplayState {
         swap(&halves.chains.world.chains, &world.chains)
         swap(&halves.chains.world.chainPositions, &world.chainPositions)
         swap(&halves.users, &self)
-        DispatchQueue.concurrentPerform(iterations: 2) { half in halves.fold(batch, chainEvents: half == 0) }
+        DispatchQueue.concurrentPerform(iterations: 2) { half in halves.fold(parts, chainEvents: half == 0) }
         swap(&halves.users, &self)
         swap(&halves.chains.world.chains, &world.chains)
         swap(&halves.chains.world.chainPositions, &world.chainPositions)
@@ -66,14 +69,29 @@ struct ReplayState {
         var chains = ReplayState()
         var users = ReplayState()
 
-        func fold(_ batch: [(seq: Int64, event: LedgerEvent)], chainEvents: Bool) {
+        func fold(_ parts: [ReplayLogReader.Batch.Events], chainEvents: Bool) {
             var state = ReplayState()
             if chainEvents { swap(&state, &chains) } else { swap(&state, &users) }
             // By index: the other half's events are only looked at, not copied out.
-            for index in batch.indices where batch[index].event.isChainEvent == chainEvents {
-                state.apply(batch[index].event, seq: batch[index].seq)
+            for part in parts {
+                for index in part.indices where part[index].event.isChainEvent == chainEvents {
+                    state.apply(part[index].event, seq: part[index].seq)
+                }
             }
             if chainEvents { swap(&state, &chains) } else { swap(&state, &users) }
+        }
+    }
+
+    /// Once `events` of a log of about `total` are folded, reserves room for the keys the whole
+    /// log will need at the rate seen so far (plus a tenth): ids new to a log keep arriving at
+    /// about the same rate as its events, and a wrong guess costs only a later resize.
+    mutating func reserve(extrapolatingTo total: Int) {
+        guard events > 0, total > events else { return }
+        func scaled(_ count: Int) -> Int { Int(Double(count) * Double(total) / Double(events) * 1.1) }
+        world.reserve(chains: scaled(world.chains.count), users: scaled(world.accounts.count))
+        if scaled(owners.count) > owners.capacity {
+            owners.reserveCapacity(scaled(owners.count))
+            claimedAt.reserveCapacity(scaled(owners.count))
         }
     }
 
@@ -85,7 +103,7 @@ struct ReplayState {
         -> (document: [UInt8], validUntil: Int64?, version: Int64)
     {
         let account = world.account(of: userId)
-        let version = version(of: userId)
+        let version = world.version(of: userId, account: account)
         let customer = CustomerView.build(
             userId: userId, account: account, chains: world.chains, catalog: catalog, at: now, version: version)
         return (
