@@ -11,12 +11,18 @@ extension Connection {
     /// `copyOut` into a buffer the caller reuses: a replay reads batch after batch of tens of
     /// megabytes, and a fresh array per batch costs its growth copies and page faults each time.
     public func copyOut(_ sql: String, appendingTo data: inout [UInt8]) throws(DatabaseError) {
+        try copyOut(sql) { data.append(contentsOf: $0) }
+    }
+
+    /// `copyOut` handing each piece libpq received to `body` (valid only during the call), for
+    /// a reader that keeps nothing whole.
+    public func copyOut(_ sql: String, each body: (UnsafeRawBufferPointer) -> Void) throws(DatabaseError) {
         try startCopy(sql, expecting: PGRES_COPY_OUT)
         while true {
             var buffer: UnsafeMutablePointer<CChar>? = nil
             let length = PQgetCopyData(handle, &buffer, 0)
             if length > 0, let buffer {
-                data.append(contentsOf: UnsafeRawBufferPointer(start: buffer, count: Int(length)))
+                body(UnsafeRawBufferPointer(start: buffer, count: Int(length)))
                 PQfreemem(buffer)
             } else if length == -1 {
                 break
