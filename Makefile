@@ -1,5 +1,6 @@
 # iap-ledger: two commands on a fresh machine.
-#   make run    installs what is missing, builds in release mode, serves on an embedded PostgreSQL
+#   make run    installs what is missing, builds in release mode, serves the test store's app
+#               (CONFIG=FILE: your own) on an embedded PostgreSQL
 #   make test   the same set-up, then the whole suite in debug (PostgreSQL directly) and in
 #               release mode (the service through PgBouncer in transaction pooling)
 SHELL := /bin/bash
@@ -19,7 +20,7 @@ BROWSER_PACKAGES := chromium chromium-driver
 CLUSTER_PACKAGES := haproxy pgbouncer curl
 CLUSTER_ARGS ?=
 
-.PHONY: deps bench-deps browser cluster-deps cluster cluster-down build release run test test-debug test-release bench clean
+.PHONY: embed dist deps bench-deps browser cluster-deps cluster cluster-down build release run test test-debug test-release bench clean
 
 deps:
 	@missing=""; for p in $(PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q '^install ok installed$$' || missing="$$missing $$p"; done; \
@@ -59,18 +60,28 @@ cluster: cluster-deps build
 cluster-down:
 	deploy/local-cluster down $(CLUSTER_ARGS)
 
-build: deps
+# migrations/*.sql are compiled into the binary (Sources/Schema/SchemaMigrations.swift, committed);
+# regenerated here so a new migration is never forgotten (SchemaMigrationsTests checks it too).
+embed:
+	@scripts/embed-migrations
+
+build: deps embed
 	$(SWIFT) build
 
-release: deps
+release: deps embed
 	$(SWIFT) build -c release
 
+# The test store's app (testkit init, once, under RUN_DATA) is what `make run` serves unless
+# CONFIG names your own config, so a purchase can be tried at once (README, "A 5-minute tour").
+RUN_DATA ?= .iap-ledger
+CONFIG ?= $(RUN_DATA)/testkit/config.json
 run: release
-	.build/release/iap-ledger serve $(ARGS)
+	@if [ "$(CONFIG)" = "$(RUN_DATA)/testkit/config.json" ]; then .build/release/iap-ledger testkit init --data-dir "$(RUN_DATA)"; fi
+	.build/release/iap-ledger serve --config "$(CONFIG)" --data-dir "$(RUN_DATA)" $(ARGS)
 
 test: deps browser cluster-deps test-debug test-release
 
-test-debug:
+test-debug: embed
 	$(SWIFT) test
 
 # Some C-interop lifetime bugs only show with the optimizer on. And the service goes through
@@ -87,5 +98,15 @@ bench: bench-deps cluster-deps
 	$(SWIFT) build -c release --product iap-ledger-bench
 	.build/release/iap-ledger-bench run --out BENCHMARKS.md $(BENCH_ARGS)
 
+# A release tarball in dist/: the binary with the Swift runtime linked in (it carries its
+# migrations and console), a sample config, deployment files and licence texts. deploy/Dockerfile
+# runs the same steps; SingleBinaryTests packs a tarball the same way and serves from it.
+dist: deps embed
+	@dpkg-query -W -f='$${Status}' libcurl4-openssl-dev 2>/dev/null | grep -q '^install ok installed$$' || { \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq libcurl4-openssl-dev; }
+	$(SWIFT) build -c release --static-swift-stdlib --product iap-ledger
+	scripts/dist .build/release/iap-ledger dist
+
 clean:
-	rm -rf .build
+	rm -rf .build dist

@@ -248,7 +248,7 @@ struct BenchmarkSuite {
         let users = 100_000
         try cluster.server.createDatabase("replay")
         let conninfo = cluster.server.connectionString(database: "replay")
-        try ServiceApp.migrate(conninfo: conninfo, directory: TestDatabase.migrationsDirectory, logger: .silent)
+        try ServiceApp.migrate(conninfo: conninfo, logger: .silent)
         Self.say("replay: seeding \(events) events for \(users) users")
         try ReplayBenchmarkLog.seed(events: events, users: users, conninfo: conninfo)
         var results: [ReplayBenchmark.Result] = []

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Schema
 import TestSupport
 
 /// `iap-ledger-bench pool`: the connection pool and the append path measured on their own, on a
@@ -12,7 +13,7 @@ enum PoolRuns {
         let cluster = try BenchCluster()
         defer { cluster.stop() }
         let conninfo = cluster.serviceConninfo
-        try Migrator.migrate(connection: try Connection(conninfo), directory: TestDatabase.migrationsDirectory)
+        try Migrator.migrate(connection: try Connection(conninfo), migrations: SchemaMigrations.all)
         try selectThroughPoolVersusOwnConnections(conninfo: conninfo)
         try appendsPerSecond(conninfo: conninfo)
     }

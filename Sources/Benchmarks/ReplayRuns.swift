@@ -21,7 +21,7 @@ enum ReplayRuns {
             try started.server.createDatabase("replay")
             conninfo = started.server.connectionString(database: "replay")
         }
-        try ServiceApp.migrate(conninfo: conninfo, directory: TestDatabase.migrationsDirectory, logger: .silent)
+        try ServiceApp.migrate(conninfo: conninfo, logger: .silent)
         let logged = try Connection(conninfo).query("SELECT count(*) AS n FROM es.events").int64(0, "n") ?? 0
         if logged == 0 {
             BenchmarkSuite.say("replay: seeding \(events) events for \(users) users")

@@ -33,10 +33,12 @@ public enum Migrator {
     /// Arbitrary constant: the advisory lock that serialises migrating processes.
     static let lockKey = "7345112093411"
 
-    /// Applies the pending migrations of `directory`; answers the file names applied.
+    /// Applies the pending `migrations` (the binary's own are `SchemaMigrations.all`); answers the
+    /// names of those applied. They are checked first: numbered, named `NNNN_name.sql`, in order,
+    /// each number once.
     @discardableResult
-    public static func migrate(connection: Connection, directory: String) throws(MigrationError) -> [String] {
-        let files = try migrationFiles(in: directory)
+    public static func migrate(connection: Connection, migrations: [Migration]) throws(MigrationError) -> [String] {
+        try validate(migrations)
         let applied: Set<Int>
         do {
             applied = try connection.transaction { connection in
@@ -60,18 +62,14 @@ public enum Migrator {
             throw MigrationError(file: nil, message: "\(error)", databaseError: nil)
         }
         var done: [String] = []
-        for file in files where !applied.contains(file.version) {
-            guard let sql = Subprocess.readFile(directory + "/" + file.name) else {
-                throw MigrationError(
-                    file: file.name, message: "cannot read \(directory)/\(file.name)", databaseError: nil)
-            }
+        for file in migrations where !applied.contains(file.version) {
             do {
                 let ran = try connection.transaction { connection -> Bool in
                     try lock(connection)
                     let recorded = try connection.query(
                         "SELECT 1 FROM public.schema_migrations WHERE version = $1", [String(file.version)])
                     guard recorded.count == 0 else { return false }
-                    try connection.executeScript(sql)
+                    try connection.executeScript(file.sql)
                     try connection.execute(
                         "INSERT INTO public.schema_migrations (version, name) VALUES ($1, $2)",
                         [String(file.version), file.name])
@@ -92,24 +90,26 @@ public enum Migrator {
         _ = try connection.query("SELECT pg_advisory_xact_lock($1::bigint)", [lockKey])
     }
 
-    /// The `NNNN_name.sql` files of `directory`, sorted by number; duplicate numbers are refused.
-    static func migrationFiles(in directory: String) throws(MigrationError) -> [(version: Int, name: String)] {
-        guard let names = EmbeddedPostgres.listDirectory(directory) else {
-            throw MigrationError(
-                file: nil, message: "cannot read migrations directory \(directory)", databaseError: nil)
-        }
-        var files: [(version: Int, name: String)] = []
-        for name in names where name.hasSuffix(".sql") {
-            let digits = name.prefix { $0.isASCII && $0.isNumber }
-            guard digits.count == 4, name.dropFirst(4).first == "_", let version = Int(digits) else {
-                throw MigrationError(file: name, message: "migration files are named NNNN_name.sql", databaseError: nil)
-            }
-            if let other = files.first(where: { $0.version == version }) {
+    /// Refuses a list the migrator must not guess about: a name not `NNNN_name.sql` or not
+    /// matching its version, a number used twice, or numbers out of order.
+    static func validate(_ migrations: [Migration]) throws(MigrationError) {
+        var previous: Migration?
+        for migration in migrations {
+            let digits = migration.name.prefix { $0.isASCII && $0.isNumber }
+            guard digits.count == 4, migration.name.dropFirst(4).first == "_", migration.name.hasSuffix(".sql"),
+                Int(digits) == migration.version
+            else {
                 throw MigrationError(
-                    file: name, message: "version \(version) is also used by \(other.name)", databaseError: nil)
+                    file: migration.name, message: "migration files are named NNNN_name.sql", databaseError: nil)
             }
-            files.append((version, name))
+            if let previous, previous.version >= migration.version {
+                let message =
+                    previous.version == migration.version
+                    ? "version \(migration.version) is also used by \(previous.name)"
+                    : "out of order after \(previous.name)"
+                throw MigrationError(file: migration.name, message: message, databaseError: nil)
+            }
+            previous = migration
         }
-        return files.sorted { $0.version < $1.version }
     }
 }

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Schema
 import Synchronization
 import SystemCalls
 
@@ -33,18 +34,29 @@ public final class TestDatabase: Sendable {
     /// can use them all) beside its background jobs' own.
     public static let settings = ["fsync": "off", "full_page_writes": "off", "max_connections": "600"]
 
-    /// The repository's `migrations/` directory.
+    /// The repository's `migrations/` directory: the source of `SchemaMigrations.all`, read only
+    /// by the test that keeps the two equal.
     public static let migrationsDirectory: String = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("migrations").path
+
+    /// The `.sql` files of `directory` (default: the repository's `migrations/`) as migrations,
+    /// sorted by name, each file's bytes as they are.
+    public static func migrationFiles(in directory: String = migrationsDirectory) throws -> [Migration] {
+        try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".sql") }.sorted()
+            .map { name in
+                let bytes = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name))
+                return Migration(version: Int(name.prefix(4)) ?? -1, name: name, sql: String(decoding: bytes, as: UTF8.self))
+            }
+    }
 
     /// The shared cluster, started on first use.
     public func server() throws -> EmbeddedPostgres {
         try state.withLock { state throws -> EmbeddedPostgres in try Self.started(&state) }
     }
 
-    /// The conninfo of a brand-new database (as the cluster superuser), with every migration of
-    /// `migrations/` applied unless `migrated` is false.
+    /// The conninfo of a brand-new database (as the cluster superuser), with every migration
+    /// (`SchemaMigrations.all`) applied unless `migrated` is false.
     public func freshDatabase(migrated: Bool = true) throws -> String {
         let (server, name) = try state.withLock { state throws -> (EmbeddedPostgres, String) in
             let server = try Self.started(&state)
@@ -53,7 +65,7 @@ public final class TestDatabase: Sendable {
                 // and it keeps concurrent tests from creating the cluster-wide role at the same time.
                 try server.createDatabase(Self.template)
                 let connection = try Connection(server.connectionString(database: Self.template))
-                try Migrator.migrate(connection: connection, directory: Self.migrationsDirectory)
+                try Migrator.migrate(connection: connection, migrations: SchemaMigrations.all)
                 state.templateReady = true
             }
             state.counter += 1

@@ -27,7 +27,6 @@ enum OpsBinary {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates.last!
     }()
 
-    static let migrations = packageRoot + "/migrations"
 
     struct Outcome {
         var status: Int32
@@ -41,11 +40,10 @@ enum OpsBinary {
     static func environment(_ extra: [String: String]) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         for name in ["DATABASE_URL", "PORT", "IAP_LEDGER_CONFIG", "IAP_LEDGER_HOST", "IAP_LEDGER_KEY_CACHE_SECONDS",
-                     "IAP_LEDGER_INSTANCE"] {
+                     "IAP_LEDGER_INSTANCE", "IAP_LEDGER_MIGRATIONS"] {
             environment[name] = nil
         }
         environment["DATABASE_READ_URL"] = nil
-        environment["IAP_LEDGER_MIGRATIONS"] = migrations
         for (name, value) in extra { environment[name] = value }
         // IAP_TEST_DATABASE_VIA=pgbouncer: a test database's URL goes through PgBouncer.
         return PgBouncer.childEnvironment(environment)
@@ -54,10 +52,11 @@ enum OpsBinary {
     /// Runs a command to completion (killing it after `timeout` seconds), in `workingDirectory`
     /// when given (the test's own otherwise).
     static func run(
-        _ arguments: [String], environment extra: [String: String] = [:], workingDirectory: String? = nil,
-        timeout: Double = 120
+        _ arguments: [String], environment extra: [String: String] = [:], executable: String = path,
+        workingDirectory: String? = nil, timeout: Double = 120
     ) throws -> Outcome {
-        let child = try OpsChild(arguments, environment: environment(extra), workingDirectory: workingDirectory)
+        let child = try OpsChild(
+            arguments, environment: environment(extra), executable: executable, workingDirectory: workingDirectory)
         guard let status = child.wait(timeout: timeout) else {
             child.kill(SIGKILL)
             _ = child.wait(timeout: 10)
@@ -158,8 +157,13 @@ final class OpsServe {
     var stderr: String { child.stderr }
 
     /// Starts `serve` and waits for its "listening on" line (fails with its stderr otherwise).
-    init(_ arguments: [String], environment extra: [String: String] = [:], timeout: Double = 120) throws {
-        child = try OpsChild(["serve"] + arguments, environment: OpsBinary.environment(extra))
+    init(
+        _ arguments: [String], environment extra: [String: String] = [:], executable: String = OpsBinary.path,
+        workingDirectory: String? = nil, timeout: Double = 120
+    ) throws {
+        child = try OpsChild(
+            ["serve"] + arguments, environment: OpsBinary.environment(extra), executable: executable,
+            workingDirectory: workingDirectory)
         let prefix = "iap-ledger listening on "
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {

@@ -16,6 +16,12 @@ import Testing
             try OpsBinary.run(["keys"] + arguments + ["--data-dir", data])
         }
 
+        // No key yet: the listing (stdout) is empty, and stderr says so and how to make one.
+        let none = try keys(["list"])
+        #expect(none.status == 0, "\(none.stderr)")
+        #expect(none.stdout == "")
+        #expect(none.stderrLines.last == "no API keys yet: iap-ledger keys create --name NAME --scopes read,write,admin")
+
         let created = try keys(["create", "--name", "backend", "--scopes", "read,write"])
         #expect(created.status == 0, "\(created.stderr)")
         let lines = created.stdout.split(separator: "\n").map(String.init)

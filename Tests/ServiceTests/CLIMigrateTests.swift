@@ -7,7 +7,7 @@ import Testing
         let conninfo = try TestDatabase.shared.freshDatabase(migrated: false)
         let first = try OpsBinary.run(["migrate"], environment: ["DATABASE_URL": conninfo])
         #expect(first.status == 0, "\(first.stderr)")
-        let files = try FileManager.default.contentsOfDirectory(atPath: OpsBinary.migrations)
+        let files = try FileManager.default.contentsOfDirectory(atPath: TestDatabase.migrationsDirectory)
             .filter { $0.hasSuffix(".sql") }.sorted()
         #expect(first.stdout == files.map { "applied \($0)\n" }.joined())
 

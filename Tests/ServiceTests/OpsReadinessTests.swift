@@ -16,7 +16,7 @@ import Testing
         defer { cluster.stop() }
         let conninfo = cluster.connectionString()
 
-        var options = ServiceApp.Options(migrationsDirectory: OpsBinary.migrations)
+        var options = ServiceApp.Options()
         options.databaseURL = conninfo
         options.port = 0
         options.threads = 2
@@ -73,7 +73,7 @@ import Testing
     /// transaction (PgBouncerTransactionModeTests runs this through PgBouncer).
     @Test(arguments: PoolMode.allCases)
     func pooledConnectionsBoundStatementsAndAbandonedTransactions(mode: PoolMode) throws {
-        var options = ServiceApp.Options(migrationsDirectory: OpsBinary.migrations)
+        var options = ServiceApp.Options()
         options.statementTimeoutSeconds = 30
         options.idleInTransactionTimeoutSeconds = 60
         options.databasePoolMode = mode

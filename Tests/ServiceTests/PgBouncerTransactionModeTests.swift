@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import JSON
+import Schema
 import Synchronization
 import Testing
 import TestSupport
@@ -140,7 +141,7 @@ import TestSupport
                 defer { done.leave() }
                 do {
                     let connection = try Connection(conninfo, session: SessionSettings(poolMode: .transaction))
-                    let names = try Migrator.migrate(connection: connection, directory: TestDatabase.migrationsDirectory)
+                    let names = try Migrator.migrate(connection: connection, migrations: SchemaMigrations.all)
                     applied.withLock { $0 += names }
                 } catch {
                     failures.withLock { $0.append("\(error)") }
@@ -149,11 +150,9 @@ import TestSupport
         }
         done.wait()
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
-        let files = try FileManager.default.contentsOfDirectory(atPath: TestDatabase.migrationsDirectory)
-            .filter { $0.hasSuffix(".sql") }
-        #expect(applied.withLock { $0 }.sorted() == files.sorted())
+        #expect(applied.withLock { $0 }.sorted() == SchemaMigrations.all.map(\.name))
         let again = try Connection(conninfo, session: SessionSettings(poolMode: .transaction))
-        #expect(try Migrator.migrate(connection: again, directory: TestDatabase.migrationsDirectory).isEmpty)
+        #expect(try Migrator.migrate(connection: again, migrations: SchemaMigrations.all).isEmpty)
     }
 
     /// `count` debits of `amount` coins at once, spread round-robin over `ports`; their statuses.

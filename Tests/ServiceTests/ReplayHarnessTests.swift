@@ -43,7 +43,7 @@ final class ReplayHarness: Sendable {
         conninfo = try existing ?? TestDatabase.shared.freshDatabase()
         let now = TestVectors.nowMillis
         self.now = now
-        var options = ServiceApp.Options(migrationsDirectory: TestDatabase.migrationsDirectory)
+        var options = ServiceApp.Options()
         // IAP_TEST_DATABASE_VIA=pgbouncer: through PgBouncer in transaction mode.
         (options.databaseURL, options.databasePoolMode) = try PgBouncer.serviceTarget(for: conninfo)
         options.port = 0

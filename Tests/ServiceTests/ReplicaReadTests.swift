@@ -30,7 +30,7 @@ import TestSupport
             try primary.createDatabase(name)
             primaryConninfo = primary.connectionString(database: name)
             replicaConninfo = replica.connectionString(database: name)
-            var options = ServiceApp.Options(migrationsDirectory: TestDatabase.migrationsDirectory)
+            var options = ServiceApp.Options()
             options.configuration = TestService.configuration()
             options.databaseURL = primaryConninfo
             options.databaseReadURL = readURL ? replicaConninfo : nil

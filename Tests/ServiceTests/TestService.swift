@@ -80,7 +80,7 @@ final class TestService: @unchecked Sendable {
     ) throws {
         conninfo = try other?.conninfo ?? TestDatabase.shared.freshDatabase()
         let log = LogCapture()
-        var options = ServiceApp.Options(migrationsDirectory: TestDatabase.migrationsDirectory)
+        var options = ServiceApp.Options()
         options.configuration = configuration
         let target =
             if let bouncer { (try bouncer.connectionString(replacing: conninfo), PoolMode.transaction) } else {

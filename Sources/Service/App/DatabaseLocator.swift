@@ -57,10 +57,10 @@ enum DatabaseLocator {
     }
 
     /// Runs `body` with an admin conninfo and whether the cluster behind it was started only for
-    /// this command (it stops when `body` returns). With `creatingCluster` a missing cluster is
-    /// created (only `testkit init` may ask for that; `serve` creates its own in ServiceApp).
+    /// this command (it stops when `body` returns). A missing cluster is never created here: only
+    /// `serve` creates one (in ServiceApp), on its first start.
     static func withDatabase<T>(
-        dataDirectory: String?, creatingCluster: Bool = false, _ body: (_ conninfo: String, _ temporary: Bool) throws -> T
+        dataDirectory: String?, _ body: (_ conninfo: String, _ temporary: Bool) throws -> T
     ) throws -> T {
         var found = find(dataDirectory: dataDirectory, databaseURL: CommandLineInterface.environment("DATABASE_URL"))
         switch found {
@@ -72,7 +72,7 @@ enum DatabaseLocator {
             say("using the embedded cluster in \(directory) (running, started by iap-ledger serve)")
             return try body(conninfo, false)
         case .stopped(let directory), .nothing(let directory):
-            if case .nothing = found, !creatingCluster { throw notFound(directory) }
+            if case .nothing = found { throw notFound(directory) }
             let lock: DataDirectoryLock
             do {
                 lock = try DataDirectoryLock.acquire(directory)
@@ -89,11 +89,7 @@ enum DatabaseLocator {
                 return try body(conninfo, false)
             }
             defer { lock.release() }
-            if case .nothing = found {
-                say("creating the embedded cluster in \(directory)")
-            } else {
-                say("using the embedded cluster in \(directory) (not running: started for this command, stopped after)")
-            }
+            say("using the embedded cluster in \(directory) (not running: started for this command, stopped after)")
             let cluster: EmbeddedPostgres
             do {
                 cluster = try EmbeddedPostgres.start(dataDirectory: directory)

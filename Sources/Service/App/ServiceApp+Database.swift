@@ -1,4 +1,5 @@
 import EventStore
+import Schema
 
 /// How `serve` meets its database: the session every pooled connection runs with, and the
 /// migrations applied before anything else.
@@ -14,7 +15,7 @@ extension ServiceApp {
     /// Applies pending migrations with the admin connection (the service role cannot create
     /// schemas); a failure names the file and PostgreSQL's message.
     public static func migrate(
-        conninfo: String, directory: String, poolMode: PoolMode = .session, logger: Logger
+        conninfo: String, migrations: [Migration] = SchemaMigrations.all, poolMode: PoolMode = .session, logger: Logger
     ) throws(StartupError) {
         let connection: Connection
         do {
@@ -23,7 +24,7 @@ extension ServiceApp {
             throw StartupError(description: "cannot connect to PostgreSQL: \(error.message)")
         }
         do {
-            let applied = try Migrator.migrate(connection: connection, directory: directory)
+            let applied = try Migrator.migrate(connection: connection, migrations: migrations)
             for name in applied { logger.info("migration applied", ["file": name]) }
         } catch {
             throw StartupError(description: "migration failed: \(error)")

@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import HTTP
 import JSON
+import Schema
 
 extension ServiceApp {
     public struct Options: Sendable {
@@ -31,7 +32,8 @@ extension ServiceApp {
         /// `.transaction` when `databaseURL` is PgBouncer in `pool_mode = transaction`
         /// (`DATABASE_POOL_MODE`): no session state, settings per transaction (SessionSettings).
         public var databasePoolMode: PoolMode = .session
-        public var migrationsDirectory: String
+        /// Applied at start: the binary's own schema unless a test brings another.
+        public var migrations: [Migration] = SchemaMigrations.all
         public var logger = Logger()
         public var clock: @Sendable () -> Int64 = Timestamp.nowMillis
         /// How long a valid API key's scopes are trusted without asking PostgreSQL again: a key
@@ -63,8 +65,6 @@ extension ServiceApp {
         /// (`OfferRoutes.signers(from:)`). Tests give a signer built from Apple's test key.
         var offerSigners: OfferRoutes.SignerLookup?
 
-        public init(migrationsDirectory: String) {
-            self.migrationsDirectory = migrationsDirectory
-        }
+        public init() {}
     }
 }

@@ -77,7 +77,7 @@ public final class ServiceApp: Sendable {
     {
         let logger = options.logger
         try migrate(
-            conninfo: adminConninfo, directory: options.migrationsDirectory, poolMode: options.databasePoolMode,
+            conninfo: adminConninfo, migrations: options.migrations, poolMode: options.databasePoolMode,
             logger: logger)
         let pool = ConnectionPool(
             conninfo: adminConninfo, size: options.databaseConnections, session: serviceSession(options))

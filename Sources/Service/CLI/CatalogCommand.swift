@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import JSON
+import Schema
 
 /// `iap-ledger catalog show|diff|record`: the recorded catalog in force (docs/api.md §1.1), which users
 /// a config's catalog would change if `serve` recorded it (a dry run that changes nothing), and
@@ -53,10 +54,9 @@ enum CatalogCommand {
         default:
             throw CommandLineArguments.UsageError(description: "unknown catalog subcommand \"\(subcommand)\" (show, diff, record)")
         }
-        let directory = CommandLineInterface.migrationsDirectory()
         return try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
             let poolMode = try CommandLineInterface.databasePoolMode()
-            _ = try Migrator.migrate(connection: try CommandLineInterface.adminConnection(conninfo), directory: directory)
+            _ = try Migrator.migrate(connection: try CommandLineInterface.adminConnection(conninfo), migrations: SchemaMigrations.all)
             let connection = try Connection(
                 conninfo, connectTimeout: 10, session: ServiceRole.sessionWithoutTimeout(poolMode))
             let versions = try CatalogVersions.versions(on: connection)

@@ -38,7 +38,7 @@ public enum CommandLineInterface {
         Every command that connects takes --database-pool-mode session|transaction (DATABASE_POOL_MODE,
         default session): transaction when DATABASE_URL is PgBouncer with pool_mode = transaction.
 
-        environment: DATABASE_URL, PORT, IAP_LEDGER_CONFIG, IAP_LEDGER_HOST, IAP_LEDGER_MIGRATIONS,
+        environment: DATABASE_URL, PORT, IAP_LEDGER_CONFIG, IAP_LEDGER_HOST,
           IAP_LEDGER_KEY_CACHE_SECONDS (how long serve trusts a key before asking PostgreSQL again,
           default 30: a key revoked with `keys revoke` stops working within that time),
           IAP_LEDGER_USER_CACHE_MB (memory for cached user documents, default 32; 0 turns the cache off),
@@ -54,6 +54,11 @@ public enum CommandLineInterface {
         guard let command = arguments.first else {
             printError(usage)
             return 2
+        }
+        if environment("IAP_LEDGER_MIGRATIONS") != nil {
+            // Set by earlier deployments (deploy/iap-ledger.env); harmless now, but say so once
+            // rather than let an operator believe the folder it names is what runs.
+            printError("iap-ledger: IAP_LEDGER_MIGRATIONS is ignored: the migrations are compiled into the binary")
         }
         do {
             let rest = try extractPoolMode(Array(arguments.dropFirst()))

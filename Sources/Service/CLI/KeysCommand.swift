@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Schema
 
 /// `iap-ledger keys create|list|revoke`: the API keys, on the database `serve` would use.
 enum KeysCommand {
@@ -43,10 +44,9 @@ enum KeysCommand {
                 throw CommandLineArguments.UsageError(description: "keys list takes no argument")
             }
         }
-        let directory = CommandLineInterface.migrationsDirectory()
         return try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
             let connection = try CommandLineInterface.adminConnection(conninfo)
-            _ = try Migrator.migrate(connection: connection, directory: directory)
+            _ = try Migrator.migrate(connection: connection, migrations: SchemaMigrations.all)
             let keys = APIKeys()
             switch subcommand {
             case "create":
@@ -55,7 +55,13 @@ enum KeysCommand {
                 print("created key \(name); its secret is shown once, store it now:")
                 print(secret)
             case "list":
-                for key in try keys.list(on: connection) {
+                let listed = try keys.list(on: connection)
+                if listed.isEmpty {
+                    // On stderr: stdout stays the listing (empty), for scripts.
+                    CommandLineInterface.printError(
+                        "no API keys yet: iap-ledger keys create --name NAME --scopes read,write,admin")
+                }
+                for key in listed {
                     let state = key.revokedAt.map { "revoked \($0)" } ?? "active"
                     print("\(key.name)\t\(key.scopes.joined(separator: ","))\tcreated \(key.createdAt)\t\(state)")
                 }

@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import JSON
+import Schema
 
 /// `iap-ledger reconcile [--config FILE] [--since T] [--until T] [--bundle-id B] [--environment E]`
 /// (docs/api.md §1, §5): what `POST /v1/admin/reconcile` does, from the command line — Apple's
@@ -42,10 +43,9 @@ enum ReconcileCommand {
         let configuration = try CommandLineInterface.loadConfiguration(parsed.options["config"])
         let request = try check(
             parsed.options, configuration: configuration, configPath: configPath, now: Timestamp.nowMillis())
-        let directory = CommandLineInterface.migrationsDirectory()
         return try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
             let admin = try CommandLineInterface.adminConnection(conninfo)
-            _ = try Migrator.migrate(connection: admin, directory: directory)
+            _ = try Migrator.migrate(connection: admin, migrations: SchemaMigrations.all)
             let service = LedgerService(
                 pool: ConnectionPool(
                     conninfo: conninfo, size: 1, session: ServiceRole.session(try CommandLineInterface.databasePoolMode())),

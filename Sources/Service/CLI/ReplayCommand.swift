@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Schema
 
 /// `iap-ledger replay [--dry-run] [--projection NAME] [--json] [--data-dir DIR] [--config FILE]`.
 enum ReplayCommand {
@@ -32,11 +33,10 @@ enum ReplayCommand {
             options.projections = [name]
         }
         let configuration = try CommandLineInterface.loadConfiguration(parsed.options["config"])
-        let directory = CommandLineInterface.migrationsDirectory()
         return try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
             let poolMode = try CommandLineInterface.databasePoolMode()
             let admin = try CommandLineInterface.adminConnection(conninfo)
-            _ = try Migrator.migrate(connection: admin, directory: directory)
+            _ = try Migrator.migrate(connection: admin, migrations: SchemaMigrations.all)
             let engine = ReplayEngine(
                 conninfo: conninfo, recorded: try catalog(configuration, on: admin), poolMode: poolMode)
             let printer = ReplayProgressPrinter()

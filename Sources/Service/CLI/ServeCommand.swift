@@ -9,7 +9,7 @@ enum ServeCommand {
             print(CommandLineInterface.usage)
             return 0
         }
-        var options = ServiceApp.Options(migrationsDirectory: CommandLineInterface.migrationsDirectory())
+        var options = ServiceApp.Options()
         options.configuration = try CommandLineInterface.loadConfiguration(parsed.options["config"])
         options.configurationPath = parsed.options["config"] ?? CommandLineInterface.environment("IAP_LEDGER_CONFIG")
         if let port = parsed.options["port"] ?? CommandLineInterface.environment("PORT") {
