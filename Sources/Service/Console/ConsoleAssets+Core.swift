@@ -161,10 +161,14 @@ extension ConsoleAssets {
           notice.hidden = !text;
         }
 
+        /**
+         * Shows the sign-in form. Without a message the form keeps the one it shows: a refused key's
+         * reason must survive whatever runs next (a navigation, an older page's request).
+         */
         function askForKey(message) {
           login.hidden = false;
           logout.hidden = true;
-          loginError.textContent = message ?? '';
+          if (message !== undefined) loginError.textContent = message;
           keyInput.value = '';
           keyInput.focus();
         }

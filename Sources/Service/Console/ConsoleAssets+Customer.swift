@@ -33,6 +33,15 @@ extension ConsoleAssets {
           if (!isCurrent()) return;
           clear(body);
           body.append(header(customer, asOf));
+          if (!customer.version) {
+            // Version 0: nothing recorded for this id (a typo, or a user who never bought). Now, that
+            // is all there is to say (and a grant to offer); as of a past instant the empty sections
+            // still show, as for any other instant.
+            body.append(section('Nothing yet', h('p', { class: 'empty', id: 'never-seen' },
+              asOf ? `No purchases yet as of ${asOf.toISOString()}: nothing was recorded for ${userId} by then.`
+                : `No purchases yet: nothing was ever recorded for ${userId}. Check the id, or record a purchase for it.`)));
+            if (!asOf) { body.append(renderGrants(userId, customer)); return; }
+          }
           body.append(entitlements(customer));
           body.append(subscriptions(customer));
           body.append(nonConsumables(customer));
@@ -84,7 +93,7 @@ extension ConsoleAssets {
         function header(customer, asOf) {
           return h('section', { class: 'card head', 'aria-labelledby': 'customer-title' },
             h('h1', { id: 'customer-title' }, 'Customer ', h('code', { id: 'customer-id' }, customer.userId)),
-            h('p', {}, `Version ${customer.version ?? 0}`),
+            customer.version ? h('p', {}, `Version ${customer.version}`) : null,
             asOf ? h('p', { class: 'as-of', id: 'as-of-banner', role: 'status' }, badge('AS OF', 'warn'),
               ' Showing the state as of ', when(asOf.toISOString()), '. Writes are off in this view.') : null);
         }

@@ -47,10 +47,15 @@ extension ConsoleAssets {
 
         function eventItem(event) {
           const body = h('div', { class: 'payload' });
-          const subject = event.data?.productId ?? event.data?.transactionId ?? event.data?.notificationType ?? '';
+          const data = event.data ?? {};
+          // A notification is told by its type and subtype (what Apple said happened), then its transaction.
+          const notification = data.notificationType
+            ? h('span', { class: 'notification-type' }, data.notificationType, data.subtype ? ` · ${data.subtype}` : '', ' ')
+            : null;
+          const subject = data.productId ?? data.transactionId ?? '';
           const details = h('details', { class: 'event', 'data-seq': event.seq },
             h('summary', {}, when(event.recordedAt), ' ', h('strong', { class: 'event-type' }, event.type), ' ',
-              subject ? h('span', { class: 'muted' }, String(subject), ' ') : null,
+              notification, subject ? h('span', { class: 'muted' }, String(subject), ' ') : null,
               h('span', { class: 'muted' }, `seq ${event.seq} · ${event.stream ?? ''}`)),
             body);
           // The payload is built when first opened: thousands of closed events cost a line each.

@@ -11,10 +11,17 @@ extension ConsoleAssets {
           const to = parseInstant(params.get('to') ?? '') ?? new Date();
           const from = parseInstant(params.get('from') ?? '') ?? new Date(to.getTime() - 30 * DAY);
           const interval = ['day', 'week', 'month'].includes(params.get('interval')) ? params.get('interval') : 'day';
-          main.append(h('h1', {}, 'Overview'), rangeForm(from, to, interval));
+          const environment = ENVIRONMENTS.includes(params.get('environment')) ? params.get('environment') : '';
+          main.append(h('h1', {}, 'Overview'), rangeForm(from, to, interval, environment));
+          // Say which store's money this is: Sandbox and test-store purchases are not revenue.
+          main.append(h('p', { id: 'overview-environment', role: 'status' },
+            environment ? ['Environment: ', h('strong', {}, environment), '.']
+              : ['Environment: ', h('strong', {}, 'all environments together'),
+                 ' (Production, Sandbox and test purchases mixed): choose Production for real revenue.']));
           const body = h('div', { class: 'charts' }, loading('Loading the metrics…'));
           main.append(body);
           const query = new URLSearchParams({ from: from.toISOString(), to: to.toISOString(), interval });
+          if (environment) query.set('environment', environment);
           let metrics;
           try {
             metrics = await api(`/v1/admin/metrics/overview?${query}`);
@@ -41,15 +48,21 @@ extension ConsoleAssets {
           ], { label: `New, churned and refunded per ${interval}`, interval })));
         }
 
-        function rangeForm(from, to, interval) {
+        const ENVIRONMENTS = ['Production', 'Sandbox', 'Xcode', 'LocalTesting'];
+
+        function rangeForm(from, to, interval, environment) {
           const date = (d) => d.toISOString().slice(0, 10);
           const fromInput = h('input', { id: 'range-from', type: 'date', value: date(from) });
           const toInput = h('input', { id: 'range-to', type: 'date', value: date(to) });
           const select = h('select', { id: 'range-interval' },
             ['day', 'week', 'month'].map((x) => h('option', { value: x, selected: x === interval }, x)));
+          const environmentSelect = h('select', { id: 'range-environment' },
+            h('option', { value: '', selected: !environment }, 'All environments'),
+            ENVIRONMENTS.map((x) => h('option', { value: x, selected: x === environment }, x)));
           return h('form', { class: 'lookup', 'aria-label': 'Range', onsubmit: (e) => {
             e.preventDefault();
             const q = new URLSearchParams({ interval: select.value });
+            if (environmentSelect.value) q.set('environment', environmentSelect.value);
             if (fromInput.value) q.set('from', `${fromInput.value}T00:00:00Z`);
             if (toInput.value) q.set('to', `${toInput.value}T23:59:59Z`);
             navigate(`#/overview?${q}`);
@@ -57,6 +70,7 @@ extension ConsoleAssets {
             h('div', { class: 'field' }, h('label', { for: 'range-from' }, 'From (UTC day)'), fromInput),
             h('div', { class: 'field' }, h('label', { for: 'range-to' }, 'To (UTC day)'), toInput),
             h('div', { class: 'field' }, h('label', { for: 'range-interval' }, 'Interval'), select),
+            h('div', { class: 'field' }, h('label', { for: 'range-environment' }, 'Environment'), environmentSelect),
             h('div', { class: 'buttons' }, h('button', { type: 'submit' }, 'Show')));
         }
         """#
