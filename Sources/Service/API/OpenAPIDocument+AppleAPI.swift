@@ -90,6 +90,26 @@ extension OpenAPIDocument {
         }
       }
     },
+    "/v1/admin/catalog/unconfigured": {
+      "get": {
+        "summary": "Products bought but missing from the catalog in force (api.md §1): recorded anyway, granting the entitlement (or crediting the balance) named by their own product id. Read from the analytics projection, so every instance answers the same and a restart forgets nothing; it follows the log within a moment. The console shows a warning banner while the list is not empty; the log warns once per product per process and iap_unconfigured_product_transactions_total{bundleId,productId} counts them",
+        "security": [{"bearer": ["admin"]}],
+        "responses": {
+          "200": {"description": "The products, first seen first (empty: every product bought is configured)", "content": {"application/json": {"schema": {"type": "object", "required": ["products"], "properties": {
+            "products": {"type": "array", "items": {"type": "object", "required": ["bundleId", "productId", "firstSeen", "lastSeen", "transactions", "users"], "properties": {
+              "bundleId": {"type": "string"}, "productId": {"type": "string"},
+              "firstSeen": {"type": "string", "format": "date-time", "description": "When the first of its transactions was recorded"},
+              "lastSeen": {"type": "string", "format": "date-time", "description": "When the last of its transactions (or of their re-signed versions: a refund, a renewal) was recorded"},
+              "transactions": {"type": "integer", "minimum": 1, "description": "Its transactions recorded (each once, however often Apple re-signed it)"},
+              "users": {"type": "integer", "minimum": 0, "description": "Distinct users owning their chains (a chain nobody claimed yet counts no user)"}
+            }}},
+            "catalogVersion": {"type": "integer", "description": "The catalog version (api.md §1.1) the list was judged against"}
+          }}}}},
+          "401": {"$ref": "#/components/responses/Problem"}, "403": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
     "/v1/admin/metrics/overview": {
       "get": {
         "summary": "The console's charts, from the analytics projection: per bucket (UTC day, ISO week, calendar month, starting at t) active auto-renewable subscriptions and MRR per currency (milliunits; each period's price scaled to a 30.436875-day month by its length) at the bucket's end, and new / churned / refunded in it",
