@@ -146,6 +146,55 @@ import TestSupport
         #expect(refused.json["code"]?.stringValue == "server_api_not_configured")
     }
 
+    /// The contract's status lookup names no environment: the service remembers which app and
+    /// environment asked for each token, in the database (another instance answers it too).
+    @Test func theStatusOfATokenIsAskedWhereTheTokenCameFromWithoutNamingIt() throws {
+        let apple = try AppleServerAPIStandIn(key: AppStoreServerKey.testKey())
+        defer { apple.stop() }
+        let service = try SyncTests.service(apple)
+        defer { service.stop() }
+        let api = service.client("admin")
+        // The app accepts Production and Sandbox: the POST must name one; the GET need not.
+        let requested = try api.post(Self.path, ["environment": "Sandbox"])
+        #expect(requested.status == 200, "\(requested.text)")
+        let token = try #require(requested.json["testNotificationToken"]?.stringValue)
+        #expect(apple.sandbox.testNotificationTokens == [token])
+        let delivered = try Self.testNotification()
+        #expect(try service.client(nil).notify(delivered.jws).json["result"]?.stringValue == "recorded")
+        let attemptDate = TestVectors.nowMillis - 1_000
+        apple.sandbox.setTestNotificationStatus(token, TestNotificationStatus(
+            signedPayload: delivered.jws, sendAttempts: [SendAttempt(attemptDate: attemptDate, sendAttemptResult: "SUCCESS")]))
+
+        let status = try api.get("\(Self.path)/\(token)")
+        #expect(status.status == 200, "\(status.text)")
+        #expect(status.json["environment"]?.stringValue == "Sandbox")
+        #expect(status.json["bundleId"]?.stringValue == TestVectors.bundleId)
+        #expect(status.json["recorded"] == .bool(true), "\(status.text)")
+        #expect(status.json["sendAttempts"]?[0]?["sendAttemptResult"]?.stringValue == "SUCCESS")
+        #expect(apple.sandbox.requests.last?.path == "/inApps/v1/notifications/test/\(token)", "asked where the token came from")
+        #expect(apple.production.requests.isEmpty)
+
+        // Another instance on the same database (or this one restarted) knows it as well.
+        let other = try TestService(configuration: service.app.service.configuration, sharing: service)
+        defer { other.stop() }
+        let elsewhere = try other.client("admin").get("\(Self.path)/\(token)")
+        #expect(elsewhere.status == 200, "\(elsewhere.text)")
+        #expect(elsewhere.json["environment"]?.stringValue == "Sandbox")
+        #expect(elsewhere.json["recorded"] == .bool(true))
+        #expect(apple.production.requests.isEmpty)
+
+        // The old query parameter still works, and still wins when given.
+        let named = try api.get("\(Self.path)/\(token)?environment=Sandbox")
+        #expect(named.status == 200 && named.json["recorded"] == .bool(true), "\(named.text)")
+        let elsewhereNamed = try api.get("\(Self.path)/\(token)?environment=Production")
+        #expect(elsewhereNamed.json["appleErrorCode"]?.int64Value == 4040008, "Production never issued it: \(elsewhereNamed.text)")
+
+        // A token this service never asked for: the environment must be named, and the answer says why.
+        let foreign = try api.get("\(Self.path)/0b7e4ad4-0000-4000-8000-000000000001_1700000000000")
+        #expect(foreign.status == 400, "\(foreign.text)")
+        #expect(foreign.json["detail"]?.stringValue?.contains("no record of asking Apple for this token") == true, "\(foreign.text)")
+    }
+
     /// An app that accepts one store environment needs none named, and refuses the other.
     @Test func aSandboxOnlyAppDefaultsToSandboxAndRefusesProduction() throws {
         let apple = try AppleServerAPIStandIn(key: AppStoreServerKey.testKey())

@@ -23,29 +23,43 @@ import Testing
 
         init() throws {
             root = try OpsBinary.temporaryDirectory()
-            // The free port is released before the stand-in binds it, and the suite's own client
-            // connections take ephemeral ports: one may take it in between. Then start over
-            // on another port, in a fresh data directory.
+            // The free ports are released before the stand-in and serve bind them, and the
+            // suite's own client connections take ephemeral ports: one may take them in between.
+            // Then start over on other ports, in a fresh data directory.
             var attempt = 0
             while true {
                 attempt += 1
                 let data = root + "/data-\(attempt)"
                 let port = try TestkitReceiptTests.freePort()
+                // serve's port is chosen first: "Apple" sends notifications there (--url).
+                let servePort = try TestkitReceiptTests.freePort()
                 let initialised = try OpsBinary.run(["testkit", "init", "--data-dir", data, "--apple-port", String(port)])
                 guard initialised.status == 0 else { throw OpsFailure("testkit init: \(initialised.stderr)") }
                 // No --port: it listens where init pointed the config.
-                let apple = try OpsChild(["testkit", "apple", "--data-dir", data], environment: OpsBinary.environment([:]))
+                let apple = try OpsChild(
+                    ["testkit", "apple", "--data-dir", data, "--url", "http://127.0.0.1:\(servePort)"],
+                    environment: OpsBinary.environment([:]))
                 let line = "App Store Server API (LocalTesting) at http://127.0.0.1:\(port)"
-                if opsEventually(within: 30, { [apple] in apple.stdout.contains(line) || !apple.isRunning }), apple.isRunning {
-                    (self.data, self.port, self.apple) = (data, port, apple)
-                    break
+                guard opsEventually(within: 30, { [apple] in apple.stdout.contains(line) || !apple.isRunning }), apple.isRunning
+                else {
+                    apple.kill(SIGKILL)
+                    guard attempt < 3, apple.stderr.contains("already in use") else {
+                        throw OpsFailure("testkit apple did not come up: \(apple.stdout) \(apple.stderr)")
+                    }
+                    continue
                 }
-                apple.kill(SIGKILL)
-                guard attempt < 3, apple.stderr.contains("already in use") else {
-                    throw OpsFailure("testkit apple did not come up: \(apple.stdout) \(apple.stderr)")
+                let started: OpsServe
+                do {
+                    started = try OpsServe(
+                        ["--port", String(servePort), "--config", data + "/testkit/config.json", "--data-dir", data])
+                } catch {
+                    apple.kill(SIGKILL)
+                    guard attempt < 3 else { throw error }
+                    continue
                 }
+                (self.data, self.port, self.apple, self.serve) = (data, port, apple, started)
+                break
             }
-            serve = try OpsServe(["--port", "0", "--config", data + "/testkit/config.json", "--data-dir", data])
             let created = try OpsBinary.run(["keys", "create", "--name", "t", "--scopes", "read,write,admin", "--data-dir", data])
             api = ServiceHTTPClient(port: serve.port, apiKey: created.stdout.split(separator: "\n").last.map(String.init))
             let ran = #"iap_reconcile_runs_total{bundle_id="com.example.game",environment="LocalTesting",result="ok"} 1"#
@@ -154,6 +168,69 @@ import Testing
         let payload = try #require(Self.payload(signed))
         #expect((payload["signedDate"]?.int64Value ?? 0) >= asked - 1000, "signed as it answered: \(payload)")
         #expect(payload["revocationDate"] != nil, "the refund `testkit notify` minted is what Apple now answers")
+    }
+
+    /// The test store plays Apple for Extend a Subscription Renewal Date and for the test
+    /// notification (api.md §5), every piece a real process: the expiry moves by the days
+    /// asked, and the TEST notification reaches serve's notification endpoint.
+    @Test func extendMovesTheExpiryByTheDaysAskedAndATestNotificationArrivesAndIsReportedRecorded() throws {
+        let world = try World()
+        defer { world.stop() }
+        let bought = try world.testkit(["purchase", "--user", "u-1", "--product", TestkitStore.subscription])
+        #expect(bought.status == 0, "\(bought.stderr)")
+        let chain = "2000000001"
+        let before = try world.api.get("/v1/users/u-1")
+        let previous = try #require(before.json["entitlements"]?["pro"]?["expiresAt"]?.stringValue.flatMap(RFC3339.parse),
+                                    "\(before.text)")
+
+        let days: Int64 = 9
+        let extended = try world.api.post(
+            "/v1/subscriptions/\(chain)/extend", ["days": .int(days), "reason": .int(1), "requestId": "goodwill-1"])
+        #expect(extended.status == 200, "\(extended.text)")
+        #expect(extended.json["success"]?.boolValue == true && extended.json["refreshed"]?.boolValue == true, "\(extended.text)")
+        #expect(extended.json["environment"]?.stringValue == "LocalTesting")
+        let expected = previous + days * 86_400_000
+        #expect(extended.json["effectiveDate"]?.stringValue == RFC3339.format(expected), "Apple's new renewal date: \(extended.text)")
+        let after = try world.api.get("/v1/users/u-1")
+        #expect(after.json["entitlements"]?["pro"]?["expiresAt"]?.stringValue == RFC3339.format(expected), "\(after.text)")
+        #expect(after.json["subscriptions"]?[0]?["expiresAt"]?.stringValue == RFC3339.format(expected), "\(after.text)")
+
+        // Apple's request identifier makes it idempotent: asked again, nothing moves twice.
+        let again = try world.api.post(
+            "/v1/subscriptions/\(chain)/extend", ["days": .int(days), "reason": .int(1), "requestId": "goodwill-1"])
+        #expect(again.status == 200, "\(again.text)")
+        #expect(again.json["effectiveDate"]?.stringValue == RFC3339.format(expected), "\(again.text)")
+        #expect(try world.api.get("/v1/users/u-1").json["entitlements"]?["pro"]?["expiresAt"]?.stringValue == RFC3339.format(expected))
+        // The test store's state holds the extended period, and Apple's RENEWAL_EXTENDED.
+        let state = try TestkitStore(dataDirectory: world.data).loadState()
+        #expect(state.transactions.last?["expiresDate"]?.int64Value == expected)
+        #expect(state.renewals[chain]?["renewalDate"]?.int64Value == expected)
+        let kinds = state.notifications.compactMap { Self.payload($0)?["notificationType"]?.stringValue }
+        #expect(kinds == ["RENEWAL_EXTENDED"], "\(kinds)")
+
+        // The test notification: no bundleId nor environment (one app, LocalTesting only).
+        let requested = try world.api.post("/v1/admin/apple/test-notification", JSONValue.object([:]))
+        #expect(requested.status == 200, "\(requested.text)")
+        #expect(requested.json["environment"]?.stringValue == "LocalTesting")
+        let token = try #require(requested.json["testNotificationToken"]?.stringValue)
+        var status: ServiceHTTPClient.Response?
+        let arrived = opsEventually(within: 30) {
+            status = try? world.api.get("/v1/admin/apple/test-notification/\(token)")
+            return status?.json["recorded"] == .bool(true) && status?.json["sendAttempts"]?.arrayValue?.isEmpty == false
+        }
+        #expect(arrived, "never recorded: \(status?.text ?? "no answer") \(world.apple.stderr)")
+        let report = try #require(status)
+        #expect(report.status == 200, "\(report.text)")
+        let attempts = report.json["sendAttempts"]?.arrayValue ?? []
+        #expect(attempts.contains { $0["sendAttemptResult"]?.stringValue == "SUCCESS" }, "\(report.text)")
+        #expect(attempts.allSatisfy { $0["attemptDate"]?.stringValue.flatMap(RFC3339.parse) != nil }, "\(report.text)")
+        let uuid = try #require(report.json["notificationUUID"]?.stringValue)
+        let apple = world.apple
+        #expect(opsEventually(within: 10) { apple.stderr.contains("sent TEST (token \(token)) to \(world.serve.url)/v1/notifications/apple: SUCCESS") },
+                "\(apple.stderr)")
+        // It came through the real endpoint: the log holds it as a notification like any other.
+        let metrics = try OpsHTTP.get(port: world.serve.port, "/metrics").body
+        #expect(metrics.contains(#"iap_notifications_total{type="TEST",subtype=""} 1"#), "\(uuid): \(metrics)")
     }
 
     /// fetched, recorded, duplicates, rejected.

@@ -188,7 +188,8 @@ import Testing
         (["purchase", "--product", "p", "--apple-only"], ["needs --user"]),
         (["notify", "--type", "TEST", "--apple-only", "--url", "http://x"], ["--url", "--apple-only"]),
         (["apple", "--port", "65536"], ["--port", "0…65535", "65536"]),
-        (["apple", "--url", "http://x"], ["unknown option --url"]),
+        (["apple", "--url", "ftp://x"], ["--url must be the service's http(s) URL", "ftp://x"]),
+        (["apple", "--key", "k"], ["unknown option --key"]),
         (["apple", "now"], ["unexpected argument", "now"]),
     ]
 

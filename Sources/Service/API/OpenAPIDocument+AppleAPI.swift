@@ -62,7 +62,7 @@ extension OpenAPIDocument {
         "security": [{"bearer": ["admin"]}],
         "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/TestNotificationTarget"}}}},
         "responses": {
-          "200": {"description": "Apple will send it", "content": {"application/json": {"schema": {"type": "object", "required": ["testNotificationToken", "bundleId", "environment"], "properties": {"testNotificationToken": {"type": "string"}, "bundleId": {"type": "string"}, "environment": {"type": "string", "enum": ["Production", "Sandbox"]}}}}}},
+          "200": {"description": "Apple will send it", "content": {"application/json": {"schema": {"type": "object", "required": ["testNotificationToken", "bundleId", "environment"], "properties": {"testNotificationToken": {"type": "string"}, "bundleId": {"type": "string"}, "environment": {"type": "string", "enum": ["Production", "Sandbox", "LocalTesting"]}}}}}},
           "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
           "403": {"$ref": "#/components/responses/Problem"}, "413": {"$ref": "#/components/responses/Problem"},
           "422": {"$ref": "#/components/responses/Problem", "description": "unknown_app (bundleId not configured), wrong_environment (not accepted by the app), server_api_not_configured, or apple_rejected (with appleErrorCode)"},
@@ -73,19 +73,39 @@ extension OpenAPIDocument {
     },
     "/v1/admin/apple/test-notification/{token}": {
       "get": {
-        "summary": "Apple's delivery status of a test notification (Get Test Notification Status) and whether this service recorded it: Apple's signedPayload is verified exactly as POST /v1/notifications/apple verifies it, and its notificationUUID looked up in the event log. bundleId and environment as for the POST (the answer of the POST names both)",
+        "summary": "Apple's delivery status of a test notification (Get Test Notification Status) and whether this service recorded it: Apple's signedPayload is verified exactly as POST /v1/notifications/apple verifies it, and its notificationUUID looked up in the event log. Apple is asked in the app and environment that asked for the token (the service remembers them in its database when the POST gets the token, so any instance answers without being told). With the test store (testkit apple) the test store plays Apple: it sends the TEST notification, signed by its CA, to the service's POST /v1/notifications/apple and reports that attempt",
         "security": [{"bearer": ["admin"]}],
         "parameters": [
           {"name": "token", "in": "path", "required": true, "description": "The testNotificationToken the POST answered.", "schema": {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[A-Za-z0-9_-]+$"}},
-          {"name": "bundleId", "in": "query", "required": false, "description": "Required when several apps have a serverAPI key.", "schema": {"$ref": "#/components/schemas/Identifier"}},
-          {"name": "environment", "in": "query", "required": false, "description": "Required when the app accepts both Production and Sandbox.", "schema": {"type": "string", "enum": ["Production", "Sandbox"]}}
+          {"name": "bundleId", "in": "query", "required": false, "description": "Not needed for a token this service asked for (it remembers the app). Otherwise required when several apps have a serverAPI key.", "schema": {"$ref": "#/components/schemas/Identifier"}},
+          {"name": "environment", "in": "query", "required": false, "description": "Not needed for a token this service asked for (it remembers the environment); when given, it wins. Otherwise required when the app accepts more than one environment (400 saying this service has no record of the token).", "schema": {"type": "string", "enum": ["Production", "Sandbox", "LocalTesting"]}}
         ],
         "responses": {
-          "200": {"description": "Apple's attempts and whether the TEST notification is in the log", "content": {"application/json": {"schema": {"type": "object", "required": ["sendAttempts", "recorded"], "properties": {"sendAttempts": {"type": "array", "items": {"type": "object", "properties": {"attemptDate": {"type": ["string", "null"], "format": "date-time"}, "sendAttemptResult": {"type": ["string", "null"], "description": "Apple's word: SUCCESS, TIMED_OUT, TLS_ISSUE, CIRCULAR_REDIRECT, NO_RESPONSE, SOCKET_ISSUE, UNSUPPORTED_CHARSET, INVALID_RESPONSE, PREMATURE_CLOSE, UNSUCCESSFUL_HTTP_RESPONSE_CODE, OTHER"}}}}, "recorded": {"type": "boolean", "description": "This service's event log holds the TEST notification Apple reports (false also while Apple's answer names none)."}, "notificationUUID": {"type": ["string", "null"], "description": "The TEST notification's, from Apple's verified signedPayload; null when Apple's answer carries none."}, "bundleId": {"type": "string"}, "environment": {"type": "string", "enum": ["Production", "Sandbox"]}}}}}},
+          "200": {"description": "Apple's attempts and whether the TEST notification is in the log", "content": {"application/json": {"schema": {"type": "object", "required": ["sendAttempts", "recorded"], "properties": {"sendAttempts": {"type": "array", "items": {"type": "object", "properties": {"attemptDate": {"type": ["string", "null"], "format": "date-time"}, "sendAttemptResult": {"type": ["string", "null"], "description": "Apple's word: SUCCESS, TIMED_OUT, TLS_ISSUE, CIRCULAR_REDIRECT, NO_RESPONSE, SOCKET_ISSUE, UNSUPPORTED_CHARSET, INVALID_RESPONSE, PREMATURE_CLOSE, UNSUCCESSFUL_HTTP_RESPONSE_CODE, OTHER"}}}}, "recorded": {"type": "boolean", "description": "This service's event log holds the TEST notification Apple reports (false also while Apple's answer names none)."}, "notificationUUID": {"type": ["string", "null"], "description": "The TEST notification's, from Apple's verified signedPayload; null when Apple's answer carries none."}, "bundleId": {"type": "string"}, "environment": {"type": "string", "enum": ["Production", "Sandbox", "LocalTesting"]}}}}}},
           "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
           "403": {"$ref": "#/components/responses/Problem"},
           "422": {"$ref": "#/components/responses/Problem", "description": "unknown_app, wrong_environment, server_api_not_configured, or apple_rejected (appleErrorCode 4040008: Apple knows no such token)"},
           "502": {"$ref": "#/components/responses/Problem", "description": "apple_unavailable, also when Apple's signedPayload does not verify (nothing in it is trusted)"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/admin/catalog/unconfigured": {
+      "get": {
+        "summary": "Products bought but missing from the catalog in force (api.md §1): recorded anyway, granting the entitlement (or crediting the balance) named by their own product id. Read from the analytics projection, so every instance answers the same and a restart forgets nothing; it follows the log within a moment. The console shows a warning banner while the list is not empty; the log warns once per product per process and iap_unconfigured_product_transactions_total{bundleId,productId} counts them",
+        "security": [{"bearer": ["admin"]}],
+        "responses": {
+          "200": {"description": "The products, first seen first (empty: every product bought is configured)", "content": {"application/json": {"schema": {"type": "object", "required": ["products"], "properties": {
+            "products": {"type": "array", "items": {"type": "object", "required": ["bundleId", "productId", "firstSeen", "lastSeen", "transactions", "users"], "properties": {
+              "bundleId": {"type": "string"}, "productId": {"type": "string"},
+              "firstSeen": {"type": "string", "format": "date-time", "description": "When the first of its transactions was recorded"},
+              "lastSeen": {"type": "string", "format": "date-time", "description": "When the last of its transactions (or of their re-signed versions: a refund, a renewal) was recorded"},
+              "transactions": {"type": "integer", "minimum": 1, "description": "Its transactions recorded (each once, however often Apple re-signed it)"},
+              "users": {"type": "integer", "minimum": 0, "description": "Distinct users owning their chains (a chain nobody claimed yet counts no user)"}
+            }}},
+            "catalogVersion": {"type": "integer", "description": "The catalog version (api.md §1.1) the list was judged against"}
+          }}}}},
+          "401": {"$ref": "#/components/responses/Problem"}, "403": {"$ref": "#/components/responses/Problem"},
           "503": {"$ref": "#/components/responses/Problem"}
         }
       }

@@ -89,10 +89,10 @@ extension OpenAPIDocument {
       "Identifier": {"type": "string", "minLength": 1, "maxLength": 256, "x-maxBytes": 256, "pattern": "^[^\\u0000-\\u001F\\u007F]*$", "description": "1–256 bytes of UTF-8, no control characters."},
       "TestNotificationTarget": {
         "type": "object",
-        "description": "Other fields are ignored; an empty body is {}. bundleId may be left out when one app has a serverAPI key, environment when the app accepts only one of Production and Sandbox; otherwise each is required (400).",
+        "description": "Other fields are ignored; an empty body is {}. bundleId may be left out when one app has a serverAPI key, environment when the app accepts only one of Production, Sandbox and LocalTesting (the test store); otherwise each is required (400). The service remembers both with the token Apple answers, for GET …/test-notification/{token}.",
         "properties": {
           "bundleId": {"$ref": "#/components/schemas/Identifier", "description": "The app whose key asks Apple."},
-          "environment": {"type": "string", "enum": ["Production", "Sandbox"]}
+          "environment": {"type": "string", "enum": ["Production", "Sandbox", "LocalTesting"]}
         }
       },
       "OfferSignatureRequest": {

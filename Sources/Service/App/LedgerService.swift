@@ -31,6 +31,8 @@ public final class LedgerService: Sendable {
     let groupCommit: GroupCommitter<IngestRequest, IngestAnswer>?
     /// How many requests each durable commit of ingest carried (`iap_ingest_batch_size`).
     let ingestBatchSizes = IngestBatchSizes()
+    /// Transactions of products missing from the catalog, per product (`UnconfiguredProductTally`).
+    let unconfiguredProducts = UnconfiguredProductTally()
 
     init(
         pool: ConnectionPool, verifier: SignedDataVerifier, receipts: ReceiptVerifier?, configuration: Configuration,

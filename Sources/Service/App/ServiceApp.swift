@@ -116,7 +116,9 @@ public final class ServiceApp: Sendable {
             projectionVersions: projectionVersions,
             groupCommit: options.ingestCommitters > 0
                 ? .init(committers: options.ingestCommitters, maxSize: options.ingestBatchMax) : nil)
-        let metrics = ServiceMetrics(pool: pool, documentCache: documentCheck?.cache, changeTally: service.changeTally)
+        let metrics = ServiceMetrics(
+            pool: pool, documentCache: documentCheck?.cache, changeTally: service.changeTally,
+            unconfiguredProducts: service.unconfiguredProducts)
         service.ingestBatchSizes.report(
             to: metrics.registry.histogram(
                 "iap_ingest_batch_size", help: "Purchases and notifications recorded per durable commit (group commit).",
@@ -188,6 +190,7 @@ public final class ServiceApp: Sendable {
         ReconcileRoutes(service: service).register(on: &router)
         ExtendRoutes(service: service).register(on: &router)
         OverviewRoutes(service: service).register(on: &router)
+        UnconfiguredProducts.register(service, on: &router)
         GrantRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
         TestNotificationRoutes(service: service).register(on: &router)
         OfferRoutes(

@@ -18,7 +18,10 @@ final class ServiceMetrics: Sendable {
     /// and replays.
     let changeTally: ChangeTally?
 
-    init(pool: ConnectionPool, documentCache: UserDocumentCache? = nil, changeTally: ChangeTally? = nil) {
+    init(
+        pool: ConnectionPool, documentCache: UserDocumentCache? = nil, changeTally: ChangeTally? = nil,
+        unconfiguredProducts: UnconfiguredProductTally? = nil
+    ) {
         self.changeTally = changeTally
         requests = registry.counter(
             "iap_http_requests_total", help: "HTTP requests by route, method and status.",
@@ -48,6 +51,13 @@ final class ServiceMetrics: Sendable {
                 "iap_changes_total", help: "Changes (api.md §4) this process wrote to the feed, by type.",
                 labels: ["type"]
             ) { changeTally.samples }
+        }
+        if let unconfiguredProducts {
+            registry.counter(
+                "iap_unconfigured_product_transactions_total",
+                help: "Transactions this process recorded of products missing from the catalog in force (api.md §1), by app and product.",
+                labels: ["bundleId", "productId"]
+            ) { unconfiguredProducts.samples }
         }
         if let cache = documentCache {
             registry.counter(

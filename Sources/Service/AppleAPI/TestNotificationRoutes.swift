@@ -7,13 +7,17 @@ import JSON
 /// - `POST /v1/admin/apple/test-notification` body `{"bundleId"?, "environment"?}` asks Apple
 ///   (Request a Test Notification, with the app's serverAPI key) to send a TEST notification to
 ///   the URL set in App Store Connect → `{"testNotificationToken", "bundleId", "environment"}`;
-/// - `GET /v1/admin/apple/test-notification/{token}?bundleId=&environment=` asks Apple how its
-///   delivery went (Get Test Notification Status) → `{"sendAttempts": [{"attemptDate",
-///   "sendAttemptResult"}], "recorded", "notificationUUID"}`, `recorded` saying whether THIS
-///   service's log holds the TEST notification Apple reports.
+/// - `GET /v1/admin/apple/test-notification/{token}` asks Apple how its delivery went (Get Test
+///   Notification Status), in the app and environment that asked for the token (remembered in
+///   `apple.test_notification_tokens`: Apple must be asked where it handed the token out, and
+///   the token does not say where) → `{"sendAttempts": [{"attemptDate", "sendAttemptResult"}],
+///   "recorded", "notificationUUID"}`, `recorded` saying whether THIS service's log holds the
+///   TEST notification Apple reports.
 ///
-/// `bundleId` may be left out when one app has a serverAPI key, `environment` when the app
-/// accepts one store environment (Production or Sandbox) only; otherwise they are required.
+/// On the POST, `bundleId` may be left out when one app has a serverAPI key, `environment` when
+/// the app accepts one store environment only; otherwise they are required. The GET takes them
+/// as optional query parameters (older callers name them): needed only for a token this service
+/// did not ask for.
 struct TestNotificationRoutes: Sendable {
     let service: LedgerService
 
@@ -29,6 +33,22 @@ struct TestNotificationRoutes: Sendable {
                     token = try target.client.requestTestNotification(environment: target.environment)
                 } catch {
                     throw .appStoreServer(error)
+                }
+                // Remembered so the status can be asked without naming them (api.md §5 names no
+                // parameter): on any instance, after a restart. Apple handed the token out
+                // already, so a failure here does not take it back; the lookup then needs them named.
+                do throws(ServiceError) {
+                    try service.read { connection throws(ServiceError) in
+                        _ = try database { () throws(DatabaseError) in
+                            try connection.execute(TestNotificationTokensTable.remember(
+                                token: token, bundleId: target.bundleId, environment: target.environment.rawValue,
+                                now: service.clock()))
+                        }
+                    }
+                } catch {
+                    service.logger.warning("test notification: the token's app and environment could not be remembered", [
+                        "request.id": request.requestId, "error": "\(error)",
+                    ])
                 }
                 service.logger.info("test notification requested", [
                     "request.id": request.requestId, "bundleId": target.bundleId,
@@ -49,9 +69,29 @@ struct TestNotificationRoutes: Sendable {
                 var query: [String: JSONValue] = [:]
                 if let bundleId = request.query["bundleId"] { query["bundleId"] = .string(bundleId) }
                 let bundleId = try OfferRoutes.identifier(query, "bundleId", required: false)
-                let target = try Self.target(
-                    service.configuration.apps, bundleId: bundleId,
-                    environment: try Self.environment(request.query["environment"]))
+                let environment = try Self.environment(request.query["environment"])
+                // What asked for the token fills in what the query leaves out (both are optional
+                // now, kept for older callers; a bundleId naming another app wins).
+                var remembered: TestNotificationTokensTable.Row?
+                if bundleId == nil || environment == nil {
+                    remembered = try service.read { connection throws(ServiceError) in
+                        try database { () throws(DatabaseError) in
+                            TestNotificationTokensTable.decode(try connection.query(TestNotificationTokensTable.lookup(token)))
+                        }
+                    }
+                    if let row = remembered, bundleId != nil, bundleId != row.bundleId { remembered = nil }
+                }
+                let target: Target
+                do throws(ServiceError) {
+                    target = try Self.target(
+                        service.configuration.apps, bundleId: bundleId ?? remembered?.bundleId,
+                        environment: environment ?? remembered.flatMap { AppStoreServerEnvironment(rawValue: $0.environment) })
+                } catch {
+                    guard case .invalidRequest(let detail) = error, remembered == nil else { throw error }
+                    throw .invalidRequest(
+                        detail + " (this service has no record of asking Apple for this token: "
+                            + "POST /v1/admin/apple/test-notification remembers where each token came from)")
+                }
                 let status: TestNotificationStatus
                 do throws(AppStoreServerError) {
                     status = try target.client.testNotificationStatus(token, environment: target.environment)

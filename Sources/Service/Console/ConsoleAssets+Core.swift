@@ -142,7 +142,7 @@ extension ConsoleAssets {
 
     /// Sign-in, the key's lifetime, navigation and hash routing.
     static let app = #"""
-        import { h, clear, errorBox } from './dom.js';
+        import { h, clear, errorBox, when } from './dom.js';
         import { api, session, onKeyRefused } from './api.js';
         import { renderCustomer } from './customer.js';
         import { renderOverview } from './overview.js';
@@ -155,6 +155,31 @@ extension ConsoleAssets {
         const loginError = document.getElementById('login-error');
         const notice = document.getElementById('notice');
         const logout = document.getElementById('logout');
+        const unconfigured = document.getElementById('unconfigured');
+
+        /**
+         * The warning banner of purchases of products missing from the catalog (api.md §1): they
+         * are recorded and grant an entitlement named by their own product id, which nobody
+         * notices unless told. Admin keys only; another key (403) or an error just hides it.
+         */
+        async function showUnconfigured() {
+          let products = [];
+          try {
+            products = (await api('/v1/admin/catalog/unconfigured'))?.products ?? [];
+          } catch {
+            products = [];
+          }
+          clear(unconfigured);
+          unconfigured.hidden = products.length === 0;
+          if (products.length === 0) return;
+          const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+          unconfigured.append(
+            h('strong', null, `Products missing from the catalog were purchased (${products.length}).`),
+            " They are recorded and grant an entitlement named by their own product id: add them to the config's products, or correct the product id.",
+            h('ul', null, products.map((p) => h('li', null,
+              h('code', null, p.productId), ` in ${p.bundleId}: ${plural(p.transactions, 'transaction')}, ${plural(p.users, 'user')}, first `,
+              when(p.firstSeen), ', last ', when(p.lastSeen)))));
+        }
 
         function showNotice(text) {
           notice.textContent = text;
@@ -200,12 +225,15 @@ extension ConsoleAssets {
           logout.hidden = false;
           loginError.textContent = '';
           route();
+          showUnconfigured();
           main.focus();
         });
 
         logout.addEventListener('click', () => {
           session.clear();
           clear(main);
+          clear(unconfigured);
+          unconfigured.hidden = true;
           askForKey('The key was forgotten.');
         });
 
@@ -246,6 +274,8 @@ extension ConsoleAssets {
         }
 
         window.addEventListener('hashchange', route);
-        if (session.key) { login.hidden = true; logout.hidden = false; route(); } else { clear(main); askForKey(); }
+        if (session.key) {
+          login.hidden = true; logout.hidden = false; route(); showUnconfigured();
+        } else { clear(main); askForKey(); }
         """#
 }

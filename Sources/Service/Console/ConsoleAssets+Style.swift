@@ -27,6 +27,7 @@ extension ConsoleAssets {
         .error, .error-box { color: var(--bad); }
         .error-box { background: var(--bad-bg); border: 1px solid #fca5a5; border-radius: 6px; padding: 0.6rem 0.8rem; margin: 0.5rem 0; overflow-wrap: anywhere; }
         .notice { background: var(--warn-bg); color: var(--warn); padding: 0.6rem 1rem; }
+        .unconfigured ul { margin: 0.3rem 0 0; padding-left: 1.2rem; }
         .loading { color: var(--muted); }
         .loading::before { content: "⏳ "; }
         .login form { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 1rem; max-width: 32rem; }

@@ -33,6 +33,7 @@ enum ConsoleAssets {
           <button id="logout" type="button" hidden>Forget key</button>
         </header>
         <div id="notice" class="notice" role="alert" hidden></div>
+        <div id="unconfigured" class="notice unconfigured" role="status" hidden></div>
         <section id="login" class="login" hidden aria-labelledby="login-title">
           <form id="login-form">
             <h1 id="login-title">Sign in</h1>

@@ -86,6 +86,7 @@ extension LedgerService {
                 switch end {
                 case .finished(let outcome)?:
                     together += 1
+                    noteUnconfiguredProducts(outcome)
                     return .recorded(outcome)
                 case .rejected(let rejection)?:
                     together += 1

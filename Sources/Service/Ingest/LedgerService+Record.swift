@@ -21,6 +21,7 @@ extension LedgerService {
             switch end {
             case .recorded(let outcome, let changes):
                 changeTally.count(changes)
+                noteUnconfiguredProducts(outcome)
                 return outcome
             case .restart:
                 continue  // that transaction ended with nothing written, its locks released

@@ -9,7 +9,10 @@ import JSON
 /// `serverAPI.baseURLs.LocalTesting` here, so `serve` verifies `testkit receipt`s, and syncs and
 /// reconciles, as it does with Apple. It answers `environment` "LocalTesting" (what the store
 /// signs), so only an app accepting LocalTesting takes its answers; the answers themselves are
-/// `VerifyReceiptStandIn`'s and `AppStoreServerAPIStandIn`'s (`TestkitServerAPI`).
+/// `VerifyReceiptStandIn`'s and `AppStoreServerAPIStandIn`'s (`TestkitServerAPI`). The
+/// notifications Apple would send (a TEST one asked for, RENEWAL_EXTENDED after an extension)
+/// go to the service at `--url` (else IAP_LEDGER_URL, else http://127.0.0.1:8080), as Apple
+/// sends to the URL set in App Store Connect.
 enum TestkitApple {
     static func run(_ parsed: CommandLineArguments) throws -> Int32 {
         var asked: Int?
@@ -19,6 +22,8 @@ enum TestkitApple {
             }
             asked = number
         }
+        // Where "Apple" sends notifications: the service the other testkit commands post to.
+        let notificationURL = try TestkitCommand.destination(parsed, path: "/v1/notifications/apple", printOnly: false)!
         let store = try TestkitCommand.store(parsed)
         let configuration = try store.configuration()
         // Without --port: where the config sends Apple's requests (`init --apple-port`).
@@ -26,7 +31,7 @@ enum TestkitApple {
             .first { $0.host == "127.0.0.1" }?.port ?? TestkitStore.defaultApplePort
         let rootDER = try store.authority().rootDER
         let app = try store.app()
-        let serverAPI = try TestkitServerAPI(store: store, app: app)
+        let serverAPI = try TestkitServerAPI(store: store, app: app, notificationURL: notificationURL)
         var secrets: [String: String?] = [:]
         for app in configuration.apps { secrets[app.bundleId] = app.sharedSecret }
         let standIn = VerifyReceiptStandIn(
@@ -76,7 +81,10 @@ enum TestkitApple {
                 "testkit apple: note: \(store.configPath) sends Server API requests to \(configured ?? "?"), not here")
         }
         print("iap-ledger testkit apple listening on \(url)")
-        if serverAPI != nil { print("iap-ledger testkit apple: App Store Server API (LocalTesting) at \(base)") }
+        if serverAPI != nil {
+            print("iap-ledger testkit apple: App Store Server API (LocalTesting) at \(base)")
+            print("iap-ledger testkit apple: notifications (TEST, RENEWAL_EXTENDED) go to \(notificationURL.absoluteString)")
+        }
         fflush(nil)
         var received: Int32 = 0
         sigwait(&signals, &received)

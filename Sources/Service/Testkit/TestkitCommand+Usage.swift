@@ -40,7 +40,7 @@ extension TestkitCommand {
               holding every chain U bought this way with its renewals (without --product: a new
               receipt of what U has, as a restore), and posts {"userId","receipt"} to URL/v1/purchases.
               The service verifies it with verifyReceipt: run `testkit apple` beside serve.
-          testkit apple [--port N] [--data-dir DIR]
+          testkit apple [--port N] [--data-dir DIR] [--url URL]
               a stand-in for Apple for the test store on 127.0.0.1:N (the port init wrote in the
               config, else 8089; 0: any free port), until SIGINT/SIGTERM:
               POST /verifyReceipt {"receipt-data","password","exclude-old-transactions"} answers as
@@ -52,6 +52,12 @@ extension TestkitCommand {
               answered from the state — every transaction (per user), renewal and notification
               minted so far, signed again as it answers — and 401 to a token not signed with the
               config's key, as Apple. So serve's sync and reconcile work on the test store.
+              Extend a Subscription Renewal Date moves the chain's current period in the state (the
+              service's read-back records the new expiresAt) and sends RENEWAL_EXTENDED; Request a
+              Test Notification sends a TEST notification signed by the test CA. Both are POSTed to
+              URL/v1/notifications/apple (--url, else IAP_LEDGER_URL, else http://127.0.0.1:8080:
+              App Store Connect's notification URL), and Get Test Notification Status reports the
+              attempt in Apple's words (SUCCESS, NO_RESPONSE, UNSUCCESSFUL_HTTP_RESPONSE_CODE…).
 
           common options:
             --data-dir DIR   where the test store is (default ./.iap-ledger, as serve)

@@ -43,7 +43,7 @@ enum TestkitCommand {
             try noPositionals(parsed)
             return try receipt(parsed)
         case "apple":
-            let parsed = try CommandLineArguments(rest, valued: ["data-dir", "port"], switches: [])
+            let parsed = try CommandLineArguments(rest, valued: ["data-dir", "port", "url"], switches: [])
             if parsed.wantsHelp { print(usage); return 0 }
             try noPositionals(parsed)
             return try TestkitApple.run(parsed)

@@ -245,6 +245,34 @@ enum TestkitMinter {
         }
     }
 
+    // MARK: - Extend a Subscription Renewal Date
+
+    /// What Apple does once it extended a chain's renewal date by `days`: the current period (the
+    /// chain's latest transaction, same transactionId) ends `days` later, the renewal info's
+    /// `renewalDate` with it, and a RENEWAL_EXTENDED notification tells the new state. Returns
+    /// the new expiry and that notification's payload (nested data signed with `sign`), or the
+    /// expiry of the first extension when `requestIdentifier` was already granted for the chain
+    /// (Apple's idempotency: nothing moves twice; no notification).
+    static func extend(
+        originalTransactionId chainId: String, days: Int64, requestIdentifier: String, bundleId: String, now: Int64,
+        uuid: String, state: inout TestkitState, sign: (JSONValue) -> String
+    ) throws(TestkitError) -> (expires: Int64, notification: JSONValue?) {
+        let key = chainId + " " + requestIdentifier
+        if let granted = state.extensions[key] { return (granted, nil) }
+        guard let latest = state.chain(chainId).last,
+              state.transactions[latest]["type"]?.stringValue == TestkitProductType.autoRenewable.appleType,
+              let expires = state.transactions[latest]["expiresDate"]?.int64Value
+        else { throw TestkitError("no auto-renewable chain \(chainId) was minted by this test store") }
+        let extended = expires + days * 86_400_000
+        state.transactions[latest]["expiresDate"] = .int(extended)
+        state.renewals[chainId]?["renewalDate"] = .int(extended)
+        state.extensions[key] = extended
+        let notification = try notification(
+            TestkitNotification(type: "RENEWAL_EXTENDED", originalTransactionId: chainId), bundleId: bundleId, now: now,
+            uuid: uuid, state: &state, sign: sign)
+        return (extended, notification)
+    }
+
     /// Apple's subscription `status` as of `now`: 1 active, 2 expired, 3 billing retry, 4 grace, 5 revoked.
     static func status(transaction: [String: JSONValue], renewal: [String: JSONValue], now: Int64) -> Int64 {
         if transaction["revocationDate"] != nil { return 5 }

@@ -19,6 +19,10 @@ struct TestkitState: Sendable, Equatable {
     /// Every notification `testkit notify` minted, signed, oldest first (posted or not): what
     /// `testkit apple` lists in Get Notification History.
     var notifications: [String] = []
+    /// The renewal-date extensions `testkit apple` granted (Extend a Subscription Renewal Date),
+    /// by `<originalTransactionId> <requestIdentifier>`: the new renewal date. Apple takes the
+    /// request identifier as the extension's identity, so asking again extends nothing more.
+    var extensions: [String: Int64] = [:]
 
     mutating func takeId() -> String {
         defer { nextId += 1 }
@@ -38,6 +42,7 @@ struct TestkitState: Sendable, Equatable {
             "receiptChains": .object(receiptChains.mapValues { .array($0.map(JSONValue.string)) }),
             "customers": .object(customers.mapValues(JSONValue.string)),
             "notifications": .array(notifications.map(JSONValue.string)),
+            "extensions": .object(extensions.mapValues(JSONValue.int)),
         ])
     }
 
@@ -69,6 +74,12 @@ struct TestkitState: Sendable, Equatable {
             guard let items = list.arrayValue else { return nil }
             notifications = items.compactMap(\.stringValue)
             guard notifications.count == items.count else { return nil }
+        }
+        // Absent in a store made before `testkit apple` extended renewal dates.
+        if let map = json["extensions"] {
+            guard let entries = map.objectValue else { return nil }
+            extensions = entries.compactMapValues(\.int64Value)
+            guard extensions.count == entries.count else { return nil }
         }
         nextId = next
         self.transactions = transactions

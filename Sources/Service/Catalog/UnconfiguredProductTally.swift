@@ -1,0 +1,55 @@
+import Ledger
+import Synchronization
+
+/// Transactions this process recorded of products missing from the catalog in force, per app and
+/// product (`iap_unconfigured_product_transactions_total{bundleId,productId}`, api.md §1). Such a
+/// purchase is recorded and granted by its own product id, which is easy to miss: a typo in the
+/// config, a product added in App Store Connect but not here. So it is never silent — counted
+/// here, warned about once per product per process (one line, not one per transaction, so a
+/// busy product cannot flood the log), and listed from the database by
+/// `GET /v1/admin/catalog/unconfigured` (`UnconfiguredProducts`), which restarts do not reset.
+final class UnconfiguredProductTally: Sendable {
+    struct Key: Hashable, Sendable, Comparable {
+        var bundleId: String
+        var productId: String
+
+        static func < (a: Key, b: Key) -> Bool { (a.bundleId, a.productId) < (b.bundleId, b.productId) }
+    }
+
+    private let counts = Mutex<[Key: Int]>([:])
+
+    /// Counts the transactions `outcome` recorded (not its duplicates) whose product `catalog`
+    /// does not name; returns the products this process had never counted before, sorted.
+    func count(_ transactions: [(fact: Transaction, recorded: Bool)], catalog: Catalog) -> [Key] {
+        let unconfigured = transactions.filter { $0.recorded && catalog.products[$0.fact.productId] == nil }
+        guard !unconfigured.isEmpty else { return [] }
+        return counts.withLock { counts in
+            var first: [Key] = []
+            for entry in unconfigured {
+                let key = Key(bundleId: entry.fact.bundleId, productId: entry.fact.productId)
+                if counts[key] == nil { first.append(key) }
+                counts[key, default: 0] += 1
+            }
+            return first.sorted()
+        }
+    }
+
+    /// Samples for the metrics registry: one per product seen, labels (bundleId, productId).
+    var samples: [(labels: [String], value: Double)] {
+        counts.withLock { $0 }.sorted { $0.key < $1.key }.map { ([$0.key.bundleId, $0.key.productId], Double($0.value)) }
+    }
+}
+
+extension LedgerService {
+    /// After a commit: counts what `outcome` recorded of unconfigured products and warns once per
+    /// product (see `UnconfiguredProductTally`). Judged by the catalog in force now, the one
+    /// the documents were rendered under (or a newer one, which only names more products).
+    func noteUnconfiguredProducts(_ outcome: IngestOutcome) {
+        let first = unconfiguredProducts.count(outcome.transactions, catalog: catalogs.current.catalog)
+        for key in first {
+            logger.warning(
+                "a product missing from the catalog was purchased: recorded, granting the entitlement named by its product id; add it to the config's products",
+                ["bundleId": key.bundleId, "productId": key.productId])
+        }
+    }
+}
