@@ -169,6 +169,7 @@ import Testing
         Self.stop(using: data)
         #expect(Self.servePIDs(using: data).isEmpty)
         #expect(opsEventually(within: 10) { Self.postmasterPID(data).map(opsProcessIsAlive) != true })
+        #expect(opsEventually(within: 10) { Self.receiverPIDs(using: data).isEmpty })
         #expect(!shell.stderr.contains("level=error"), "\(shell.stderr)")
     }
 
@@ -190,14 +191,18 @@ import Testing
     }
 
     /// Stops what the README left running on `directory`: `serve` (by SIGTERM, which stops its
-    /// PostgreSQL), then the webhook receiver.
+    /// PostgreSQL), then the webhook receiver (by SIGKILL: it inherits the test process's signal
+    /// mask, in which SIGTERM is blocked, and holds nothing worth a clean exit).
     static func stop(using directory: String) {
         for pid in servePIDs(using: directory) { kill(pid, SIGTERM) }
         _ = opsEventually(within: 30) { servePIDs(using: directory).isEmpty }
         _ = opsEventually(within: 10) { postmasterPID(directory).map(opsProcessIsAlive) != true }
-        for pid in processes(where: { _, argv in argv.first?.hasSuffix("python3") == true && argv.contains(directory) }) {
-            kill(pid, SIGTERM)
-        }
+        for pid in receiverPIDs(using: directory) { kill(pid, SIGKILL) }
+    }
+
+    /// The tour's webhook receiver, `python3 - <data>`.
+    static func receiverPIDs(using directory: String) -> [Int32] {
+        processes { _, argv in argv.first?.hasSuffix("python3") == true && argv.contains(directory) }
     }
 
     /// `iap-ledger serve … --data-dir <directory>` processes, or without `--data-dir` (make run's)
