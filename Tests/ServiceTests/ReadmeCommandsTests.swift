@@ -9,10 +9,11 @@ import Testing
 /// Blocks that show output are ```text or ```json and are not run; any other fence fails the test.
 /// Two commands cannot run inside a test, and only those two are replaced — by a shell function
 /// `make`, defined before the README's blocks ("substitutions" below), which fails on anything else:
-/// - `make run` would install packages and build again: it runs make run's recipe,
-///   `.build/release/iap-ledger serve $(ARGS)`, in that directory (where `.build/release/iap-ledger`
-///   is the binary under test), on a free port (`PORT=0`, serve's stand-in for `--port`) rather
-///   than 8080, and once `/readyz` answers 200 it stops it with SIGINT, as Ctrl-C does.
+/// - `make run` would install packages and build again: it runs make run's recipe (`makeRunRecipe`,
+///   checked against the Makefile) with its defaults — `testkit init` once, then `serve` on the
+///   test store's config — in that directory (where `.build/release/iap-ledger` is the binary under
+///   test), on a free port (`PORT=0`, serve's stand-in for `--port`) rather than 8080, and once
+///   `/readyz` answers 200 it stops it with SIGINT, as Ctrl-C does.
 /// - `make test` would build and run this suite again, this test among it: it does nothing.
 @Suite(.serialized) struct ReadmeCommandsTests {
     enum Block: Equatable {
@@ -52,7 +53,9 @@ import Testing
             echo "make $*" >> "$README_SUBSTITUTED"
             case "$*" in
             run)
-                PORT=0 .build/release/iap-ledger serve > make-run.out &
+                .build/release/iap-ledger testkit init --data-dir ".iap-ledger" > make-run.out
+                PORT=0 .build/release/iap-ledger serve --config ".iap-ledger/testkit/config.json" --data-dir ".iap-ledger" \
+                    >> make-run.out &
                 local pid=$! deadline=$((SECONDS + 120)) url=""
                 until [ -n "$url" ] && curl -sf "$url/readyz" > /dev/null; do
                     if ! kill -0 $pid 2> /dev/null || [ $SECONDS -ge $deadline ]; then
@@ -72,6 +75,22 @@ import Testing
         }
 
         """#
+
+    /// The Makefile's `run` recipe, which the `make run` substitution above plays with the
+    /// defaults RUN_DATA=.iap-ledger, CONFIG=$(RUN_DATA)/testkit/config.json and no ARGS.
+    static let makeRunRecipe = [
+        #"@if [ "$(CONFIG)" = "$(RUN_DATA)/testkit/config.json" ]; then .build/release/iap-ledger testkit init --data-dir "$(RUN_DATA)"; fi"#,
+        #".build/release/iap-ledger serve --config "$(CONFIG)" --data-dir "$(RUN_DATA)" $(ARGS)"#,
+    ]
+
+    @Test func theMakeRunSubstitutionPlaysTheMakefilesRecipe() throws {
+        let makefile = try String(contentsOfFile: OpsBinary.packageRoot + "/Makefile", encoding: .utf8)
+        let lines = makefile.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let start = try #require(lines.firstIndex { $0.hasPrefix("run:") }, "no run target in the Makefile")
+        let recipe = lines[(start + 1)...].prefix { $0.hasPrefix("\t") }.map { String($0.dropFirst()) }
+        #expect(recipe == Self.makeRunRecipe, "make run changed: update the README test's substitution")
+        #expect(makefile.contains("RUN_DATA ?= .iap-ledger\nCONFIG ?= $(RUN_DATA)/testkit/config.json\n"))
+    }
 
     @Test func theReadmeBlocksTakeTheTourToAWebhookAndTheConsole() throws {
         let readme = try String(contentsOfFile: OpsBinary.packageRoot + "/README.md", encoding: .utf8)
