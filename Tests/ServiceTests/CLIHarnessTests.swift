@@ -109,7 +109,21 @@ final class OpsChild {
         let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, argv[0]!, &actions, nil, argv, envp)
+        // A child starts as from a shell: no blocked signals, default dispositions. The test process
+        // blocks some (SIGTERM among them) for its own in-process services, and a spawned child
+        // inherits the mask: a python3 or bash child then ignored kill and outlived its test.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGQUIT] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let spawned = posix_spawn(&pid, argv[0]!, &actions, &attributes, argv, envp)
         guard spawned == 0 else { throw OpsFailure("posix_spawn: \(String(cString: strerror(spawned)))") }
         self.pid = pid
     }
