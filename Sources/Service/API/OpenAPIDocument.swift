@@ -46,7 +46,8 @@ public enum OpenAPIDocument {
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["signedPayload"], "description": "Other fields are ignored.", "properties": {"signedPayload": {"type": "string", "minLength": 1, "description": "App Store Server Notification V2 (JWS); one that does not verify is a 422."}}}}}},
         "responses": {
           "200": {"description": "Recorded or duplicate", "content": {"application/json": {"schema": {"type": "object", "properties": {"notificationUUID": {"type": "string"}, "result": {"type": "string", "enum": ["recorded", "duplicate"]}}}}}},
-          "400": {"$ref": "#/components/responses/Problem"}, "413": {"$ref": "#/components/responses/Problem"},
+          "400": {"$ref": "#/components/responses/Problem"}, "409": {"$ref": "#/components/responses/Problem", "description": "conflict: concurrent writers kept winning over the retries; nothing recorded, retry"},
+          "413": {"$ref": "#/components/responses/Problem"},
           "422": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}
         }
       }
@@ -122,6 +123,7 @@ public enum OpenAPIDocument {
           "200": {"description": "Apple's answer", "content": {"application/json": {"schema": {"type": "object", "required": ["originalTransactionId", "success", "outcome", "requestId", "days", "reason", "refreshed"], "properties": {"originalTransactionId": {"type": "string"}, "success": {"type": "boolean"}, "outcome": {"type": "string", "enum": ["accepted", "refused"]}, "requestId": {"type": "string"}, "days": {"type": "integer"}, "reason": {"type": "integer"}, "environment": {"type": "string"}, "effectiveDate": {"type": "string", "format": "date-time"}, "webOrderLineItemId": {"type": "string"}, "refreshed": {"type": "boolean", "description": "The chain's new status was fetched from Apple and recorded"}}}}}},
           "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
           "403": {"$ref": "#/components/responses/Problem"}, "404": {"$ref": "#/components/responses/Problem"},
+          "409": {"$ref": "#/components/responses/Problem", "description": "conflict: concurrent writers kept winning over the retries; nothing recorded, retry"},
           "413": {"$ref": "#/components/responses/Problem"},
           "422": {"$ref": "#/components/responses/Problem", "description": "apple_rejected (with appleErrorCode), not_auto_renewable, or server_api_not_configured"},
           "502": {"$ref": "#/components/responses/Problem", "description": "apple_unavailable (the attempt is recorded)"},
@@ -160,6 +162,7 @@ public enum OpenAPIDocument {
           "200": {"description": "The idempotency key's first grant, answered again; nothing recorded", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/GrantResponse"}}}},
           "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
           "403": {"$ref": "#/components/responses/Problem"}, "413": {"$ref": "#/components/responses/Problem"},
+          "409": {"$ref": "#/components/responses/Problem", "description": "conflict: concurrent writers kept winning over the retries; nothing recorded, retry"},
           "422": {"$ref": "#/components/responses/Problem", "description": "idempotency_key_reused: the key made a grant with another entitlement, duration/until or reason (grantId says which)"},
           "503": {"$ref": "#/components/responses/Problem"}
         }
@@ -178,6 +181,7 @@ public enum OpenAPIDocument {
           "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
           "403": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem", "description": "not_found: this user has no grant with this id"},
+          "409": {"$ref": "#/components/responses/Problem", "description": "conflict: concurrent writers kept winning over the retries; nothing recorded, retry"},
           "503": {"$ref": "#/components/responses/Problem"}
         }
       }
@@ -248,6 +252,7 @@ public enum OpenAPIDocument {
           "200": {"description": "Queued", "content": {"application/json": {"schema": {"type": "object", "properties": {"queued": {"type": "integer"}, "notQueued": {"type": "array", "items": {"type": "string"}, "description": "ids not in the feed, or not taken by the endpoint's filters"}}}}}},
           "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
           "403": {"$ref": "#/components/responses/Problem"}, "404": {"$ref": "#/components/responses/Problem"},
+          "409": {"$ref": "#/components/responses/Problem", "description": "conflict: concurrent writers kept winning over the retries; nothing recorded, retry"},
           "413": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}
         }
       }
