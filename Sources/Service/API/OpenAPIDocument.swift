@@ -1,7 +1,9 @@
 /// The OpenAPI 3.1 description of the whole HTTP API, served at `GET /openapi.json`.
 /// `OpenAPITests` keeps it true: every route the router knows is here and vice versa; and
 /// `OpenAPIBoundaryTests` sends every constraint's boundary values (read from this document) to a
-/// running service and checks that it accepts and refuses exactly what this says. `x-maxBytes` is
+/// running service and checks that it accepts and refuses exactly what this says; and
+/// `OpenAPIAnswersTests` drives every operation (grants, the change feed, Apple's Server API
+/// stand-in included) and validates each real answer's status and body against it. `x-maxBytes` is
 /// a length in UTF-8 bytes (what the service counts), next to `maxLength` in characters;
 /// `x-futureInstant` marks a date-time that must be later than the request's instant.
 public enum OpenAPIDocument {
@@ -257,8 +259,8 @@ public enum OpenAPIDocument {
         }
       }
     },
-    "/healthz": {"get": {"summary": "200 while the process runs", "security": [], "responses": {"200": {"description": "OK"}}}},
-    "/readyz": {"get": {"summary": "200 when PostgreSQL is reachable and this instance's code is not older than the database's projections, else 503 (store_unavailable or projection_version_ahead; draining after SIGTERM with IAP_LEDGER_DRAIN_SECONDS)", "security": [], "responses": {"200": {"description": "Ready"}, "503": {"$ref": "#/components/responses/Problem"}}}},
+    "/healthz": {"get": {"summary": "200 while the process runs", "security": [], "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string", "enum": ["ok"]}}}}}}}}},
+    "/readyz": {"get": {"summary": "200 when PostgreSQL is reachable and this instance's code is not older than the database's projections, else 503 (store_unavailable or projection_version_ahead; draining after SIGTERM with IAP_LEDGER_DRAIN_SECONDS)", "security": [], "responses": {"200": {"description": "Ready", "content": {"application/json": {"schema": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string", "enum": ["ready"]}}}}}}, "503": {"$ref": "#/components/responses/Problem"}}}},
     "/metrics": {"get": {"summary": "Prometheus text format", "security": [], "responses": {"200": {"description": "Metrics", "content": {"text/plain": {"schema": {"type": "string"}}}}}}},
     "/openapi.json": {"get": {"summary": "This document", "security": [], "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
     "/console": {"get": {"summary": "The web console (api.md §6): a static page that asks for an API key and calls this API with it", "security": [], "responses": {"200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}}, "304": {"description": "Not modified (If-None-Match)"}}}},
