@@ -40,6 +40,9 @@ final class RequestState {
     /// The handle of a deferred response while its connection is suspended; the access handler
     /// is called again after the resume and sends what it holds.
     var deferred: HTTPDeferred?
+    /// The handler returned `deferred` unfinished and the connection is not suspended yet: MHD
+    /// calls the access handler again at once, and that call suspends it (see `MHDCallbacks.access`).
+    var suspendPending = false
     /// The request's id, for the `X-Request-Id` of a response sent after the handler returned.
     var requestId = ""
 

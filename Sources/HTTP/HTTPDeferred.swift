@@ -156,7 +156,8 @@ public final class HTTPDeferred: Sendable {
             case .waiting:
                 MHD_suspend_connection(connection)
                 state.phase = .suspended(SuspendedConnection(pointer: connection), context)
-                state.timer = deadlineTimer(maxWait: maxWait)
+                // Armed already when the server put off the suspend by one call (MHDCallbacks).
+                if state.timer == nil { state.timer = deadlineTimer(maxWait: maxWait) }
                 return .suspended
             case .suspended, .delivered:
                 preconditionFailure("an HTTPDeferred was returned by two requests")
@@ -165,7 +166,8 @@ public final class HTTPDeferred: Sendable {
     }
 
     /// Arms the deadline of a handle no connection will attach (a deferred answer of a handler
-    /// that ran on `HandlerPool`, which waits for it instead), so that it still ends.
+    /// that ran on `HandlerPool`, which waits for it instead), or not yet (the server suspends
+    /// one call after the handler returned), so that it still ends.
     func armDeadline(maxWait: Duration) {
         state.withLock { state in
             guard case .waiting = state.phase, state.timer == nil else { return }

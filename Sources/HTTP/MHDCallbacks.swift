@@ -86,6 +86,22 @@ enum MHDCallbacks {
             return queue(connection, tooLarge(context, state), context)
         }
         if let deferred = state.deferred {
+            if state.suspendPending, let connection {
+                // The call after the one that ran the handler (see below): suspend now.
+                state.suspendPending = false
+                switch context.deferreds.suspend(
+                    deferred, connection, context: context, maxWait: context.maxDeferredWait)
+                {
+                case .suspended:
+                    // No response queued and the connection suspended: MHD leaves it alone (no
+                    // polling, no timeout) until `complete` resumes it and calls us again.
+                    return .YES
+                case .ready(var response):
+                    state.deferred = nil  // completed in between: answer now
+                    response.headers["X-Request-Id"] = state.requestId
+                    return queue(connection, response, context)
+                }
+            }
             // Called again after `MHD_resume_connection`: the handle was completed (by its
             // owner, its deadline or `stop()`) before it resumed us, so the answer is there.
             state.deferred = nil
@@ -96,15 +112,27 @@ enum MHDCallbacks {
         let request = makeRequest(method: method, state: state)
         var response = context.handler(request)
         if let deferred = response.deferred, let connection {
-            switch context.deferreds.suspend(deferred, connection, context: context, maxWait: context.maxDeferredWait) {
-            case .suspended:
-                // No response queued and the connection suspended: MHD leaves it alone (no
-                // polling, no timeout) until `complete` resumes it and calls us again.
+            if let ready = deferred.take() {
+                response = ready  // completed before we could suspend (a cache hit): answer now
+            } else {
+                // Suspended in the next call, not in this one. MHD 0.9.75 leaves a suspended
+                // connection's poll interest as it was before the request was parsed (reading:
+                // it skips that bookkeeping while suspended), so after the resume it reads the
+                // socket before it calls us for the answer; a client that half-closed after
+                // its request (`shutdown(SHUT_WR)`: nc -N, proxies, HTTP/1.0 clients) has left
+                // an end-of-file there, and on it MHD closes the connection without an answer.
+                // Returning with no response and no suspension ends this pass with the interest
+                // updated to "wait for the answer, read nothing" and MHD polling again at once
+                // (zero timeout); suspended in that call, the connection keeps that interest,
+                // and after the resume MHD calls us before it reads anything. The cost is one
+                // extra poll of the worker per deferred request.
                 state.deferred = deferred
                 state.requestId = request.requestId
+                state.suspendPending = true
+                // A long poll's deadline runs from now: should the client go away before the
+                // next call, the handle still ends (its waiter list drops it).
+                deferred.armDeadline(maxWait: context.maxDeferredWait)
                 return .YES
-            case .ready(let ready):
-                response = ready  // completed before we could suspend: answer now
             }
         }
         response.headers["X-Request-Id"] = request.requestId

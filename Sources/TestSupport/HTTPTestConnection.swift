@@ -141,6 +141,32 @@ public final class HTTPTestConnection {
         }
     }
 
+    /// Shuts this side's writing (`shutdown(SHUT_WR)`, as `nc -N`, some proxies and HTTP/1.0
+    /// clients do once the request is sent): the server reads end-of-file after the request.
+    public func shutdownWrite() throws(Failure) {
+        guard Glibc.shutdown(fd, Int32(SHUT_WR)) == 0 else {
+            let failure = SystemCallError.last
+            throw Failure(description: "shutdown errno \(failure.code)", errno: failure.code)
+        }
+    }
+
+    /// Everything the server sends until it closes the connection (what was buffered first);
+    /// fails when the receive timeout passes first.
+    public func readUntilClosed() throws -> [UInt8] {
+        var received = buffer
+        buffer = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n == 0 { return received }
+            guard n > 0 else {
+                let failure = SystemCallError.last
+                throw Failure(description: "recv errno \(failure.code)", errno: failure.code)
+            }
+            received.append(contentsOf: chunk[..<n])
+        }
+    }
+
     /// True when the server closed the connection (EOF) within the receive timeout.
     public func isClosedByPeer() -> Bool {
         var byte: UInt8 = 0

@@ -7,7 +7,7 @@ import Testing
 /// The Server API client's typed errors as the API answers them (docs/api.md §5).
 @Suite struct AppStoreServerErrorMappingTests {
     static func problem(_ error: AppStoreServerError) throws -> (Int, JSONValue) {
-        let response = ErrorMapping.response(for: .appStoreServer(error), requestId: "req-1")
+        let response = ErrorMapping.answer(.appStoreServer(error), requestId: "req-1", logger: .silent)
         return (response.status, try JSONValue.parse(response.body))
     }
 

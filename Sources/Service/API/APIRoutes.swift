@@ -70,19 +70,7 @@ struct APIRoutes: Sendable {
 
     /// Runs a handler body and turns any typed error into its problem+json response.
     func respond(_ request: HTTPRequest, _ body: () throws(ServiceError) -> HTTPResponse) -> HTTPResponse {
-        do {
-            return try body()
-        } catch {
-            switch error {
-            case .internalError(let detail), .conflict(let detail):
-                service.logger.error("request failed", ["request.id": request.requestId, "error": detail])
-            case .storeUnavailable(let detail):
-                service.logger.warning("database unavailable", ["request.id": request.requestId, "error": detail])
-            default:
-                break
-            }
-            return ErrorMapping.response(for: error, requestId: request.requestId)
-        }
+        ErrorMapping.respond(service.logger, request, body)
     }
 
     /// Counts a failed ingest by its rejection reason (or error code) before it is mapped.

@@ -37,19 +37,12 @@ struct AdminRoutes: Sendable {
         Self.respond(service, request, body)
     }
 
-    /// An admin handler's answer: its body, or its typed error as problem+json (an internal
-    /// error logged with the request id). Shared by every admin room's routes.
+    /// An admin handler's answer: its body, or its typed error as problem+json, mapped and
+    /// logged as every route's are (`ErrorMapping.respond`). Shared by every admin room's routes.
     static func respond(
         _ service: LedgerService, _ request: HTTPRequest, _ body: () throws(ServiceError) -> HTTPResponse
     ) -> HTTPResponse {
-        do {
-            return try body()
-        } catch {
-            if case .internalError(let detail) = error {
-                service.logger.error("admin request failed", ["request.id": request.requestId, "error": detail])
-            }
-            return ErrorMapping.response(for: error, requestId: request.requestId)
-        }
+        ErrorMapping.respond(service.logger, request, body)
     }
 
     /// The fields `POST /v1/admin/replay` accepts (`projection`, one name, is the older spelling).

@@ -1,9 +1,41 @@
 import HTTP
 import JSON
 
-/// The single mapping from typed errors to problem+json responses with stable `code` words.
+/// The single mapping from typed errors to problem+json responses with stable `code` words, and
+/// the one place that logs what an operator must see of them. Every route answers its errors
+/// through `respond` (or `answer`, outside a handler body): API, admin, operations, Apple API,
+/// grants, webhooks, analytics; no route builds a problem from a `ServiceError` itself.
 enum ErrorMapping {
-    static func response(for error: ServiceError, requestId: String) -> HTTPResponse {
+    /// A handler body's answer, or its typed error as problem+json (logged by `answer`).
+    static func respond(
+        _ logger: Logger, _ request: HTTPRequest, _ body: () throws(ServiceError) -> HTTPResponse
+    ) -> HTTPResponse {
+        do {
+            return try body()
+        } catch {
+            return answer(error, requestId: request.requestId, logger: logger)
+        }
+    }
+
+    /// The problem for `error`. What the client cannot act on alone goes to the log with the
+    /// request id (which the problem carries too, so a report leads to the line): a bug or an
+    /// unexpected database error (500) at error level; a conflict that outlived the retries
+    /// (409) and an unreachable database (503) as warnings.
+    static func answer(_ error: ServiceError, requestId: String, logger: Logger) -> HTTPResponse {
+        switch error {
+        case .internalError(let detail):
+            logger.error("request failed", ["request.id": requestId, "error": detail])
+        case .conflict(let detail):
+            logger.warning("request conflicted", ["request.id": requestId, "error": detail])
+        case .storeUnavailable(let detail):
+            logger.warning("database unavailable", ["request.id": requestId, "error": detail])
+        default:
+            break
+        }
+        return problem(for: error, requestId: requestId)
+    }
+
+    private static func problem(for error: ServiceError, requestId: String) -> HTTPResponse {
         var extra: [String: JSONValue] = ["requestId": .string(requestId)]
         var headers: [String: String] = [:]
         let status: Int
@@ -79,7 +111,14 @@ enum ErrorMapping {
             extra["databaseVersion"] = .int(Int64(ahead.database))
             extra["codeVersion"] = .int(Int64(ahead.code))
             headers["Retry-After"] = "5"
-        case .conflict, .internalError:
+        case .conflict:
+            // Concurrent writers to the same streams kept winning over every retry of the unit of
+            // work (LedgerService.attemptLimit): nothing was recorded, and trying again is right.
+            (status, code, title, detail) = (409, "conflict", "Conflict",
+                                             "concurrent changes to the same data kept this request from completing; "
+                                                 + "nothing was recorded, retry it")
+            headers["Retry-After"] = "1"
+        case .internalError:
             (status, code, title, detail) = (500, "internal_error", "Internal error",
                                              "an unexpected error occurred; see the service log for request \(requestId)")
         }

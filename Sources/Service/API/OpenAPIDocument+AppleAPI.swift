@@ -50,6 +50,7 @@ extension OpenAPIDocument {
           "200": {"description": "What was found", "content": {"application/json": {"schema": {"type": "object", "required": ["fetched", "recorded", "duplicates", "rejected"], "properties": {"fetched": {"type": "integer"}, "recorded": {"type": "integer"}, "duplicates": {"type": "integer"}, "rejected": {"type": "integer", "description": "Did not verify: never recorded."}}}}}},
           "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
           "403": {"$ref": "#/components/responses/Problem"}, "413": {"$ref": "#/components/responses/Problem"},
+          "409": {"$ref": "#/components/responses/Problem", "description": "conflict: concurrent writers kept winning over the retries; nothing recorded, retry"},
           "422": {"$ref": "#/components/responses/Problem", "description": "apple_rejected, or server_api_not_configured"},
           "502": {"$ref": "#/components/responses/Problem", "description": "apple_unavailable"},
           "503": {"$ref": "#/components/responses/Problem"}

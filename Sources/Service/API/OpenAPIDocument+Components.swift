@@ -11,7 +11,7 @@ extension OpenAPIDocument {
         "required": ["type", "title", "status", "code"],
         "properties": {
           "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
-          "detail": {"type": "string"}, "code": {"type": "string", "description": "Stable machine word: verification_failed, owned_by_other_user, insufficient_balance, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, replay_in_progress, server_api_not_configured, not_auto_renewable, unknown_app, wrong_environment, store_unavailable, projection_version_ahead, draining, apple_unavailable, apple_rejected, internal_error. projection_version_ahead (503): the database's projections were built by newer code than this instance's during a rolling upgrade; another instance serves the request (see projection, databaseVersion, codeVersion). draining (503, /readyz only): this instance is stopping after SIGTERM and still serves what reaches it."},
+          "detail": {"type": "string"}, "code": {"type": "string", "description": "Stable machine word: verification_failed, owned_by_other_user, insufficient_balance, invalid_request, unauthorized, forbidden, not_found, method_not_allowed, payload_too_large, replay_in_progress, conflict, server_api_not_configured, not_auto_renewable, unknown_app, wrong_environment, store_unavailable, projection_version_ahead, draining, apple_unavailable, apple_rejected, internal_error. projection_version_ahead (503): the database's projections were built by newer code than this instance's during a rolling upgrade; another instance serves the request (see projection, databaseVersion, codeVersion). draining (503, /readyz only): this instance is stopping after SIGTERM and still serves what reaches it. conflict (409, any route that writes): concurrent writers to the same data kept winning over the service's retries; nothing was recorded; retry (Retry-After). internal_error (500, any route): a bug or an unexpected database error; the service log has the cause under the requestId."},
           "reason": {"type": "string", "enum": ["malformed", "unsupported_algorithm", "invalid_certificate", "invalid_chain", "signature_mismatch", "unknown_app", "wrong_environment", "receipt_rejected"]},
           "appleStatus": {"type": "integer"}, "balance": {"type": "integer"}, "requestId": {"type": "string"},
           "projection": {"type": "string", "description": "projection_version_ahead: the projection built by newer code"},
@@ -20,25 +20,33 @@ extension OpenAPIDocument {
       },
       "Entitlement": {
         "type": "object",
+        "required": ["active", "expiresAt", "productId", "source", "originalTransactionId", "willRenew", "inGracePeriod"],
         "properties": {
-          "active": {"type": "boolean"}, "expiresAt": {"type": ["string", "null"], "format": "date-time"},
-          "productId": {"type": "string"}, "source": {"type": "string", "enum": ["subscription", "non_consumable", "non_renewing_subscription", "promotional", "admin"]},
-          "originalTransactionId": {"type": ["string", "null"]}, "willRenew": {"type": "boolean"}, "inGracePeriod": {"type": "boolean"},
+          "active": {"type": "boolean"}, "expiresAt": {"type": ["string", "null"], "format": "date-time", "description": "null: no end (a non-consumable)."},
+          "productId": {"type": ["string", "null"], "description": "The product that gives it; null when a promotional grant (source promotional) decides it."},
+          "source": {"type": "string", "enum": ["subscription", "non_consumable", "non_renewing_subscription", "promotional", "admin"]},
+          "originalTransactionId": {"type": ["string", "null"], "description": "The chain that gives it; null when a promotional grant decides it."},
+          "willRenew": {"type": "boolean"}, "inGracePeriod": {"type": "boolean"},
           "grantId": {"type": "string", "pattern": "^grt_[0-9a-f]{32}$", "description": "Only when source is promotional: the grant that decides the entitlement (the one reaching furthest)."}
         }
       },
       "Subscription": {
         "type": "object",
+        "required": ["originalTransactionId", "productId", "status", "expiresAt", "gracePeriodExpiresAt", "autoRenew", "autoRenewProductId", "environment", "ownership", "revokedAt", "isTrial", "offerType", "isIntroductoryOffer"],
         "properties": {
           "originalTransactionId": {"type": "string"}, "productId": {"type": "string"},
           "status": {"type": "string", "enum": ["active", "in_grace_period", "in_billing_retry", "expired", "revoked"]},
           "expiresAt": {"type": ["string", "null"], "format": "date-time"}, "gracePeriodExpiresAt": {"type": ["string", "null"], "format": "date-time"},
           "autoRenew": {"type": "boolean"}, "autoRenewProductId": {"type": ["string", "null"]},
-          "environment": {"type": "string"}, "ownership": {"type": "string"}
+          "environment": {"type": "string"}, "ownership": {"type": "string"},
+          "revokedAt": {"type": ["string", "null"], "format": "date-time", "description": "When Apple refunded or revoked it; null otherwise."},
+          "isTrial": {"type": "boolean"}, "offerType": {"type": ["integer", "null"], "description": "Apple's offerType of the current period (1 introductory, 2 promotional, 3 offer code, 4 win-back); null without an offer."},
+          "isIntroductoryOffer": {"type": "boolean"}
         }
       },
       "NonConsumable": {
         "type": "object",
+        "required": ["productId", "transactionId", "purchasedAt", "revokedAt", "ownership"],
         "properties": {
           "productId": {"type": "string"}, "transactionId": {"type": "string"},
           "purchasedAt": {"type": "string", "format": "date-time"}, "revokedAt": {"type": ["string", "null"], "format": "date-time"},
@@ -60,7 +68,7 @@ extension OpenAPIDocument {
       "Change": {
         "type": "object",
         "description": "A transition of what a user has (api.md §4). The same bytes in the pull feed and in every webhook attempt.",
-        "required": ["id", "cursor", "type", "userId", "environment", "occurredAt", "recordedAt", "entitlementIds", "details", "customer"],
+        "required": ["id", "cursor", "type", "userId", "environment", "occurredAt", "recordedAt", "productId", "originalTransactionId", "transactionId", "entitlementIds", "details", "customer"],
         "properties": {
           "id": {"type": "string", "pattern": "^chg_[0-9]{15,}$", "description": "Stable: the webhook-id of every attempt."},
           "cursor": {"type": "string", "description": "Opaque position in the feed; pass it back as after."},
@@ -139,7 +147,7 @@ extension OpenAPIDocument {
         }
       },
       "GrantResponse": {
-        "type": "object", "required": ["grantId", "entitlement", "expiresAt", "customer"],
+        "type": "object", "required": ["grantId", "entitlement", "expiresAt", "result", "customer"],
         "properties": {
           "grantId": {"type": "string", "pattern": "^grt_[0-9a-f]{32}$", "description": "grt_ and 32 hex digits: the first 128 bits of SHA-256(userId, 0x00, idempotency key) with a key, random without."},
           "entitlement": {"type": "string"}, "expiresAt": {"type": "string", "format": "date-time"},
@@ -158,9 +166,13 @@ extension OpenAPIDocument {
       },
       "PurchaseResponse": {
         "type": "object",
+        "required": ["userId", "transactions", "customer"],
         "properties": {
           "userId": {"type": "string"},
-          "transactions": {"type": "array", "items": {"type": "object", "properties": {
+          "bundleId": {"type": "string", "description": "Sync only: the app whose key asked Apple."},
+          "environment": {"type": "string", "description": "Sync only: the store environment Apple answered from."},
+          "fetched": {"type": "integer", "description": "Sync only: the signed items Apple answered."},
+          "transactions": {"type": "array", "items": {"type": "object", "required": ["transactionId", "originalTransactionId", "productId", "result"], "properties": {
             "transactionId": {"type": "string"}, "originalTransactionId": {"type": "string"}, "productId": {"type": "string"},
             "result": {"type": "string", "enum": ["recorded", "duplicate"]},
             "transferredFrom": {"type": "string", "description": "the previous owner, when this purchase moved here (transferPolicy transfer)"}}}},

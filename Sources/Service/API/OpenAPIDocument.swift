@@ -1,7 +1,9 @@
 /// The OpenAPI 3.1 description of the whole HTTP API, served at `GET /openapi.json`.
 /// `OpenAPITests` keeps it true: every route the router knows is here and vice versa; and
 /// `OpenAPIBoundaryTests` sends every constraint's boundary values (read from this document) to a
-/// running service and checks that it accepts and refuses exactly what this says. `x-maxBytes` is
+/// running service and checks that it accepts and refuses exactly what this says; and
+/// `OpenAPIAnswersTests` drives every operation (grants, the change feed, Apple's Server API
+/// stand-in included) and validates each real answer's status and body against it. `x-maxBytes` is
 /// a length in UTF-8 bytes (what the service counts), next to `maxLength` in characters;
 /// `x-futureInstant` marks a date-time that must be later than the request's instant.
 public enum OpenAPIDocument {
@@ -46,7 +48,8 @@ public enum OpenAPIDocument {
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["signedPayload"], "description": "Other fields are ignored.", "properties": {"signedPayload": {"type": "string", "minLength": 1, "description": "App Store Server Notification V2 (JWS); one that does not verify is a 422."}}}}}},
         "responses": {
           "200": {"description": "Recorded or duplicate", "content": {"application/json": {"schema": {"type": "object", "properties": {"notificationUUID": {"type": "string"}, "result": {"type": "string", "enum": ["recorded", "duplicate"]}}}}}},
-          "400": {"$ref": "#/components/responses/Problem"}, "413": {"$ref": "#/components/responses/Problem"},
+          "400": {"$ref": "#/components/responses/Problem"}, "409": {"$ref": "#/components/responses/Problem", "description": "conflict: concurrent writers kept winning over the retries; nothing recorded, retry"},
+          "413": {"$ref": "#/components/responses/Problem"},
           "422": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}
         }
       }
@@ -122,6 +125,7 @@ public enum OpenAPIDocument {
           "200": {"description": "Apple's answer", "content": {"application/json": {"schema": {"type": "object", "required": ["originalTransactionId", "success", "outcome", "requestId", "days", "reason", "refreshed"], "properties": {"originalTransactionId": {"type": "string"}, "success": {"type": "boolean"}, "outcome": {"type": "string", "enum": ["accepted", "refused"]}, "requestId": {"type": "string"}, "days": {"type": "integer"}, "reason": {"type": "integer"}, "environment": {"type": "string"}, "effectiveDate": {"type": "string", "format": "date-time"}, "webOrderLineItemId": {"type": "string"}, "refreshed": {"type": "boolean", "description": "The chain's new status was fetched from Apple and recorded"}}}}}},
           "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
           "403": {"$ref": "#/components/responses/Problem"}, "404": {"$ref": "#/components/responses/Problem"},
+          "409": {"$ref": "#/components/responses/Problem", "description": "conflict: concurrent writers kept winning over the retries; nothing recorded, retry"},
           "413": {"$ref": "#/components/responses/Problem"},
           "422": {"$ref": "#/components/responses/Problem", "description": "apple_rejected (with appleErrorCode), not_auto_renewable, or server_api_not_configured"},
           "502": {"$ref": "#/components/responses/Problem", "description": "apple_unavailable (the attempt is recorded)"},
@@ -160,6 +164,7 @@ public enum OpenAPIDocument {
           "200": {"description": "The idempotency key's first grant, answered again; nothing recorded", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/GrantResponse"}}}},
           "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
           "403": {"$ref": "#/components/responses/Problem"}, "413": {"$ref": "#/components/responses/Problem"},
+          "409": {"$ref": "#/components/responses/Problem", "description": "conflict: concurrent writers kept winning over the retries; nothing recorded, retry"},
           "422": {"$ref": "#/components/responses/Problem", "description": "idempotency_key_reused: the key made a grant with another entitlement, duration/until or reason (grantId says which)"},
           "503": {"$ref": "#/components/responses/Problem"}
         }
@@ -178,6 +183,7 @@ public enum OpenAPIDocument {
           "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
           "403": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem", "description": "not_found: this user has no grant with this id"},
+          "409": {"$ref": "#/components/responses/Problem", "description": "conflict: concurrent writers kept winning over the retries; nothing recorded, retry"},
           "503": {"$ref": "#/components/responses/Problem"}
         }
       }
@@ -248,12 +254,13 @@ public enum OpenAPIDocument {
           "200": {"description": "Queued", "content": {"application/json": {"schema": {"type": "object", "properties": {"queued": {"type": "integer"}, "notQueued": {"type": "array", "items": {"type": "string"}, "description": "ids not in the feed, or not taken by the endpoint's filters"}}}}}},
           "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
           "403": {"$ref": "#/components/responses/Problem"}, "404": {"$ref": "#/components/responses/Problem"},
+          "409": {"$ref": "#/components/responses/Problem", "description": "conflict: concurrent writers kept winning over the retries; nothing recorded, retry"},
           "413": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}
         }
       }
     },
-    "/healthz": {"get": {"summary": "200 while the process runs", "security": [], "responses": {"200": {"description": "OK"}}}},
-    "/readyz": {"get": {"summary": "200 when PostgreSQL is reachable and this instance's code is not older than the database's projections, else 503 (store_unavailable or projection_version_ahead; draining after SIGTERM with IAP_LEDGER_DRAIN_SECONDS)", "security": [], "responses": {"200": {"description": "Ready"}, "503": {"$ref": "#/components/responses/Problem"}}}},
+    "/healthz": {"get": {"summary": "200 while the process runs", "security": [], "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string", "enum": ["ok"]}}}}}}}}},
+    "/readyz": {"get": {"summary": "200 when PostgreSQL is reachable and this instance's code is not older than the database's projections, else 503 (store_unavailable or projection_version_ahead; draining after SIGTERM with IAP_LEDGER_DRAIN_SECONDS)", "security": [], "responses": {"200": {"description": "Ready", "content": {"application/json": {"schema": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string", "enum": ["ready"]}}}}}}, "503": {"$ref": "#/components/responses/Problem"}}}},
     "/metrics": {"get": {"summary": "Prometheus text format", "security": [], "responses": {"200": {"description": "Metrics", "content": {"text/plain": {"schema": {"type": "string"}}}}}}},
     "/openapi.json": {"get": {"summary": "This document", "security": [], "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
     "/console": {"get": {"summary": "The web console (api.md §6): a static page that asks for an API key and calls this API with it", "security": [], "responses": {"200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}}, "304": {"description": "Not modified (If-None-Match)"}}}},

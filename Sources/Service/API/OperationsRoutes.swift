@@ -8,6 +8,8 @@ struct OperationsRoutes: Sendable {
     let drain: DrainSwitch
     /// Unready while the database's projections were built by newer code (rolling upgrades).
     var projectionVersions: ProjectionVersionWatch? = nil
+    /// Where `ErrorMapping` logs what an operator must see of a failed request.
+    let logger: Logger
 
     func register(on router: inout Router) {
         router.add("GET", "/healthz", inline: true) { _, _ in .json(200, Array(#"{"status":"ok"}"#.utf8)) }
@@ -22,7 +24,7 @@ struct OperationsRoutes: Sendable {
                 return response
             }
             if let ahead = projectionVersions?.projectionsAhead.first {
-                return ErrorMapping.response(for: .projectionVersionAhead(ahead), requestId: request.requestId)
+                return ErrorMapping.answer(.projectionVersionAhead(ahead), requestId: request.requestId, logger: logger)
             }
             if pool.ping(timeout: 2) { return .json(200, Array(#"{"status":"ready"}"#.utf8)) }
             var response = HTTPResponse.problem(

@@ -164,7 +164,8 @@ public final class ServiceApp: Sendable {
             // The key could not be checked because PostgreSQL is down: "retry", not "bad key".
             unauthenticated: { request in
                 authenticator.lookupWasUnavailable(for: request)
-                    ? ErrorMapping.response(for: .storeUnavailable("cannot check the API key"), requestId: request.requestId)
+                    ? ErrorMapping.answer(
+                        .storeUnavailable("cannot check the API key"), requestId: request.requestId, logger: logger)
                     : nil
             },
             observer: { method, route, status, seconds in
@@ -184,7 +185,9 @@ public final class ServiceApp: Sendable {
             changeWaiters: changeWaiters, handlers: handlers)
             .register(on: &router)
         let drain = DrainSwitch()
-        OperationsRoutes(pool: pool, metrics: metrics, drain: drain, projectionVersions: projectionVersions).register(on: &router)
+        OperationsRoutes(
+            pool: pool, metrics: metrics, drain: drain, projectionVersions: projectionVersions, logger: logger
+        ).register(on: &router)
         ConsoleRoutes().register(on: &router)
         AdminRoutes(engine: projections.engine, service: service, leases: leases).register(on: &router)
         ReconcileRoutes(service: service).register(on: &router)
@@ -195,7 +198,8 @@ public final class ServiceApp: Sendable {
         TestNotificationRoutes(service: service).register(on: &router)
         OfferRoutes(
             apps: options.configuration.apps,
-            signers: options.offerSigners ?? OfferRoutes.signers(from: options.configuration), clock: options.clock
+            signers: options.offerSigners ?? OfferRoutes.signers(from: options.configuration), clock: options.clock,
+            logger: logger
         ).register(on: &router)
         let handler = router
         var httpConfiguration = HTTPServer.Configuration(host: options.host, port: options.port)

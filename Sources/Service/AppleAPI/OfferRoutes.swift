@@ -14,6 +14,8 @@ struct OfferRoutes: Sendable {
     let signers: SignerLookup
     /// Milliseconds since 1970: the legacy `timestamp` and the JWS `iat`.
     let clock: @Sendable () -> Int64
+    /// Where `ErrorMapping` logs what an operator must see of a failed request.
+    let logger: Logger
 
     /// One signer per app whose config has a `serverAPI` key, built once at start-up. The
     /// config loader already read that `.p8` and checked it is EC P-256 (a bad one stopped
@@ -35,11 +37,7 @@ struct OfferRoutes: Sendable {
 
     func register(on router: inout Router) {
         router.add("POST", "/v1/offers/signatures", scope: "write") { request, _ in
-            do throws(ServiceError) {
-                return try sign(request)
-            } catch {
-                return ErrorMapping.response(for: error, requestId: request.requestId)
-            }
+            ErrorMapping.respond(logger, request) { () throws(ServiceError) in try sign(request) }
         }
     }
 
