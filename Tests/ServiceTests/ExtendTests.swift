@@ -42,6 +42,11 @@ import TestSupport
         #expect(response.json["environment"]?.stringValue == "Sandbox")
         #expect(response.json["refreshed"]?.boolValue == true)
         #expect(response.json["effectiveDate"]?.stringValue.flatMap(RFC3339.parse) != nil, "Apple's new renewal date")
+        // The answer carries the owner's document with the new expiry (29 days + the 7 asked).
+        #expect(response.json["customer"]?["userId"]?.stringValue == "u-1")
+        #expect(
+            response.json["customer"]?["entitlements"]?["pro"]?["expiresAt"]?.stringValue
+                == RFC3339.format(now + (29 + 7) * day), "\(response.text)")
         let sent = try #require(apple.sandbox.requests.first { $0.method == "PUT" })
         #expect(sent.path == "/inApps/v1/subscriptions/extend/7000001")
         #expect(try JSONValue.parse(sent.body) == .object([

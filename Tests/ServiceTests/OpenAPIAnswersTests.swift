@@ -141,6 +141,7 @@ import TestSupport
         let pending = try #require(try call("POST", "/v1/admin/apple/test-notification", body: ["environment": "Production"])
             .json["testNotificationToken"]?.stringValue)
         try call("GET", "/v1/admin/apple/test-notification/{token}", ["token": pending], query: "environment=Production")  // nothing yet
+        try call("GET", "/v1/admin/apple/test-notification/{token}", ["token": pending])  // remembered where it came from
         apple.production.addNotification(ReconcileTests.notification("7300009"))
         let reconciled = try call("POST", "/v1/admin/reconcile", body: ["since": .string(RFC3339.format(service.clock.now - hour))])
         #expect(reconciled.status == 200, "\(reconciled.text)")
@@ -150,6 +151,7 @@ import TestSupport
 
         // Operations and admin reads.
         try call("GET", "/v1/admin/metrics/overview", query: "interval=day")
+        try call("GET", "/v1/admin/catalog/unconfigured")
         try call("POST", "/v1/admin/replay", body: ["dryRun": .bool(true)])
         try call("GET", "/v1/admin/projections")
         try call("GET", "/v1/admin/webhooks")

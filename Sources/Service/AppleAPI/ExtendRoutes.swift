@@ -20,7 +20,10 @@ struct ExtendRoutes: Sendable {
                     "request.id": request.requestId, "originalTransactionId": otid, "days": String(record.extendByDays),
                     "outcome": record.outcome.rawValue,
                 ])
-                var writer = JSONWriter(capacity: 256)
+                // The owner's document after the read-back, so support sees the new expiresAt at once
+                // (api.md §5); null while nobody has claimed the chain.
+                let customer = try outcome.owner.map { owner throws(ServiceError) in try service.customer(userId: owner) }
+                var writer = JSONWriter(capacity: 256 + (customer?.count ?? 0))
                 writer.beginObject()
                 writer.key("originalTransactionId"); writer.string(otid)
                 writer.key("success"); writer.bool(record.outcome == .accepted)
@@ -32,6 +35,8 @@ struct ExtendRoutes: Sendable {
                 if let date = record.effectiveDate { writer.key("effectiveDate"); writer.string(RFC3339.format(date)) }
                 if let id = record.webOrderLineItemId { writer.key("webOrderLineItemId"); writer.string(id) }
                 writer.key("refreshed"); writer.bool(outcome.refreshed)
+                writer.key("customer")
+                if let customer { writer.raw(customer) } else { writer.null() }
                 writer.endObject()
                 return .json(200, writer.bytes)
             }

@@ -8,6 +8,8 @@ extension LedgerService {
         var record: RenewalExtension
         /// Apple's answer was recorded and the chain's newest facts fetched and recorded.
         var refreshed: Bool
+        /// Who owns the chain (nil: nobody claimed it yet): the answer carries their document.
+        var owner: String?
     }
 
     /// `POST /v1/subscriptions/{originalTransactionId}/extend` (admin, api.md §5): Apple's Extend
@@ -22,10 +24,16 @@ extension LedgerService {
     ) throws(ServiceError) -> ExtendOutcome {
         // Before Apple is asked: what it answers could not be recorded (rolling upgrade in progress).
         try projectionVersions.requireCurrent()
-        let latest = try read { connection throws(ServiceError) -> Transaction? in
+        let (latest, owner) = try read { connection throws(ServiceError) -> (Transaction?, String?) in
             let stream = LedgerStream.chain(otid)
-            guard let loaded = try repository.load(streams: [stream], on: connection)[stream] else { return nil }
-            return Chain.fold(loaded.events).latestTransactions.max { $0.purchaseDate < $1.purchaseDate }
+            guard let loaded = try repository.load(streams: [stream], on: connection)[stream] else { return (nil, nil) }
+            let owners = try database { () throws(DatabaseError) in
+                try connection.query(ChainOwnersTable.owner(of: otid))
+            }
+            return (
+                Chain.fold(loaded.events).latestTransactions.max { $0.purchaseDate < $1.purchaseDate },
+                owners.isEmpty ? nil : owners[0, 0]
+            )
         }
         guard let latest else { throw .notFound("no transaction chain \(otid) has been recorded") }
         guard latest.type == "Auto-Renewable Subscription" else {
@@ -65,19 +73,19 @@ extension LedgerService {
                 idempotencyKey: nil, on: connection)
         }
         if let failure { throw failure }
-        guard attempt.outcome == .accepted else { return ExtendOutcome(record: attempt, refreshed: false) }
+        guard attempt.outcome == .accepted else { return ExtendOutcome(record: attempt, refreshed: false, owner: owner) }
         do {
             let statuses = try client.allSubscriptionStatuses(
                 otid, environment: AppStoreServerEnvironment(rawValue: attempt.environment ?? latest.environment))
             let batch = try verifiedBatch(transactions: [], statuses: statuses)
             _ = try record(batch, claimant: nil, context: context)
-            return ExtendOutcome(record: attempt, refreshed: true)
+            return ExtendOutcome(record: attempt, refreshed: true, owner: owner)
         } catch {
             // Extended at Apple and recorded as such; the new expiry arrives with Apple's notification.
             logger.warning("extend: the refreshed status could not be recorded", [
                 "originalTransactionId": otid, "request.id": context.requestId, "error": "\(error)",
             ])
-            return ExtendOutcome(record: attempt, refreshed: false)
+            return ExtendOutcome(record: attempt, refreshed: false, owner: owner)
         }
     }
 }
