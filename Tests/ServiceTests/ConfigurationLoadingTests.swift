@@ -1,5 +1,7 @@
 import Foundation
-import Service
+import JSON
+import Ledger
+@testable import Service
 import TestSupport
 import Testing
 
@@ -108,6 +110,46 @@ import Testing
     func badDurationsNameTheKey(products: String, message: String) {
         #expect {
             _ = try Self.parse(products)
+        } throws: { error in
+            "\(error)".hasPrefix("c.json: " + message)
+        }
+    }
+}
+
+/// A subscription's `period` (api.md §1): one of Apple's six billing periods, recorded with the
+/// catalog, which MRR normalises by (§3.1).
+@Suite struct BillingPeriodConfigurationTests {
+    @Test func aSubscriptionDeclaresItsBillingPeriodAndTheRecordedCatalogKeepsIt() throws {
+        let configuration = try NonRenewingConfigurationTests.parse(
+            #"{"y": {"type": "subscription", "entitlements": ["pro"], "period": "P1Y"}, "m": {"type": "subscription", "entitlements": ["pro"]}}"#)
+        #expect(configuration.apps[0].products["y"]?.period == .year)
+        #expect(configuration.apps[0].products["m"]?.period == nil)
+        let catalog = configuration.catalog
+        #expect(catalog.products["y"]?.period == .year)
+        // Round trip through the recorded JSON; a product without a period writes none, so a
+        // catalog that declares none keeps the hash it always had.
+        let json = catalog.canonicalJSON()
+        #expect(try Catalog(canonicalJSON: JSONValue.parse(json)) == catalog)
+        let text = String(decoding: json, as: UTF8.self)
+        #expect(text.contains(#""y":{"type":"subscription","entitlements":["pro"],"grants":{},"period":"P1Y"}"#), "\(text)")
+        #expect(text.contains(#""m":{"type":"subscription","entitlements":["pro"],"grants":{}}"#), "\(text)")
+        // A catalog recorded before periods existed still decodes, without one.
+        let old = try Catalog(canonicalJSON: JSONValue.parse(Array(
+            #"{"products":{"m":{"type":"subscription","entitlements":["pro"],"grants":{}}}}"#.utf8)))
+        #expect(old.products["m"] == Ledger.Product(type: .subscription, entitlements: ["pro"]))
+    }
+
+    @Test(arguments: [
+        (#"{"p": {"type": "subscription", "period": "P5W"}}"#,
+         "apps[0].products.p.period: expected one of P1W, P1M, P2M, P3M, P6M, P1Y (ISO 8601), got \"P5W\""),
+        (#"{"p": {"type": "subscription", "period": "P30D"}}"#, "apps[0].products.p.period: expected one of P1W"),
+        (#"{"p": {"type": "subscription", "period": 12}}"#, "apps[0].products.p.period: expected a string"),
+        (#"{"p": {"type": "non-renewing", "duration": "P1M", "period": "P1M"}}"#,
+         "apps[0].products.p.period: only a subscription takes a billing period"),
+    ])
+    func aPeriodOtherThanApplesSixNamesTheKeyAndTheFile(products: String, message: String) {
+        #expect {
+            _ = try NonRenewingConfigurationTests.parse(products)
         } throws: { error in
             "\(error)".hasPrefix("c.json: " + message)
         }

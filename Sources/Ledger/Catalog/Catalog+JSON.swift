@@ -30,6 +30,9 @@ extension Catalog {
             if let duration = product.duration {
                 w.key("duration"); w.string(duration.description)
             }
+            if let period = product.period {
+                w.key("period"); w.string(period.rawValue)
+            }
             w.endObject()
         }
         w.endObject()
@@ -63,7 +66,10 @@ extension Catalog {
                 }
                 duration = parsed
             }
-            decoded[id] = Product(type: type, entitlements: entitlements, grants: grants, duration: duration)
+            // A period this reader does not know (a later version's) is left out, not refused:
+            // it only weighs money, never what a product grants.
+            let period = entry["period"]?.stringValue.flatMap(BillingPeriod.init(rawValue:))
+            decoded[id] = Product(type: type, entitlements: entitlements, grants: grants, duration: duration, period: period)
         }
         self.init(products: decoded)
     }

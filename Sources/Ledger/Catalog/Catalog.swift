@@ -33,14 +33,19 @@ public struct Product: Sendable, Hashable {
     /// How long a non-renewing purchase gives access; purchases of the same product stack.
     /// nil: until revoked.
     public var duration: ISODuration?
+    /// A subscription's billing period, when the config declares it (MRR); nil: the analytics
+    /// snap each transaction's length to the nearest standard period.
+    public var period: BillingPeriod?
 
     public init(
-        type: ProductType, entitlements: [String] = [], grants: [String: Int64] = [:], duration: ISODuration? = nil
+        type: ProductType, entitlements: [String] = [], grants: [String: Int64] = [:], duration: ISODuration? = nil,
+        period: BillingPeriod? = nil
     ) {
         self.type = type
         self.entitlements = entitlements
         self.grants = grants
         self.duration = duration
+        self.period = period
     }
 }
 

@@ -251,7 +251,7 @@ struct ConfigurationReader {
 
     func product(_ value: JSONValue, at key: String) throws(ConfigurationError) -> Configuration.Product {
         let members = try object(value, at: key)
-        try allowOnly(["type", "entitlements", "grants", "duration"], in: members, at: key)
+        try allowOnly(["type", "entitlements", "grants", "duration", "period"], in: members, at: key)
         guard let typeValue = members["type"] else { throw error("\(key).type", "is required") }
         let typeWord = try string(typeValue, at: "\(key).type")
         guard let kind = Configuration.Product.Kind(rawValue: typeWord) else {
@@ -286,6 +286,19 @@ struct ConfigurationReader {
             }
             duration = text
         }
-        return .init(kind: kind, entitlements: entitlements, grants: grants, duration: duration)
+        var period: BillingPeriod?
+        if let value = members["period"] {
+            let text = try string(value, at: "\(key).period")
+            guard kind == .subscription else {
+                throw error("\(key).period", "only a subscription takes a billing period")
+            }
+            // Only Apple's six: any other length could not be billed, so it is a typo.
+            guard let known = BillingPeriod(rawValue: text) else {
+                let words = BillingPeriod.allCases.map(\.rawValue).joined(separator: ", ")
+                throw error("\(key).period", "expected one of \(words) (ISO 8601), got \"\(text)\"")
+            }
+            period = known
+        }
+        return .init(kind: kind, entitlements: entitlements, grants: grants, duration: duration, period: period)
     }
 }

@@ -27,12 +27,19 @@ public struct Configuration: Sendable {
         public var grants: [String: Int64]
         /// Non-renewing only: an ISO 8601 duration (`P1M`); nil grants until revoked.
         public var duration: String?
+        /// Subscription only: its billing period (`P1W` … `P1Y`, api.md §1), which MRR
+        /// normalises by; nil: the transaction's length snapped to the nearest standard one.
+        public var period: BillingPeriod?
 
-        public init(kind: Kind, entitlements: [String], grants: [String: Int64], duration: String? = nil) {
+        public init(
+            kind: Kind, entitlements: [String], grants: [String: Int64], duration: String? = nil,
+            period: BillingPeriod? = nil
+        ) {
             self.kind = kind
             self.entitlements = entitlements
             self.grants = grants
             self.duration = duration
+            self.period = period
         }
     }
 

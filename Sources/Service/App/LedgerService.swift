@@ -174,7 +174,7 @@ extension Configuration {
                 }
                 products[productId] = Ledger.Product(
                     type: type, entitlements: product.entitlements, grants: product.grants,
-                    duration: product.duration.flatMap(ISODuration.init))
+                    duration: product.duration.flatMap(ISODuration.init), period: product.period)
             }
         }
         return Catalog(products: products)
