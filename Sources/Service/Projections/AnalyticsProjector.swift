@@ -157,7 +157,8 @@ final class AnalyticsProjector: Sendable {
         }
     }
 
-    /// Publishes the configured catalog to `analytics.products` (the balance ledger uses it).
+    /// Publishes the configured catalog to `analytics.products` (the balance ledger uses its
+    /// grants, `analytics.billing_period` its periods).
     static func publish(_ catalog: Catalog, on connection: Connection) throws(DatabaseError) {
         let ids = catalog.products.keys.sorted()
         let types = ids.map { catalog.products[$0]!.type.rawValue }
@@ -172,19 +173,21 @@ final class AnalyticsProjector: Sendable {
             w.endObject()
             return String(decoding: w.bytes, as: UTF8.self)
         }
+        let periods = ids.map { catalog.products[$0]!.period?.rawValue }
         try connection.executeScript("BEGIN")
         do {
             try connection.execute("DELETE FROM analytics.products WHERE NOT (product_id = ANY($1::text[]))", [PostgresArray.literal(ids)])
             if !ids.isEmpty {
                 try connection.execute(
                     """
-                    INSERT INTO analytics.products (product_id, type, entitlements, grants, updated_at)
-                    SELECT p, t, e::text[], g::jsonb, now() FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(p, t, e, g)
+                    INSERT INTO analytics.products (product_id, type, entitlements, grants, period, updated_at)
+                    SELECT p, t, e::text[], g::jsonb, pe, now()
+                    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS x(p, t, e, g, pe)
                     ON CONFLICT (product_id) DO UPDATE SET type = excluded.type, entitlements = excluded.entitlements,
-                        grants = excluded.grants, updated_at = now()
+                        grants = excluded.grants, period = excluded.period, updated_at = now()
                     """,
                     [PostgresArray.literal(ids), PostgresArray.literal(types), PostgresArray.literal(entitlements),
-                     PostgresArray.literal(grants)])
+                     PostgresArray.literal(grants), PostgresArray.literal(periods)])
             }
             try connection.executeScript("COMMIT")
         } catch {
