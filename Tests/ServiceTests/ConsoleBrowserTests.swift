@@ -235,7 +235,8 @@ import TestSupport
     }
 
     /// What a first-hour user met: a notification in the timeline said only its transaction id, a
-    /// user never seen showed an empty "Version 0" page, and the overview did not say whose money.
+    /// user never seen showed an empty "Version 0" page, and the overview did not say whose money
+    /// (now it shows Production unless asked, and says the environment its answer names).
     @Test func theTimelineNamesNotificationsANeverSeenUserSaysSoAndTheOverviewNamesItsEnvironment() throws {
         _ = try seedCustomer(Self.user)
         let now = service.clock.now
@@ -262,11 +263,16 @@ import TestSupport
         try browser.waitForText("#never-seen", containing: "No purchases yet")
         #expect(try !browser.text(try browser.find("main")).contains("Version 0"))
 
+        // Production unless asked (api.md §3.1), as the answer echoes it; there is no "all".
         try browser.execute("location.hash = '#/overview'")
-        try browser.waitForText("#overview-environment", containing: "all environments together")
-        try browser.execute("location.hash = '#/overview?environment=Production'")
         try browser.waitForText("#overview-environment", containing: "Environment: Production.")
         #expect(try browser.execute("return document.getElementById('range-environment').value").stringValue == "Production")
+        let options = try browser.execute(
+            "return [...document.querySelectorAll('#range-environment option')].map((o) => o.value).join(',')")
+        #expect(options.stringValue == "Production,Sandbox,Xcode,LocalTesting")
+        try browser.execute("location.hash = '#/overview?environment=Sandbox'")
+        try browser.waitForText("#overview-environment", containing: "Environment: Sandbox.")
+        #expect(try browser.execute("return document.getElementById('range-environment').value").stringValue == "Sandbox")
         try expectCleanLogs()
     }
 

@@ -18,7 +18,12 @@ import TestSupport
     }
 
     @Test func activeMrrNewChurnedAndRefundedFollowWhatWasBought() throws {
-        let service = try TestService()
+        // These Sandbox periods last as long as Production's (a real Sandbox month lasts 5
+        // minutes), so the catalog declares their billing periods.
+        var configuration = TestService.configuration()
+        configuration.apps[0].products[TestService.monthly]?.period = .month
+        configuration.apps[0].products[TestService.yearly]?.period = .year
+        let service = try TestService(configuration: configuration)
         defer { service.stop() }
         let api = service.client()
         let now = TestVectors.nowMillis
@@ -41,7 +46,8 @@ import TestSupport
         d["signedDate"] = .int(now - 2 * day)
         #expect(try api.notify(Mint.notification("REFUND", transaction: d)).status == 200)
 
-        let path = "/v1/admin/metrics/overview?from=\(RFC3339.format(now - 15 * day))&to=\(RFC3339.format(now))"
+        // The test vectors sign Sandbox facts: ask for Sandbox (Production is the default).
+        let path = "/v1/admin/metrics/overview?from=\(RFC3339.format(now - 15 * day))&to=\(RFC3339.format(now))&environment=Sandbox"
         var answer = JSONValue.null
         let caughtUp = opsEventually(within: 20) {
             guard let response = try? api.get(path), response.status == 200 else { return false }
@@ -51,6 +57,7 @@ import TestSupport
         #expect(caughtUp, "\(answer)")
         let series = answer["series"]
         #expect(answer["interval"]?.stringValue == "day")
+        #expect(answer["environment"]?.stringValue == "Sandbox")
         #expect(series?["activeSubscriptions"]?.arrayValue?.count == 16, "15 days and today's partial one")
         #expect(series?["activeSubscriptions"]?.arrayValue?.last?["value"]?.int64Value == 2, "A and B now")
         #expect(Self.value(series?["activeSubscriptions"], on: now - 12 * day) == 1, "C alone then")
@@ -59,15 +66,14 @@ import TestSupport
         #expect(Self.value(series?["churned"], on: now - 10 * day) == 1)
         #expect(Self.total(series?["churned"]) == 1)
         #expect(Self.value(series?["refunded"], on: now - 2 * day) == 1)
-        // MRR: a month's price as it is, a year's a twelfth (each scaled by its own length).
-        let usd = Int64((9990.0 * 2_629_746 / (30 * 86_400)).rounded())
-        let eur = Int64((119_880.0 * 2_629_746 / (365 * 86_400)).rounded())
-        #expect(series?["mrr"]?["USD"]?.arrayValue?.last?["value"]?.int64Value == usd)
-        #expect(series?["mrr"]?["EUR"]?.arrayValue?.last?["value"]?.int64Value == eur)
+        // MRR: P1M, a month's price as it is (9990, not 9990 × 30.44 / 30 = 10127 by its length);
+        // P1Y, a twelfth: 119880 / 12 = 9990.
+        #expect(series?["mrr"]?["USD"]?.arrayValue?.last?["value"]?.int64Value == 9990)
+        #expect(series?["mrr"]?["EUR"]?.arrayValue?.last?["value"]?.int64Value == 9990)
         #expect(Self.value(series?["mrr"]?["EUR"], on: now - 12 * day) == 0, "B was not bought yet")
 
         // By month, and only Production: nothing here is Production.
-        let monthly = try api.get(path + "&interval=month&environment=Production")
+        let monthly = try api.get(path.replacingOccurrences(of: "Sandbox", with: "Production") + "&interval=month")
         #expect(monthly.status == 200, "\(monthly.text)")
         #expect(Self.total(monthly.json["series"]?["activeSubscriptions"]) == 0)
         #expect(monthly.json["environment"]?.stringValue == "Production")
@@ -82,6 +88,7 @@ import TestSupport
         let now = TestVectors.nowMillis
         let defaults = try api.get("/v1/admin/metrics/overview")
         #expect(defaults.status == 200)
+        #expect(defaults.json["environment"]?.stringValue == "Production", "Production unless asked")
         #expect(defaults.json["series"]?["activeSubscriptions"]?.arrayValue?.count ?? 0 >= 30, "the last 30 days by day")
         for query in ["interval=hour", "from=yesterday", "from=\(RFC3339.format(now))&to=\(RFC3339.format(now - day))",
                       "from=\(RFC3339.format(now - 500 * day))&to=\(RFC3339.format(now))", "environment=Test"] {

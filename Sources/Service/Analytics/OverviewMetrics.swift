@@ -1,15 +1,24 @@
 import EventStore
 import JSON
 
-/// `GET /v1/admin/metrics/overview` (api.md §6): the console's charts, read from the analytics
-/// projection (docs/analytics.md) in one statement. The one reader of this SQL.
+/// `GET /v1/admin/metrics/overview` (api.md §6, §3.1): the console's charts, read from the
+/// analytics projection (docs/analytics.md) in one statement. The one reader of this SQL.
+///
+/// Every figure is of one store environment (`environment`, Production by default): a Sandbox
+/// test purchase never adds to Production's numbers.
 ///
 /// Per bucket (UTC `day`, ISO `week` from Monday, or calendar `month`, starting at `t`), judged at
 /// the bucket's end `e` (or `to`, for the last one):
 /// - `activeSubscriptions`: auto-renewable chains with a period covering `e` (bought before it,
 ///   ending at or after it, neither upgraded away nor revoked before it) — `daily_metrics`' rule;
-/// - `mrr`: those periods' prices, each scaled to a month of 30.436875 days by its own length
-///   (a yearly price counts a twelfth, a weekly one 4.35×), summed per currency, in milliunits;
+/// - `mrr`: per currency, in milliunits, for every chain with a paid period covering `e` (grace
+///   period counts: a period runs on to the grace end of a renewal info signed after it began;
+///   not revoked, not a free trial — price 0, or offer type 1 with FREE_TRIAL —, and billing
+///   retry covers nothing) that period's price normalised to a month by its billing period:
+///   `analytics.billing_period` (the catalog's `period`, else the period's length snapped to the
+///   nearest standard one, Sandbox by Apple's accelerated table) times
+///   `analytics.billing_periods.monthly_factor` (30.436875 / 7 for P1W … 1/12 for P1Y). Never the
+///   raw length scaled to a month: a 5-minute Sandbox month so scaled counted 8,766 times its price;
 /// - `new`: first purchases of auto-renewable chains in the bucket;
 /// - `churned`: chains now `expired` (not in grace or billing retry) whose last period ended in it;
 /// - `refunded`: transactions of any type refunded or revoked in it (family revocations aside).
@@ -29,7 +38,7 @@ enum OverviewMetrics {
         var mrr: [String: Int64]
     }
 
-    static func query(from: Int64, to: Int64, interval: Interval, environment: String?) -> Query {
+    static func query(from: Int64, to: Int64, interval: Interval, environment: String) -> Query {
         """
         WITH bounds AS (
             SELECT analytics.ms(\(from)) AS f, analytics.ms(\(to)) AS t, ('1 ' || \(interval.rawValue))::interval AS step
@@ -39,32 +48,38 @@ enum OverviewMetrics {
         ), periods AS (
             SELECT x.original_transaction_id, x.purchase_date, x.price_milli, x.currency,
                 least(x.expires_date, coalesce(x.revocation_date, 'infinity')) AS ends,
-                extract(epoch FROM x.expires_date - x.purchase_date) AS seconds
-            FROM analytics.transactions x, bounds
+                CASE WHEN x.revocation_date IS NULL AND r.signed_date >= x.purchase_date
+                    THEN greatest(x.expires_date, r.grace_period_expires_date)
+                    ELSE least(x.expires_date, coalesce(x.revocation_date, 'infinity'))
+                END AS paid_until,
+                coalesce(x.price_milli = 0 OR (x.offer_type = 1 AND x.offer_discount_type = 'FREE_TRIAL'), false) AS free,
+                analytics.billing_period(x.product_id, x.environment, extract(epoch FROM x.expires_date - x.purchase_date)) AS period
+            FROM analytics.transactions x
+            CROSS JOIN bounds
+            LEFT JOIN analytics.renewal_infos r ON r.original_transaction_id = x.original_transaction_id
             WHERE x.type = 'Auto-Renewable Subscription' AND NOT x.is_upgraded AND x.expires_date IS NOT NULL
-              AND x.purchase_date < bounds.t
-              AND least(x.expires_date, coalesce(x.revocation_date, 'infinity')) >= (SELECT min(e) FROM buckets)
-              AND (\(environment)::text IS NULL OR x.environment = \(environment)::text)
+              AND x.purchase_date < bounds.t AND x.environment = \(environment)::text
+              AND greatest(x.expires_date, r.grace_period_expires_date) >= (SELECT min(e) FROM buckets)
         )
         SELECT (extract(epoch FROM b.s) * 1000)::bigint,
             (SELECT count(DISTINCT p.original_transaction_id) FROM periods p WHERE p.purchase_date < b.e AND p.ends >= b.e),
             (SELECT count(*) FROM analytics.transactions n
              WHERE n.type = 'Auto-Renewable Subscription' AND n.transaction_id = n.original_transaction_id
-               AND n.purchase_date >= b.lo AND n.purchase_date < b.e
-               AND (\(environment)::text IS NULL OR n.environment = \(environment)::text)),
+               AND n.purchase_date >= b.lo AND n.purchase_date < b.e AND n.environment = \(environment)::text),
             (SELECT count(*) FROM analytics.subscriptions c
              WHERE c.status = 'expired' AND c.expires_date >= b.lo AND c.expires_date < b.e
-               AND (\(environment)::text IS NULL OR c.environment = \(environment)::text)),
+               AND c.environment = \(environment)::text),
             (SELECT count(*) FROM analytics.transactions r
              WHERE r.revocation_date >= b.lo AND r.revocation_date < b.e
-               AND r.revocation_type IS DISTINCT FROM 'FAMILY_REVOKE'
-               AND (\(environment)::text IS NULL OR r.environment = \(environment)::text)),
+               AND r.revocation_type IS DISTINCT FROM 'FAMILY_REVOKE' AND r.environment = \(environment)::text),
             (SELECT coalesce(jsonb_object_agg(m.currency, m.milli), '{}'::jsonb)::text FROM (
-                SELECT p.currency, round(sum(p.price_milli * 2629746.0 / p.seconds))::bigint AS milli
-                FROM periods p
-                WHERE p.purchase_date < b.e AND p.ends >= b.e AND p.price_milli IS NOT NULL
-                  AND p.currency IS NOT NULL AND p.seconds > 0
-                GROUP BY p.currency) m)
+                SELECT c.currency, round(sum(c.price_milli * bp.monthly_factor))::bigint AS milli
+                FROM (SELECT DISTINCT ON (p.original_transaction_id) p.*
+                      FROM periods p WHERE p.purchase_date < b.e AND p.paid_until >= b.e
+                      ORDER BY p.original_transaction_id, p.purchase_date DESC) c
+                JOIN analytics.billing_periods bp ON bp.period = c.period
+                WHERE c.price_milli IS NOT NULL AND c.currency IS NOT NULL AND NOT c.free
+                GROUP BY c.currency) m)
         FROM buckets b
         ORDER BY b.s
         """
@@ -93,9 +108,9 @@ enum OverviewMetrics {
         }
     }
 
-    /// The answer: `{"from", "to", "interval", "environment"?, "series": {…}}`.
+    /// The answer: `{"from", "to", "interval", "environment", "series": {…}}`.
     static func json(
-        _ buckets: [Bucket], from: Int64, to: Int64, interval: Interval, environment: String?
+        _ buckets: [Bucket], from: Int64, to: Int64, interval: Interval, environment: String
     ) -> [UInt8] {
         var w = JSONWriter(capacity: 256 + buckets.count * 200)
         func series(_ name: String, _ value: (Bucket) -> Int64) {
@@ -113,7 +128,7 @@ enum OverviewMetrics {
         w.key("from"); w.string(RFC3339.format(from))
         w.key("to"); w.string(RFC3339.format(to))
         w.key("interval"); w.string(interval.rawValue)
-        if let environment { w.key("environment"); w.string(environment) }
+        w.key("environment"); w.string(environment)
         w.key("series")
         w.beginObject()
         series("activeSubscriptions") { $0.active }

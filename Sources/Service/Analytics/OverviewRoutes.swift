@@ -3,7 +3,8 @@ import HTTP
 import JSON
 
 /// `GET /v1/admin/metrics/overview?from=&to=&interval=day|week|month[&environment=]` (admin,
-/// api.md §6): the console's charts from the analytics projection (`OverviewMetrics`).
+/// api.md §6, §3.1): the console's charts from the analytics projection (`OverviewMetrics`), one
+/// store environment at a time (Production unless asked), never several summed.
 struct OverviewRoutes: Sendable {
     let service: LedgerService
 
@@ -28,10 +29,14 @@ struct OverviewRoutes: Sendable {
         var from: Int64
         var to: Int64
         var interval: OverviewMetrics.Interval
-        var environment: String?
+        var environment: String
     }
 
-    /// Defaults: the last 30 days, by day, every environment.
+    /// The environments one answer may show; Production unless asked (api.md §3.1: no money
+    /// figure mixes them, so there is no "all").
+    static let environments = ["Production", "Sandbox", "Xcode", "LocalTesting"]
+
+    /// Defaults: the last 30 days, by day, Production.
     static func parameters(_ request: HTTPRequest, now: Int64) throws(ServiceError) -> Parameters {
         func instant(_ name: String) throws(ServiceError) -> Int64? {
             guard let text = request.query[name] else { return nil }
@@ -51,9 +56,9 @@ struct OverviewRoutes: Sendable {
         guard OverviewMetrics.bucketCount(from: from, to: to, interval: interval) <= Int64(OverviewMetrics.maxBuckets) else {
             throw .invalidRequest("from…to spans more than \(OverviewMetrics.maxBuckets) \(interval.rawValue)s: use a shorter range or a longer interval")
         }
-        let environment = request.query["environment"]
-        if let environment, !["Production", "Sandbox", "LocalTesting", "Xcode"].contains(environment) {
-            throw .invalidRequest("environment must be Production, Sandbox, LocalTesting or Xcode")
+        let environment = request.query["environment"] ?? "Production"
+        guard environments.contains(environment) else {
+            throw .invalidRequest("environment must be Production (the default), Sandbox, Xcode or LocalTesting, got \"\(environment)\"")
         }
         return Parameters(from: from, to: to, interval: interval, environment: environment)
     }

@@ -11,17 +11,16 @@ extension ConsoleAssets {
           const to = parseInstant(params.get('to') ?? '') ?? new Date();
           const from = parseInstant(params.get('from') ?? '') ?? new Date(to.getTime() - 30 * DAY);
           const interval = ['day', 'week', 'month'].includes(params.get('interval')) ? params.get('interval') : 'day';
-          const environment = ENVIRONMENTS.includes(params.get('environment')) ? params.get('environment') : '';
+          // One store at a time, Production unless asked: Sandbox and test purchases are no revenue
+          // and the API never sums environments (api.md §3.1), so there is no "all".
+          const environment = ENVIRONMENTS.includes(params.get('environment')) ? params.get('environment') : 'Production';
           main.append(h('h1', {}, 'Overview'), rangeForm(from, to, interval, environment));
-          // Say which store's money this is: Sandbox and test-store purchases are not revenue.
-          main.append(h('p', { id: 'overview-environment', role: 'status' },
-            environment ? ['Environment: ', h('strong', {}, environment), '.']
-              : ['Environment: ', h('strong', {}, 'all environments together'),
-                 ' (Production, Sandbox and test purchases mixed): choose Production for real revenue.']));
+          // Says which store's money this is, as the answer names it (not as the form asked).
+          const status = h('p', { id: 'overview-environment', role: 'status' }, `Environment: ${environment} (loading).`);
+          main.append(status);
           const body = h('div', { class: 'charts' }, loading('Loading the metrics…'));
           main.append(body);
-          const query = new URLSearchParams({ from: from.toISOString(), to: to.toISOString(), interval });
-          if (environment) query.set('environment', environment);
+          const query = new URLSearchParams({ from: from.toISOString(), to: to.toISOString(), interval, environment });
           let metrics;
           try {
             metrics = await api(`/v1/admin/metrics/overview?${query}`);
@@ -31,6 +30,7 @@ extension ConsoleAssets {
             return;
           }
           if (!isCurrent()) return;
+          clear(status).append('Environment: ', h('strong', {}, metrics?.environment ?? 'unknown'), '.');
           clear(body);
           const series = metrics?.series ?? {};
           body.append(section('Active subscriptions',
@@ -57,12 +57,10 @@ extension ConsoleAssets {
           const select = h('select', { id: 'range-interval' },
             ['day', 'week', 'month'].map((x) => h('option', { value: x, selected: x === interval }, x)));
           const environmentSelect = h('select', { id: 'range-environment' },
-            h('option', { value: '', selected: !environment }, 'All environments'),
             ENVIRONMENTS.map((x) => h('option', { value: x, selected: x === environment }, x)));
           return h('form', { class: 'lookup', 'aria-label': 'Range', onsubmit: (e) => {
             e.preventDefault();
-            const q = new URLSearchParams({ interval: select.value });
-            if (environmentSelect.value) q.set('environment', environmentSelect.value);
+            const q = new URLSearchParams({ interval: select.value, environment: environmentSelect.value });
             if (fromInput.value) q.set('from', `${fromInput.value}T00:00:00Z`);
             if (toInput.value) q.set('to', `${toInput.value}T23:59:59Z`);
             navigate(`#/overview?${q}`);
