@@ -1674,5 +1674,303 @@ GRANT SELECT ON analytics.billing_periods TO iap_analyst, iap_ledger_service;
 GRANT EXECUTE ON FUNCTION analytics.billing_period(text, text, numeric) TO iap_analyst, iap_ledger_service;
 
 """#),
+        Migration(
+            version: 37, name: "0037_create_revenue_movements.sql",
+            sql: #"""
+-- Money you can quote (api.md §3.1), second step: one row per charge and per refund, with Apple's
+-- commission and an estimated proceeds figure, and prorated refunds (revocationPercentage, App
+-- Store Server API 1.19) counted at their share, on the day they happened.
+--
+-- revenue_movements is a view over the kept facts, not a table written once: a fact that
+-- arrives late (a renewal out of order, a refund Apple reverses) restates exactly the rows it
+-- touches, as a replay would, and every figure follows from the log and the config in force.
+
+-- Apple's revocationPercentage (milliunits: 50000 is half) of a prorated refund; NULL for a full
+-- one. Filled for the rows already there from the event each was kept from, like 0036 did.
+ALTER TABLE analytics.transactions ADD COLUMN revocation_percentage BIGINT;
+COMMENT ON COLUMN analytics.transactions.revocation_percentage IS 'Apple revocationPercentage of a prorated refund (REFUND_PRORATED), in milliunits (50000 = 50 %); NULL: none given, the whole price.';
+UPDATE analytics.transactions t SET revocation_percentage = (e.data->>'revocationPercentage')::bigint
+FROM es.events e WHERE e.seq = t.seq AND e.data ? 'revocationPercentage';
+
+-- Each app's commission program (config `commission`, api.md §1), published by the service at
+-- start as analytics.products is.
+CREATE TABLE analytics.apps (
+    bundle_id  TEXT PRIMARY KEY,
+    commission TEXT NOT NULL CHECK (commission IN ('standard', 'small-business')),
+    updated_at TIMESTAMPTZ NOT NULL
+);
+COMMENT ON TABLE analytics.apps IS 'The configured apps and their commission program, published by the service at start.';
+COMMENT ON COLUMN analytics.apps.bundle_id IS 'The app''s bundle id.';
+COMMENT ON COLUMN analytics.apps.commission IS 'standard (30 %, 15 % for a subscription''s periods after its first paid year) or small-business (15 % everywhere).';
+COMMENT ON COLUMN analytics.apps.updated_at IS 'When the service last published it.';
+
+-- Every recorded version of every transaction (one TransactionRecorded event each): a refund,
+-- its reversal and a prorated share each re-sign the transaction.
+CREATE TABLE analytics.transaction_versions (
+    seq                     BIGINT PRIMARY KEY,
+    transaction_id          TEXT NOT NULL,
+    original_transaction_id TEXT NOT NULL,
+    signed_date             TIMESTAMPTZ NOT NULL,
+    expires_date            TIMESTAMPTZ,
+    revocation_date         TIMESTAMPTZ,
+    revocation_type         TEXT,
+    revocation_percentage   BIGINT,
+    environment             TEXT NOT NULL
+);
+CREATE INDEX transaction_versions_transaction_id_idx ON analytics.transaction_versions (transaction_id);
+COMMENT ON TABLE analytics.transaction_versions IS 'Every recorded version of a transaction (one per TransactionRecorded event): how its revocation changed over time.';
+COMMENT ON COLUMN analytics.transaction_versions.seq IS 'The event''s position in the log.';
+COMMENT ON COLUMN analytics.transaction_versions.transaction_id IS 'Apple transactionId.';
+COMMENT ON COLUMN analytics.transaction_versions.original_transaction_id IS 'Apple originalTransactionId (the chain).';
+COMMENT ON COLUMN analytics.transaction_versions.signed_date IS 'When Apple signed this version.';
+COMMENT ON COLUMN analytics.transaction_versions.expires_date IS 'Its expiresDate (subscriptions).';
+COMMENT ON COLUMN analytics.transaction_versions.revocation_date IS 'Its revocationDate; NULL: not revoked (or the revocation was reversed).';
+COMMENT ON COLUMN analytics.transaction_versions.revocation_type IS 'REFUND_FULL, REFUND_PRORATED or FAMILY_REVOKE.';
+COMMENT ON COLUMN analytics.transaction_versions.revocation_percentage IS 'Share refunded in milliunits (prorated refunds); NULL: all of it.';
+COMMENT ON COLUMN analytics.transaction_versions.environment IS 'Production, Sandbox, Xcode or LocalTesting.';
+INSERT INTO analytics.transaction_versions
+SELECT e.seq, e.data->>'transactionId', e.data->>'originalTransactionId',
+    analytics.ms((e.data->>'signedDate')::bigint), analytics.ms((e.data->>'expiresDate')::bigint),
+    analytics.ms((e.data->>'revocationDate')::bigint), e.data->>'revocationType',
+    (e.data->>'revocationPercentage')::bigint, e.data->>'environment'
+FROM es.events e, es.checkpoints c
+WHERE c.name = 'analytics' AND e.type = 'TransactionRecorded' AND (e.tx, e.seq) <= (c.tx, c.seq);
+
+-- catch_up again, as 0036 wrote it, keeping revocation_percentage and every version too.
+CREATE OR REPLACE FUNCTION analytics.catch_up(p_limit integer DEFAULT 20000) RETURNS integer
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+    c_tx xid8 := '0'; c_seq bigint := 0; l_tx xid8; l_seq bigint; n integer;
+BEGIN
+    PERFORM set_config('synchronous_commit', 'off', true);
+    SELECT c.tx, c.seq INTO c_tx, c_seq FROM es.checkpoints c WHERE c.name = 'analytics' FOR UPDATE;
+    IF NOT FOUND THEN c_tx := '0'; c_seq := 0; END IF;
+    SELECT b.tx, b.seq, count(*) OVER ()::integer INTO l_tx, l_seq, n
+    FROM (SELECT e.tx, e.seq FROM es.events e
+          WHERE (e.tx, e.seq) > (c_tx, c_seq) AND e.tx < pg_snapshot_xmin(pg_current_snapshot())
+          ORDER BY e.tx, e.seq LIMIT p_limit) b
+    ORDER BY b.tx DESC, b.seq DESC LIMIT 1;
+    IF NOT FOUND THEN RETURN 0; END IF;
+
+    INSERT INTO analytics.transactions AS t
+    SELECT DISTINCT ON (e.data->>'transactionId')
+        e.data->>'transactionId', e.data->>'originalTransactionId', e.data->>'productId', e.data->>'bundleId',
+        e.data->>'type', analytics.ms((e.data->>'purchaseDate')::bigint),
+        analytics.ms((e.data->>'originalPurchaseDate')::bigint), analytics.ms((e.data->>'expiresDate')::bigint),
+        coalesce((e.data->>'quantity')::bigint, 1), coalesce(e.data->>'inAppOwnershipType', 'PURCHASED'),
+        analytics.ms((e.data->>'signedDate')::bigint), analytics.ms((e.data->>'revocationDate')::bigint),
+        (e.data->>'revocationReason')::bigint, e.data->>'revocationType',
+        coalesce((e.data->>'isUpgraded')::boolean, false), (e.data->>'offerType')::bigint,
+        e.data->>'offerIdentifier', e.data->>'environment', e.data->>'transactionReason',
+        e.data->>'webOrderLineItemId', (e.data->>'price')::numeric::bigint, e.data->>'currency',
+        e.data->>'storefront', e.recorded_at, e.recorded_at, e.seq, e.data->>'offerDiscountType',
+        (e.data->>'revocationPercentage')::bigint
+    FROM es.events e
+    WHERE (e.tx, e.seq) > (c_tx, c_seq) AND (e.tx, e.seq) <= (l_tx, l_seq) AND e.type = 'TransactionRecorded'
+    ORDER BY e.data->>'transactionId', (e.data->>'signedDate')::bigint DESC,
+        coalesce((e.data->>'revocationDate')::bigint, -1) DESC, coalesce((e.data->>'expiresDate')::bigint, -1) DESC,
+        e.seq DESC
+    ON CONFLICT (transaction_id) DO UPDATE SET
+        original_transaction_id = excluded.original_transaction_id, product_id = excluded.product_id,
+        bundle_id = excluded.bundle_id, type = excluded.type, purchase_date = excluded.purchase_date,
+        original_purchase_date = excluded.original_purchase_date, expires_date = excluded.expires_date,
+        quantity = excluded.quantity, ownership_type = excluded.ownership_type, signed_date = excluded.signed_date,
+        revocation_date = excluded.revocation_date, revocation_reason = excluded.revocation_reason,
+        revocation_type = excluded.revocation_type, is_upgraded = excluded.is_upgraded,
+        offer_type = excluded.offer_type, offer_identifier = excluded.offer_identifier,
+        environment = excluded.environment, transaction_reason = excluded.transaction_reason,
+        web_order_line_item_id = excluded.web_order_line_item_id, price_milli = excluded.price_milli,
+        currency = excluded.currency, storefront = excluded.storefront,
+        last_recorded_at = excluded.last_recorded_at, seq = excluded.seq,
+        offer_discount_type = excluded.offer_discount_type, revocation_percentage = excluded.revocation_percentage
+    WHERE (excluded.signed_date, coalesce(excluded.revocation_date, '-infinity'), coalesce(excluded.expires_date, '-infinity'))
+       >= (t.signed_date, coalesce(t.revocation_date, '-infinity'), coalesce(t.expires_date, '-infinity'));
+
+    -- Every version of every transaction, as recorded: what revenue_movements reads refunds and
+    -- their reversals from (the newest version alone cannot say a refund was reversed).
+    INSERT INTO analytics.transaction_versions
+    SELECT e.seq, e.data->>'transactionId', e.data->>'originalTransactionId',
+        analytics.ms((e.data->>'signedDate')::bigint), analytics.ms((e.data->>'expiresDate')::bigint),
+        analytics.ms((e.data->>'revocationDate')::bigint), e.data->>'revocationType',
+        (e.data->>'revocationPercentage')::bigint, e.data->>'environment'
+    FROM es.events e
+    WHERE (e.tx, e.seq) > (c_tx, c_seq) AND (e.tx, e.seq) <= (l_tx, l_seq) AND e.type = 'TransactionRecorded'
+    ON CONFLICT (seq) DO NOTHING;
+
+    INSERT INTO analytics.renewal_infos AS r
+    SELECT DISTINCT ON (e.data->>'originalTransactionId')
+        e.data->>'originalTransactionId', e.data->>'productId', e.data->>'autoRenewProductId',
+        (e.data->>'autoRenewStatus')::integer = 1, (e.data->>'isInBillingRetryPeriod')::boolean,
+        analytics.ms((e.data->>'gracePeriodExpiresDate')::bigint), (e.data->>'expirationIntent')::bigint,
+        analytics.ms((e.data->>'signedDate')::bigint), e.data->>'environment',
+        analytics.ms((e.data->>'renewalDate')::bigint), e.seq
+    FROM es.events e
+    WHERE (e.tx, e.seq) > (c_tx, c_seq) AND (e.tx, e.seq) <= (l_tx, l_seq) AND e.type = 'RenewalInfoRecorded'
+    ORDER BY e.data->>'originalTransactionId', (e.data->>'signedDate')::bigint DESC, e.seq DESC
+    ON CONFLICT (original_transaction_id) DO UPDATE SET
+        product_id = excluded.product_id, auto_renew_product_id = excluded.auto_renew_product_id,
+        auto_renew_status = excluded.auto_renew_status, is_in_billing_retry = excluded.is_in_billing_retry,
+        grace_period_expires_date = excluded.grace_period_expires_date,
+        expiration_intent = excluded.expiration_intent, signed_date = excluded.signed_date,
+        environment = excluded.environment, renewal_date = excluded.renewal_date, seq = excluded.seq
+    WHERE excluded.signed_date >= r.signed_date;
+
+    INSERT INTO analytics.chain_owners AS o
+    SELECT DISTINCT ON (e.data->>'originalTransactionId')
+        e.data->>'originalTransactionId', e.data->>'userId', analytics.ms((e.data->>'at')::bigint), e.seq
+    FROM es.events e
+    WHERE (e.tx, e.seq) > (c_tx, c_seq) AND (e.tx, e.seq) <= (l_tx, l_seq) AND e.type = 'ChainClaimed'
+    ORDER BY e.data->>'originalTransactionId', e.tx DESC, e.seq DESC
+    ON CONFLICT (original_transaction_id) DO UPDATE SET
+        user_id = excluded.user_id, claimed_at = excluded.claimed_at, seq = excluded.seq;
+
+    INSERT INTO analytics.notifications
+    SELECT DISTINCT ON (e.data->>'notificationUUID')
+        e.data->>'notificationUUID', e.data->>'notificationType', e.data->>'subtype',
+        analytics.ms((e.data->>'signedDate')::bigint), e.data->>'environment', e.data->>'originalTransactionId',
+        e.data->>'transactionId', e.recorded_at, e.seq
+    FROM es.events e
+    WHERE (e.tx, e.seq) > (c_tx, c_seq) AND (e.tx, e.seq) <= (l_tx, l_seq) AND e.type = 'NotificationReceived'
+    ORDER BY e.data->>'notificationUUID', e.seq
+    ON CONFLICT (notification_uuid) DO NOTHING;
+
+    INSERT INTO analytics.balance_movements
+    SELECT e.seq, e.data->>'userId', e.data->>'currency',
+        CASE e.type WHEN 'BalanceDebited' THEN 'debit' ELSE 'credit' END,
+        CASE e.type WHEN 'BalanceDebited' THEN -(e.data->>'amount')::bigint ELSE (e.data->>'amount')::bigint END,
+        e.data->>'idempotencyKey', e.data->>'reason', (e.data->>'balanceAfter')::bigint,
+        analytics.ms((e.data->>'at')::bigint)
+    FROM es.events e
+    WHERE (e.tx, e.seq) > (c_tx, c_seq) AND (e.tx, e.seq) <= (l_tx, l_seq)
+      AND e.type IN ('BalanceDebited', 'BalanceCredited')
+    ON CONFLICT (seq) DO NOTHING;
+
+    INSERT INTO es.checkpoints (name, tx, seq, updated_at) VALUES ('analytics', l_tx, l_seq, now())
+    ON CONFLICT ON CONSTRAINT checkpoints_pkey DO UPDATE SET tx = excluded.tx, seq = excluded.seq, updated_at = now();
+    RETURN n;
+END $$;
+COMMENT ON FUNCTION analytics.catch_up(integer) IS 'Applies the next batch of events to the analytics tables and moves the analytics checkpoint (run by the service).';
+
+-- One row per charge and per refund (api.md §3.1).
+--  * A charge: each priced transaction (price > 0, a currency), at its purchase date.
+--  * A refund: each change of a transaction's refunded share between two of its versions (in
+--    the order the newest version wins by: signedDate, then revocationDate, then expiresDate):
+--    the share is revocationPercentage (milliunits) for a prorated refund, 100000 for a full one
+--    (or when Apple gives none), 0 when not revoked; FAMILY_REVOKE moves no money (0). A refund
+--    is negative and dated by its revocation date; a refund Apple reverses adds a positive row,
+--    dated when Apple signed the reversal. Amounts are truncated to the milliunit, and a later
+--    share is taken against what was already refunded, so a full refund cancels its charge exactly.
+--  * Commission: small-business 15 %; standard 30 %, but 15 % for an auto-renewable period that
+--    begins once the chain's earlier paid periods (not free trials), each counted at its billing
+--    period's nominal length (analytics.billing_period: a Sandbox month counts a month), add up
+--    to 365 days; a lapse of more than 60 days between two paid periods starts the count again
+--    (Sandbox lapses scaled by their period's acceleration). A refund has its charge's rate.
+--  * Proceeds: amount × (1 − commission_rate), truncated toward zero — an estimate before the
+--    taxes Apple withholds.
+CREATE VIEW analytics.revenue_movements AS
+WITH paid AS (
+    SELECT t.transaction_id, t.original_transaction_id, t.purchase_date, t.expires_date,
+        extract(epoch FROM t.expires_date - t.purchase_date) AS seconds, b.seconds AS nominal
+    FROM analytics.transactions t
+    JOIN analytics.billing_periods b
+      ON b.period = analytics.billing_period(t.product_id, t.environment, extract(epoch FROM t.expires_date - t.purchase_date))
+    WHERE t.type = 'Auto-Renewable Subscription' AND t.expires_date > t.purchase_date AND t.price_milli > 0
+      AND NOT (t.offer_type = 1 AND t.offer_discount_type IS NOT DISTINCT FROM 'FREE_TRIAL')
+), gaps AS (
+    SELECT p.*,
+        extract(epoch FROM p.purchase_date - lag(p.expires_date) OVER w) * coalesce(lag(p.nominal / p.seconds) OVER w, 1)
+            AS gap
+    FROM paid p
+    WINDOW w AS (PARTITION BY p.original_transaction_id ORDER BY p.purchase_date, p.transaction_id)
+), runs AS (
+    SELECT g.*, count(*) FILTER (WHERE g.gap > 60 * 86400) OVER (
+        PARTITION BY g.original_transaction_id ORDER BY g.purchase_date, g.transaction_id) AS run
+    FROM gaps g
+), served AS (
+    SELECT r.transaction_id, coalesce(sum(r.nominal) OVER (
+        PARTITION BY r.original_transaction_id, r.run ORDER BY r.purchase_date, r.transaction_id
+        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS served_before
+    FROM runs r
+), charges AS (
+    SELECT t.transaction_id, t.original_transaction_id, t.product_id, t.environment, t.currency, t.purchase_date,
+        t.price_milli,
+        CASE WHEN a.commission = 'small-business' THEN 0.15
+             WHEN s.served_before >= 365 * 86400 THEN 0.15
+             ELSE 0.30 END::numeric(3, 2) AS commission_rate
+    FROM analytics.transactions t
+    LEFT JOIN served s USING (transaction_id)
+    LEFT JOIN analytics.apps a USING (bundle_id)
+    WHERE t.price_milli > 0 AND t.currency IS NOT NULL
+), shares AS (
+    SELECT v.transaction_id, v.seq, v.signed_date, v.revocation_date,
+        CASE WHEN v.revocation_date IS NULL OR v.revocation_type = 'FAMILY_REVOKE' THEN 0
+             ELSE least(greatest(coalesce(v.revocation_percentage, 100000), 0), 100000) END AS share,
+        row_number() OVER w AS n
+    FROM analytics.transaction_versions v
+    WINDOW w AS (PARTITION BY v.transaction_id
+        ORDER BY v.signed_date, coalesce(v.revocation_date, '-infinity'), coalesce(v.expires_date, '-infinity'), v.seq)
+), refunded AS (
+    -- What had been refunded after each version, in money and in proceeds given back.
+    SELECT s.*, c.price_milli, c.commission_rate,
+        trunc(c.price_milli::numeric * s.share / 100000) AS amount,
+        trunc(trunc(c.price_milli::numeric * s.share / 100000) * (1 - c.commission_rate)) AS proceeds
+    FROM shares s JOIN charges c USING (transaction_id)
+), steps AS (
+    SELECT r.*, r.amount - coalesce(lag(r.amount) OVER w, 0) AS amount_step,
+        r.proceeds - coalesce(lag(r.proceeds) OVER w, 0) AS proceeds_step
+    FROM refunded r
+    WINDOW w AS (PARTITION BY r.transaction_id ORDER BY r.n)
+)
+SELECT c.purchase_date AS at, c.environment, 'charge'::text AS kind, c.transaction_id, c.original_transaction_id,
+    c.product_id, o.user_id, c.currency, c.price_milli AS amount_milli, c.commission_rate,
+    trunc(c.price_milli * (1 - c.commission_rate))::bigint AS proceeds_milli
+FROM charges c
+LEFT JOIN analytics.chain_owners o USING (original_transaction_id)
+UNION ALL
+SELECT CASE WHEN st.amount_step > 0 THEN coalesce(st.revocation_date, st.signed_date) ELSE st.signed_date END,
+    c.environment, 'refund', c.transaction_id, c.original_transaction_id, c.product_id, o.user_id, c.currency,
+    (-st.amount_step)::bigint, c.commission_rate, (-st.proceeds_step)::bigint
+FROM steps st
+JOIN charges c USING (transaction_id)
+LEFT JOIN analytics.chain_owners o USING (original_transaction_id)
+WHERE st.amount_step <> 0;
+COMMENT ON VIEW analytics.revenue_movements IS 'One row per charge and per refund (signed), with Apple''s commission rate and estimated proceeds; a view over the kept facts, so a late fact restates exactly what it touches.';
+COMMENT ON COLUMN analytics.revenue_movements.at IS 'When the money moved: the purchase date of a charge, the revocation date of a refund, the signing of a reversal.';
+COMMENT ON COLUMN analytics.revenue_movements.environment IS 'Production, Sandbox, Xcode or LocalTesting: sum one environment at a time.';
+COMMENT ON COLUMN analytics.revenue_movements.kind IS 'charge or refund (a reversed refund is a positive refund row).';
+COMMENT ON COLUMN analytics.revenue_movements.transaction_id IS 'Apple transactionId.';
+COMMENT ON COLUMN analytics.revenue_movements.original_transaction_id IS 'Apple originalTransactionId (the chain).';
+COMMENT ON COLUMN analytics.revenue_movements.product_id IS 'The product.';
+COMMENT ON COLUMN analytics.revenue_movements.user_id IS 'The chain''s owner now (NULL: unclaimed).';
+COMMENT ON COLUMN analytics.revenue_movements.currency IS 'ISO 4217 currency of the price.';
+COMMENT ON COLUMN analytics.revenue_movements.amount_milli IS 'Signed amount in milliunits: a charge''s price; a refund''s share of it, negative (positive when Apple reversed a refund).';
+COMMENT ON COLUMN analytics.revenue_movements.commission_rate IS 'Apple''s commission as a fraction: 0.30, or 0.15 (small-business, or a subscription period after the chain''s first paid year).';
+COMMENT ON COLUMN analytics.revenue_movements.proceeds_milli IS 'Signed estimate of what the developer receives: amount × (1 − commission_rate), truncated; before the taxes Apple withholds.';
+
+-- Revenue per UTC day, currency and environment, summed from revenue_movements by the day each
+-- movement happened (a refund counts on the day it was made, at its share). Columns kept in
+-- place; proceeds_milli appended.
+CREATE OR REPLACE VIEW analytics.daily_revenue AS
+SELECT (m.at AT TIME ZONE 'UTC')::date AS day, m.currency, count(*) FILTER (WHERE m.kind = 'charge') AS transactions,
+    coalesce(sum(m.amount_milli) FILTER (WHERE m.kind = 'charge'), 0) AS gross_milli,
+    coalesce(-sum(m.amount_milli) FILTER (WHERE m.kind = 'refund'), 0) AS refunded_milli,
+    sum(m.amount_milli) AS net_milli,
+    m.environment,
+    sum(m.proceeds_milli) AS proceeds_milli
+FROM analytics.revenue_movements m
+GROUP BY 1, 2, m.environment;
+COMMENT ON VIEW analytics.daily_revenue IS 'Revenue per UTC day, currency and environment, in milliunits: revenue_movements summed by the day each movement happened.';
+COMMENT ON COLUMN analytics.daily_revenue.day IS 'UTC day the money moved (a charge''s purchase, a refund''s revocation).';
+COMMENT ON COLUMN analytics.daily_revenue.transactions IS 'Charges that day.';
+COMMENT ON COLUMN analytics.daily_revenue.gross_milli IS 'Sum of the charges that day.';
+COMMENT ON COLUMN analytics.daily_revenue.refunded_milli IS 'Refunded that day (positive; prorated refunds at their share, reversals subtracted).';
+COMMENT ON COLUMN analytics.daily_revenue.net_milli IS 'gross_milli − refunded_milli.';
+COMMENT ON COLUMN analytics.daily_revenue.proceeds_milli IS 'Estimated proceeds of that day''s charges and refunds (revenue_movements.proceeds_milli).';
+
+GRANT SELECT ON analytics.revenue_movements, analytics.transaction_versions, analytics.apps TO iap_analyst;
+GRANT SELECT, INSERT, UPDATE, DELETE ON analytics.transaction_versions, analytics.apps TO iap_ledger_service;
+GRANT SELECT ON analytics.revenue_movements TO iap_ledger_service;
+
+"""#),
     ]
 }

@@ -155,3 +155,32 @@ import Testing
         }
     }
 }
+
+/// Per app, `"commission": "standard" | "small-business"` (api.md §1): the program of the
+/// proceeds estimate (§3.1, `analytics.revenue_movements`).
+@Suite struct CommissionConfigurationTests {
+    static func parse(_ commission: String) throws(ConfigurationError) -> Configuration {
+        let text = #"{"apps": [{"bundleId": "b", "environments": ["Sandbox"], "commission": \#(commission)}]}"#
+        return try Configuration.parse(Array(text.utf8), file: "c.json", baseDirectory: ".")
+    }
+
+    @Test func standardByDefaultSmallBusinessWhenSaid() throws {
+        let plain = try Configuration.parse(
+            Array(#"{"apps": [{"bundleId": "b", "environments": ["Sandbox"]}]}"#.utf8), file: "c.json", baseDirectory: ".")
+        #expect(plain.apps[0].commission == .standard)
+        #expect(try Self.parse(#""small-business""#).apps[0].commission == .smallBusiness)
+        #expect(try Self.parse(#""standard""#).apps[0].commission == .standard)
+    }
+
+    @Test(arguments: [
+        (#""small""#, #"apps[0].commission: unknown commission program "small" (expected standard or small-business)"#),
+        ("15", "apps[0].commission: expected a string"),
+    ])
+    func anythingElseNamesTheKeyAndTheFile(commission: String, message: String) {
+        #expect {
+            _ = try Self.parse(commission)
+        } throws: { error in
+            "\(error)".hasPrefix("c.json: " + message)
+        }
+    }
+}

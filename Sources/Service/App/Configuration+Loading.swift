@@ -158,7 +158,7 @@ struct ConfigurationReader {
     func app(_ value: JSONValue, at key: String) throws(ConfigurationError) -> Configuration.App {
         let members = try object(value, at: key)
         try allowOnly(
-            ["bundleId", "appAppleId", "environments", "sharedSecret", "products", "serverAPI", "consumption"],
+            ["bundleId", "appAppleId", "environments", "sharedSecret", "products", "serverAPI", "consumption", "commission"],
             in: members, at: key)
         guard let bundleValue = members["bundleId"] else { throw error("\(key).bundleId", "is required") }
         let bundleId = try string(bundleValue, at: "\(key).bundleId")
@@ -212,9 +212,18 @@ struct ConfigurationReader {
                 throw error("\(key).consumption", "needs the app's serverAPI key: the answer goes to Apple's App Store Server API")
             }
         }
+        var commission = Configuration.Commission.standard
+        if let value = members["commission"], !value.isNull {
+            let word = try string(value, at: "\(key).commission")
+            guard let program = Configuration.Commission(rawValue: word) else {
+                let words = Configuration.Commission.allCases.map(\.rawValue).joined(separator: " or ")
+                throw error("\(key).commission", "unknown commission program \"\(word)\" (expected \(words))")
+            }
+            commission = program
+        }
         return .init(
             bundleId: bundleId, appAppleId: appAppleId, environments: environments, sharedSecret: sharedSecret,
-            products: products, serverAPI: serverAPI, consumption: consumption)
+            products: products, serverAPI: serverAPI, consumption: consumption, commission: commission)
     }
 
     /// `serverAPI`: the ids are required and the key is read and checked now, so a wrong file

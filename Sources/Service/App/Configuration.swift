@@ -16,6 +16,16 @@ public struct Configuration: Sendable {
         public var serverAPI: ServerAPI? = nil
         /// How to answer Apple's CONSUMPTION_REQUEST (docs/api.md §5); nil: send nothing.
         public var consumption: ConsumptionInfo.Settings? = nil
+        /// Apple's commission program for the proceeds estimate (api.md §1, §3.1).
+        public var commission: Commission = .standard
+    }
+
+    /// Apple's commission programs: `standard` (30 %, 15 % for a subscription's periods after its
+    /// first paid year) or `small-business` (15 % everywhere). The rates themselves live in one
+    /// place, `analytics.revenue_movements` (migration 0037).
+    public enum Commission: String, Sendable, CaseIterable {
+        case standard
+        case smallBusiness = "small-business"
     }
 
     public struct Product: Sendable, Equatable {

@@ -20,6 +20,8 @@ final class AnalyticsProjector: Sendable {
     let conninfo: String
     let session: SessionSettings
     let catalog: Catalog
+    /// Each configured app's commission program, published to `analytics.apps`.
+    let commissions: [String: Configuration.Commission]
     let logger: Logger
     let interval: Double
     let batchSize: Int
@@ -29,12 +31,13 @@ final class AnalyticsProjector: Sendable {
     private let finished = Mutex<Bool?>(nil)
 
     init(
-        conninfo: String, catalog: Catalog, logger: Logger, leases: LeaseHolder, interval: Double = 0.25,
-        batchSize: Int = 20_000, poolMode: PoolMode = .session
+        conninfo: String, catalog: Catalog, commissions: [String: Configuration.Commission] = [:], logger: Logger,
+        leases: LeaseHolder, interval: Double = 0.25, batchSize: Int = 20_000, poolMode: PoolMode = .session
     ) {
         self.conninfo = conninfo
         self.session = ServiceRole.session(poolMode)
         self.catalog = catalog
+        self.commissions = commissions
         self.logger = logger
         lease = leases.lease(Self.leaseName)
         self.interval = interval
@@ -67,6 +70,7 @@ final class AnalyticsProjector: Sendable {
                 let connection = connection!
                 if !published {
                     try Self.publish(catalog, on: connection)
+                    try Self.publish(commissions, on: connection)
                     published = true
                 }
                 if lease.keep() {
@@ -146,6 +150,7 @@ final class AnalyticsProjector: Sendable {
                 DELETE FROM analytics.chain_owners;
                 DELETE FROM analytics.notifications;
                 DELETE FROM analytics.balance_movements;
+                DELETE FROM analytics.transaction_versions;
                 DELETE FROM es.checkpoints WHERE name IN ('analytics', 'analytics:rebuild');
                 """)
             let applied = try catchUp(on: connection, limit: limit)
@@ -194,5 +199,20 @@ final class AnalyticsProjector: Sendable {
             try? connection.executeScript("ROLLBACK")
             throw error
         }
+    }
+
+    /// Publishes each configured app's commission program to `analytics.apps`, which
+    /// `analytics.revenue_movements` reads (an app no longer configured keeps its last row: its
+    /// past movements still need a rate).
+    static func publish(_ commissions: [String: Configuration.Commission], on connection: Connection) throws(DatabaseError) {
+        guard !commissions.isEmpty else { return }
+        let ids = commissions.keys.sorted()
+        try connection.execute(
+            """
+            INSERT INTO analytics.apps (bundle_id, commission, updated_at)
+            SELECT b, c, now() FROM unnest($1::text[], $2::text[]) AS x(b, c)
+            ON CONFLICT (bundle_id) DO UPDATE SET commission = excluded.commission, updated_at = now()
+            """,
+            [PostgresArray.literal(ids), PostgresArray.literal(ids.map { commissions[$0]!.rawValue })])
     }
 }

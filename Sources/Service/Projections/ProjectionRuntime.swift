@@ -26,8 +26,10 @@ public final class ProjectionRuntime: Sendable {
             poolMode: service.pool.session.poolMode)
         try ProjectionStartup.prepare(conninfo: conninfo, engine: engine, logger: service.logger)
         let projector = AnalyticsProjector(
-            conninfo: conninfo, catalog: catalogs.current.catalog, logger: service.logger, leases: leases,
-            poolMode: service.pool.session.poolMode)
+            conninfo: conninfo, catalog: catalogs.current.catalog,
+            commissions: Dictionary(
+                service.configuration.apps.map { ($0.bundleId, $0.commission) }, uniquingKeysWith: { first, _ in first }),
+            logger: service.logger, leases: leases, poolMode: service.pool.session.poolMode)
         return ProjectionRuntime(engine: engine, projector: projector)
     }
 
