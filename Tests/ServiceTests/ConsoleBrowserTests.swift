@@ -251,6 +251,11 @@ import TestSupport
             "5100009", product: "com.example.game.not.in.catalog", type: "Non-Consumable", purchase: now - second,
             expires: nil, signed: now - second)
         #expect(try service.client().purchase(Self.user, Mint.signed(stray)).status == 200)
+        // Priced coins in Production: the overview's money chart has a USD block.
+        let priced = Mint.transaction(
+            "5100010", product: TestService.coins, type: "Consumable", purchase: now - second, expires: nil,
+            signed: now - second, ["price": .int(990), "currency": "USD", "environment": "Production"])
+        #expect(try service.client().purchase(Self.user, Mint.signed(priced)).status == 200)
         #expect(opsEventually(within: 10) {
             (try? service.client("admin").get("/v1/admin/catalog/unconfigured").text.contains("not.in.catalog")) == true
         }, "the unconfigured product is listed")
@@ -267,6 +272,8 @@ import TestSupport
         try browser.execute("location.hash = '#/overview'")
         try browser.waitForText("#overview-environment", containing: "Environment: Production.")
         #expect(try browser.execute("return document.getElementById('range-environment').value").stringValue == "Production")
+        try browser.waitForText("#money-USD", containing: "USD")
+        #expect(try browser.text(try browser.find("main")).contains("Free trials"))
         let options = try browser.execute(
             "return [...document.querySelectorAll('#range-environment option')].map((o) => o.value).join(',')")
         #expect(options.stringValue == "Production,Sandbox,Xcode,LocalTesting")

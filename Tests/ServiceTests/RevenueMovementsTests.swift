@@ -162,4 +162,62 @@ import TestSupport
             [utcDay(reversedAt), "0", "0", "-990", "990", "693", "Production"],
         ])
     }
+
+    /// The overview's money and trial series (api.md §3.1), per UTC day, Production only: a trial
+    /// on day 1 converting on day 2, another trial on day 2, coins bought on day 1 and refunded
+    /// on day 2; the same coins in Sandbox count nowhere.
+    @Test func theOverviewAddsRevenueRefundsProceedsAndTrials() throws {
+        let service = try TestService()
+        defer { service.stop() }
+        let api = service.client()
+        let midnight = service.clock.now / day * day
+        let (dayOne, dayTwo) = (midnight - 2 * day + day / 2, midnight - day + day / 2)
+        let trial: [String: JSONValue] = ["offerType": .int(1), "offerDiscountType": "FREE_TRIAL"]
+        let facts = [
+            Mint.transaction("9500401", product: TestService.monthly, purchase: dayOne, expires: dayTwo, signed: dayOne,
+                             Self.priced(0, trial)),
+            Mint.transaction("9500402", chain: "9500401", product: TestService.monthly, purchase: dayTwo,
+                             expires: dayTwo + 30 * day, signed: dayTwo, Self.priced(9990)),
+            Mint.transaction("9500411", product: TestService.monthly, purchase: dayTwo, expires: dayTwo + 7 * day,
+                             signed: dayTwo, Self.priced(0, trial)),
+            Mint.transaction("9500421", product: TestService.coins, type: "Consumable", purchase: dayOne, expires: nil,
+                             signed: dayOne, Self.priced(990)),
+            Mint.transaction("9500431", product: TestService.coins, type: "Consumable", purchase: dayOne, expires: nil,
+                             signed: dayOne, Self.priced(990, ["environment": "Sandbox"])),
+        ]
+        for fields in facts { #expect(try api.purchase("u-overview", Mint.signed(fields)).status == 200) }
+        var refunded = facts[3]
+        refunded["revocationDate"] = .int(dayTwo)
+        refunded["revocationType"] = "REFUND_FULL"
+        refunded["signedDate"] = .int(dayTwo)
+        #expect(try api.notify(Mint.notification("REFUND", transaction: refunded)).status == 200)
+        _ = try Self.movements(service, ["9500402", "9500421"], count: 3)
+
+        let answer = OverviewMetricsTests.overview(
+            api, from: midnight - 2 * day, to: service.clock.now, environment: nil) { $0["series"]?["trialsConverted"] != nil }
+        let series = answer["series"]
+        func values(_ value: JSONValue?) -> [Int64] { value?.arrayValue?.map { $0["value"]?.int64Value ?? -1 } ?? [] }
+        // Day 1: the coins' 990 (proceeds 990 × 0.70 = 693), a trial started. Day 2: the first paid
+        // month's 9990 (proceeds 6993), the coins refunded (990 back, −693), proceeds 6993 − 693 =
+        // 6300; a trial converted and another started. Today: nothing.
+        #expect(values(series?["revenue"]?["USD"]) == [990, 9990, 0], "\(answer)")
+        #expect(values(series?["refunds"]?["USD"]) == [0, 990, 0])
+        #expect(values(series?["proceeds"]?["USD"]) == [693, 6300, 0])
+        #expect(values(series?["trialsStarted"]) == [1, 1, 0])
+        #expect(values(series?["trialsConverted"]) == [0, 1, 0])
+
+        // The lifecycle of the converted chain, as an analyst reads it.
+        let connection = try Connection(service.conninfo)
+        try connection.executeScript("SET ROLE iap_analyst")
+        let lives = try connection.query(
+            """
+            SELECT original_transaction_id, converted::text, paid_periods, coalesce(first_paid_transaction_id, '-'),
+                gross_milli, net_milli, proceeds_milli
+            FROM analytics.subscription_lifecycles ORDER BY original_transaction_id
+            """)
+        #expect((0..<lives.count).map { row in (0..<7).map { lives[row, $0] ?? "NULL" }.joined(separator: " ") } == [
+            "9500401 true 1 9500402 9990 9990 6993",
+            "9500411 false 0 - 0 0 0",
+        ])
+    }
 }

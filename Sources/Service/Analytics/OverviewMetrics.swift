@@ -21,7 +21,12 @@ import JSON
 ///   raw length scaled to a month: a 5-minute Sandbox month so scaled counted 8,766 times its price;
 /// - `new`: first purchases of auto-renewable chains in the bucket;
 /// - `churned`: chains now `expired` (not in grace or billing retry) whose last period ended in it;
-/// - `refunded`: transactions of any type refunded or revoked in it (family revocations aside).
+/// - `refunded`: transactions of any type refunded or revoked in it (family revocations aside);
+/// - `revenue`, `refunds`, `proceeds`: per currency, in milliunits, from `analytics.revenue_movements`
+///   that happened in the bucket: the charges, the refunds (positive; a reversal subtracts), and
+///   the estimated proceeds of both (net of refunds, after Apple's commission);
+/// - `trialsStarted`, `trialsConverted`: chains whose free trial began in the bucket, and chains
+///   whose first paid period after a free trial began in it (`analytics.subscription_lifecycles`).
 /// Counts outside [from, to) are left out of the first and last bucket.
 enum OverviewMetrics {
     enum Interval: String, CaseIterable, Sendable { case day, week, month }
@@ -36,6 +41,11 @@ enum OverviewMetrics {
         var churned: Int64
         var refunded: Int64
         var mrr: [String: Int64]
+        var revenue: [String: Int64] = [:]
+        var refunds: [String: Int64] = [:]
+        var proceeds: [String: Int64] = [:]
+        var trialsStarted: Int64 = 0
+        var trialsConverted: Int64 = 0
     }
 
     static func query(from: Int64, to: Int64, interval: Interval, environment: String) -> Query {
@@ -45,6 +55,14 @@ enum OverviewMetrics {
         ), buckets AS (
             SELECT b AS s, least(b + bounds.step, bounds.t) AS e, greatest(b, bounds.f) AS lo
             FROM bounds, generate_series(date_trunc(\(interval.rawValue), bounds.f, 'UTC'), bounds.t - interval '1 millisecond', bounds.step) AS b
+        ), moves AS (
+            SELECT m.at, m.kind, m.currency, m.amount_milli, m.proceeds_milli
+            FROM analytics.revenue_movements m, bounds
+            WHERE m.environment = \(environment)::text AND m.at >= bounds.f AND m.at < bounds.t
+        ), lives AS (
+            SELECT l.trial_started_at, l.converted, l.first_paid_at
+            FROM analytics.subscription_lifecycles l
+            WHERE l.environment = \(environment)::text AND (l.trial_started_at IS NOT NULL OR l.converted)
         ), periods AS (
             SELECT x.original_transaction_id, x.purchase_date, x.price_milli, x.currency,
                 least(x.expires_date, coalesce(x.revocation_date, 'infinity')) AS ends,
@@ -52,7 +70,7 @@ enum OverviewMetrics {
                     THEN greatest(x.expires_date, r.grace_period_expires_date)
                     ELSE least(x.expires_date, coalesce(x.revocation_date, 'infinity'))
                 END AS paid_until,
-                coalesce(x.price_milli = 0 OR (x.offer_type = 1 AND x.offer_discount_type = 'FREE_TRIAL'), false) AS free,
+                analytics.is_free_trial(x.price_milli, x.offer_type, x.offer_discount_type) AS free,
                 analytics.billing_period(x.product_id, x.environment, extract(epoch FROM x.expires_date - x.purchase_date)) AS period
             FROM analytics.transactions x
             CROSS JOIN bounds
@@ -79,7 +97,17 @@ enum OverviewMetrics {
                       ORDER BY p.original_transaction_id, p.purchase_date DESC) c
                 JOIN analytics.billing_periods bp ON bp.period = c.period
                 WHERE c.price_milli IS NOT NULL AND c.currency IS NOT NULL AND NOT c.free
-                GROUP BY c.currency) m)
+                GROUP BY c.currency) m),
+            (SELECT coalesce(jsonb_object_agg(x.currency, x.revenue), '{}')::text || chr(31)
+                || coalesce(jsonb_object_agg(x.currency, x.refunds), '{}')::text || chr(31)
+                || coalesce(jsonb_object_agg(x.currency, x.proceeds), '{}')::text
+             FROM (SELECT v.currency,
+                       coalesce(sum(v.amount_milli) FILTER (WHERE v.kind = 'charge'), 0) AS revenue,
+                       coalesce(-sum(v.amount_milli) FILTER (WHERE v.kind = 'refund'), 0) AS refunds,
+                       sum(v.proceeds_milli) AS proceeds
+                   FROM moves v WHERE v.at >= b.lo AND v.at < b.e GROUP BY v.currency) x),
+            (SELECT count(*) FROM lives l WHERE l.trial_started_at >= b.lo AND l.trial_started_at < b.e),
+            (SELECT count(*) FROM lives l WHERE l.converted AND l.first_paid_at >= b.lo AND l.first_paid_at < b.e)
         FROM buckets b
         ORDER BY b.s
         """
@@ -92,9 +120,17 @@ enum OverviewMetrics {
                 let refunded = rows[row, 4].flatMap({ Int64($0) }),
                 let mrrText = rows[row, 5], let mrr = try? JSONValue.parse(Array(mrrText.utf8)).objectValue
             else { return nil }
+            // revenue, refunds and proceeds in one column, separated by U+001F (never in JSON text).
+            let money = (rows[row, 6] ?? "").split(separator: "\u{1F}", omittingEmptySubsequences: false).map {
+                (try? JSONValue.parse(Array($0.utf8)).objectValue)?.compactMapValues(\.int64Value) ?? [:]
+            }
+            guard money.count == 3, let started = rows[row, 7].flatMap({ Int64($0) }),
+                let converted = rows[row, 8].flatMap({ Int64($0) })
+            else { return nil }
             return Bucket(
                 start: start, active: active, new: new, churned: churned, refunded: refunded,
-                mrr: mrr.compactMapValues(\.int64Value))
+                mrr: mrr.compactMapValues(\.int64Value), revenue: money[0], refunds: money[1], proceeds: money[2],
+                trialsStarted: started, trialsConverted: converted)
         }
     }
 
@@ -132,15 +168,23 @@ enum OverviewMetrics {
         w.key("series")
         w.beginObject()
         series("activeSubscriptions") { $0.active }
-        w.key("mrr")
-        w.beginObject()
-        for currency in Set(buckets.flatMap(\.mrr.keys)).sorted() {
-            series(currency) { $0.mrr[currency] ?? 0 }
+        func byCurrency(_ name: String, _ values: (Bucket) -> [String: Int64]) {
+            w.key(name)
+            w.beginObject()
+            for currency in Set(buckets.flatMap { values($0).keys }).sorted() {
+                series(currency) { values($0)[currency] ?? 0 }
+            }
+            w.endObject()
         }
-        w.endObject()
+        byCurrency("mrr") { $0.mrr }
         series("new") { $0.new }
         series("churned") { $0.churned }
         series("refunded") { $0.refunded }
+        byCurrency("revenue") { $0.revenue }
+        byCurrency("refunds") { $0.refunds }
+        byCurrency("proceeds") { $0.proceeds }
+        series("trialsStarted") { $0.trialsStarted }
+        series("trialsConverted") { $0.trialsConverted }
         w.endObject()
         w.endObject()
         return w.bytes

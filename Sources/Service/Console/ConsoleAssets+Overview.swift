@@ -41,6 +41,21 @@ extension ConsoleAssets {
               lineChart([{ name: currency, points: points.map((p) => ({ t: p.t, value: p.value / 1000 })) }],
                 { label: `MRR in ${currency}`, interval, decimals: 2 })))
             : h('p', { class: 'empty' }, 'No revenue in this range.')));
+          // Money that moved in each bucket, per currency: charges, refunds, and the proceeds of both.
+          const currencies = [...new Set(['revenue', 'refunds', 'proceeds'].flatMap((k) => Object.keys(series[k] ?? {})))].sort();
+          const milli = (points) => (points ?? []).map((p) => ({ t: p.t, value: p.value / 1000 }));
+          body.append(section('Revenue, refunds and proceeds', currencies.length
+            ? currencies.map((currency) => h('div', { class: 'chart-block', id: `money-${currency}` }, h('h3', {}, currency),
+              lineChart([
+                { name: 'revenue', points: milli(series.revenue?.[currency]) },
+                { name: 'refunds', points: milli(series.refunds?.[currency]) },
+                { name: 'proceeds', points: milli(series.proceeds?.[currency]) },
+              ], { label: `Revenue, refunds and proceeds in ${currency}`, interval, decimals: 2 })))
+            : h('p', { class: 'empty' }, 'No money moved in this range.')));
+          body.append(section('Free trials', barChart([
+            { name: 'started', points: series.trialsStarted ?? [] },
+            { name: 'converted', points: series.trialsConverted ?? [] },
+          ], { label: `Free trials started and converted per ${interval}`, interval })));
           body.append(section('New, churned and refunded', barChart([
             { name: 'new', points: series.new ?? [] },
             { name: 'churned', points: series.churned ?? [] },
