@@ -192,5 +192,23 @@ extension OverviewMetricsTests {
             "SELECT environment, count(*) FROM analytics.subscriptions GROUP BY 1 ORDER BY 1")
         #expect((0..<subscriptions.count).map { "\(subscriptions[$0, 0]!) \(subscriptions[$0, 1]!)" }
                 == ["Production 1", "Sandbox 1"])
+        // revenue_movements and subscription_lifecycles (migrations 0037, 0038): two charges per
+        // environment, 10980 and proceeds 9990 × 0.7 + 990 × 0.7 = 6993 + 693 = 7686 in each.
+        let movements = try connection.query(
+            "SELECT environment, count(*), sum(amount_milli), sum(proceeds_milli) FROM analytics.revenue_movements GROUP BY 1 ORDER BY 1")
+        #expect((0..<movements.count).map { row in (0..<4).map { movements[row, $0]! }.joined(separator: " ") }
+                == ["Production 2 10980 7686", "Sandbox 2 10980 7686"])
+        let lives = try connection.query(
+            "SELECT environment, count(*), sum(net_milli) FROM analytics.subscription_lifecycles GROUP BY 1 ORDER BY 1")
+        #expect((0..<lives.count).map { row in (0..<3).map { lives[row, $0]! }.joined(separator: " ") }
+                == ["Production 1 9990", "Sandbox 1 9990"])
+        // The overview's money series: one environment's 10980, never 21960.
+        for environment in ["Production", "Sandbox"] {
+            let answer = Self.overview(api, from: now - 2 * day, to: service.clock.now, environment: environment) {
+                Self.total($0["series"]?["revenue"]?["USD"]) > 0
+            }
+            #expect(Self.total(answer["series"]?["revenue"]?["USD"]) == 10980, "\(answer)")
+            #expect(Self.total(answer["series"]?["proceeds"]?["USD"]) == 7686)
+        }
     }
 }
