@@ -36,7 +36,8 @@ CREATE TABLE analytics.transaction_versions (
     revocation_date         TIMESTAMPTZ,
     revocation_type         TEXT,
     revocation_percentage   BIGINT,
-    environment             TEXT NOT NULL
+    environment             TEXT NOT NULL,
+    recorded_at             TIMESTAMPTZ NOT NULL
 );
 CREATE INDEX transaction_versions_transaction_id_idx ON analytics.transaction_versions (transaction_id);
 COMMENT ON TABLE analytics.transaction_versions IS 'Every recorded version of a transaction (one per TransactionRecorded event): how its revocation changed over time.';
@@ -49,11 +50,12 @@ COMMENT ON COLUMN analytics.transaction_versions.revocation_date IS 'Its revocat
 COMMENT ON COLUMN analytics.transaction_versions.revocation_type IS 'REFUND_FULL, REFUND_PRORATED or FAMILY_REVOKE.';
 COMMENT ON COLUMN analytics.transaction_versions.revocation_percentage IS 'Share refunded in milliunits (prorated refunds); NULL: all of it.';
 COMMENT ON COLUMN analytics.transaction_versions.environment IS 'Production, Sandbox, Xcode or LocalTesting.';
+COMMENT ON COLUMN analytics.transaction_versions.recorded_at IS 'When the ledger recorded this version.';
 INSERT INTO analytics.transaction_versions
 SELECT e.seq, e.data->>'transactionId', e.data->>'originalTransactionId',
     analytics.ms((e.data->>'signedDate')::bigint), analytics.ms((e.data->>'expiresDate')::bigint),
     analytics.ms((e.data->>'revocationDate')::bigint), e.data->>'revocationType',
-    (e.data->>'revocationPercentage')::bigint, e.data->>'environment'
+    (e.data->>'revocationPercentage')::bigint, e.data->>'environment', e.recorded_at
 FROM es.events e, es.checkpoints c
 WHERE c.name = 'analytics' AND e.type = 'TransactionRecorded' AND (e.tx, e.seq) <= (c.tx, c.seq);
 
@@ -113,7 +115,7 @@ BEGIN
     SELECT e.seq, e.data->>'transactionId', e.data->>'originalTransactionId',
         analytics.ms((e.data->>'signedDate')::bigint), analytics.ms((e.data->>'expiresDate')::bigint),
         analytics.ms((e.data->>'revocationDate')::bigint), e.data->>'revocationType',
-        (e.data->>'revocationPercentage')::bigint, e.data->>'environment'
+        (e.data->>'revocationPercentage')::bigint, e.data->>'environment', e.recorded_at
     FROM es.events e
     WHERE (e.tx, e.seq) > (c_tx, c_seq) AND (e.tx, e.seq) <= (l_tx, l_seq) AND e.type = 'TransactionRecorded'
     ON CONFLICT (seq) DO NOTHING;

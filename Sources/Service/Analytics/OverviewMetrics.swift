@@ -27,6 +27,10 @@ import JSON
 ///   the estimated proceeds of both (net of refunds, after Apple's commission);
 /// - `trialsStarted`, `trialsConverted`: chains whose free trial began in the bucket, and chains
 ///   whose first paid period after a free trial began in it (`analytics.subscription_lifecycles`).
+/// With `currency`, every money series (`mrr` too) is converted into it by `analytics.fx_rate`: an
+/// amount at the latest rate on or before its day (MRR at the bucket's end), among the rates
+/// recorded by `asOf`; an amount in a currency without a rate is left out and its currency listed
+/// in `unconverted` — never guessed.
 /// Counts outside [from, to) are left out of the first and last bucket.
 enum OverviewMetrics {
     enum Interval: String, CaseIterable, Sendable { case day, week, month }
@@ -46,17 +50,26 @@ enum OverviewMetrics {
         var proceeds: [String: Int64] = [:]
         var trialsStarted: Int64 = 0
         var trialsConverted: Int64 = 0
+        /// Currencies of this bucket's amounts that had no rate into the reporting currency.
+        var unconverted: Set<String> = []
     }
 
-    static func query(from: Int64, to: Int64, interval: Interval, environment: String) -> Query {
+    static func query(
+        from: Int64, to: Int64, interval: Interval, environment: String, currency: String? = nil, asOf: Int64? = nil
+    ) -> Query {
         """
         WITH bounds AS (
-            SELECT analytics.ms(\(from)) AS f, analytics.ms(\(to)) AS t, ('1 ' || \(interval.rawValue))::interval AS step
+            SELECT analytics.ms(\(from)) AS f, analytics.ms(\(to)) AS t, ('1 ' || \(interval.rawValue))::interval AS step,
+                \(currency)::text AS cur, coalesce(analytics.ms(\(asOf)::bigint), 'infinity') AS as_of
         ), buckets AS (
             SELECT b AS s, least(b + bounds.step, bounds.t) AS e, greatest(b, bounds.f) AS lo
             FROM bounds, generate_series(date_trunc(\(interval.rawValue), bounds.f, 'UTC'), bounds.t - interval '1 millisecond', bounds.step) AS b
         ), moves AS (
-            SELECT m.at, m.kind, m.currency, m.amount_milli, m.proceeds_milli
+            -- Each amount with its rate into the reporting currency (1 without one: each its own).
+            SELECT m.at, m.kind, m.currency, m.amount_milli, m.proceeds_milli,
+                coalesce(bounds.cur, m.currency) AS shown,
+                CASE WHEN bounds.cur IS NULL THEN 1
+                     ELSE analytics.fx_rate(bounds.cur, m.currency, (m.at AT TIME ZONE 'UTC')::date, bounds.as_of) END AS rate
             FROM analytics.revenue_movements m, bounds
             WHERE m.environment = \(environment)::text AND m.at >= bounds.f AND m.at < bounds.t
         ), lives AS (
@@ -90,47 +103,62 @@ enum OverviewMetrics {
             (SELECT count(*) FROM analytics.transactions r
              WHERE r.revocation_date >= b.lo AND r.revocation_date < b.e
                AND r.revocation_type IS DISTINCT FROM 'FAMILY_REVOKE' AND r.environment = \(environment)::text),
-            (SELECT coalesce(jsonb_object_agg(m.currency, m.milli), '{}'::jsonb)::text FROM (
-                SELECT c.currency, round(sum(c.price_milli * bp.monthly_factor))::bigint AS milli
-                FROM (SELECT DISTINCT ON (p.original_transaction_id) p.*
-                      FROM periods p WHERE p.purchase_date < b.e AND p.paid_until >= b.e
-                      ORDER BY p.original_transaction_id, p.purchase_date DESC) c
-                JOIN analytics.billing_periods bp ON bp.period = c.period
-                WHERE c.price_milli IS NOT NULL AND c.currency IS NOT NULL AND NOT c.free
-                GROUP BY c.currency) m),
-            (SELECT coalesce(jsonb_object_agg(x.currency, x.revenue), '{}')::text || chr(31)
-                || coalesce(jsonb_object_agg(x.currency, x.refunds), '{}')::text || chr(31)
-                || coalesce(jsonb_object_agg(x.currency, x.proceeds), '{}')::text
-             FROM (SELECT v.currency,
-                       coalesce(sum(v.amount_milli) FILTER (WHERE v.kind = 'charge'), 0) AS revenue,
-                       coalesce(-sum(v.amount_milli) FILTER (WHERE v.kind = 'refund'), 0) AS refunds,
-                       sum(v.proceeds_milli) AS proceeds
-                   FROM moves v WHERE v.at >= b.lo AND v.at < b.e GROUP BY v.currency) x),
+            (SELECT coalesce(jsonb_object_agg(m.shown, m.milli) FILTER (WHERE m.milli IS NOT NULL), '{}'::jsonb)::text
+                || chr(31) || coalesce(string_agg(m.unconverted, ','), '')
+             FROM (
+                SELECT coalesce(bounds.cur, r.currency) AS shown,
+                    round(sum(r.monthly * r.rate))::bigint AS milli,
+                    string_agg(DISTINCT r.currency, ',') FILTER (WHERE r.rate IS NULL) AS unconverted
+                FROM (SELECT c.currency, c.price_milli * bp.monthly_factor AS monthly,
+                          CASE WHEN bounds.cur IS NULL THEN 1
+                               ELSE analytics.fx_rate(bounds.cur, c.currency, (b.e AT TIME ZONE 'UTC')::date, bounds.as_of) END AS rate
+                      FROM (SELECT DISTINCT ON (p.original_transaction_id) p.*
+                            FROM periods p WHERE p.purchase_date < b.e AND p.paid_until >= b.e
+                            ORDER BY p.original_transaction_id, p.purchase_date DESC) c
+                      JOIN analytics.billing_periods bp ON bp.period = c.period
+                      WHERE c.price_milli IS NOT NULL AND c.currency IS NOT NULL AND NOT c.free) r
+                GROUP BY 1) m),
+            (SELECT coalesce(jsonb_object_agg(x.shown, x.revenue) FILTER (WHERE x.converted), '{}')::text || chr(31)
+                || coalesce(jsonb_object_agg(x.shown, x.refunds) FILTER (WHERE x.converted), '{}')::text || chr(31)
+                || coalesce(jsonb_object_agg(x.shown, x.proceeds) FILTER (WHERE x.converted), '{}')::text || chr(31)
+                || coalesce(string_agg(x.unconverted, ','), '')
+             FROM (SELECT v.shown, bool_or(v.rate IS NOT NULL) AS converted,
+                       coalesce(round(sum(v.amount_milli * v.rate) FILTER (WHERE v.kind = 'charge')), 0)::bigint AS revenue,
+                       coalesce(round(-sum(v.amount_milli * v.rate) FILTER (WHERE v.kind = 'refund')), 0)::bigint AS refunds,
+                       coalesce(round(sum(v.proceeds_milli * v.rate)), 0)::bigint AS proceeds,
+                       string_agg(DISTINCT v.currency, ',') FILTER (WHERE v.rate IS NULL) AS unconverted
+                   FROM moves v WHERE v.at >= b.lo AND v.at < b.e GROUP BY v.shown) x),
             (SELECT count(*) FROM lives l WHERE l.trial_started_at >= b.lo AND l.trial_started_at < b.e),
             (SELECT count(*) FROM lives l WHERE l.converted AND l.first_paid_at >= b.lo AND l.first_paid_at < b.e)
-        FROM buckets b
+        FROM buckets b, bounds
         ORDER BY b.s
         """
     }
 
     static func decode(_ rows: Rows) -> [Bucket] {
-        (0..<rows.count).compactMap { row in
+        // Columns 5 and 6 carry several parts separated by U+001F (never in JSON text): MRR and its
+        // unconverted currencies; revenue, refunds, proceeds and theirs.
+        func parts(_ text: String?) -> [Substring] {
+            (text ?? "").split(separator: "\u{1F}", omittingEmptySubsequences: false)
+        }
+        func amounts(_ part: Substring) -> [String: Int64]? {
+            (try? JSONValue.parse(Array(part.utf8)).objectValue)?.compactMapValues(\.int64Value)
+        }
+        func currencies(_ part: Substring) -> Set<String> { Set(part.split(separator: ",").map(String.init)) }
+        return (0..<rows.count).compactMap { row in
+            let mrr = parts(rows[row, 5])
+            let money = parts(rows[row, 6])
             guard let start = rows[row, 0].flatMap({ Int64($0) }), let active = rows[row, 1].flatMap({ Int64($0) }),
                 let new = rows[row, 2].flatMap({ Int64($0) }), let churned = rows[row, 3].flatMap({ Int64($0) }),
                 let refunded = rows[row, 4].flatMap({ Int64($0) }),
-                let mrrText = rows[row, 5], let mrr = try? JSONValue.parse(Array(mrrText.utf8)).objectValue
-            else { return nil }
-            // revenue, refunds and proceeds in one column, separated by U+001F (never in JSON text).
-            let money = (rows[row, 6] ?? "").split(separator: "\u{1F}", omittingEmptySubsequences: false).map {
-                (try? JSONValue.parse(Array($0.utf8)).objectValue)?.compactMapValues(\.int64Value) ?? [:]
-            }
-            guard money.count == 3, let started = rows[row, 7].flatMap({ Int64($0) }),
-                let converted = rows[row, 8].flatMap({ Int64($0) })
+                mrr.count == 2, let mrrAmounts = amounts(mrr[0]), money.count == 4,
+                let revenue = amounts(money[0]), let refunds = amounts(money[1]), let proceeds = amounts(money[2]),
+                let started = rows[row, 7].flatMap({ Int64($0) }), let converted = rows[row, 8].flatMap({ Int64($0) })
             else { return nil }
             return Bucket(
-                start: start, active: active, new: new, churned: churned, refunded: refunded,
-                mrr: mrr.compactMapValues(\.int64Value), revenue: money[0], refunds: money[1], proceeds: money[2],
-                trialsStarted: started, trialsConverted: converted)
+                start: start, active: active, new: new, churned: churned, refunded: refunded, mrr: mrrAmounts,
+                revenue: revenue, refunds: refunds, proceeds: proceeds, trialsStarted: started, trialsConverted: converted,
+                unconverted: currencies(mrr[1]).union(currencies(money[3])))
         }
     }
 
@@ -144,9 +172,10 @@ enum OverviewMetrics {
         }
     }
 
-    /// The answer: `{"from", "to", "interval", "environment", "series": {…}}`.
+    /// The answer: `{"from", "to", "interval", "environment", "currency", "asOf", "unconverted", "series": {…}}`.
     static func json(
-        _ buckets: [Bucket], from: Int64, to: Int64, interval: Interval, environment: String
+        _ buckets: [Bucket], from: Int64, to: Int64, interval: Interval, environment: String, currency: String? = nil,
+        asOf: Int64? = nil
     ) -> [UInt8] {
         var w = JSONWriter(capacity: 256 + buckets.count * 200)
         func series(_ name: String, _ value: (Bucket) -> Int64) {
@@ -165,6 +194,13 @@ enum OverviewMetrics {
         w.key("to"); w.string(RFC3339.format(to))
         w.key("interval"); w.string(interval.rawValue)
         w.key("environment"); w.string(environment)
+        w.key("currency"); w.stringOrNull(currency)
+        w.key("asOf")
+        if let asOf { w.string(RFC3339.format(asOf)) } else { w.null() }
+        w.key("unconverted")
+        w.beginArray()
+        for code in buckets.reduce(into: Set<String>(), { $0.formUnion($1.unconverted) }).sorted() { w.string(code) }
+        w.endArray()
         w.key("series")
         w.beginObject()
         series("activeSubscriptions") { $0.active }

@@ -2,9 +2,11 @@ import EventStore
 import HTTP
 import JSON
 
-/// `GET /v1/admin/metrics/overview?from=&to=&interval=day|week|month[&environment=]` (admin,
-/// api.md §6, §3.1): the console's charts from the analytics projection (`OverviewMetrics`), one
-/// store environment at a time (Production unless asked), never several summed.
+/// `GET /v1/admin/metrics/overview?from=&to=&interval=day|week|month[&environment=][&currency=][&asOf=]`
+/// (admin, api.md §6, §3.1): the console's charts from the analytics projection (`OverviewMetrics`),
+/// one store environment at a time (Production unless asked), never several summed; with
+/// `currency`, every money series converted into it (`ExchangeRates`), with the rates recorded by
+/// `asOf` when given.
 struct OverviewRoutes: Sendable {
     let service: LedgerService
 
@@ -15,12 +17,13 @@ struct OverviewRoutes: Sendable {
                 let rows = try service.read { connection throws(ServiceError) -> Rows in
                     try database { () throws(DatabaseError) in
                         try connection.query(OverviewMetrics.query(
-                            from: query.from, to: query.to, interval: query.interval, environment: query.environment))
+                            from: query.from, to: query.to, interval: query.interval, environment: query.environment,
+                            currency: query.currency, asOf: query.asOf))
                     }
                 }
                 return .json(200, OverviewMetrics.json(
                     OverviewMetrics.decode(rows), from: query.from, to: query.to, interval: query.interval,
-                    environment: query.environment))
+                    environment: query.environment, currency: query.currency, asOf: query.asOf))
             }
         }
     }
@@ -30,6 +33,10 @@ struct OverviewRoutes: Sendable {
         var to: Int64
         var interval: OverviewMetrics.Interval
         var environment: String
+        /// The reporting currency every money series is converted into; nil: each in its own.
+        var currency: String? = nil
+        /// Convert with the rates recorded up to this instant; nil: every rate recorded.
+        var asOf: Int64? = nil
     }
 
     /// The environments one answer may show; Production unless asked (api.md §3.1: no money
@@ -60,6 +67,11 @@ struct OverviewRoutes: Sendable {
         guard environments.contains(environment) else {
             throw .invalidRequest("environment must be Production (the default), Sandbox, Xcode or LocalTesting, got \"\(environment)\"")
         }
-        return Parameters(from: from, to: to, interval: interval, environment: environment)
+        let currency = request.query["currency"]
+        if let currency, !ExchangeRates.isCurrency(currency) {
+            throw .invalidRequest("currency must be an ISO 4217 code (three capital letters, e.g. USD), got \"\(currency)\"")
+        }
+        return Parameters(
+            from: from, to: to, interval: interval, environment: environment, currency: currency, asOf: try instant("asOf"))
     }
 }

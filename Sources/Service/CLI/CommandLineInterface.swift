@@ -29,6 +29,8 @@ public enum CommandLineInterface {
                                   a local test store: signed test data for a LocalTesting app,
                                   and a verifyReceipt stand-in for its StoreKit 1 receipts
                                   (see iap-ledger testkit --help)
+          fx import --base CUR FILE.csv [--data-dir DIR]
+                                  record daily exchange rates (date,currency,rate) for the overview's ?currency=
           psql [--role iap_analyst|iap_ledger_service] [--data-dir DIR] [-- PSQL-ARGS…]
                                   psql on the service's database
 
@@ -72,6 +74,7 @@ public enum CommandLineInterface {
             case "psql": return try PsqlCommand.run(rest)
             case "catalog": return try CatalogCommand.run(rest)
             case "reconcile": return try ReconcileCommand.run(rest)
+            case "fx": return try FxCommand.run(rest)
             case "--help", "-h", "help":
                 print(usage)
                 return 0

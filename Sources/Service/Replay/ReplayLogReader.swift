@@ -43,11 +43,11 @@ struct ReplayLogReader {
         after checkpoint: Checkpoint, horizon: Bool, limit: Int? = nil, into data: inout [UInt8]
     ) throws(ServiceError) {
         // Only integers we formatted ourselves go into the SQL text (COPY takes no parameters).
-        // The catalog's versions are no ledger events: no user's fold reads them.
+        // The catalog's versions and the exchange rates are no ledger events: no user's fold reads them.
         let sql = """
             COPY (SELECT tx, seq, type, schema_version, data FROM es.events
                   WHERE (tx, seq) > ('\(checkpoint.tx)'::xid8, \(checkpoint.seq)::bigint)
-                  AND stream_id <> '\(CatalogVersions.stream)'
+                  AND stream_id <> '\(CatalogVersions.stream)' AND stream_id <> '\(ExchangeRates.stream)'
                   \(horizon ? "AND tx < pg_snapshot_xmin(pg_current_snapshot())" : "")
                   ORDER BY tx, seq LIMIT \(limit ?? batchSize)) TO STDOUT
             """
