@@ -23,7 +23,7 @@ import Testing
         bundleId: "com.example.game", type: "Auto-Renewable Subscription", purchaseDate: F.t0,
         originalPurchaseDate: F.t0 - F.month, expiresDate: F.t0 + F.month, quantity: 1,
         inAppOwnershipType: "FAMILY_SHARED", signedDate: F.t0 + 5, revocationDate: F.t0 + 6, revocationReason: 1,
-        revocationType: "REFUND_PRORATED", isUpgraded: true, offerType: 2, offerDiscountType: "PAY_AS_YOU_GO",
+        revocationType: "REFUND_PRORATED", revocationPercentage: 50_000, isUpgraded: true, offerType: 2, offerDiscountType: "PAY_AS_YOU_GO",
         offerIdentifier: "promo \"q\"", environment: "Sandbox", appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138",
         webOrderLineItemId: "2000000000000001", transactionReason: "RENEWAL", price: 4990, currency: "USD",
         storefront: "USA", subscriptionGroupIdentifier: "21000000")

@@ -174,6 +174,18 @@ import Testing
          ["needs --subtype", "AUTO_RENEW_DISABLED"]),
         (["notify", "--type", "REFUND", "--original-transaction-id", "1", "--expires", "P1M"], ["--expires", "DID_RENEW"]),
         (["notify", "--type", "TEST", "--original-transaction-id", "1"], ["TEST"]),
+        (["notify", "--type", "REFUND", "--original-transaction-id", "1", "--percentage", "0"],
+         ["--percentage", "1…100000", "\"0\""]),
+        (["notify", "--type", "REFUND", "--original-transaction-id", "1", "--percentage", "100001"],
+         ["--percentage", "1…100000", "\"100001\""]),
+        (["notify", "--type", "REFUND", "--original-transaction-id", "1", "--percentage", "50%"],
+         ["--percentage", "integer", "\"50%\""]),
+        (["notify", "--type", "REFUND", "--original-transaction-id", "1", "--percentage", "12.5"],
+         ["--percentage", "integer", "\"12.5\""]),
+        (["notify", "--type", "REVOKE", "--original-transaction-id", "1", "--percentage", "50000"],
+         ["--percentage is only for REFUND", "REVOKE"]),
+        (["notify", "--type", "REFUND_REVERSED", "--original-transaction-id", "1", "--percentage", "50000"],
+         ["--percentage is only for REFUND", "REFUND_REVERSED"]),
         (["init", "--apple-port", "0"], ["--apple-port", "1…65535", "\"0\""]),
         (["init", "--apple-port", "http"], ["--apple-port", "http"]),
         (["receipt", "--product", TestkitStore.subscription], ["testkit receipt needs --user"]),
@@ -237,6 +249,36 @@ import Testing
             ["testkit", "purchase", "--user", "u-1", "--product", TestkitStore.coins, "--data-dir", data,
              "--url", "http://127.0.0.1:9", "--key", "k"])
         Self.expectOneLine(nobody, status: 1, containing: ["cannot reach http://127.0.0.1:9/v1/purchases"])
+    }
+
+    @Test func aProratedRefundIsMintedWithItsShareAndTheHelpSaysHow() throws {
+        let (root, data) = try Self.initialisedStore()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        func mint(_ arguments: [String]) throws -> JSONValue {
+            let outcome = try OpsBinary.run(["testkit"] + arguments + ["--data-dir", data, "--print"])
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+            try outcome.stdout.write(toFile: root + "/jws", atomically: true, encoding: .utf8)
+            let verified = try OpsBinary.run(["verify", "--config", data + "/testkit/config.json", root + "/jws"])
+            #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
+            return try JSONValue.parse(verified.stdout)
+        }
+        _ = try mint(["purchase", "--product", TestkitStore.coins])
+        let refund = try mint(
+            ["notify", "--type", "REFUND", "--original-transaction-id", "2000000001", "--percentage", "50000"])
+        let refunded = try #require(refund["data"]?["transactionInfo"])
+        #expect(refunded["revocationType"]?.stringValue == "REFUND_PRORATED")
+        #expect(refunded["revocationPercentage"]?.int64Value == 50_000)
+        #expect(refunded["revocationDate"]?.int64Value != nil)
+
+        let help = try OpsBinary.run(["testkit", "--help"]).stdout
+        #expect(help.contains("[--percentage N]"))
+        #expect(help.contains("REFUND --percentage N"))
+        #expect(help.contains("1…100000"))
+        // docs/testkit.md tells the same.
+        let doc = try String(contentsOfFile: OpsBinary.packageRoot + "/docs/testkit.md", encoding: .utf8)
+        for words in ["--percentage N", "REFUND_PRORATED", "revocationPercentage", "1…100000", "50000"] {
+            #expect(doc.contains(words), "docs/testkit.md names \(words)")
+        }
     }
 
     @Test func helpNamesEverySubcommand() throws {
@@ -303,6 +345,32 @@ import Testing
         // The status describes the refunded transaction.
         #expect(refund["data"]?["status"]?.int64Value == 5)
         #expect(throws: TestkitError.self) { _ = try notify("REFUND", transactionId: "2000000009", state: &state) }
+    }
+
+    @Test func aProratedRefundCarriesItsShareAndAFullRefundOrAReversalNone() throws {
+        var state = TestkitState()
+        _ = try TestkitMinter.purchase(
+            TestkitPurchase(productId: "coins", type: .consumable), bundleId: "b", now: Self.now, state: &state)
+        func refund(_ type: String, percentage: Int64?, at time: Int64) throws -> JSONValue {
+            let payload = try TestkitMinter.notification(
+                TestkitNotification(type: type, originalTransactionId: "2000000001", percentage: percentage),
+                bundleId: "b", now: time, uuid: "u", state: &state,
+                sign: { String(decoding: $0.serialized(), as: UTF8.self) })
+            return try nested(payload, "signedTransactionInfo")
+        }
+        let prorated = try refund("REFUND", percentage: 33_333, at: Self.now + 1000)
+        #expect(prorated["revocationType"]?.stringValue == "REFUND_PRORATED")
+        #expect(prorated["revocationPercentage"]?.int64Value == 33_333)
+        #expect(prorated["revocationDate"]?.int64Value == Self.now + 1000)
+
+        let reversed = try refund("REFUND_REVERSED", percentage: nil, at: Self.now + 2000)
+        for field in ["revocationType", "revocationPercentage", "revocationDate", "revocationReason"] {
+            #expect(reversed[field] == nil, "a reversal removes \(field)")
+        }
+        let full = try refund("REFUND", percentage: nil, at: Self.now + 3000)
+        #expect(full["revocationType"]?.stringValue == "REFUND_FULL")
+        #expect(full["revocationPercentage"] == nil)
+        #expect(throws: TestkitError.self) { _ = try refund("REVOKE", percentage: 50_000, at: Self.now + 4000) }
     }
 
     @Test func statusFollowsTheFactsAtTheNotificationsTime() throws {

@@ -18,10 +18,18 @@ struct ChangeSnapshot {
         var environment: String
         var type: ProductType
         var revoked: Bool
-        /// What it credits now (nothing once revoked), by currency.
-        var credits: [String: Int64]
-        /// What it credits unrevoked, by currency (a refund's amount).
+        /// What it credits unrevoked, by currency (a purchase's amount).
         var grants: [String: Int64]
+        /// What a refund took back of `grants` (`Transaction.takenBack`), by currency: a
+        /// refund's amount, and what its reversal gives back.
+        var takenBack: [String: Int64]
+        /// Apple's share of a prorated refund, milliunits; nil unrevoked or refunded whole.
+        var revocationPercentage: Int64?
+
+        /// What it credits now, by currency: `grants` less `takenBack`.
+        var credits: [String: Int64] {
+            grants.reduce(into: [:]) { $0[$1.key] = $1.value - (takenBack[$1.key] ?? 0) }
+        }
     }
 
     init(
@@ -45,16 +53,18 @@ struct ChangeSnapshot {
                 let product = catalog.product(for: transaction)
                 guard product.type == .consumable || product.type == .nonConsumable else { continue }
                 var grants: [String: Int64] = [:]
+                var takenBack: [String: Int64] = [:]
                 if product.type == .consumable {
                     for (currency, amount) in product.grants {
                         grants[currency] = amount * max(transaction.quantity, 1)
+                        takenBack[currency] = transaction.takenBack(of: grants[currency]!)
                     }
                 }
                 let revoked = transaction.revocationDate != nil
                 oneOffs[transaction.transactionId] = OneOff(
                     originalTransactionId: otid, productId: transaction.productId,
-                    environment: transaction.environment, type: product.type, revoked: revoked,
-                    credits: revoked ? [:] : grants, grants: grants)
+                    environment: transaction.environment, type: product.type, revoked: revoked, grants: grants,
+                    takenBack: takenBack, revocationPercentage: revoked ? transaction.revocationPercentage : nil)
             }
         }
         self.oneOffs = oneOffs

@@ -25,7 +25,8 @@ public enum ChangeType: String, Sendable, Hashable, CaseIterable {
     /// stack of non-renewing purchases or an admin grant ran out. Details `status` for a
     /// subscription.
     case expiration = "EXPIRATION"
-    /// Revoked by Apple (a refund, a family REVOKE); consumables per currency with the balance after.
+    /// Revoked by Apple (a refund, a family REVOKE); consumables per currency with what it took
+    /// back (all, or a prorated share) and the balance after, and `revocationPercentage` if prorated.
     case refund = "REFUND"
     /// A refund reversed; a subscription's says the `status` it is back in (it may have run out meanwhile).
     case refundReversed = "REFUND_REVERSED"

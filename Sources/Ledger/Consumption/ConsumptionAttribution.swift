@@ -1,7 +1,8 @@
 /// Which of a user's credits their debits spent: per currency, debits spend the oldest credits
 /// first (FIFO). Credits are the consumable purchases of the chains the user owns
-/// (`grants × quantity`, as `CustomerView.creditConsumable` credits them; a revoked purchase
-/// credits nothing and so absorbs nothing) and admin credits, ordered by when they arrived
+/// (`grants × quantity` less what a refund took back, as `CustomerView.creditConsumable`
+/// credits them: a refunded purchase absorbs only the share the customer kept, nothing after a
+/// full refund) and admin credits, ordered by when they arrived
 /// (purchaseDate, or the credit's `at`), then purchases before admin credits, then by id.
 ///
 /// Only the total spent matters: the balance never goes below zero by a debit, so spending
@@ -29,13 +30,15 @@ public struct ConsumptionAttribution: Sendable, Hashable {
             guard let chain = chains[otid] else { continue }
             for transaction in chain.latestTransactions where transaction.purchaseDate <= now {
                 let product = catalog.product(for: transaction)
-                guard product.type == .consumable, transaction.revocationDate == nil else { continue }
+                guard product.type == .consumable else { continue }
                 let quantity = max(transaction.quantity, 1)
                 for (currency, amount) in product.grants where amount > 0 {
+                    let kept = transaction.kept(of: amount * quantity)
+                    guard kept > 0 else { continue }
                     credits[currency, default: []].append(
                         Slice(
                             source: .purchase(transactionId: transaction.transactionId), at: transaction.purchaseDate,
-                            amount: amount * quantity, spent: 0))
+                            amount: kept, spent: 0))
                 }
             }
         }

@@ -123,8 +123,6 @@ public enum CustomerView {
         return next
     }
 
-    /// A consumable credits `grants × quantity` once per transactionId; a revoked one credits
-    /// nothing, so what was already spent shows as debt. The currency stays listed.
     /// One owned transaction's part of the document (its version in force); true when it is a
     /// subscription, judged with its chain.
     private static func collect(
@@ -165,10 +163,13 @@ public enum CustomerView {
         entitlements[name] = candidate
     }
 
+    /// A consumable credits `grants × quantity` once per transactionId, less what a refund took
+    /// back (`Transaction.takenBack`: all of it, or a prorated share), so what was already spent
+    /// shows as debt. The currency stays listed.
     static func creditConsumable(_ transaction: borrowing Transaction, _ product: Product, into balances: inout [String: Int64]) {
         let quantity = max(transaction.quantity, 1)
         for (currency, amount) in product.grants {
-            balances[currency, default: 0] += transaction.revocationDate == nil ? amount * quantity : 0
+            balances[currency, default: 0] += transaction.kept(of: amount * quantity)
         }
     }
 }

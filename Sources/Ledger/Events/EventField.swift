@@ -4,7 +4,7 @@ enum EventField: Int, CaseIterable {
     // Transaction
     case transactionId, originalTransactionId, productId, bundleId, type, purchaseDate, originalPurchaseDate
     case expiresDate, quantity, inAppOwnershipType, signedDate, revocationDate, revocationReason, revocationType
-    case isUpgraded, offerType, offerDiscountType, offerIdentifier, environment, appAccountToken
+    case revocationPercentage, isUpgraded, offerType, offerDiscountType, offerIdentifier, environment, appAccountToken
     case webOrderLineItemId, transactionReason, price, currency, storefront, subscriptionGroupIdentifier
     // RenewalInfo
     case autoRenewProductId, autoRenewStatus, isInBillingRetryPeriod, gracePeriodExpiresDate, expirationIntent

@@ -17,6 +17,9 @@ extension Transaction {
         w.field("revocationDate", revocationDate)
         w.field("revocationReason", revocationReason)
         w.field("revocationType", revocationType)
+        // Only when present (like every optional field): events recorded before it existed
+        // keep their bytes, and read back as nil, a full refund, which is what they meant.
+        w.field("revocationPercentage", revocationPercentage)
         w.field("isUpgraded", isUpgraded)
         w.field("offerType", offerType)
         w.field("offerDiscountType", offerDiscountType)
@@ -40,7 +43,7 @@ extension Transaction {
             inAppOwnershipType: f.optionalString(.inAppOwnershipType) ?? "PURCHASED",
             signedDate: try f.int(.signedDate), revocationDate: f.optionalInt(.revocationDate),
             revocationReason: f.optionalInt(.revocationReason), revocationType: f.optionalString(.revocationType),
-            isUpgraded: f.optionalBool(.isUpgraded) ?? false, offerType: f.optionalInt(.offerType),
+            revocationPercentage: f.optionalInt(.revocationPercentage), isUpgraded: f.optionalBool(.isUpgraded) ?? false, offerType: f.optionalInt(.offerType),
             offerDiscountType: f.optionalString(.offerDiscountType),
             offerIdentifier: f.optionalString(.offerIdentifier), environment: try f.string(.environment),
             appAccountToken: f.optionalString(.appAccountToken),

@@ -20,6 +20,10 @@ public struct Transaction: Sendable, Hashable {
     public var revocationReason: Int64?
     /// Raw `revocationType`: REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE.
     public var revocationType: String?
+    /// Raw `revocationPercentage`: the share refunded, in milliunits (50000 = 50 %), present
+    /// with a prorated refund (App Store Server API 1.19) and gone again when Apple reverses it.
+    /// nil with a revocation means all of it (what every refund recorded before 1.19 meant).
+    public var revocationPercentage: Int64?
     public var isUpgraded: Bool
     public var offerType: Int64?
     public var offerDiscountType: String?
@@ -39,7 +43,7 @@ public struct Transaction: Sendable, Hashable {
         type: String, purchaseDate: Int64, originalPurchaseDate: Int64? = nil, expiresDate: Int64? = nil,
         quantity: Int64 = 1, inAppOwnershipType: String = "PURCHASED", signedDate: Int64,
         revocationDate: Int64? = nil, revocationReason: Int64? = nil, revocationType: String? = nil,
-        isUpgraded: Bool = false, offerType: Int64? = nil, offerDiscountType: String? = nil,
+        revocationPercentage: Int64? = nil, isUpgraded: Bool = false, offerType: Int64? = nil, offerDiscountType: String? = nil,
         offerIdentifier: String? = nil, environment: String = "Production", appAccountToken: String? = nil,
         webOrderLineItemId: String? = nil, transactionReason: String? = nil, price: Int64? = nil,
         currency: String? = nil, storefront: String? = nil, subscriptionGroupIdentifier: String? = nil
@@ -58,6 +62,7 @@ public struct Transaction: Sendable, Hashable {
         self.revocationDate = revocationDate
         self.revocationReason = revocationReason
         self.revocationType = revocationType
+        self.revocationPercentage = revocationPercentage
         self.isUpgraded = isUpgraded
         self.offerType = offerType
         self.offerDiscountType = offerDiscountType

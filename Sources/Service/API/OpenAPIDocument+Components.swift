@@ -79,7 +79,7 @@ extension OpenAPIDocument {
           "recordedAt": {"type": "string", "format": "date-time"},
           "productId": {"type": ["string", "null"]}, "originalTransactionId": {"type": ["string", "null"]}, "transactionId": {"type": ["string", "null"]},
           "entitlementIds": {"type": "array", "items": {"type": "string"}},
-          "details": {"type": "object", "description": "TRANSFER and PRODUCT_CHANGE: from, to. CONSUMABLE_PURCHASE, BALANCE_DEBIT and a consumable's REFUND: currency, amount, balance. CORRECTION: before, after. BILLING_ISSUE, EXPIRATION: status."},
+          "details": {"type": "object", "description": "TRANSFER and PRODUCT_CHANGE: from, to. CONSUMABLE_PURCHASE, BALANCE_DEBIT and a consumable's REFUND and REFUND_REVERSED: currency, amount, balance (a REFUND's amount is what it took back: all of the credit, or a prorated refund's share rounded down; a REFUND_REVERSED's what it gave back). A prorated REFUND also carries revocationPercentage (Apple's share, milliunits: 50000 = 50 %). CORRECTION: before, after. BILLING_ISSUE, EXPIRATION: status."},
           "customer": {"oneOf": [{"$ref": "#/components/schemas/Customer"}, {"type": "null"}], "description": "The user's document after the change; null for TEST (no user)."}
         }
       },

@@ -33,6 +33,15 @@ extension TestkitCommand {
         return parsed
     }
 
+    /// `--percentage`: Apple's `revocationPercentage`, milliunits of a whole refund (50000 = 50 %).
+    static func refundPercentage(_ text: String) throws(CommandLineArguments.UsageError) -> Int64 {
+        guard let value = Int64(text), (1...100_000).contains(value) else {
+            throw usageError(
+                "--percentage must be an integer 1…100000 (milliunits: 50000 refunds 50 %), got \"\(text)\"")
+        }
+        return value
+    }
+
     /// `--url` (or IAP_LEDGER_URL, else serve's default) + `path`; nil with `--print` (or
     /// `notPosting`, the switch that keeps it from the service).
     static func destination(

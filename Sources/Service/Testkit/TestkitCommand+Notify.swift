@@ -31,6 +31,13 @@ extension TestkitCommand {
             guard type == "DID_RENEW" else { throw usageError("--expires is only for DID_RENEW (the new period's end)") }
             expires = try expiry(text)
         }
+        var percentage: Int64?
+        if let text = parsed.options["percentage"] {
+            guard type == "REFUND" else {
+                throw usageError("--percentage is only for REFUND (a prorated refund's share), not \(type)")
+            }
+            percentage = try refundPercentage(text)
+        }
         let target = try destination(
             parsed, path: "/v1/notifications/apple", printOnly: printOnly || appleOnly,
             notPosting: appleOnly ? "--apple-only" : "--print")
@@ -39,7 +46,8 @@ extension TestkitCommand {
         let app = try store.app()
         let signer = try store.authority().signer()
         let request = TestkitNotification(
-            type: type, subtype: subtype, originalTransactionId: chain, transactionId: single, expires: expires)
+            type: type, subtype: subtype, originalTransactionId: chain, transactionId: single, expires: expires,
+            percentage: percentage)
         let (payload, jws) = try store.withStateLock {
             var state = try store.loadState()
             let payload = try TestkitMinter.notification(

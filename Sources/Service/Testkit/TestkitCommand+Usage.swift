@@ -20,13 +20,15 @@ extension TestkitCommand {
               knows it (in U's history), as if the app never reached the service: try
               POST /v1/users/U/sync {"transactionId": ID}.
           testkit notify --type TYPE [--subtype S] --original-transaction-id ID [--transaction-id ID] [--expires …]
-                         [--apple-only]
+                         [--percentage N] [--apple-only]
               mints a signed App Store Server Notification V2 about a chain `purchase` minted and
               posts {"signedPayload"} to URL/v1/notifications/apple; `testkit apple` lists every one
               in its notification history. --apple-only: posts nothing (prints its notificationUUID),
               as if the delivery was missed: try POST /v1/admin/reconcile. TYPE:
                 DID_RENEW [BILLING_RECOVERY]   a new period from now (as long as the last, or --expires)
                 REFUND, REVOKE, REFUND_REVERSED  revokes (or restores) the latest or --transaction-id
+                    (REFUND --percentage N: a prorated refund, REFUND_PRORATED with revocationPercentage
+                    N, an integer 1…100000 in milliunits: 50000 takes back 50 % of a consumable's coins)
                 DID_CHANGE_RENEWAL_STATUS AUTO_RENEW_DISABLED|AUTO_RENEW_ENABLED
                 EXPIRED [VOLUNTARY|BILLING_RETRY|PRICE_INCREASE|PRODUCT_NOT_FOR_SALE]
                     (auto-renew off; access still follows expiresDate: purchase with --expires PT1M

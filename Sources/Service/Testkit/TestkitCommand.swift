@@ -32,7 +32,7 @@ enum TestkitCommand {
             return try purchase(parsed)
         case "notify":
             let parsed = try CommandLineArguments(
-                rest, valued: common.union(["type", "subtype", "original-transaction-id", "transaction-id", "expires"]),
+                rest, valued: common.union(["type", "subtype", "original-transaction-id", "transaction-id", "expires", "percentage"]),
                 switches: ["print", "apple-only"])
             if parsed.wantsHelp { print(usage); return 0 }
             try noPositionals(parsed)

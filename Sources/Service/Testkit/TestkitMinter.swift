@@ -39,6 +39,8 @@ struct TestkitNotification: Sendable {
     var originalTransactionId: String?
     var transactionId: String?
     var expires: TestkitExpiry?
+    /// REFUND only: a prorated refund's `revocationPercentage` (milliunits); nil refunds all of it.
+    var percentage: Int64?
 }
 
 /// A mistake only the test store's state can reveal (an unknown chain, a renewal of a coin).
@@ -52,6 +54,8 @@ enum TestkitMinter {
     static let environment = AppStoreEnvironment.localTesting
     static let subscriptionGroup = "21000001"
     static let monthMillis: Int64 = 30 * 86_400_000
+    /// What a refund adds to a transaction, and a reversal (or a new period) leaves out.
+    static let revocationFields = ["revocationDate", "revocationReason", "revocationType", "revocationPercentage"]
 
     /// Notification types the test store mints (those whose `data` carries a transaction), with
     /// their subtypes and whether one is required. Summary-style types (RENEWAL_EXTENSION,
@@ -170,6 +174,9 @@ enum TestkitMinter {
         guard request.expires == nil || request.type == "DID_RENEW" else {
             throw TestkitError("--expires is only for DID_RENEW (the new period's end)")
         }
+        guard request.percentage == nil || request.type == "REFUND" else {
+            throw TestkitError("--percentage is only for REFUND (a prorated refund's share)")
+        }
         var renewal = state.renewals[chainId]
 
         switch request.type {
@@ -190,7 +197,7 @@ enum TestkitMinter {
             next["purchaseDate"] = .int(start)
             next["expiresDate"] = .int(end)
             next["transactionReason"] = "RENEWAL"
-            for field in ["revocationDate", "revocationReason", "revocationType"] { next.removeValue(forKey: field) }
+            for field in revocationFields { next.removeValue(forKey: field) }
             state.transactions.append(next)
             target = state.transactions.count - 1
             renewal?["autoRenewStatus"] = 1
@@ -201,11 +208,17 @@ enum TestkitMinter {
         case "REFUND", "REVOKE":
             state.transactions[target]["revocationDate"] = .int(now)
             state.transactions[target]["revocationReason"] = 0
-            state.transactions[target]["revocationType"] = request.type == "REVOKE" ? "FAMILY_REVOKE" : "REFUND_FULL"
-        case "REFUND_REVERSED":
-            for field in ["revocationDate", "revocationReason", "revocationType"] {
-                state.transactions[target].removeValue(forKey: field)
+            if let percentage = request.percentage {
+                // Apple 1.19: a prorated refund names its share; a full one (or a revoke) none.
+                state.transactions[target]["revocationType"] = "REFUND_PRORATED"
+                state.transactions[target]["revocationPercentage"] = .int(percentage)
+            } else {
+                state.transactions[target]["revocationType"] = request.type == "REVOKE" ? "FAMILY_REVOKE" : "REFUND_FULL"
+                state.transactions[target].removeValue(forKey: "revocationPercentage")
             }
+        case "REFUND_REVERSED":
+            // Apple re-signs the transaction as it was before the refund: every revocation field goes.
+            for field in revocationFields { state.transactions[target].removeValue(forKey: field) }
         case "EXPIRED":
             let intent: Int64 = switch request.subtype {
             case "VOLUNTARY": 1

@@ -129,6 +129,8 @@ struct History {
                 var refunded = bought
                 refunded.signedDate += ms(1...10) * F.day
                 refunded.revocationDate = refunded.signedDate
+                // Full, half and a third, by the purchase's index (no draw: earlier seeds keep their histories).
+                refunded.revocationPercentage = [nil, 50_000, 33_333][k]
                 h.facts.append(.recordTransaction(refunded))
             }
         }

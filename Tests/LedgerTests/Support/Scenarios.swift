@@ -18,6 +18,13 @@ enum Scenarios {
         return t
     }
 
+    /// A prorated refund (App Store Server API 1.19) of `t`.
+    static func prorated(_ t: Transaction, at: Int64, percentage: Int64) -> Transaction {
+        var t = revoked(t, at: at, type: "REFUND_PRORATED")
+        t.revocationPercentage = percentage
+        return t
+    }
+
     static func resigned(_ t: Transaction, at: Int64) -> Transaction {
         var t = t
         t.signedDate = at
@@ -180,6 +187,27 @@ enum Scenarios {
             ],
             end: t0 + 3 * day,
             expected: ["u-1": [.consumablePurchase, .consumablePurchase, .consumablePurchase, .balanceDebit, .refund]]),
+        Scenario(
+            // 100 + 300 − 30 = 370; −50 (50 % of 100) = 320; −99 (33.333 % of 300 = 99.999) = 221;
+            // the first refund reversed: +50 = 271.
+            name: "prorated refunds of coins take back their share, a reversal gives it back",
+            deliveries: [
+                .post("u-1", [F.consumable("5000")], at: t0),
+                .post("u-1", [F.consumable("5001", quantity: 3, at: t0 + hour)], at: t0 + hour),
+                debit(30, key: "k1", at: t0 + 2 * hour),
+                .notify(
+                    "REFUND", at: t0 + day, otid: "5000",
+                    transaction: prorated(F.consumable("5000"), at: t0 + day, percentage: 50_000)),
+                .notify(
+                    "REFUND", at: t0 + day + hour, otid: "5001",
+                    transaction: prorated(
+                        F.consumable("5001", quantity: 3, at: t0 + hour), at: t0 + day + hour, percentage: 33_333)),
+                .notify(
+                    "REFUND_REVERSED", at: t0 + 2 * day, otid: "5000",
+                    transaction: F.consumable("5000", signed: t0 + 2 * day)),
+            ],
+            end: t0 + 3 * day,
+            expected: ["u-1": [.consumablePurchase, .consumablePurchase, .balanceDebit, .refund, .refund, .refundReversed]]),
         Scenario(
             name: "non-renewing passes stack and run out; one without duration until refunded",
             deliveries: [
