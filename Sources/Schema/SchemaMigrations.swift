@@ -1969,6 +1969,38 @@ COMMENT ON COLUMN analytics.daily_revenue.refunded_milli IS 'Refunded that day (
 COMMENT ON COLUMN analytics.daily_revenue.net_milli IS 'gross_milli − refunded_milli.';
 COMMENT ON COLUMN analytics.daily_revenue.proceeds_milli IS 'Estimated proceeds of that day''s charges and refunds (revenue_movements.proceeds_milli).';
 
+-- A prorated refund of a consumable takes back its share of the credit, rounded down (the ledger's
+-- rule, Transaction.takenBack): the balance ledger's refund row says so, and still sums to
+-- analytics.balances.
+CREATE OR REPLACE VIEW analytics.balance_ledger AS
+WITH credits AS (
+    SELECT o.user_id, g.key AS currency, (g.value #>> '{}')::bigint * greatest(t.quantity, 1) AS amount,
+        t.purchase_date, t.revocation_date, t.transaction_id, t.product_id, t.environment, t.revocation_percentage
+    FROM analytics.transactions t
+    JOIN analytics.chain_owners o USING (original_transaction_id)
+    LEFT JOIN analytics.products p USING (product_id)
+    CROSS JOIN LATERAL jsonb_each(
+        CASE
+            WHEN p.product_id IS NULL THEN
+                CASE WHEN t.type = 'Consumable' THEN jsonb_build_object(t.product_id, 1) ELSE '{}'::jsonb END
+            WHEN p.type = 'consumable' THEN
+                CASE WHEN p.grants = '{}'::jsonb THEN jsonb_build_object(t.product_id, 1) ELSE p.grants END
+            ELSE '{}'::jsonb
+        END) g
+)
+SELECT c.user_id, c.currency, 'purchase' AS kind, c.amount, c.purchase_date AS at, c.transaction_id,
+    c.product_id, NULL::text AS idempotency_key, NULL::text AS reason, c.environment
+FROM credits c
+UNION ALL
+SELECT c.user_id, c.currency, 'refund',
+    -(c.amount * least(greatest(coalesce(c.revocation_percentage, 100000), 0), 100000) / 100000),
+    c.revocation_date, c.transaction_id, c.product_id, NULL, NULL, c.environment
+FROM credits c WHERE c.revocation_date IS NOT NULL
+UNION ALL
+SELECT m.user_id, m.currency, m.kind, m.amount, m.at, NULL, NULL, m.idempotency_key, m.reason, NULL
+FROM analytics.balance_movements m;
+COMMENT ON COLUMN analytics.balance_ledger.amount IS 'Signed change of the balance (a prorated refund takes back its share of the credit, rounded down).';
+
 GRANT SELECT ON analytics.revenue_movements, analytics.transaction_versions, analytics.apps TO iap_analyst;
 GRANT SELECT, INSERT, UPDATE, DELETE ON analytics.transaction_versions, analytics.apps TO iap_ledger_service;
 GRANT SELECT ON analytics.revenue_movements TO iap_ledger_service;

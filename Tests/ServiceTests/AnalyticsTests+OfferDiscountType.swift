@@ -21,13 +21,13 @@ extension AnalyticsTests {
                 "INSERT INTO es.events (stream_id, version, type, data) VALUES ($1, 1, 'TransactionRecorded', $2::jsonb)",
                 ["s-" + id, Self.transactionRecorded(id, offerDiscountType: offer)])
         }
-        #expect(try AnalyticsProjector.catchUp(on: connection) == 2)
+        #expect(try Self.catchUp(2, on: connection))
 
         #expect(try Migrator.migrate(connection: connection, migrations: SchemaMigrations.all).contains { $0.hasPrefix("0036") })
         try connection.execute(
             "INSERT INTO es.events (stream_id, version, type, data) VALUES ('s-t-later', 1, 'TransactionRecorded', $1::jsonb)",
             [Self.transactionRecorded("t-later", offerDiscountType: "PAY_UP_FRONT")])
-        #expect(try AnalyticsProjector.catchUp(on: connection) == 1)
+        #expect(try Self.catchUp(1, on: connection))
         let rows = try connection.query(
             "SELECT transaction_id, coalesce(offer_discount_type, 'NULL') FROM analytics.transactions ORDER BY transaction_id")
         #expect((0..<rows.count).map { "\(rows[$0, 0]!) \(rows[$0, 1]!)" }

@@ -220,4 +220,37 @@ import TestSupport
             "9500411 false 0 - 0 0 0",
         ])
     }
+
+    /// A prorated refund (REFUND_PRORATED, revocationPercentage 50000) of 100 coins at 0.99:
+    /// revenue_movements gives back 990 × 0.5 = 495 (proceeds 495 × 0.70 = 346.5 → 346), the
+    /// balance ledger takes back 50 coins, and still sums to analytics.balances (50).
+    @Test func aProratedRefundMovesItsShareOfTheMoneyAndOfTheCoins() throws {
+        let service = try TestService()
+        defer { service.stop() }
+        let api = service.client()
+        let now = service.clock.now
+        let coins = Mint.transaction("9500501", product: TestService.coins, type: "Consumable", purchase: now - 2 * hour,
+                                     expires: nil, signed: now - 2 * hour, Self.priced(990))
+        #expect(try api.purchase("u-prorated", Mint.signed(coins)).status == 200)
+        var refunded = coins
+        refunded["revocationDate"] = .int(now - hour)
+        refunded["revocationType"] = "REFUND_PRORATED"
+        refunded["revocationPercentage"] = .int(50_000)
+        refunded["signedDate"] = .int(now - hour)
+        #expect(try api.notify(Mint.notification("REFUND", transaction: refunded)).status == 200)
+        let moves = try Self.movements(service, ["9500501"], count: 2)
+        #expect(moves == [
+            Movement(transactionId: "9500501", kind: "charge", amount: 990, rate: "0.30", proceeds: 693),
+            Movement(transactionId: "9500501", kind: "refund", amount: -495, rate: "0.30", proceeds: -346),
+        ])
+        let connection = try Connection(service.conninfo)
+        try connection.executeScript("SET ROLE iap_analyst")
+        let ledger = try connection.query(
+            "SELECT kind, amount FROM analytics.balance_ledger WHERE user_id = 'u-prorated' ORDER BY kind")
+        #expect((0..<ledger.count).map { "\(ledger[$0, 0]!) \(ledger[$0, 1]!)" } == ["purchase 100", "refund -50"])
+        #expect(opsEventually(within: 10) {
+            (try? connection.query("SELECT balance FROM analytics.balances WHERE user_id = 'u-prorated'"))?.count == 1
+        })
+        #expect(try connection.query("SELECT balance FROM analytics.balances WHERE user_id = 'u-prorated'")[0, 0] == "50")
+    }
 }
