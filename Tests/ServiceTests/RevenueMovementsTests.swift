@@ -161,6 +161,15 @@ import TestSupport
             [utcDay(refundedAt), "0", "0", "990", "-990", "-693", "Production"],
             [utcDay(reversedAt), "0", "0", "-990", "990", "693", "Production"],
         ])
+
+        // A replay of the analytics rebuilds every version from the log: the same three rows.
+        let admin = try Connection(service.conninfo)
+        let xmins = "SELECT string_agg(xmin::text, ',' ORDER BY seq) FROM analytics.transaction_versions"
+        let before = try admin.query(xmins)[0, 0]
+        let replay = try service.client("admin").post("/v1/admin/replay", .object(["projections": .array(["analytics"])]))
+        #expect(replay.status == 200, "\(replay.text)")
+        #expect(opsEventually(within: 20) { (try? admin.query(xmins))?[0, 0].map { $0 != before } == true }, "rebuilt")
+        #expect(try Self.movements(service, ["9500301"], count: 3) == moves)
     }
 
     /// The overview's money and trial series (api.md §3.1), per UTC day, Production only: a trial
