@@ -90,6 +90,10 @@ import Testing
         .promotionalRevoked(
             PromotionalRevocation(
                 userId: "u-1", grantId: "grt_0123456789abcdef0123456789abcdef", entitlement: "pro", at: F.t0)),
+        .appAccountTokenRegistered(
+            userId: "u-1", appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138", minted: true, at: F.t0),
+        .appAccountTokenRegistered(
+            userId: "u-1", appAccountToken: "0f9e8d7c-6b5a-4c3d-9e2f-1a0b9c8d7e6f", minted: false, at: F.t0),
     ]
 
     /// The log is append-only: an admin grant stored before promotional grants existed (no

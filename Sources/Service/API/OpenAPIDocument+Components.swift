@@ -146,6 +146,20 @@ extension OpenAPIDocument {
           "idempotencyKey": {"type": "string", "minLength": 1, "maxLength": 200, "x-maxBytes": 200, "pattern": "^[^\\u0000-\\u001F\\u007F]*$", "description": "The same key and body again answer the first grant (200, the same grantId); the same key with another entitlement, duration/until or reason is 422 idempotency_key_reused. Without a key every POST is a new grant."}
         }
       },
+      "AppAccountTokenRequest": {
+        "type": "object", "additionalProperties": false,
+        "description": "{} (or no body) answers the user's own token, minted on the first call and the same ever after; {\"appAccountToken\"} registers a token the app already uses (a user may have several; again: nothing changes).",
+        "properties": {
+          "appAccountToken": {"type": "string", "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$", "description": "A UUID, any case: tokens compare case-insensitively and are stored lowercased."}
+        }
+      },
+      "AppAccountTokenResponse": {
+        "type": "object", "required": ["userId", "appAccountToken"],
+        "properties": {
+          "userId": {"type": "string"},
+          "appAccountToken": {"type": "string", "pattern": "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", "description": "Lowercased. Minted tokens are random RFC 4122 version 4 UUIDs. Pass it as StoreKit's appAccountToken purchase option: Apple's transactions and notifications that carry it belong to this user."}
+        }
+      },
       "GrantResponse": {
         "type": "object", "required": ["grantId", "entitlement", "expiresAt", "result", "customer"],
         "properties": {
