@@ -41,7 +41,8 @@ extension OpenAPIDocument {
           "environment": {"type": "string"}, "ownership": {"type": "string"},
           "revokedAt": {"type": ["string", "null"], "format": "date-time", "description": "When Apple refunded or revoked it; null otherwise."},
           "isTrial": {"type": "boolean"}, "offerType": {"type": ["integer", "null"], "description": "Apple's offerType of the current period (1 introductory, 2 promotional, 3 offer code, 4 win-back); null without an offer."},
-          "isIntroductoryOffer": {"type": "boolean"}
+          "isIntroductoryOffer": {"type": "boolean"},
+          "appTransactionId": {"type": "string", "description": "Apple's appTransactionId of the current period's transaction (App Store Server API 1.15: one per Apple Account and app); absent when Apple sent none."}
         }
       },
       "NonConsumable": {
@@ -50,7 +51,8 @@ extension OpenAPIDocument {
         "properties": {
           "productId": {"type": "string"}, "transactionId": {"type": "string"},
           "purchasedAt": {"type": "string", "format": "date-time"}, "revokedAt": {"type": ["string", "null"], "format": "date-time"},
-          "ownership": {"type": "string"}
+          "ownership": {"type": "string"},
+          "appTransactionId": {"type": "string", "description": "Apple's appTransactionId (one per Apple Account and app); absent when Apple sent none."}
         }
       },
       "Customer": {
