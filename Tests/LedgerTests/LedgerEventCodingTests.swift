@@ -26,7 +26,22 @@ import Testing
         revocationType: "REFUND_PRORATED", revocationPercentage: 50_000, isUpgraded: true, offerType: 2, offerDiscountType: "PAY_AS_YOU_GO",
         offerIdentifier: "promo \"q\"", environment: "Sandbox", appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138",
         webOrderLineItemId: "2000000000000001", transactionReason: "RENEWAL", price: 4990, currency: "USD",
-        storefront: "USA", subscriptionGroupIdentifier: "21000000")
+        storefront: "USA", subscriptionGroupIdentifier: "21000000", appTransactionId: "704289572311524")
+
+    /// A transaction stored before `appTransactionId` was recorded reads back without it and
+    /// writes back byte for byte (the log is append-only: old events never change).
+    @Test func aTransactionStoredBeforeAppTransactionIdReadsAndWritesTheSame() throws {
+        var old = Self.full
+        old.appTransactionId = nil
+        let stored = LedgerEvent.transactionRecorded(old).encode()
+        #expect(!String(decoding: stored, as: UTF8.self).contains("appTransactionId"))
+        let read = try LedgerEvent.decode(type: "TransactionRecorded", schemaVersion: 1, data: stored)
+        #expect(read == .transactionRecorded(old))
+        #expect(read.encode() == stored)
+        let withIt = LedgerEvent.transactionRecorded(Self.full).encode()
+        #expect(String(decoding: withIt, as: UTF8.self).hasSuffix(#","appTransactionId":"704289572311524"}"#))
+        #expect(try LedgerEvent.decode(type: "TransactionRecorded", schemaVersion: 1, data: withIt) == .transactionRecorded(Self.full))
+    }
 
     static let events: [LedgerEvent] = [
         .transactionRecorded(full),
@@ -90,6 +105,10 @@ import Testing
         .promotionalRevoked(
             PromotionalRevocation(
                 userId: "u-1", grantId: "grt_0123456789abcdef0123456789abcdef", entitlement: "pro", at: F.t0)),
+        .appAccountTokenRegistered(
+            userId: "u-1", appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138", minted: true, at: F.t0),
+        .appAccountTokenRegistered(
+            userId: "u-1", appAccountToken: "0f9e8d7c-6b5a-4c3d-9e2f-1a0b9c8d7e6f", minted: false, at: F.t0),
     ]
 
     /// The log is append-only: an admin grant stored before promotional grants existed (no

@@ -51,6 +51,35 @@ extension IngestPlannerTests {
         #expect(writes.users.map(\.userId) == ["tok-user"])
     }
 
+    /// api.md §7: a registered token (given by the shell, looked up lowercased) names its user.
+    @Test func anUnclaimedChainIsClaimedByTheUserItsRegisteredTokenBelongsTo() {
+        let token = "7E3FB20B-4CDB-47CC-936D-99D65F608138"
+        var plan = planner(Self.pushed("n-1", Self.purchase("1000", token: token)), claimant: nil)
+        #expect(plan.tokensToLookUp == [token.lowercased()])
+        plan.registeredTokens = [token.lowercased(): "u-reg"]
+        _ = plan.start(catalogVersion: 2)
+        guard case .lockAndRead(let late, _, _) = plan.read(owners: [:], streams: [:]) else {
+            Issue.record("the token's user is locked after the chain")
+            return
+        }
+        #expect(late == ["user:u-reg"])
+        guard case .append(let append, _) = plan.read(owners: [:], streams: [:]) else {
+            Issue.record("the claim appends")
+            return
+        }
+        #expect(append.events.map(\.event).last == Self.claimed("u-reg", "1000"))
+        // A chain someone owns stays theirs, and a posting claimant needs no lookup.
+        var owned = planner(Self.pushed("n-2", Self.purchase("1001", token: token)), claimant: nil)
+        owned.registeredTokens = [token.lowercased(): "u-reg"]
+        _ = owned.start(catalogVersion: 2)
+        guard case .lockAndRead(let ownerLock, _, _) = owned.read(owners: ["1001": "u-owner"], streams: [:]) else {
+            Issue.record("the owner is locked after the chain")
+            return
+        }
+        #expect(ownerLock == ["user:u-owner"])
+        #expect(planner(Self.posted(Self.purchase("1002", token: token)), claimant: "u-post").tokensToLookUp.isEmpty)
+    }
+
     @Test func aNotificationForAnUnclaimedChainWritesNoDocument() {
         var plan = planner(Self.pushed("n-1", Self.purchase("1000")), claimant: nil)
         _ = plan.start(catalogVersion: 1)

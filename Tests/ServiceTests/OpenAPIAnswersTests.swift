@@ -98,6 +98,15 @@ import TestSupport
         let after = try call("POST", "/v1/purchases", body: ["userId": "u-granted", "signedTransaction": .string(Mint.signed(more))])
         #expect(after.status == 200, "\(after.text)")
 
+        // appAccountTokens: minted (twice: the same), registered, and one taken by another user.
+        let minted = try call("POST", "/v1/users/{userId}/app-account-token", ["userId": "u-open"], body: .object([:]))
+        #expect(minted.status == 200, "\(minted.text)")
+        #expect(try call("POST", "/v1/users/{userId}/app-account-token", ["userId": "u-open"], body: .object([:])).json
+                == minted.json)
+        let own = "0f9e8d7c-6b5a-4c3d-9e2f-1a0b9c8d7e6f"
+        #expect(try call("POST", "/v1/users/{userId}/app-account-token", ["userId": "u-granted"],
+                         body: ["appAccountToken": .string(own)]).status == 200)
+
         // Reads.
         for userId in ["u-open", "u-granted", "u-nobody"] {
             #expect(try call("GET", "/v1/users/{userId}", ["userId": userId], scope: "read").status == 200)
@@ -171,6 +180,9 @@ import TestSupport
         try call("POST", "/v1/purchases", body: ["userId": "u-open", "signedTransaction": "a.b.c"])  // 422
         try call("DELETE", "/v1/users/{userId}/grants/{grantId}",
                  ["userId": "u-granted", "grantId": "grt_" + String(repeating: "0", count: 32)])  // 404
+        try call("POST", "/v1/users/{userId}/app-account-token", ["userId": "u-open"],
+                 body: ["appAccountToken": .string(own.uppercased())])  // 409 app_account_token_taken
+        try call("POST", "/v1/users/{userId}/app-account-token", ["userId": "u-open"], body: ["appAccountToken": "nope"])  // 400
 
         let problems = check()
         #expect(problems.isEmpty, "\(problems.count) answers disagree with the document:\n\(problems.joined(separator: "\n"))")

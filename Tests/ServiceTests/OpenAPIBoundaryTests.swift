@@ -105,6 +105,9 @@ import TestSupport
                      body: ["entitlement": "pro", "until": .string(RFC3339.format(TestVectors.nowMillis + 7 * 86_400_000)),
                             "idempotencyKey": .string("g-\(counter.next())")])
             }]
+        case "POST /v1/users/{userId}/app-account-token":
+            // The same token for the same user every time: registered once, then 200 with nothing changed.
+            return [{ Base(path: ["userId": "u-bound"], body: ["appAccountToken": "5b0e3c1a-9f2d-4e7b-8a61-0c4d2e9f7a13"]) }]
         case "DELETE /v1/users/{userId}/grants/{grantId}":
             // No such grant: a valid request is a 404, past validation.
             return [{ Base(path: ["userId": "u-bound", "grantId": "grt_" + String(repeating: "0", count: 32)]) }]

@@ -13,6 +13,11 @@ public enum AccountCommand: Sendable, Hashable {
         idempotencyKey: String?, at: Int64)
     /// Ends a promotional grant at `at`.
     case revokePromotion(userId: String, grantId: String, at: Int64)
+    /// The user's own token (api.md §7): `candidate` (a fresh random UUID, lowercased) is
+    /// recorded unless one was minted before, which stays the user's token for good.
+    case mintAppAccountToken(userId: String, candidate: String, at: Int64)
+    /// A token the app already uses (lowercased); `owner` is who holds it now, if anyone.
+    case registerAppAccountToken(userId: String, appAccountToken: String, owner: String?, at: Int64)
 }
 
 /// What a decision needs from outside the user's own stream.
@@ -95,6 +100,13 @@ extension Account {
                         userId: userId, grantId: grantId, entitlement: entitlement, expiresAt: expiresAt,
                         duration: duration, reason: reason, idempotencyKey: key, at: at))
             ]
+        case .mintAppAccountToken(let userId, let candidate, let at):
+            if state.mintedAppAccountToken != nil { return [] }
+            return [.appAccountTokenRegistered(userId: userId, appAccountToken: candidate, minted: true, at: at)]
+        case .registerAppAccountToken(let userId, let token, let owner, let at):
+            if state.appAccountTokens.contains(token) { return [] }
+            if let owner, owner != userId { throw .appAccountTokenTaken(owner: owner) }
+            return [.appAccountTokenRegistered(userId: userId, appAccountToken: token, minted: false, at: at)]
         case .revokePromotion(let userId, let grantId, let at):
             guard let existing = state.promotions[grantId] else { throw .unknownGrant(grantId: grantId) }
             // Revoked already, or run out: revoking again changes nothing, so records nothing.

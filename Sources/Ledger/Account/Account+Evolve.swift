@@ -29,6 +29,9 @@ extension Account {
             state.promotions[grant.grantId] = PromotionalGrantState(grant: grant)
         case .promotionalRevoked(let revocation):
             state.promotions[revocation.grantId]?.revokedAt = revocation.at
+        case .appAccountTokenRegistered(_, let token, let minted, _):
+            if !state.appAccountTokens.contains(token) { state.appAccountTokens.append(token) }
+            if minted, state.mintedAppAccountToken == nil { state.mintedAppAccountToken = token }
         case .transactionRecorded, .renewalInfoRecorded, .notificationReceived, .consumptionAnswered,
             .renewalExtensionRequested:
             break

@@ -14,6 +14,10 @@ public struct Account: Sendable, Hashable {
     public internal(set) var grants: [String: AdminGrant]
     /// Promotional grants by grantId, revoked ones included (they stay listed, inactive).
     public internal(set) var promotions: [String: PromotionalGrantState] = [:]
+    /// The user's appAccountTokens (lowercased), in the order they were registered.
+    public internal(set) var appAccountTokens: [String] = []
+    /// The token the service minted for the user (the first call of api.md §7), if any.
+    public internal(set) var mintedAppAccountToken: String?
 
     public static let initial = Account(chains: [], debits: [:], debited: [:], credits: [:], credited: [:], grants: [:])
 
@@ -85,6 +89,8 @@ public enum Rejection: Error, Sendable, Hashable {
     /// The grant's idempotency key (its grantId) was used before for another entitlement,
     /// term or reason.
     case grantIdempotencyKeyReused(grantId: String)
+    /// The appAccountToken is registered to `owner`, another user.
+    case appAccountTokenTaken(owner: String)
     /// No promotional grant of this user has this id.
     case unknownGrant(grantId: String)
     /// A grant must end after the instant it is made.
@@ -97,6 +103,7 @@ public enum Rejection: Error, Sendable, Hashable {
         case .insufficientBalance: "insufficient_balance"
         case .invalidAmount: "invalid_request"
         case .idempotencyKeyReused, .grantIdempotencyKeyReused: "idempotency_key_reused"
+        case .appAccountTokenTaken: "app_account_token_taken"
         case .unknownGrant: "not_found"
         case .grantEndsInPast: "invalid_request"
         }

@@ -56,7 +56,7 @@ public enum Chain {
         case .notificationReceived(let notification):
             state.notifications[notification.notificationUUID] = notification
         case .chainClaimed, .chainReleased, .balanceDebited, .balanceCredited, .entitlementGranted,
-            .entitlementRevoked, .promotionalGranted, .promotionalRevoked:
+            .entitlementRevoked, .promotionalGranted, .promotionalRevoked, .appAccountTokenRegistered:
             break
         case .consumptionAnswered, .renewalExtensionRequested:
             break  // the record of a request to Apple: it changes no fact

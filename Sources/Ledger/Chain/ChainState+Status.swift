@@ -60,7 +60,8 @@ extension ChainState {
             autoRenew: renewal.map { $0.autoRenewStatus == 1 } ?? renewsByDefault,
             autoRenewProductId: renewal.map(\.autoRenewProductId) ?? (renewsByDefault ? current.productId : nil),
             environment: current.environment, ownership: current.inAppOwnershipType,
-            offerType: current.offerType, offerDiscountType: current.offerDiscountType)
+            offerType: current.offerType, offerDiscountType: current.offerDiscountType,
+            appTransactionId: current.appTransactionId)
     }
 
     /// The next instant after `now` at which `status(at:)` may change with no new fact.

@@ -28,6 +28,8 @@ public struct ChainStatus: Sendable, Hashable {
     public var ownership: String
     public var offerType: Int64?
     public var offerDiscountType: String?
+    /// The current transaction's `appTransactionId` (nil before Apple sent it).
+    public var appTransactionId: String? = nil
 
     /// Whether the current period is a free trial.
     public var isTrial: Bool { offerDiscountType == "FREE_TRIAL" }

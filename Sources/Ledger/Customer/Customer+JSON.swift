@@ -59,6 +59,8 @@ extension Customer {
             w.timestampOrNull(n.revokedAt)
             w.key("ownership")
             w.string(n.ownership)
+            // Only when Apple sent one: documents of older purchases keep their bytes.
+            w.field("appTransactionId", n.appTransactionId)
             w.endObject()
         }
         w.endArray()
@@ -105,6 +107,8 @@ extension SubscriptionView {
         w.intOrNull(offerType)
         w.key("isIntroductoryOffer")
         w.bool(isIntroductoryOffer)
+        // Only when Apple sent one: documents of older purchases keep their bytes.
+        w.field("appTransactionId", appTransactionId)
         w.endObject()
     }
 }

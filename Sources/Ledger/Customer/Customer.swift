@@ -97,6 +97,8 @@ public struct SubscriptionView: Sendable, Hashable {
     /// the change feed tells a renewal from a status change by).
     public var transactionId: String
     public var transactionType: String
+    /// Apple's `appTransactionId` of the current transaction, when Apple sent one.
+    public var appTransactionId: String?
 
     public init(originalTransactionId: String, judged: ChainStatus) {
         self.originalTransactionId = originalTransactionId
@@ -114,6 +116,7 @@ public struct SubscriptionView: Sendable, Hashable {
         offerType = judged.offerType
         transactionId = judged.currentTransactionId
         transactionType = judged.transactionType
+        appTransactionId = judged.appTransactionId
     }
 }
 
@@ -124,12 +127,18 @@ public struct NonConsumableView: Sendable, Hashable {
     public var purchasedAt: Int64
     public var revokedAt: Int64?
     public var ownership: String
+    /// Apple's `appTransactionId`, when Apple sent one.
+    public var appTransactionId: String?
 
-    public init(productId: String, transactionId: String, purchasedAt: Int64, revokedAt: Int64?, ownership: String) {
+    public init(
+        productId: String, transactionId: String, purchasedAt: Int64, revokedAt: Int64?, ownership: String,
+        appTransactionId: String? = nil
+    ) {
         self.productId = productId
         self.transactionId = transactionId
         self.purchasedAt = purchasedAt
         self.revokedAt = revokedAt
         self.ownership = ownership
+        self.appTransactionId = appTransactionId
     }
 }

@@ -138,7 +138,7 @@ public enum CustomerView {
                 NonConsumableView(
                     productId: transaction.productId, transactionId: transaction.transactionId,
                     purchasedAt: transaction.purchaseDate, revokedAt: transaction.revocationDate,
-                    ownership: transaction.inAppOwnershipType))
+                    ownership: transaction.inAppOwnershipType, appTransactionId: transaction.appTransactionId))
             for name in product.entitlements {
                 offer(
                     name,

@@ -62,7 +62,7 @@ struct NonRenewingStack {
             status: status, productId: t.productId, transactionType: t.type, currentTransactionId: t.transactionId,
             purchasedAt: t.purchaseDate, expiresAt: period.end, gracePeriodExpiresAt: nil, revokedAt: t.revocationDate,
             autoRenew: false, autoRenewProductId: nil, environment: t.environment, ownership: t.inAppOwnershipType,
-            offerType: t.offerType, offerDiscountType: t.offerDiscountType)
+            offerType: t.offerType, offerDiscountType: t.offerDiscountType, appTransactionId: t.appTransactionId)
     }
 
     /// Every owned non-renewing purchase whose product has a duration, by product id.

@@ -6,6 +6,7 @@ enum EventField: Int, CaseIterable {
     case expiresDate, quantity, inAppOwnershipType, signedDate, revocationDate, revocationReason, revocationType
     case revocationPercentage, isUpgraded, offerType, offerDiscountType, offerIdentifier, environment, appAccountToken
     case webOrderLineItemId, transactionReason, price, currency, storefront, subscriptionGroupIdentifier
+    case appTransactionId
     // RenewalInfo
     case autoRenewProductId, autoRenewStatus, isInBillingRetryPeriod, gracePeriodExpiresDate, expirationIntent
     case renewalDate, priceIncreaseStatus, recentSubscriptionStartDate
@@ -13,7 +14,7 @@ enum EventField: Int, CaseIterable {
     case notificationUUID, notificationType, subtype
     // user stream
     case userId, from, to, at, amount, idempotencyKey, reason, balanceAfter, entitlement, expiresAt
-    case grantId, duration
+    case grantId, duration, minted
     // Requests the service made to Apple (ConsumptionAnswer, RenewalExtension)
     case customerConsented, sampleContentProvided, deliveryStatus, consumptionPercentage, refundPreference
     case outcome, appleErrorCode, detail, attempt, extendByDays, extendReasonCode, requestIdentifier, effectiveDate

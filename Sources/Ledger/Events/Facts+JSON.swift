@@ -32,6 +32,8 @@ extension Transaction {
         w.field("currency", currency)
         w.field("storefront", storefront)
         w.field("subscriptionGroupIdentifier", subscriptionGroupIdentifier)
+        // Only when present: events recorded before Apple sent it keep their bytes.
+        w.field("appTransactionId", appTransactionId)
     }
 
     init(fields f: inout Fields) throws(EventDecodingError) {
@@ -50,7 +52,8 @@ extension Transaction {
             webOrderLineItemId: f.optionalString(.webOrderLineItemId),
             transactionReason: f.optionalString(.transactionReason), price: f.optionalInt(.price),
             currency: f.optionalString(.currency), storefront: f.optionalString(.storefront),
-            subscriptionGroupIdentifier: f.optionalString(.subscriptionGroupIdentifier))
+            subscriptionGroupIdentifier: f.optionalString(.subscriptionGroupIdentifier),
+            appTransactionId: f.optionalString(.appTransactionId))
     }
 }
 

@@ -28,6 +28,15 @@ extension LedgerEvent {
         case .renewalExtensionRequested(let request): request.writeFields(to: &w)
         case .promotionalGranted(let grant): grant.writeFields(to: &w)
         case .promotionalRevoked(let revocation): revocation.writeFields(to: &w)
+        case .appAccountTokenRegistered(let userId, let token, let minted, let at):
+            w.key("userId")
+            w.string(userId)
+            w.key("appAccountToken")
+            w.string(token)
+            w.key("minted")
+            w.bool(minted)
+            w.key("at")
+            w.int(at)
         case .chainClaimed(let userId, let otid, let from, let at):
             w.key("userId")
             w.string(userId)
@@ -130,6 +139,13 @@ extension LedgerEvent {
         case "RenewalExtensionRequested": event = .renewalExtensionRequested(try RenewalExtension(fields: &fields))
         case "PromotionalGranted": event = .promotionalGranted(try PromotionalGrant(fields: &fields))
         case "PromotionalRevoked": event = .promotionalRevoked(try PromotionalRevocation(fields: &fields))
+        case "AppAccountTokenRegistered":
+            guard let minted = fields.optionalBool(.minted) else {
+                throw EventDecodingError(type: type, schemaVersion: schemaVersion, message: "missing or mistyped minted")
+            }
+            event = .appAccountTokenRegistered(
+                userId: try fields.string(.userId), appAccountToken: try fields.string(.appAccountToken),
+                minted: minted, at: try fields.int(.at))
         case "ChainClaimed":
             event = .chainClaimed(
                 userId: try fields.string(.userId), originalTransactionId: try fields.string(.originalTransactionId),

@@ -32,6 +32,10 @@ public indirect enum LedgerEvent: Sendable, Hashable {
     case consumptionAnswered(ConsumptionAnswer)
     /// An admin asked Apple to extend a subscription's renewal date (with Apple's answer).
     case renewalExtensionRequested(RenewalExtension)
+    /// `userId` owns `appAccountToken` (lowercased, api.md §7): minted by the service
+    /// (`minted`) or registered as one the app already uses. Chains whose transactions carry
+    /// it are claimed for `userId` (by their own `chainClaimed`, so replay needs no lookup).
+    case appAccountTokenRegistered(userId: String, appAccountToken: String, minted: Bool, at: Int64)
 
     /// The stored `type` column.
     public var typeName: String {
@@ -49,6 +53,7 @@ public indirect enum LedgerEvent: Sendable, Hashable {
         case .renewalExtensionRequested: "RenewalExtensionRequested"
         case .promotionalGranted: "PromotionalGranted"
         case .promotionalRevoked: "PromotionalRevoked"
+        case .appAccountTokenRegistered: "AppAccountTokenRegistered"
         }
     }
 
@@ -59,7 +64,7 @@ public indirect enum LedgerEvent: Sendable, Hashable {
     public static let typeNames: [String] = [
         "TransactionRecorded", "RenewalInfoRecorded", "NotificationReceived", "ChainClaimed", "ChainReleased",
         "BalanceDebited", "BalanceCredited", "EntitlementGranted", "EntitlementRevoked", "ConsumptionAnswered",
-        "RenewalExtensionRequested", "PromotionalGranted", "PromotionalRevoked",
+        "RenewalExtensionRequested", "PromotionalGranted", "PromotionalRevoked", "AppAccountTokenRegistered",
     ]
 
     /// The stream this event is appended to (its `route`, named).

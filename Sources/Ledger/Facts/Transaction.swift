@@ -37,6 +37,9 @@ public struct Transaction: Sendable, Hashable {
     public var currency: String?
     public var storefront: String?
     public var subscriptionGroupIdentifier: String?
+    /// Apple's `appTransactionId` (App Store Server API 1.15): the app download's id, the same
+    /// for every purchase from one Apple Account. nil in transactions signed before Apple sent it.
+    public var appTransactionId: String?
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String, bundleId: String,
@@ -46,7 +49,8 @@ public struct Transaction: Sendable, Hashable {
         revocationPercentage: Int64? = nil, isUpgraded: Bool = false, offerType: Int64? = nil, offerDiscountType: String? = nil,
         offerIdentifier: String? = nil, environment: String = "Production", appAccountToken: String? = nil,
         webOrderLineItemId: String? = nil, transactionReason: String? = nil, price: Int64? = nil,
-        currency: String? = nil, storefront: String? = nil, subscriptionGroupIdentifier: String? = nil
+        currency: String? = nil, storefront: String? = nil, subscriptionGroupIdentifier: String? = nil,
+        appTransactionId: String? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -75,6 +79,7 @@ public struct Transaction: Sendable, Hashable {
         self.currency = currency
         self.storefront = storefront
         self.subscriptionGroupIdentifier = subscriptionGroupIdentifier
+        self.appTransactionId = appTransactionId
     }
 
     /// Whether this version of a transaction supersedes `other` (same transactionId).

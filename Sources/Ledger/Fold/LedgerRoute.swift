@@ -44,6 +44,7 @@ extension LedgerEvent {
             .user(userId)
         case .promotionalGranted(let grant): .user(grant.userId)
         case .promotionalRevoked(let revocation): .user(revocation.userId)
+        case .appAccountTokenRegistered(let userId, _, _, _): .user(userId)
         }
     }
 
@@ -55,7 +56,7 @@ extension LedgerEvent {
             .renewalExtensionRequested:
             true
         case .chainClaimed, .chainReleased, .balanceDebited, .balanceCredited, .entitlementGranted,
-            .entitlementRevoked, .promotionalGranted, .promotionalRevoked:
+            .entitlementRevoked, .promotionalGranted, .promotionalRevoked, .appAccountTokenRegistered:
             false
         }
     }

@@ -84,6 +84,10 @@ enum ErrorMapping {
                                                  "this idempotency key made grant \(grantId) with another entitlement, "
                                                      + "duration/until or reason; nothing changed (use a new key)")
                 extra["grantId"] = .string(grantId)
+            case .appAccountTokenTaken:
+                // The other user is not named: a token must not reveal whose it is.
+                (status, code, title, detail) = (409, "app_account_token_taken", "App account token taken",
+                                                 "this appAccountToken is registered to another user; nothing changed")
             case .unknownGrant(let grantId):
                 (status, code, title, detail) = (404, "not_found", "Not found",
                                                  "this user has no grant \(grantId)")

@@ -41,7 +41,8 @@ extension OpenAPIDocument {
           "environment": {"type": "string"}, "ownership": {"type": "string"},
           "revokedAt": {"type": ["string", "null"], "format": "date-time", "description": "When Apple refunded or revoked it; null otherwise."},
           "isTrial": {"type": "boolean"}, "offerType": {"type": ["integer", "null"], "description": "Apple's offerType of the current period (1 introductory, 2 promotional, 3 offer code, 4 win-back); null without an offer."},
-          "isIntroductoryOffer": {"type": "boolean"}
+          "isIntroductoryOffer": {"type": "boolean"},
+          "appTransactionId": {"type": "string", "description": "Apple's appTransactionId of the current period's transaction (App Store Server API 1.15: one per Apple Account and app); absent when Apple sent none."}
         }
       },
       "NonConsumable": {
@@ -50,7 +51,8 @@ extension OpenAPIDocument {
         "properties": {
           "productId": {"type": "string"}, "transactionId": {"type": "string"},
           "purchasedAt": {"type": "string", "format": "date-time"}, "revokedAt": {"type": ["string", "null"], "format": "date-time"},
-          "ownership": {"type": "string"}
+          "ownership": {"type": "string"},
+          "appTransactionId": {"type": "string", "description": "Apple's appTransactionId (one per Apple Account and app); absent when Apple sent none."}
         }
       },
       "Customer": {
@@ -144,6 +146,20 @@ extension OpenAPIDocument {
           "until": {"type": "string", "format": "date-time", "x-futureInstant": true, "description": "RFC 3339 instant the grant ends at; must be later than now."},
           "reason": {"type": "string", "minLength": 1, "maxLength": 500, "x-maxBytes": 500, "pattern": "^[^\\u0000-\\u001F\\u007F]*$", "description": "Free text kept with the grant and shown in the change feed."},
           "idempotencyKey": {"type": "string", "minLength": 1, "maxLength": 200, "x-maxBytes": 200, "pattern": "^[^\\u0000-\\u001F\\u007F]*$", "description": "The same key and body again answer the first grant (200, the same grantId); the same key with another entitlement, duration/until or reason is 422 idempotency_key_reused. Without a key every POST is a new grant."}
+        }
+      },
+      "AppAccountTokenRequest": {
+        "type": "object", "additionalProperties": false,
+        "description": "{} (or no body) answers the user's own token, minted on the first call and the same ever after; {\"appAccountToken\"} registers a token the app already uses (a user may have several; again: nothing changes).",
+        "properties": {
+          "appAccountToken": {"type": "string", "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$", "description": "A UUID, any case: tokens compare case-insensitively and are stored lowercased."}
+        }
+      },
+      "AppAccountTokenResponse": {
+        "type": "object", "required": ["userId", "appAccountToken"],
+        "properties": {
+          "userId": {"type": "string"},
+          "appAccountToken": {"type": "string", "pattern": "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", "description": "Lowercased. Minted tokens are random RFC 4122 version 4 UUIDs. Pass it as StoreKit's appAccountToken purchase option: Apple's transactions and notifications that carry it belong to this user."}
         }
       },
       "GrantResponse": {

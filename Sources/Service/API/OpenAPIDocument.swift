@@ -152,6 +152,21 @@ public enum OpenAPIDocument {
         }
       }
     },
+    "/v1/users/{userId}/app-account-token": {
+      "post": {
+        "summary": "The user's appAccountToken for StoreKit (api.md §7): minted once, or a token the app already uses registered; recorded as an event. A transaction, renewal or notification carrying a registered token belongs to its user: a chain nobody claimed yet is claimed by them at once",
+        "security": [{"bearer": ["write"]}],
+        "parameters": [{"name": "userId", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/UserId"}}],
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AppAccountTokenRequest"}}}},
+        "responses": {
+          "200": {"description": "The token (minted, registered, or the user's already)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AppAccountTokenResponse"}}}},
+          "400": {"$ref": "#/components/responses/Problem", "description": "invalid_request: not a UUID, or an unknown field"},
+          "401": {"$ref": "#/components/responses/Problem"}, "403": {"$ref": "#/components/responses/Problem"},
+          "409": {"$ref": "#/components/responses/Problem", "description": "app_account_token_taken: the token is registered to another user (who is not named); or conflict: concurrent writers kept winning over the retries"},
+          "413": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
     "/v1/users/{userId}/grants": {
       "post": {
         "summary": "Give the user an entitlement for a while (a promotional grant, api.md §6), recorded as an event: the entitlement shows source promotional while the grant reaches furthest, ends by time like a subscription period, and the change feed says PROMOTIONAL_GRANT",

@@ -195,6 +195,7 @@ public final class ServiceApp: Sendable {
         OverviewRoutes(service: service).register(on: &router)
         UnconfiguredProducts.register(service, on: &router)
         GrantRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
+        AppAccountTokenRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
         TestNotificationRoutes(service: service).register(on: &router)
         OfferRoutes(
             apps: options.configuration.apps,

@@ -73,7 +73,7 @@ extension LedgerService {
 
     /// Appends the user's events (the stream version checked) and renders and announces the
     /// document after them in the same transaction.
-    private func appendAnnouncing(
+    func appendAnnouncing(
         _ events: [LedgerEvent], world: LedgerRepository.UserWorld, documents: UserDocuments, now: Int64,
         context: RequestContext, on connection: Connection
     ) throws(ServiceError) -> (document: [UInt8], changes: [NewChange]) {

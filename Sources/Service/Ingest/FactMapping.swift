@@ -23,7 +23,8 @@ enum FactMapping {
             offerDiscountType: t.offerDiscountType, offerIdentifier: t.offerIdentifier,
             environment: t.environment ?? "Production", appAccountToken: t.appAccountToken,
             webOrderLineItemId: t.webOrderLineItemId, transactionReason: t.transactionReason, price: t.price,
-            currency: t.currency, storefront: t.storefront, subscriptionGroupIdentifier: t.subscriptionGroupIdentifier)
+            currency: t.currency, storefront: t.storefront, subscriptionGroupIdentifier: t.subscriptionGroupIdentifier,
+            appTransactionId: nonEmpty(t.appTransactionId))
     }
 
     static func renewalInfo(_ r: JWSRenewalInfo) throws(ServiceError) -> RenewalInfo {

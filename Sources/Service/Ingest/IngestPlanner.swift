@@ -37,6 +37,9 @@ struct IngestPlanner {
     /// Users locked together with the chains, before their owners are read: the claimant, and
     /// owners an earlier attempt could not lock in order. It only grows, across attempts.
     private(set) var lockedUpFront: Set<String>
+    /// Registered appAccountTokens of the batch (lowercased) → their users (api.md §7), read by
+    /// the shell before each attempt (`tokensToLookUp`): the planner does no I/O.
+    var registeredTokens: [String: String] = [:]
     private(set) var restarts = 0
     private(set) var state: State = .idle
 
@@ -54,6 +57,14 @@ struct IngestPlanner {
         }
         self.factStreams = streams
         self.lockedUpFront = claimant.map { [$0] } ?? []
+    }
+
+    /// The batch's appAccountTokens, lowercased, whose users the shell reads into
+    /// `registeredTokens` (none: nothing to read).
+    var tokensToLookUp: [String] {
+        guard claimant == nil else { return [] }  // the posting user claims every chain
+        return Array(Set(batch.transactions.compactMap { $0.fact.appAccountToken?.lowercased() }.filter { !$0.isEmpty }))
+            .sorted()
     }
 
     /// Where the plan is: what the last action waits for.

@@ -72,11 +72,15 @@ extension LedgerService {
             let (ends, changes) = try unitOfWork { connection throws(ServiceError) in
                 // Planned anew on every attempt (a retry after a newer catalog starts over).
                 let documents = self.documents
-                var planner = BatchPlanner(
-                    requests.map {
-                        IngestPlanner(
-                            batch: $0.batch, claimant: $0.claimant, policy: configuration.ledgerTransferPolicy, now: now)
-                    })
+                var members: [IngestPlanner] = []
+                for request in requests {
+                    var member = IngestPlanner(
+                        batch: request.batch, claimant: request.claimant, policy: configuration.ledgerTransferPolicy,
+                        now: now)
+                    member.registeredTokens = try registeredTokens(member.tokensToLookUp, on: connection)
+                    members.append(member)
+                }
+                var planner = BatchPlanner(members)
                 let changes = try perform(&planner, requests, documents: documents, now: now, on: connection)
                 return (planner.ends, changes)
             }

@@ -44,6 +44,7 @@ extension LedgerService {
     private func perform(
         _ planner: inout IngestPlanner, documents: UserDocuments, metadata: [UInt8], on connection: Connection
     ) throws(ServiceError) -> IngestAttemptEnd {
+        planner.registeredTokens = try registeredTokens(planner.tokensToLookUp, on: connection)
         var action = planner.start(catalogVersion: documents.catalogVersion)
         var rendered: [String: [UInt8]] = [:]
         var written: [NewChange] = []
@@ -155,6 +156,16 @@ extension LedgerService {
             results[ownersSlot].map(ChainOwnersTable.owners(from:)) ?? [:], try decodeStreams(results[streamsSlot]),
             results[announcedSlot].map(UserDocumentsTable.renderedAt(from:)) ?? [:]
         )
+    }
+
+    /// The users of the registered ones among `tokens` (lowercased), read in the attempt's
+    /// transaction: what a claim by token needs (none asked: no round trip).
+    func registeredTokens(_ tokens: [String], on connection: Connection) throws(ServiceError) -> [String: String] {
+        guard !tokens.isEmpty else { return [:] }
+        let rows = try database { () throws(DatabaseError) in
+            try connection.query(AppAccountTokensTable.owners(of: tokens))
+        }
+        return AppAccountTokensTable.owners(from: rows)
     }
 
     func decodeStreams(_ rows: Rows?) throws(ServiceError) -> [String: LedgerRepository.LoadedStream] {
