@@ -13,7 +13,8 @@ COMMENT ON COLUMN analytics.products.period IS 'Billing period the config declar
 
 -- Apple's offerDiscountType, to tell a free trial (offer_type 1, FREE_TRIAL) from a paid intro
 -- offer. Filled for the rows already there from the event each one was kept from (its seq), so
--- no rebuild is needed; catch_up fills it from now on.
+-- no rebuild is needed; catch_up fills it from now on (its new definition is in 0039, which
+-- redefines it once for 0036, 0037 and 0039).
 ALTER TABLE analytics.transactions ADD COLUMN offer_discount_type TEXT;
 COMMENT ON COLUMN analytics.transactions.offer_discount_type IS 'Apple offerDiscountType of an offer: FREE_TRIAL, PAY_AS_YOU_GO or PAY_UP_FRONT; NULL without one.';
 UPDATE analytics.transactions t SET offer_discount_type = e.data->>'offerDiscountType'
@@ -148,108 +149,6 @@ LEFT JOIN active a USING (day, environment) LEFT JOIN revenue rv USING (day, env
 COMMENT ON VIEW analytics.daily_metrics IS 'Per UTC day since the first transaction and per environment: subscription movements and gross revenue.';
 COMMENT ON COLUMN analytics.daily_metrics.environment IS 'Production, Sandbox, Xcode or LocalTesting: each day has one row per environment with any transaction.';
 
--- catch_up again, as 0021 wrote it, keeping offer_discount_type too (appended last, as its column).
-CREATE OR REPLACE FUNCTION analytics.catch_up(p_limit integer DEFAULT 20000) RETURNS integer
-LANGUAGE plpgsql SET search_path = pg_catalog AS $$
-DECLARE
-    c_tx xid8 := '0'; c_seq bigint := 0; l_tx xid8; l_seq bigint; n integer;
-BEGIN
-    PERFORM set_config('synchronous_commit', 'off', true);
-    SELECT c.tx, c.seq INTO c_tx, c_seq FROM es.checkpoints c WHERE c.name = 'analytics' FOR UPDATE;
-    IF NOT FOUND THEN c_tx := '0'; c_seq := 0; END IF;
-    SELECT b.tx, b.seq, count(*) OVER ()::integer INTO l_tx, l_seq, n
-    FROM (SELECT e.tx, e.seq FROM es.events e
-          WHERE (e.tx, e.seq) > (c_tx, c_seq) AND e.tx < pg_snapshot_xmin(pg_current_snapshot())
-          ORDER BY e.tx, e.seq LIMIT p_limit) b
-    ORDER BY b.tx DESC, b.seq DESC LIMIT 1;
-    IF NOT FOUND THEN RETURN 0; END IF;
-
-    INSERT INTO analytics.transactions AS t
-    SELECT DISTINCT ON (e.data->>'transactionId')
-        e.data->>'transactionId', e.data->>'originalTransactionId', e.data->>'productId', e.data->>'bundleId',
-        e.data->>'type', analytics.ms((e.data->>'purchaseDate')::bigint),
-        analytics.ms((e.data->>'originalPurchaseDate')::bigint), analytics.ms((e.data->>'expiresDate')::bigint),
-        coalesce((e.data->>'quantity')::bigint, 1), coalesce(e.data->>'inAppOwnershipType', 'PURCHASED'),
-        analytics.ms((e.data->>'signedDate')::bigint), analytics.ms((e.data->>'revocationDate')::bigint),
-        (e.data->>'revocationReason')::bigint, e.data->>'revocationType',
-        coalesce((e.data->>'isUpgraded')::boolean, false), (e.data->>'offerType')::bigint,
-        e.data->>'offerIdentifier', e.data->>'environment', e.data->>'transactionReason',
-        e.data->>'webOrderLineItemId', (e.data->>'price')::numeric::bigint, e.data->>'currency',
-        e.data->>'storefront', e.recorded_at, e.recorded_at, e.seq, e.data->>'offerDiscountType'
-    FROM es.events e
-    WHERE (e.tx, e.seq) > (c_tx, c_seq) AND (e.tx, e.seq) <= (l_tx, l_seq) AND e.type = 'TransactionRecorded'
-    ORDER BY e.data->>'transactionId', (e.data->>'signedDate')::bigint DESC,
-        coalesce((e.data->>'revocationDate')::bigint, -1) DESC, coalesce((e.data->>'expiresDate')::bigint, -1) DESC,
-        e.seq DESC
-    ON CONFLICT (transaction_id) DO UPDATE SET
-        original_transaction_id = excluded.original_transaction_id, product_id = excluded.product_id,
-        bundle_id = excluded.bundle_id, type = excluded.type, purchase_date = excluded.purchase_date,
-        original_purchase_date = excluded.original_purchase_date, expires_date = excluded.expires_date,
-        quantity = excluded.quantity, ownership_type = excluded.ownership_type, signed_date = excluded.signed_date,
-        revocation_date = excluded.revocation_date, revocation_reason = excluded.revocation_reason,
-        revocation_type = excluded.revocation_type, is_upgraded = excluded.is_upgraded,
-        offer_type = excluded.offer_type, offer_identifier = excluded.offer_identifier,
-        environment = excluded.environment, transaction_reason = excluded.transaction_reason,
-        web_order_line_item_id = excluded.web_order_line_item_id, price_milli = excluded.price_milli,
-        currency = excluded.currency, storefront = excluded.storefront,
-        last_recorded_at = excluded.last_recorded_at, seq = excluded.seq,
-        offer_discount_type = excluded.offer_discount_type
-    WHERE (excluded.signed_date, coalesce(excluded.revocation_date, '-infinity'), coalesce(excluded.expires_date, '-infinity'))
-       >= (t.signed_date, coalesce(t.revocation_date, '-infinity'), coalesce(t.expires_date, '-infinity'));
-
-    INSERT INTO analytics.renewal_infos AS r
-    SELECT DISTINCT ON (e.data->>'originalTransactionId')
-        e.data->>'originalTransactionId', e.data->>'productId', e.data->>'autoRenewProductId',
-        (e.data->>'autoRenewStatus')::integer = 1, (e.data->>'isInBillingRetryPeriod')::boolean,
-        analytics.ms((e.data->>'gracePeriodExpiresDate')::bigint), (e.data->>'expirationIntent')::bigint,
-        analytics.ms((e.data->>'signedDate')::bigint), e.data->>'environment',
-        analytics.ms((e.data->>'renewalDate')::bigint), e.seq
-    FROM es.events e
-    WHERE (e.tx, e.seq) > (c_tx, c_seq) AND (e.tx, e.seq) <= (l_tx, l_seq) AND e.type = 'RenewalInfoRecorded'
-    ORDER BY e.data->>'originalTransactionId', (e.data->>'signedDate')::bigint DESC, e.seq DESC
-    ON CONFLICT (original_transaction_id) DO UPDATE SET
-        product_id = excluded.product_id, auto_renew_product_id = excluded.auto_renew_product_id,
-        auto_renew_status = excluded.auto_renew_status, is_in_billing_retry = excluded.is_in_billing_retry,
-        grace_period_expires_date = excluded.grace_period_expires_date,
-        expiration_intent = excluded.expiration_intent, signed_date = excluded.signed_date,
-        environment = excluded.environment, renewal_date = excluded.renewal_date, seq = excluded.seq
-    WHERE excluded.signed_date >= r.signed_date;
-
-    INSERT INTO analytics.chain_owners AS o
-    SELECT DISTINCT ON (e.data->>'originalTransactionId')
-        e.data->>'originalTransactionId', e.data->>'userId', analytics.ms((e.data->>'at')::bigint), e.seq
-    FROM es.events e
-    WHERE (e.tx, e.seq) > (c_tx, c_seq) AND (e.tx, e.seq) <= (l_tx, l_seq) AND e.type = 'ChainClaimed'
-    ORDER BY e.data->>'originalTransactionId', e.tx DESC, e.seq DESC
-    ON CONFLICT (original_transaction_id) DO UPDATE SET
-        user_id = excluded.user_id, claimed_at = excluded.claimed_at, seq = excluded.seq;
-
-    INSERT INTO analytics.notifications
-    SELECT DISTINCT ON (e.data->>'notificationUUID')
-        e.data->>'notificationUUID', e.data->>'notificationType', e.data->>'subtype',
-        analytics.ms((e.data->>'signedDate')::bigint), e.data->>'environment', e.data->>'originalTransactionId',
-        e.data->>'transactionId', e.recorded_at, e.seq
-    FROM es.events e
-    WHERE (e.tx, e.seq) > (c_tx, c_seq) AND (e.tx, e.seq) <= (l_tx, l_seq) AND e.type = 'NotificationReceived'
-    ORDER BY e.data->>'notificationUUID', e.seq
-    ON CONFLICT (notification_uuid) DO NOTHING;
-
-    INSERT INTO analytics.balance_movements
-    SELECT e.seq, e.data->>'userId', e.data->>'currency',
-        CASE e.type WHEN 'BalanceDebited' THEN 'debit' ELSE 'credit' END,
-        CASE e.type WHEN 'BalanceDebited' THEN -(e.data->>'amount')::bigint ELSE (e.data->>'amount')::bigint END,
-        e.data->>'idempotencyKey', e.data->>'reason', (e.data->>'balanceAfter')::bigint,
-        analytics.ms((e.data->>'at')::bigint)
-    FROM es.events e
-    WHERE (e.tx, e.seq) > (c_tx, c_seq) AND (e.tx, e.seq) <= (l_tx, l_seq)
-      AND e.type IN ('BalanceDebited', 'BalanceCredited')
-    ON CONFLICT (seq) DO NOTHING;
-
-    INSERT INTO es.checkpoints (name, tx, seq, updated_at) VALUES ('analytics', l_tx, l_seq, now())
-    ON CONFLICT ON CONSTRAINT checkpoints_pkey DO UPDATE SET tx = excluded.tx, seq = excluded.seq, updated_at = now();
-    RETURN n;
-END $$;
-COMMENT ON FUNCTION analytics.catch_up(integer) IS 'Applies the next batch of events to the analytics tables and moves the analytics checkpoint (run by the service).';
 
 -- The overview (run as the service) calls billing_period, which reads billing_periods and
 -- products as its caller; analysts read and call both.

@@ -31,7 +31,11 @@ RETURNS numeric LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog A
 $$;
 COMMENT ON FUNCTION analytics.fx_rate(text, text, date, timestamptz) IS 'The rate converting currency into base for an amount of a day: 1 for the base itself, else the latest rate on or before the day among those recorded by as_of (the newest import winning); NULL: none.';
 
--- catch_up again, as 0037 wrote it, keeping the exchange rates too.
+-- catch_up again, once for the three money migrations (0021 wrote it): it keeps
+-- transactions.offer_discount_type (0036) and revocation_percentage (0037, each appended last, as
+-- its column), every transaction version (0037) and the exchange rates (0039). Until this runs the
+-- older definition fills the new columns with NULL; no database runs catch_up in between (they
+-- apply together at start).
 CREATE OR REPLACE FUNCTION analytics.catch_up(p_limit integer DEFAULT 20000) RETURNS integer
 LANGUAGE plpgsql SET search_path = pg_catalog AS $$
 DECLARE

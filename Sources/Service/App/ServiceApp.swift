@@ -249,16 +249,6 @@ public final class ServiceApp: Sendable {
             apple: AppleServices(reconciler: reconciler, consumption: consumption))
     }
 
-    /// The verifier of signed App Store data for `configuration`'s apps and trusted roots
-    /// (Apple's root CA G3 when none are configured): the one `serve` and `verify` both use.
-    static func makeVerifier(configuration: Configuration) throws(VerificationSetupError) -> SignedDataVerifier {
-        try SignedDataVerifier(
-            trustedRootsDER: configuration.trustedRootsDER.isEmpty ? [AppleRoots.g3DER] : configuration.trustedRootsDER,
-            apps: configuration.apps.map {
-                AppIdentity(bundleId: $0.bundleId, appAppleId: $0.appAppleId, environments: Set($0.environments))
-            })
-    }
-
     private init(url: String, port: Int, service: LedgerService, server: HTTPServer, handlers: HandlerPool,
                  pool: ConnectionPool,
                  embedded: EmbeddedPostgres?, lock: DataDirectoryLock?, metrics: ServiceMetrics,
