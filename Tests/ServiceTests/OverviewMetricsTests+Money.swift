@@ -98,7 +98,9 @@ extension OverviewMetricsTests {
         #expect(inGrace.status == 200, "\(inGrace.text)")
 
         let answer = Self.overview(api, from: now - 3 * day, to: service.clock.now, environment: nil) {
-            Self.lastMRR($0, "GBP") != nil && Self.lastMRR($0, "CAD") != nil && Self.total($0["series"]?["new"]) == 4
+            // Until the projector has applied the notifications too (the grace period's renewal
+            // info, the retry's): under load the purchases can be in while they are not yet.
+            Self.lastMRR($0, "GBP") == 4990 && Self.lastMRR($0, "CAD") != nil && Self.total($0["series"]?["new"]) == 4
         }
         #expect(answer["environment"]?.stringValue == "Production")
         #expect(Self.lastMRR(answer, "USD") == 4999, "59990 / 12; the trials and the retry add 0: \(answer)")
@@ -169,6 +171,10 @@ extension OverviewMetricsTests {
 
         let connection = try Connection(service.conninfo)
         try connection.executeScript("SET ROLE iap_analyst")
+        // Everything above projected, the debit (recorded last) included, before reading the relations.
+        #expect(opsEventually(within: 20) {
+            (try? connection.query("SELECT count(*) FROM analytics.balance_ledger"))?[0, 0] == "3"
+        }, "the analytics projection caught up")
         // 9990 + 990 = 10980 a day in each environment, never 21960.
         let revenue = try connection.query(
             "SELECT environment, gross_milli, transactions FROM analytics.daily_revenue WHERE day = $1::date AND currency = 'USD' ORDER BY environment",
@@ -205,7 +211,7 @@ extension OverviewMetricsTests {
         // The overview's money series: one environment's 10980, never 21960.
         for environment in ["Production", "Sandbox"] {
             let answer = Self.overview(api, from: now - 2 * day, to: service.clock.now, environment: environment) {
-                Self.total($0["series"]?["revenue"]?["USD"]) > 0
+                Self.total($0["series"]?["revenue"]?["USD"]) == 10980  // both purchases projected
             }
             #expect(Self.total(answer["series"]?["revenue"]?["USD"]) == 10980, "\(answer)")
             #expect(Self.total(answer["series"]?["proceeds"]?["USD"]) == 7686)
