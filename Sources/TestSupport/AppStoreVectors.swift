@@ -57,7 +57,8 @@ public final class TestVectors: Sendable {
 
     private func nextId() -> Int64 { 2_000_000_000 + counter.add(1, ordering: .relaxed).newValue }
 
-    /// A Sandbox auto-renewable subscription transaction with fresh ids, merged with `fields`.
+    /// A Sandbox auto-renewable subscription transaction with fresh ids (its own Apple Account's
+    /// `appTransactionId` too: each is another buyer), merged with `fields`.
     public func transactionPayload(_ fields: [String: JSONValue] = [:]) -> JSONValue {
         let id = nextId()
         let now = Self.nowMillis
@@ -70,7 +71,7 @@ public final class TestVectors: Sendable {
             "type": .string("Auto-Renewable Subscription"), "inAppOwnershipType": .string("PURCHASED"),
             "signedDate": .number(String(now)), "environment": .string("Sandbox"),
             "transactionReason": .string("PURCHASE"), "storefront": .string("USA"), "storefrontId": .string("143441"),
-            "price": .number("9990"), "currency": .string("USD"), "appTransactionId": .string("704289572311887741"),
+            "price": .number("9990"), "currency": .string("USD"), "appTransactionId": .string(String(704_289_570_000_000_000 + id)),
         ]
         Self.merge(fields, into: &p)
         return .object(p)

@@ -109,6 +109,7 @@ import Testing
             userId: "u-1", appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138", minted: true, at: F.t0),
         .appAccountTokenRegistered(
             userId: "u-1", appAccountToken: "0f9e8d7c-6b5a-4c3d-9e2f-1a0b9c8d7e6f", minted: false, at: F.t0),
+        .appleAccountShared(userId: "u-2", appTransactionId: "704289572311524", sharedWith: "u-1", at: F.t0),
     ]
 
     /// The log is append-only: an admin grant stored before promotional grants existed (no

@@ -19,6 +19,9 @@ enum Mint {
             "webOrderLineItemId": .string("7" + transactionId), "productId": .string(product), "type": .string(type),
             "purchaseDate": .int(purchase), "originalPurchaseDate": .int(purchase),
             "expiresDate": expires.map(JSONValue.int) ?? .null, "signedDate": .int(signed),
+            // Each chain its own Apple Account unless a test says otherwise (api.md §7 links users
+            // who share one).
+            "appTransactionId": .string("7042895" + (chain ?? transactionId)),
         ]
         if type != "Auto-Renewable Subscription" {
             fields["subscriptionGroupIdentifier"] = .null

@@ -18,6 +18,9 @@ public enum AccountCommand: Sendable, Hashable {
     case mintAppAccountToken(userId: String, candidate: String, at: Int64)
     /// A token the app already uses (lowercased); `owner` is who holds it now, if anyone.
     case registerAppAccountToken(userId: String, appAccountToken: String, owner: String?, at: Int64)
+    /// A chain of `userId` carries `appTransactionId`, which `others` bought with before
+    /// (api.md §7's `sameAppleAccountAs`): noted for a user without an appAccountToken.
+    case noteAppleAccount(userId: String, appTransactionId: String, others: [String], at: Int64)
 }
 
 /// What a decision needs from outside the user's own stream.
@@ -107,6 +110,18 @@ extension Account {
             if state.appAccountTokens.contains(token) { return [] }
             if let owner, owner != userId { throw .appAccountTokenTaken(owner: owner) }
             return [.appAccountTokenRegistered(userId: userId, appAccountToken: token, minted: false, at: at)]
+        case .noteAppleAccount(let userId, let appTransactionId, let others, let at):
+            // A user with a token is one the app names to Apple: their purchases are claimed by
+            // it, so an Apple Account in common is no surprise worth a hint.
+            guard state.appAccountTokens.isEmpty else { return [] }
+            // A shared device (a demo iPad, a family's account) may be seen with many users: the
+            // hint names the first few, so an Apple Account costs each user at most that many events.
+            let known = state.appleAccounts[appTransactionId] ?? []
+            let room = Account.sameAppleAccountLimit - known.count
+            guard room > 0 else { return [] }
+            return Set(others).subtracting(known).subtracting([userId]).sorted().prefix(room).map {
+                .appleAccountShared(userId: userId, appTransactionId: appTransactionId, sharedWith: $0, at: at)
+            }
         case .revokePromotion(let userId, let grantId, let at):
             guard let existing = state.promotions[grantId] else { throw .unknownGrant(grantId: grantId) }
             // Revoked already, or run out: revoking again changes nothing, so records nothing.

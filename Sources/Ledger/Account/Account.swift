@@ -18,6 +18,15 @@ public struct Account: Sendable, Hashable {
     public internal(set) var appAccountTokens: [String] = []
     /// The token the service minted for the user (the first call of api.md §7), if any.
     public internal(set) var mintedAppAccountToken: String?
+    /// appTransactionId → the other users who bought with that Apple Account before this one
+    /// (AppleAccountShared events): the Customer's `sameAppleAccountAs`.
+    public internal(set) var appleAccounts: [String: Set<String>] = [:]
+
+    /// The most users noted per Apple Account (`noteAppleAccount`).
+    public static let sameAppleAccountLimit = 10
+
+    /// Every user sharing an Apple Account with this one, sorted (api.md §7).
+    public var sameAppleAccountAs: [String] { Set(appleAccounts.values.joined()).sorted() }
 
     public static let initial = Account(chains: [], debits: [:], debited: [:], credits: [:], credited: [:], grants: [:])
 

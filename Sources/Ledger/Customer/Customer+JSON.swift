@@ -71,6 +71,13 @@ extension Customer {
             w.int(balances[currency]!)
         }
         w.endObject()
+        // Only when there is one: documents of everyone else keep their bytes.
+        if !sameAppleAccountAs.isEmpty {
+            w.key("sameAppleAccountAs")
+            w.beginArray()
+            for user in sameAppleAccountAs { w.string(user) }
+            w.endArray()
+        }
         w.key("version")
         w.int(version)
         w.endObject()

@@ -7,6 +7,8 @@ public struct Customer: Sendable, Hashable {
     /// Ordered by productId, then transactionId.
     public var nonConsumables: [NonConsumableView]
     public var balances: [String: Int64]
+    /// Other users who bought with the same Apple Account (api.md §7): a hint for support.
+    public var sameAppleAccountAs: [String] = []
     /// Sequence of the last event applied for this user.
     public var version: Int64
 

@@ -77,9 +77,11 @@ public enum CustomerView {
 
         subscriptions.sort { $0.originalTransactionId < $1.originalTransactionId }
         nonConsumables.sort { ($0.productId, $0.transactionId) < ($1.productId, $1.transactionId) }
-        return Customer(
+        var customer = Customer(
             userId: userId, entitlements: entitlements, subscriptions: subscriptions, nonConsumables: nonConsumables,
             balances: balances, version: version)
+        customer.sameAppleAccountAs = account.sameAppleAccountAs
+        return customer
     }
 
     /// The balance of one currency (what a debit decision needs). Balances do not depend on time.

@@ -37,6 +37,15 @@ extension LedgerEvent {
             w.bool(minted)
             w.key("at")
             w.int(at)
+        case .appleAccountShared(let userId, let appTransactionId, let sharedWith, let at):
+            w.key("userId")
+            w.string(userId)
+            w.key("appTransactionId")
+            w.string(appTransactionId)
+            w.key("sharedWith")
+            w.string(sharedWith)
+            w.key("at")
+            w.int(at)
         case .chainClaimed(let userId, let otid, let from, let at):
             w.key("userId")
             w.string(userId)
@@ -146,6 +155,10 @@ extension LedgerEvent {
             event = .appAccountTokenRegistered(
                 userId: try fields.string(.userId), appAccountToken: try fields.string(.appAccountToken),
                 minted: minted, at: try fields.int(.at))
+        case "AppleAccountShared":
+            event = .appleAccountShared(
+                userId: try fields.string(.userId), appTransactionId: try fields.string(.appTransactionId),
+                sharedWith: try fields.string(.sharedWith), at: try fields.int(.at))
         case "ChainClaimed":
             event = .chainClaimed(
                 userId: try fields.string(.userId), originalTransactionId: try fields.string(.originalTransactionId),

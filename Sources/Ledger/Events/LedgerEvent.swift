@@ -36,6 +36,10 @@ public indirect enum LedgerEvent: Sendable, Hashable {
     /// (`minted`) or registered as one the app already uses. Chains whose transactions carry
     /// it are claimed for `userId` (by their own `chainClaimed`, so replay needs no lookup).
     case appAccountTokenRegistered(userId: String, appAccountToken: String, minted: Bool, at: Int64)
+    /// A chain of `userId` (who has no appAccountToken) carries `appTransactionId`, the Apple
+    /// Account that `sharedWith`'s chains were bought with before: a hint for support shown as
+    /// the Customer's `sameAppleAccountAs` (api.md §7), never a transfer. One event per pair.
+    case appleAccountShared(userId: String, appTransactionId: String, sharedWith: String, at: Int64)
 
     /// The stored `type` column.
     public var typeName: String {
@@ -54,6 +58,7 @@ public indirect enum LedgerEvent: Sendable, Hashable {
         case .promotionalGranted: "PromotionalGranted"
         case .promotionalRevoked: "PromotionalRevoked"
         case .appAccountTokenRegistered: "AppAccountTokenRegistered"
+        case .appleAccountShared: "AppleAccountShared"
         }
     }
 
@@ -65,6 +70,7 @@ public indirect enum LedgerEvent: Sendable, Hashable {
         "TransactionRecorded", "RenewalInfoRecorded", "NotificationReceived", "ChainClaimed", "ChainReleased",
         "BalanceDebited", "BalanceCredited", "EntitlementGranted", "EntitlementRevoked", "ConsumptionAnswered",
         "RenewalExtensionRequested", "PromotionalGranted", "PromotionalRevoked", "AppAccountTokenRegistered",
+        "AppleAccountShared",
     ]
 
     /// The stream this event is appended to (its `route`, named).

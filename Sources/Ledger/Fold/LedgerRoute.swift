@@ -44,7 +44,7 @@ extension LedgerEvent {
             .user(userId)
         case .promotionalGranted(let grant): .user(grant.userId)
         case .promotionalRevoked(let revocation): .user(revocation.userId)
-        case .appAccountTokenRegistered(let userId, _, _, _): .user(userId)
+        case .appAccountTokenRegistered(let userId, _, _, _), .appleAccountShared(let userId, _, _, _): .user(userId)
         }
     }
 
@@ -56,7 +56,8 @@ extension LedgerEvent {
             .renewalExtensionRequested:
             true
         case .chainClaimed, .chainReleased, .balanceDebited, .balanceCredited, .entitlementGranted,
-            .entitlementRevoked, .promotionalGranted, .promotionalRevoked, .appAccountTokenRegistered:
+            .entitlementRevoked, .promotionalGranted, .promotionalRevoked, .appAccountTokenRegistered,
+            .appleAccountShared:
             false
         }
     }

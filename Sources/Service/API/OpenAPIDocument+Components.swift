@@ -64,6 +64,7 @@ extension OpenAPIDocument {
           "subscriptions": {"type": "array", "items": {"$ref": "#/components/schemas/Subscription"}},
           "nonConsumables": {"type": "array", "items": {"$ref": "#/components/schemas/NonConsumable"}},
           "balances": {"type": "object", "additionalProperties": {"type": "integer"}},
+          "sameAppleAccountAs": {"type": "array", "items": {"type": "string"}, "description": "Other users who bought with an Apple Account (appTransactionId) this user, who has no appAccountToken, bought with later: a hint for support, never a transfer. Absent when empty."},
           "version": {"type": "integer", "description": "Sequence of the last event applied for this user; only grows."}
         }
       },

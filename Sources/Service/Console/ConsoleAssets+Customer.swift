@@ -94,6 +94,12 @@ extension ConsoleAssets {
           return h('section', { class: 'card head', 'aria-labelledby': 'customer-title' },
             h('h1', { id: 'customer-title' }, 'Customer ', h('code', { id: 'customer-id' }, customer.userId)),
             customer.version ? h('p', {}, `Version ${customer.version}`) : null,
+            // api.md §7: a hint for support, never a transfer.
+            customer.sameAppleAccountAs?.length ? h('p', { id: 'same-apple-account' },
+              'Bought with the same Apple Account as ',
+              ...customer.sameAppleAccountAs.flatMap((user, i) => [i ? ', ' : '',
+                h('a', { href: `#/customer/${encodeURIComponent(user)}` }, h('code', {}, user))]),
+              ' (a hint: nothing was transferred).') : null,
             asOf ? h('p', { class: 'as-of', id: 'as-of-banner', role: 'status' }, badge('AS OF', 'warn'),
               ' Showing the state as of ', when(asOf.toISOString()), '. Writes are off in this view.') : null);
         }

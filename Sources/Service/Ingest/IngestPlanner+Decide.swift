@@ -8,6 +8,8 @@ extension IngestPlanner {
         var decided: [(event: LedgerEvent, payload: String?)] = []
         var outcome = IngestOutcome()
         var claimedNow: [ChainClaim] = []
+        /// Apple Accounts seen on an owner's chain for the first time.
+        var appleAccounts: [AppleAccountsTable.Use] = []
         var chainStates: [String: ChainState] = [:]
         var accounts: [String: Account] = [:]
         /// Highest sequence per stream, for the documents' `version`.
@@ -158,12 +160,15 @@ extension IngestPlanner {
             }
         }
 
-        // Re-render every user whose view changed: claimants, previous owners, and the owners
-        // of chains that received new facts.
+        if case .rejected(let rejection) = noteAppleAccounts(&decision, owners: owners) { return .rejected(rejection) }
+
+        // Re-render every user whose view changed: claimants, previous owners, the owners of
+        // chains that received new facts (and of Apple Accounts seen before).
         decision.affected = Set(decision.claimedNow.map(\.userId))
             .union(decision.claimedNow.compactMap { owners[$0.originalTransactionId] })
         for (event, _) in decision.decided {
             if case .chainClaimed = event { continue }
+            if case .appleAccountShared(let user, _, _, _) = event { decision.affected.insert(user) }
             if event.stream.hasPrefix("chain:"), let owner = owners[String(event.stream.dropFirst(6))] {
                 decision.affected.insert(owner)
             }
@@ -187,6 +192,38 @@ extension IngestPlanner {
                 alsoRead: otherChains)
         }
         return otherChains.isEmpty ? .commit(decision) : .read(decision, streams: otherChains)
+    }
+
+    /// api.md §7: each chain's owner after the claims, for every appTransactionId the batch's
+    /// transactions carry, is noted as a user of that Apple Account, and a user without a token
+    /// gets an AppleAccountShared event per other user seen with it before (the hint the
+    /// Customer shows as `sameAppleAccountAs`). Who was seen before was read ahead of the
+    /// attempt, outside the locks: two first purchases racing from one Apple Account may both
+    /// miss the other (a hint, not a fact — the next purchase of either notes it).
+    private func noteAppleAccounts(_ decision: inout Decision, owners: [String: String]) -> Decided? {
+        let claimed = Dictionary(decision.claimedNow.map { ($0.originalTransactionId, $0.userId) }) { _, last in last }
+        var seen = Set<AppleAccountsTable.Use>()
+        for (fact, _) in batch.transactions {
+            guard let id = fact.appTransactionId, !id.isEmpty,
+                let owner = claimed[fact.originalTransactionId] ?? owners[fact.originalTransactionId],
+                seen.insert(AppleAccountsTable.Use(appTransactionId: id, userId: owner)).inserted
+            else { continue }
+            let before = appleAccountUsers[id] ?? []
+            if !before.contains(owner) {
+                decision.appleAccounts.append(AppleAccountsTable.Use(appTransactionId: id, userId: owner))
+            }
+            let command = AccountCommand.noteAppleAccount(
+                userId: owner, appTransactionId: id, others: before.sorted(), at: now)
+            do throws(Rejection) {
+                for event in try Account.decide(command, decision.accounts[owner] ?? .initial) {
+                    Account.evolve(&decision.accounts[owner, default: .initial], event)
+                    decision.decided.append((event, nil))
+                }
+            } catch {
+                return .rejected(error)
+            }
+        }
+        return nil
     }
 
     private func appAccountToken(of otid: String) -> String? {

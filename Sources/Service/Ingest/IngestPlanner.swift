@@ -40,6 +40,9 @@ struct IngestPlanner {
     /// Registered appAccountTokens of the batch (lowercased) → their users (api.md §7), read by
     /// the shell before each attempt (`tokensToLookUp`): the planner does no I/O.
     var registeredTokens: [String: String] = [:]
+    /// The batch's appTransactionIds → the users their Apple Account was seen with before
+    /// (`appTransactionIdsToLookUp`, read by the shell like `registeredTokens`).
+    var appleAccountUsers: [String: Set<String>] = [:]
     private(set) var restarts = 0
     private(set) var state: State = .idle
 
@@ -65,6 +68,12 @@ struct IngestPlanner {
         guard claimant == nil else { return [] }  // the posting user claims every chain
         return Array(Set(batch.transactions.compactMap { $0.fact.appAccountToken?.lowercased() }.filter { !$0.isEmpty }))
             .sorted()
+    }
+
+    /// The batch's appTransactionIds (api.md §7's `sameAppleAccountAs`), whose users the shell
+    /// reads into `appleAccountUsers`.
+    var appTransactionIdsToLookUp: [String] {
+        Array(Set(batch.transactions.compactMap { $0.fact.appTransactionId }.filter { !$0.isEmpty })).sorted()
     }
 
     /// Where the plan is: what the last action waits for.
@@ -159,6 +168,8 @@ struct IngestPlanner {
         var changeInputs: [ChangeInput]
         /// The events the batch appended (empty: none), which name transfers and debits.
         var events: [LedgerEvent]
+        /// Apple Accounts seen on users' chains for the first time, for `proj.apple_accounts`.
+        var appleAccounts: [AppleAccountsTable.Use] = []
     }
 
     /// A chain and the user who claimed it.
@@ -279,6 +290,7 @@ struct IngestPlanner {
         return .commit(
             ProjectionWrites(
                 catalogVersion: users.isEmpty ? nil : decision.catalogVersion, chainOwners: decision.claimedNow,
-                users: users, changeInputs: users.map(decision.changeInput(for:)), events: decision.decided.map(\.event)))
+                users: users, changeInputs: users.map(decision.changeInput(for:)), events: decision.decided.map(\.event),
+                appleAccounts: decision.appleAccounts))
     }
 }

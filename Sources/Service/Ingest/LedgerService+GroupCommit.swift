@@ -74,12 +74,12 @@ extension LedgerService {
                 let documents = self.documents
                 var members: [IngestPlanner] = []
                 for request in requests {
-                    var member = IngestPlanner(
+                    let member = IngestPlanner(
                         batch: request.batch, claimant: request.claimant, policy: configuration.ledgerTransferPolicy,
                         now: now)
-                    member.registeredTokens = try registeredTokens(member.tokensToLookUp, on: connection)
                     members.append(member)
                 }
+                try readIdentities(for: &members, on: connection)
                 var planner = BatchPlanner(members)
                 let changes = try perform(&planner, requests, documents: documents, now: now, on: connection)
                 return (planner.ends, changes)

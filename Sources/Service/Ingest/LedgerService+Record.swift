@@ -44,7 +44,9 @@ extension LedgerService {
     private func perform(
         _ planner: inout IngestPlanner, documents: UserDocuments, metadata: [UInt8], on connection: Connection
     ) throws(ServiceError) -> IngestAttemptEnd {
-        planner.registeredTokens = try registeredTokens(planner.tokensToLookUp, on: connection)
+        var planners = [planner]
+        try readIdentities(for: &planners, on: connection)
+        planner = planners[0]
         var action = planner.start(catalogVersion: documents.catalogVersion)
         var rendered: [String: [UInt8]] = [:]
         var written: [NewChange] = []
@@ -125,6 +127,7 @@ extension LedgerService {
             pipeline.add(ChainOwnersTable.upsert(chainOwners.map { ($0.originalTransactionId, $0.userId) }))
         }
         pipeline.add(upsert)
+        pipeline.add(AppleAccountsTable.insert(writes.flatMap(\.appleAccounts))?.statement)
         // The changes in the same transaction: a write that rolls back emits none. Each
         // decision's own, since its events name its transfers and debits.
         let writer = ChangeWriter(catalog: documents.catalog)
@@ -158,14 +161,25 @@ extension LedgerService {
         )
     }
 
-    /// The users of the registered ones among `tokens` (lowercased), read in the attempt's
-    /// transaction: what a claim by token needs (none asked: no round trip).
-    func registeredTokens(_ tokens: [String], on connection: Connection) throws(ServiceError) -> [String: String] {
-        guard !tokens.isEmpty else { return [:] }
-        let rows = try database { () throws(DatabaseError) in
-            try connection.query(AppAccountTokensTable.owners(of: tokens))
+    /// What the planners need to know of identities before an attempt, read in its transaction
+    /// in one round trip (none when no batch names a token or an Apple Account): the users of
+    /// the registered ones among their appAccountTokens (a claim by token), and whom their Apple
+    /// Accounts were seen with (api.md §7). Every planner gets the whole answer (it looks up
+    /// only its own).
+    func readIdentities(for planners: inout [IngestPlanner], on connection: Connection) throws(ServiceError) {
+        let tokens = Set(planners.flatMap(\.tokensToLookUp)).sorted()
+        let accounts = Set(planners.flatMap(\.appTransactionIdsToLookUp)).sorted()
+        guard !tokens.isEmpty || !accounts.isEmpty else { return }
+        var pipeline = PipelineBatch()
+        let tokensSlot = pipeline.add(tokens.isEmpty ? nil : AppAccountTokensTable.owners(of: tokens).statement)
+        let accountsSlot = pipeline.add(accounts.isEmpty ? nil : AppleAccountsTable.users(of: accounts).statement)
+        let results = try database { () throws(DatabaseError) in try pipeline.run(on: connection) }
+        let registered = results[tokensSlot].map(AppAccountTokensTable.owners(from:)) ?? [:]
+        let users = results[accountsSlot].map(AppleAccountsTable.users(from:)) ?? [:]
+        for index in planners.indices {
+            planners[index].registeredTokens = registered
+            planners[index].appleAccountUsers = users
         }
-        return AppAccountTokensTable.owners(from: rows)
     }
 
     func decodeStreams(_ rows: Rows?) throws(ServiceError) -> [String: LedgerRepository.LoadedStream] {

@@ -113,7 +113,7 @@ extension ReplayEngine.Run {
                 }
                 try connection.executeScript(UserDocumentsTable.swapNext + "\n" + ChainOwnersTable.swapNext)
                 // The token index follows the log too; registrations wait on the lock above.
-                try connection.executeScript(AppAccountTokensTable.rebuild)
+                try connection.executeScript(AppAccountTokensTable.rebuild + "\n" + AppleAccountsTable.rebuild)
                 try ProjectionVersions.record(
                     ProjectionVersions.users, position: position, on: connection)
             }

@@ -1,0 +1,58 @@
+import EventStore
+import Ledger
+
+/// The one owner of `proj.apple_accounts`' SQL (migration 0044): which users bought with which
+/// Apple Account (`appTransactionId`). Written by ingest with the facts, read by ingest before
+/// an attempt (whom an appTransactionId was seen with), rebuilt from the log by a replay.
+enum AppleAccountsTable {
+    /// One Apple Account seen on one user's chain.
+    struct Use: Hashable, Sendable {
+        var appTransactionId: String
+        var userId: String
+    }
+
+    /// Records uses (a use recorded before stays as it was).
+    static func insert(_ uses: [Use]) -> Query? {
+        guard !uses.isEmpty else { return nil }
+        return """
+            INSERT INTO proj.apple_accounts (app_transaction_id, user_id)
+            SELECT * FROM unnest(\(array: uses.map(\.appTransactionId))::text[], \(array: uses.map(\.userId))::text[])
+            ON CONFLICT DO NOTHING
+            """
+    }
+
+    /// The first users seen with each of `appTransactionIds` (at most one more than a hint
+    /// names, so the user asking is never the one that crowds out the others); read with
+    /// `users(from:)`.
+    static func users(of appTransactionIds: [String]) -> Query {
+        """
+        SELECT id, seen.user_id FROM unnest(\(array: appTransactionIds)::text[]) AS id,
+        LATERAL (SELECT user_id FROM proj.apple_accounts WHERE app_transaction_id = id
+                 ORDER BY first_seen_at, user_id LIMIT \(Account.sameAppleAccountLimit + 1)::bigint) AS seen
+        """
+    }
+
+    /// appTransactionId → its users, from rows of `users(of:)`.
+    static func users(from rows: Rows) -> [String: Set<String>] {
+        var users: [String: Set<String>] = [:]
+        for row in 0..<rows.count {
+            if let id = rows[row, 0], let user = rows[row, 1] { users[id, default: []].insert(user) }
+        }
+        return users
+    }
+
+    /// A replay rebuilds the table from the log: every user who claimed a chain carrying an
+    /// appTransactionId. (Live, a chain transferred before the Apple Account appeared on it counts
+    /// only its owner then; the rebuild counts both. The table only decides future hints; the
+    /// hints already given are events and replay as they were.) Run in the replay's swap
+    /// transaction.
+    static let rebuild = """
+        DELETE FROM proj.apple_accounts;
+        INSERT INTO proj.apple_accounts (app_transaction_id, user_id, first_seen_at)
+        SELECT t.data->>'appTransactionId', c.data->>'userId', min(greatest(t.recorded_at, c.recorded_at))
+        FROM es.events t
+        JOIN es.events c ON c.type = 'ChainClaimed' AND c.data->>'originalTransactionId' = t.data->>'originalTransactionId'
+        WHERE t.type = 'TransactionRecorded' AND t.data ? 'appTransactionId'
+        GROUP BY 1, 2;
+        """
+}
