@@ -44,16 +44,18 @@ extension LedgerService {
     private func perform(
         _ planner: inout IngestPlanner, documents: UserDocuments, metadata: [UInt8], on connection: Connection
     ) throws(ServiceError) -> IngestAttemptEnd {
-        var planners = [planner]
-        try readIdentities(for: &planners, on: connection)
-        planner = planners[0]
+        // The planner needs them only when it reads what it locked: they go with the first locks.
+        var identities: IdentityReads? = IdentityReads([planner])
         var action = planner.start(catalogVersion: documents.catalogVersion)
         var rendered: [String: [UInt8]] = [:]
         var written: [NewChange] = []
         while true {
             switch action {
             case .lockAndRead(let locks, let ownersOf, let streams):
-                let found = try lockAndRead(locks: locks, ownersOf: ownersOf, streams: streams, on: connection)
+                let found = try lockAndRead(
+                    locks: locks, ownersOf: ownersOf, streams: streams, identities: identities, on: connection)
+                if let answer = found.identities { answer.give(to: &planner) }
+                identities = nil
                 action = planner.read(owners: found.owners, streams: found.streams, announced: found.announced)
 
             case .restart:
@@ -140,13 +142,15 @@ extension LedgerService {
     }
 
     /// In one round trip: take `locks` in the order given, then read the owners of `ownersOf`,
-    /// every event of `streams` and when the locked users' documents were rendered (what the
-    /// feed announced of them).
-    func lockAndRead(locks: [String], ownersOf: [String], streams: [String], on connection: Connection)
-        throws(ServiceError) -> (
-            owners: [String: String], streams: [String: LedgerRepository.LoadedStream], announced: [String: Int64]
-        )
-    {
+    /// every event of `streams`, when the locked users' documents were rendered (what the feed
+    /// announced of them) and, if asked, `identities`.
+    func lockAndRead(
+        locks: [String], ownersOf: [String], streams: [String], identities: IdentityReads? = nil,
+        on connection: Connection
+    ) throws(ServiceError) -> (
+        owners: [String: String], streams: [String: LedgerRepository.LoadedStream], announced: [String: Int64],
+        identities: IdentityReads.Answer?
+    ) {
         var pipeline = PipelineBatch()
         pipeline.add(repository.store.lockStatement(locks))
         let ownersSlot = pipeline.add(ChainOwnersTable.owners(of: ownersOf))
@@ -154,32 +158,26 @@ extension LedgerService {
         let lockedUsers = locks.compactMap { LedgerRoute(stream: $0).userId }
         let announcedSlot = pipeline.add(
             lockedUsers.isEmpty ? nil : UserDocumentsTable.renderedAt(of: lockedUsers).statement)
+        let identitySlots = identities?.add(to: &pipeline)
         let results = try database { () throws(DatabaseError) in try pipeline.run(on: connection) }
         return (
             results[ownersSlot].map(ChainOwnersTable.owners(from:)) ?? [:], try decodeStreams(results[streamsSlot]),
-            results[announcedSlot].map(UserDocumentsTable.renderedAt(from:)) ?? [:]
+            results[announcedSlot].map(UserDocumentsTable.renderedAt(from:)) ?? [:],
+            identitySlots.map { IdentityReads.answer(results, $0) }
         )
     }
 
-    /// What the planners need to know of identities before an attempt, read in its transaction
-    /// in one round trip (none when no batch names a token or an Apple Account): the users of
-    /// the registered ones among their appAccountTokens (a claim by token), and whom their Apple
-    /// Accounts were seen with (api.md §7). Every planner gets the whole answer (it looks up
-    /// only its own).
+    /// What the planners need to know of identities before they decide, read in the attempt's
+    /// transaction in one round trip of its own (none when no batch names a token or an Apple
+    /// Account). A lone batch reads them with its first locks instead (`lockAndRead`).
     func readIdentities(for planners: inout [IngestPlanner], on connection: Connection) throws(ServiceError) {
-        let tokens = Set(planners.flatMap(\.tokensToLookUp)).sorted()
-        let accounts = Set(planners.flatMap(\.appTransactionIdsToLookUp)).sorted()
-        guard !tokens.isEmpty || !accounts.isEmpty else { return }
+        let reads = IdentityReads(planners)
         var pipeline = PipelineBatch()
-        let tokensSlot = pipeline.add(tokens.isEmpty ? nil : AppAccountTokensTable.owners(of: tokens).statement)
-        let accountsSlot = pipeline.add(accounts.isEmpty ? nil : AppleAccountsTable.users(of: accounts).statement)
+        let slots = reads.add(to: &pipeline)
+        guard !pipeline.statements.isEmpty else { return }
         let results = try database { () throws(DatabaseError) in try pipeline.run(on: connection) }
-        let registered = results[tokensSlot].map(AppAccountTokensTable.owners(from:)) ?? [:]
-        let users = results[accountsSlot].map(AppleAccountsTable.users(from:)) ?? [:]
-        for index in planners.indices {
-            planners[index].registeredTokens = registered
-            planners[index].appleAccountUsers = users
-        }
+        let answer = IdentityReads.answer(results, slots)
+        for index in planners.indices { answer.give(to: &planners[index]) }
     }
 
     func decodeStreams(_ rows: Rows?) throws(ServiceError) -> [String: LedgerRepository.LoadedStream] {
