@@ -36,6 +36,9 @@ public struct JWSTransaction: Sendable, Hashable {
     public var price: Int64?
     public var offerDiscountType: String?
     public var appTransactionId: String?
+    /// Notifications 2.16: the chain this subscription was migrated from (in no library model
+    /// of Apple's; read from the raw JSON).
+    public var previousOriginalTransactionId: String?
     public var offerPeriod: String?
     /// REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE.
     public var revocationType: String?
@@ -79,6 +82,7 @@ public struct JWSTransaction: Sendable, Hashable {
         price = p.int64("price")
         offerDiscountType = p.string("offerDiscountType")
         appTransactionId = p.string("appTransactionId")
+        previousOriginalTransactionId = p.string("previousOriginalTransactionId")
         offerPeriod = p.string("offerPeriod")
         revocationType = p.string("revocationType")
         revocationPercentage = p.int("revocationPercentage")

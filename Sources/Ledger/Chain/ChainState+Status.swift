@@ -61,7 +61,10 @@ extension ChainState {
             autoRenewProductId: renewal.map(\.autoRenewProductId) ?? (renewsByDefault ? current.productId : nil),
             environment: current.environment, ownership: current.inAppOwnershipType,
             offerType: current.offerType, offerDiscountType: current.offerDiscountType,
-            appTransactionId: current.appTransactionId)
+            appTransactionId: current.appTransactionId,
+            // Apple names it on the migrated chain's first transaction, and may on later ones.
+            previousOriginalTransactionId: current.previousOriginalTransactionId
+                ?? transactionVersions[current.originalTransactionId]?.first?.previousOriginalTransactionId)
     }
 
     /// The next instant after `now` at which `status(at:)` may change with no new fact.

@@ -30,6 +30,8 @@ public struct ChainStatus: Sendable, Hashable {
     public var offerDiscountType: String?
     /// The current transaction's `appTransactionId` (nil before Apple sent it).
     public var appTransactionId: String? = nil
+    /// The chain this one was migrated from (Notifications 2.16), if Apple said so.
+    public var previousOriginalTransactionId: String? = nil
 
     /// Whether the current period is a free trial.
     public var isTrial: Bool { offerDiscountType == "FREE_TRIAL" }

@@ -116,6 +116,7 @@ extension SubscriptionView {
         w.bool(isIntroductoryOffer)
         // Only when Apple sent one: documents of older purchases keep their bytes.
         w.field("appTransactionId", appTransactionId)
+        w.field("previousOriginalTransactionId", previousOriginalTransactionId)
         w.endObject()
     }
 }

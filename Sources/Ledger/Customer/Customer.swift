@@ -101,6 +101,8 @@ public struct SubscriptionView: Sendable, Hashable {
     public var transactionType: String
     /// Apple's `appTransactionId` of the current transaction, when Apple sent one.
     public var appTransactionId: String?
+    /// The chain this subscription was migrated from (Notifications 2.16), if any.
+    public var previousOriginalTransactionId: String?
 
     public init(originalTransactionId: String, judged: ChainStatus) {
         self.originalTransactionId = originalTransactionId
@@ -119,6 +121,7 @@ public struct SubscriptionView: Sendable, Hashable {
         transactionId = judged.currentTransactionId
         transactionType = judged.transactionType
         appTransactionId = judged.appTransactionId
+        previousOriginalTransactionId = judged.previousOriginalTransactionId
     }
 }
 

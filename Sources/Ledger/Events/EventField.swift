@@ -6,7 +6,7 @@ enum EventField: Int, CaseIterable {
     case expiresDate, quantity, inAppOwnershipType, signedDate, revocationDate, revocationReason, revocationType
     case revocationPercentage, isUpgraded, offerType, offerDiscountType, offerIdentifier, environment, appAccountToken
     case webOrderLineItemId, transactionReason, price, currency, storefront, subscriptionGroupIdentifier
-    case appTransactionId
+    case appTransactionId, previousOriginalTransactionId
     // RenewalInfo
     case autoRenewProductId, autoRenewStatus, isInBillingRetryPeriod, gracePeriodExpiresDate, expirationIntent
     case renewalDate, priceIncreaseStatus, recentSubscriptionStartDate

@@ -34,6 +34,7 @@ extension Transaction {
         w.field("subscriptionGroupIdentifier", subscriptionGroupIdentifier)
         // Only when present: events recorded before Apple sent it keep their bytes.
         w.field("appTransactionId", appTransactionId)
+        w.field("previousOriginalTransactionId", previousOriginalTransactionId)
     }
 
     init(fields f: inout Fields) throws(EventDecodingError) {
@@ -53,7 +54,8 @@ extension Transaction {
             transactionReason: f.optionalString(.transactionReason), price: f.optionalInt(.price),
             currency: f.optionalString(.currency), storefront: f.optionalString(.storefront),
             subscriptionGroupIdentifier: f.optionalString(.subscriptionGroupIdentifier),
-            appTransactionId: f.optionalString(.appTransactionId))
+            appTransactionId: f.optionalString(.appTransactionId),
+            previousOriginalTransactionId: f.optionalString(.previousOriginalTransactionId))
     }
 }
 

@@ -40,6 +40,9 @@ public struct Transaction: Sendable, Hashable {
     /// Apple's `appTransactionId` (App Store Server API 1.15): the app download's id, the same
     /// for every purchase from one Apple Account. nil in transactions signed before Apple sent it.
     public var appTransactionId: String?
+    /// Apple's `previousOriginalTransactionId` (Notifications 2.16): the chain this subscription
+    /// was migrated from; the new chain belongs to that chain's owner (api.md §8).
+    public var previousOriginalTransactionId: String?
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String, bundleId: String,
@@ -50,7 +53,7 @@ public struct Transaction: Sendable, Hashable {
         offerIdentifier: String? = nil, environment: String = "Production", appAccountToken: String? = nil,
         webOrderLineItemId: String? = nil, transactionReason: String? = nil, price: Int64? = nil,
         currency: String? = nil, storefront: String? = nil, subscriptionGroupIdentifier: String? = nil,
-        appTransactionId: String? = nil
+        appTransactionId: String? = nil, previousOriginalTransactionId: String? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -80,6 +83,7 @@ public struct Transaction: Sendable, Hashable {
         self.storefront = storefront
         self.subscriptionGroupIdentifier = subscriptionGroupIdentifier
         self.appTransactionId = appTransactionId
+        self.previousOriginalTransactionId = previousOriginalTransactionId
     }
 
     /// Whether this version of a transaction supersedes `other` (same transactionId).

@@ -42,7 +42,8 @@ extension OpenAPIDocument {
           "revokedAt": {"type": ["string", "null"], "format": "date-time", "description": "When Apple refunded or revoked it; null otherwise."},
           "isTrial": {"type": "boolean"}, "offerType": {"type": ["integer", "null"], "description": "Apple's offerType of the current period (1 introductory, 2 promotional, 3 offer code, 4 win-back); null without an offer."},
           "isIntroductoryOffer": {"type": "boolean"},
-          "appTransactionId": {"type": "string", "description": "Apple's appTransactionId of the current period's transaction (App Store Server API 1.15: one per Apple Account and app); absent when Apple sent none."}
+          "appTransactionId": {"type": "string", "description": "Apple's appTransactionId of the current period's transaction (App Store Server API 1.15: one per Apple Account and app); absent when Apple sent none."},
+          "previousOriginalTransactionId": {"type": "string", "description": "The chain this subscription was migrated from (Notifications 2.16); the new chain belongs to that chain's owner. Absent otherwise."}
         }
       },
       "NonConsumable": {

@@ -24,7 +24,8 @@ enum FactMapping {
             environment: t.environment ?? "Production", appAccountToken: t.appAccountToken,
             webOrderLineItemId: t.webOrderLineItemId, transactionReason: t.transactionReason, price: t.price,
             currency: t.currency, storefront: t.storefront, subscriptionGroupIdentifier: t.subscriptionGroupIdentifier,
-            appTransactionId: nonEmpty(t.appTransactionId))
+            appTransactionId: nonEmpty(t.appTransactionId),
+            previousOriginalTransactionId: nonEmpty(t.previousOriginalTransactionId))
     }
 
     static func renewalInfo(_ r: JWSRenewalInfo) throws(ServiceError) -> RenewalInfo {

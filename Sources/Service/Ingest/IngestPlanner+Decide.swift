@@ -69,14 +69,17 @@ extension IngestPlanner {
     }
 
     /// Who claims what: the posting user claims every chain of the batch; otherwise an
-    /// unclaimed chain goes to the user its appAccountToken is registered to (api.md §7), or,
-    /// for an unregistered token, to the user whose id it is (the older convention). The claim
-    /// is recorded as the usual ChainClaimed event, so a replay reproduces it from the log alone.
+    /// unclaimed chain migrated from another (api.md §8) goes to that chain's owner, else to the
+    /// user its appAccountToken is registered to (api.md §7), or, for an unregistered token, to
+    /// the user whose id it is (the older convention). The claim is recorded as the usual
+    /// ChainClaimed event, so a replay reproduces it from the log alone.
     func claims(owners: [String: String]) -> [String: String] {
         var claims: [String: String] = [:]
         for otid in chainIds {
             if let claimant {
                 claims[otid] = claimant
+            } else if owners[otid] == nil, let previous = previousChains[otid], let owner = owners[previous] {
+                claims[otid] = owner
             } else if owners[otid] == nil, let token = appAccountToken(of: otid) {
                 claims[otid] = registeredTokens[token.lowercased()] ?? token
             }

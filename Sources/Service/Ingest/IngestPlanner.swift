@@ -31,6 +31,9 @@ struct IngestPlanner {
     let now: Int64
     /// The chains the batch's facts belong to.
     let chainIds: Set<String>
+    /// Chains of the batch migrated from another (Apple's `previousOriginalTransactionId`,
+    /// api.md §8) → that chain, whose owner claims them.
+    let previousChains: [String: String]
     /// The streams the facts go to: their chains, and the unattached notifications' stream
     /// for a notification about no chain.
     let factStreams: [String]
@@ -54,6 +57,13 @@ struct IngestPlanner {
         var chainIds = Set(batch.transactions.map(\.fact.originalTransactionId))
         chainIds.formUnion(batch.renewals.map(\.fact.originalTransactionId))
         self.chainIds = chainIds
+        var previous: [String: String] = [:]
+        for (fact, _) in batch.transactions {
+            if let from = fact.previousOriginalTransactionId, from != fact.originalTransactionId {
+                previous[fact.originalTransactionId] = from
+            }
+        }
+        self.previousChains = previous
         var streams = chainIds.sorted().map(LedgerStream.chain)
         if let notification = batch.notification, notification.fact.originalTransactionId == nil {
             streams.append(LedgerStream.unattachedNotifications)
@@ -187,7 +197,8 @@ struct IngestPlanner {
         // reads follow the locks in the same pipeline: each statement takes a fresh READ
         // COMMITTED snapshot, so they see what the locks' previous holders committed.
         let locks = Array(Set(factStreams + upFront.map(LedgerStream.user))).sorted()
-        return .lockAndRead(locks: locks, ownersOf: chainIds.sorted(), streams: locks)
+        let ownersOf = chainIds.union(previousChains.values)
+        return .lockAndRead(locks: locks, ownersOf: ownersOf.sorted(), streams: locks)
     }
 
     /// The answer to `lockAndRead`: the owners of the chains asked about and the streams' events.
