@@ -112,7 +112,7 @@ public struct NotificationAppData: Sendable, Hashable {
     public var appAppleId: Int64?
     public var bundleId: String?
     public var environment: String?
-    /// Not verified here (AppTransaction is out of scope); kept as received.
+    /// Verified with the notification (`VerifiedNotification.appTransaction`).
     public var signedAppTransactionInfo: String?
 
     init(json p: JSONValue) {
@@ -128,4 +128,6 @@ public struct VerifiedNotification: Sendable, Hashable {
     public var payload: NotificationPayload
     public var transaction: JWSTransaction?
     public var renewalInfo: JWSRenewalInfo?
+    /// `appData.signedAppTransactionInfo`, verified (RESCIND_CONSENT).
+    public var appTransaction: AppTransaction? = nil
 }

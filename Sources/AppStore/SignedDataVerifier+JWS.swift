@@ -5,19 +5,22 @@ extension SignedDataVerifier {
     /// Steps 1–8 of docs/FORMATS.md §1.2: returns the payload once its signature and chain check out.
     /// `claimedEnvironment` reads the (still unverified) payload's environment, to decide whether the
     /// payload is local-testing data that Apple's libraries accept without cryptography.
-    func verifiedPayload(_ jws: String, claimedEnvironment: (JSONValue) -> String?)
-        throws(VerificationError) -> (JSONValue, [UInt8])
-    {
+    /// `dateKey` names the payload's signing date (an app transaction's is `receiptCreationDate`).
+    func verifiedPayload(
+        _ jws: String, claimedEnvironment: (JSONValue) -> String?, dateKey: String = "signedDate"
+    ) throws(VerificationError) -> (JSONValue, [UInt8]) {
         var jws = jws
         let result = jws.withUTF8 { bytes in
-            Result { () throws(VerificationError) in try verifiedPayload(bytes, claimedEnvironment: claimedEnvironment) }
+            Result { () throws(VerificationError) in
+                try verifiedPayload(bytes, claimedEnvironment: claimedEnvironment, dateKey: dateKey)
+            }
         }
         return try result.get()
     }
 
-    private func verifiedPayload(_ bytes: UnsafeBufferPointer<UInt8>, claimedEnvironment: (JSONValue) -> String?)
-        throws(VerificationError) -> (JSONValue, [UInt8])
-    {
+    private func verifiedPayload(
+        _ bytes: UnsafeBufferPointer<UInt8>, claimedEnvironment: (JSONValue) -> String?, dateKey: String
+    ) throws(VerificationError) -> (JSONValue, [UInt8]) {
         // 1. Exactly three segments.
         guard let firstDot = Self.indexOfDot(in: bytes, from: 0),
               let secondDot = Self.indexOfDot(in: bytes, from: firstDot + 1),
@@ -49,7 +52,7 @@ extension SignedDataVerifier {
 
         // 4. Effective date: the payload's signedDate, so stored facts stay verifiable after leaf expiry.
         let time: Int64
-        if let signedDate = payload.millis("signedDate") {
+        if let signedDate = payload.millis(dateKey) {
             time = signedDate >= 0 ? signedDate / 1000 : (signedDate - 999) / 1000
         } else {
             time = Int64(Glibc.time(nil))

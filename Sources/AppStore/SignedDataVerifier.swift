@@ -48,6 +48,18 @@ public final class SignedDataVerifier: Sendable {
         return info
     }
 
+    /// Verifies a signed app transaction as Apple's `verifyAndDecodeAppTransaction` does: the
+    /// signature and chain at its `receiptCreationDate`, then the app (bundleId, and appAppleId
+    /// in Production) and its `receiptType` as the environment.
+    public func verifyAppTransaction(_ jws: String) throws(VerificationError) -> AppTransaction {
+        let (json, raw) = try verifiedPayload(
+            jws, claimedEnvironment: { $0.string("receiptType") }, dateKey: "receiptCreationDate")
+        let app = AppTransaction(json: json, rawJSON: raw)
+        try checkApp(
+            bundleId: app.bundleId, appAppleId: app.appAppleId, environment: app.receiptType, checksAppAppleId: true)
+        return app
+    }
+
     /// Verifies a notification's `signedPayload` and the signed transaction and renewal info inside it.
     public func verifyNotification(_ jws: String) throws(VerificationError) -> VerifiedNotification {
         let (json, raw) = try verifiedPayload(jws, claimedEnvironment: { NotificationPayload(json: $0, rawJSON: []).appClaim.environment })
@@ -58,6 +70,14 @@ public final class SignedDataVerifier: Sendable {
         var result = VerifiedNotification(payload: payload, transaction: nil, renewalInfo: nil)
         if let nested = payload.data?.signedTransactionInfo { result.transaction = try verifyTransaction(nested) }
         if let nested = payload.data?.signedRenewalInfo { result.renewalInfo = try verifyRenewalInfo(nested) }
+        if let nested = payload.appData?.signedAppTransactionInfo {
+            let app = try verifyAppTransaction(nested)
+            // The app transaction speaks for the app the notification names (RESCIND_CONSENT).
+            guard app.bundleId == claim.bundleId, app.receiptType == claim.environment else {
+                throw VerificationError(.unknownApp, "the app transaction is not of the notification's app and environment")
+            }
+            result.appTransaction = app
+        }
         return result
     }
 

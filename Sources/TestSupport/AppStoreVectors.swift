@@ -141,6 +141,42 @@ public final class TestVectors: Sendable {
         return .object(p)
     }
 
+    /// An app transaction (Apple's `AppTransaction` fields) of the test app, merged with `fields`.
+    public func appTransactionPayload(appTransactionId: String, _ fields: [String: JSONValue] = [:]) -> JSONValue {
+        let now = Self.nowMillis
+        var p: [String: JSONValue] = [
+            "receiptType": .string("Sandbox"), "bundleId": .string(Self.bundleId),
+            "applicationVersion": .string("1.0"), "receiptCreationDate": .number(String(now)),
+            "originalPurchaseDate": .number(String(now - 86_400_000)), "originalApplicationVersion": .string("1.0"),
+            "deviceVerification": .string("dGVzdA=="), "deviceVerificationNonce": .string(UUID().uuidString.lowercased()),
+            "appTransactionId": .string(appTransactionId), "originalPlatform": .string("iOS"),
+        ]
+        if fields["receiptType"]?.stringValue == "Production" { p["appAppleId"] = .number(String(Self.appAppleId)) }
+        Self.merge(fields, into: &p)
+        return .object(p)
+    }
+
+    /// A RESCIND_CONSENT notification (Notifications 2.19): no `data`, an `appData` with the
+    /// signed app transaction of `appTransactionId`. `appData` overrides its fields (a test of a
+    /// mismatch), `appTransaction` the app transaction's.
+    public func signedRescindConsent(
+        appTransactionId: String, signedDate: Int64? = nil, appData: [String: JSONValue] = [:],
+        appTransaction: [String: JSONValue] = [:]
+    ) -> String {
+        var data: [String: JSONValue] = [
+            "bundleId": .string(Self.bundleId), "environment": .string("Sandbox"),
+            "signedAppTransactionInfo": .string(
+                sign(appTransactionPayload(appTransactionId: appTransactionId, appTransaction))),
+        ]
+        Self.merge(appData, into: &data)
+        return sign(
+            .object([
+                "notificationType": .string("RESCIND_CONSENT"), "notificationUUID": .string(UUID().uuidString.lowercased()),
+                "version": .string("2.0"), "signedDate": .number(String(signedDate ?? Self.nowMillis)),
+                "appData": .object(data),
+            ]))
+    }
+
     /// Signs any payload with the test leaf (x5c = leaf, intermediate, root).
     public func sign(_ payload: JSONValue) -> String { signer.sign(payload: payload.serialized()) }
 

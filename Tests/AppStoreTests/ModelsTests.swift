@@ -88,11 +88,42 @@ import TestSupport
         #expect(try payload("signedConsumptionRequestNotification").data?.consumptionRequestReason != nil)
         let token = try payload("signedExternalPurchaseTokenNotification")
         #expect(token.externalPurchaseToken?.externalPurchaseId != nil)
-        #expect(try payload("signedRescindConsentNotification").appData?.bundleId == "com.example")
+        let rescind = try payload("signedRescindConsentNotification")
+        #expect(rescind.appData?.bundleId == "com.example")
         // Apple's model carries placeholder nested values: verifying the notification verifies them too.
         #expect(rejection { _ = try verifier.verifyNotification(try signed("signedNotification")) } == .malformed)
-        let rescind = try verifier.verifyNotification(try signed("signedRescindConsentNotification"))
-        #expect(rescind.payload.appData?.appAppleId == 41234)
+        // Its app transaction is a placeholder too: RESCIND_CONSENT's is verified like the others.
+        #expect(rescind.appData?.appAppleId == 41234)
+        #expect(rescind.appData?.signedAppTransactionInfo == "signed_app_transaction_info_value")
+        #expect(
+            rejection { _ = try verifier.verifyNotification(try signed("signedRescindConsentNotification")) }
+                == .malformed)
+    }
+
+    /// Apple's AppTransaction fixture (the signed app transaction of RESCIND_CONSENT's appData).
+    @Test func appTransactionDecodesEveryField() throws {
+        let verifier = try SignedDataVerifier(
+            trustedRootsDER: [TestVectors.shared.rootDER],
+            apps: [AppIdentity(bundleId: "com.example", appAppleId: 531412, environments: ["LocalTesting"])])
+        let app = try verifier.verifyAppTransaction(try signed("appTransaction"))
+        #expect(app.receiptType == "LocalTesting")
+        #expect(app.appAppleId == 531412)
+        #expect(app.bundleId == "com.example")
+        #expect(app.applicationVersion == "1.2.3")
+        #expect(app.versionExternalIdentifier == 512)
+        #expect(app.receiptCreationDate == 1_698_148_900_000)
+        #expect(app.originalPurchaseDate == 1_698_148_800_000)
+        #expect(app.originalApplicationVersion == "1.1.2")
+        #expect(app.deviceVerification == "device_verification_value")
+        #expect(app.deviceVerificationNonce == "48ccfa42-7431-4f22-9908-7e88983e105a")
+        #expect(app.preorderDate == 1_698_148_700_000)
+        #expect(app.appTransactionId == "71134")
+        #expect(app.originalPlatform == "iOS")
+        // Another app's verifier refuses it, as Apple's does (INVALID_APP_IDENTIFIER).
+        let other = try SignedDataVerifier(
+            trustedRootsDER: [TestVectors.shared.rootDER],
+            apps: [AppIdentity(bundleId: "com.example.other", appAppleId: nil, environments: ["LocalTesting"])])
+        #expect(throws: VerificationError.self) { _ = try other.verifyAppTransaction(try signed("appTransaction")) }
     }
 
     @Test func unknownEnumValuesSurvive() throws {

@@ -61,6 +61,10 @@ import Testing
                 signedDate: F.t0, environment: "Production", originalTransactionId: "2000000001",
                 transactionId: "2000000002")),
         .notificationReceived(F.note("TEST", signed: F.t0, otid: nil)),
+        .notificationReceived(
+            NotificationFact(
+                notificationUUID: "a1b2c3d4", notificationType: "RESCIND_CONSENT", signedDate: F.t0,
+                environment: "Sandbox", appTransactionId: "704289572311524")),
         .chainClaimed(userId: "u-1", originalTransactionId: "2000000001", from: nil, at: F.t0),
         .chainClaimed(userId: "u-1", originalTransactionId: "2000000001", from: "u-2", at: F.t0),
         .chainReleased(userId: "u-2", originalTransactionId: "2000000001", to: "u-1", at: F.t0),
@@ -110,6 +114,7 @@ import Testing
         .appAccountTokenRegistered(
             userId: "u-1", appAccountToken: "0f9e8d7c-6b5a-4c3d-9e2f-1a0b9c8d7e6f", minted: false, at: F.t0),
         .appleAccountShared(userId: "u-2", appTransactionId: "704289572311524", sharedWith: "u-1", at: F.t0),
+        .consentRescinded(userId: "u-2", appTransactionId: "704289572311524", at: F.t0),
     ]
 
     /// The log is append-only: an admin grant stored before promotional grants existed (no

@@ -21,6 +21,8 @@ public enum AccountCommand: Sendable, Hashable {
     /// A chain of `userId` carries `appTransactionId`, which `others` bought with before
     /// (api.md §7's `sameAppleAccountAs`): noted for a user without an appAccountToken.
     case noteAppleAccount(userId: String, appTransactionId: String, others: [String], at: Int64)
+    /// Apple's RESCIND_CONSENT for an Apple Account the user bought with (recorded once).
+    case rescindConsent(userId: String, appTransactionId: String, at: Int64)
 }
 
 /// What a decision needs from outside the user's own stream.
@@ -122,6 +124,9 @@ extension Account {
             return Set(others).subtracting(known).subtracting([userId]).sorted().prefix(room).map {
                 .appleAccountShared(userId: userId, appTransactionId: appTransactionId, sharedWith: $0, at: at)
             }
+        case .rescindConsent(let userId, let appTransactionId, let at):
+            if state.consentRescinded[appTransactionId] != nil { return [] }
+            return [.consentRescinded(userId: userId, appTransactionId: appTransactionId, at: at)]
         case .revokePromotion(let userId, let grantId, let at):
             guard let existing = state.promotions[grantId] else { throw .unknownGrant(grantId: grantId) }
             // Revoked already, or run out: revoking again changes nothing, so records nothing.

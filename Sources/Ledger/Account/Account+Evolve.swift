@@ -32,6 +32,8 @@ extension Account {
         case .appAccountTokenRegistered(_, let token, let minted, _):
             if !state.appAccountTokens.contains(token) { state.appAccountTokens.append(token) }
             if minted, state.mintedAppAccountToken == nil { state.mintedAppAccountToken = token }
+        case .consentRescinded(_, let appTransactionId, let at):
+            if state.consentRescinded[appTransactionId] == nil { state.consentRescinded[appTransactionId] = at }
         case .appleAccountShared(_, let appTransactionId, let sharedWith, _):
             state.appleAccounts[appTransactionId, default: []].insert(sharedWith)
         case .transactionRecorded, .renewalInfoRecorded, .notificationReceived, .consumptionAnswered,

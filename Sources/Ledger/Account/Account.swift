@@ -22,6 +22,12 @@ public struct Account: Sendable, Hashable {
     /// (AppleAccountShared events): the Customer's `sameAppleAccountAs`.
     public internal(set) var appleAccounts: [String: Set<String>] = [:]
 
+    /// appTransactionId → when Apple said consent was withdrawn for it (RESCIND_CONSENT).
+    public internal(set) var consentRescinded: [String: Int64] = [:]
+
+    /// The first instant consent was withdrawn for an Apple Account of the user (api.md §8).
+    public var consentRescindedAt: Int64? { consentRescinded.values.min() }
+
     /// The most users noted per Apple Account (`noteAppleAccount`).
     public static let sameAppleAccountLimit = 10
 

@@ -49,6 +49,11 @@ extension ChangeDetector {
                     ChangeDraft(
                         type: .promotionalGrant, occurredAt: now, entitlementIds: [grant.entitlement],
                         details: details))
+            case .consentRescinded(let user, let appTransactionId, let at) where user == userId:
+                changes.append(
+                    ChangeDraft(
+                        type: .consentRescinded, occurredAt: at,
+                        details: ["appTransactionId": .string(appTransactionId)]))
             case .promotionalRevoked(let revocation) where revocation.userId == userId:
                 changes.append(
                     ChangeDraft(

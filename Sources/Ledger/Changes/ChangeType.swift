@@ -45,6 +45,9 @@ public enum ChangeType: String, Sendable, Hashable, CaseIterable {
     case promotionalGrant = "PROMOTIONAL_GRANT"
     /// An admin revoked an entitlement they had granted (a promotional grant: details `grantId`).
     case promotionalRevoke = "PROMOTIONAL_REVOKE"
+    /// Apple's RESCIND_CONSENT: a parent withdrew consent for a minor's Apple Account the user
+    /// bought with (details `appTransactionId`); access is unchanged, what follows is the backend's.
+    case consentRescinded = "CONSENT_RESCINDED"
     /// A replay (or a new catalog) changed the user's document with no new fact.
     case correction = "CORRECTION"
     case test = "TEST"

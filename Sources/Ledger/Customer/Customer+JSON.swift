@@ -78,6 +78,10 @@ extension Customer {
             for user in sameAppleAccountAs { w.string(user) }
             w.endArray()
         }
+        if let consentRescindedAt {
+            w.key("consentRescindedAt")
+            w.timestampOrNull(consentRescindedAt)
+        }
         w.key("version")
         w.int(version)
         w.endObject()

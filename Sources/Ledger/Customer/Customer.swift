@@ -9,6 +9,8 @@ public struct Customer: Sendable, Hashable {
     public var balances: [String: Int64]
     /// Other users who bought with the same Apple Account (api.md §7): a hint for support.
     public var sameAppleAccountAs: [String] = []
+    /// When Apple said a parent withdrew consent for this user's Apple Account (api.md §8).
+    public var consentRescindedAt: Int64?
     /// Sequence of the last event applied for this user.
     public var version: Int64
 

@@ -81,6 +81,7 @@ public enum CustomerView {
             userId: userId, entitlements: entitlements, subscriptions: subscriptions, nonConsumables: nonConsumables,
             balances: balances, version: version)
         customer.sameAppleAccountAs = account.sameAppleAccountAs
+        customer.consentRescindedAt = account.consentRescindedAt
         return customer
     }
 

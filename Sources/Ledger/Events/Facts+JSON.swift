@@ -100,6 +100,7 @@ extension NotificationFact {
         w.field("environment", environment)
         w.field("originalTransactionId", originalTransactionId)
         w.field("transactionId", transactionId)
+        w.field("appTransactionId", appTransactionId)
     }
 
     init(fields f: inout Fields) throws(EventDecodingError) {
@@ -108,6 +109,6 @@ extension NotificationFact {
             subtype: f.optionalString(.subtype), signedDate: try f.int(.signedDate),
             environment: f.optionalString(.environment),
             originalTransactionId: f.optionalString(.originalTransactionId),
-            transactionId: f.optionalString(.transactionId))
+            transactionId: f.optionalString(.transactionId), appTransactionId: f.optionalString(.appTransactionId))
     }
 }

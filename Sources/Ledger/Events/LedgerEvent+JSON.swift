@@ -37,6 +37,13 @@ extension LedgerEvent {
             w.bool(minted)
             w.key("at")
             w.int(at)
+        case .consentRescinded(let userId, let appTransactionId, let at):
+            w.key("userId")
+            w.string(userId)
+            w.key("appTransactionId")
+            w.string(appTransactionId)
+            w.key("at")
+            w.int(at)
         case .appleAccountShared(let userId, let appTransactionId, let sharedWith, let at):
             w.key("userId")
             w.string(userId)
@@ -155,6 +162,10 @@ extension LedgerEvent {
             event = .appAccountTokenRegistered(
                 userId: try fields.string(.userId), appAccountToken: try fields.string(.appAccountToken),
                 minted: minted, at: try fields.int(.at))
+        case "ConsentRescinded":
+            event = .consentRescinded(
+                userId: try fields.string(.userId), appTransactionId: try fields.string(.appTransactionId),
+                at: try fields.int(.at))
         case "AppleAccountShared":
             event = .appleAccountShared(
                 userId: try fields.string(.userId), appTransactionId: try fields.string(.appTransactionId),

@@ -40,6 +40,9 @@ public indirect enum LedgerEvent: Sendable, Hashable {
     /// Account that `sharedWith`'s chains were bought with before: a hint for support shown as
     /// the Customer's `sameAppleAccountAs` (api.md §7), never a transfer. One event per pair.
     case appleAccountShared(userId: String, appTransactionId: String, sharedWith: String, at: Int64)
+    /// Apple's RESCIND_CONSENT (api.md §8) about an Apple Account `userId` bought with: a parent
+    /// withdrew consent for a minor at `at` (the notification's signedDate). One per user.
+    case consentRescinded(userId: String, appTransactionId: String, at: Int64)
 
     /// The stored `type` column.
     public var typeName: String {
@@ -59,6 +62,7 @@ public indirect enum LedgerEvent: Sendable, Hashable {
         case .promotionalRevoked: "PromotionalRevoked"
         case .appAccountTokenRegistered: "AppAccountTokenRegistered"
         case .appleAccountShared: "AppleAccountShared"
+        case .consentRescinded: "ConsentRescinded"
         }
     }
 
@@ -70,7 +74,7 @@ public indirect enum LedgerEvent: Sendable, Hashable {
         "TransactionRecorded", "RenewalInfoRecorded", "NotificationReceived", "ChainClaimed", "ChainReleased",
         "BalanceDebited", "BalanceCredited", "EntitlementGranted", "EntitlementRevoked", "ConsumptionAnswered",
         "RenewalExtensionRequested", "PromotionalGranted", "PromotionalRevoked", "AppAccountTokenRegistered",
-        "AppleAccountShared",
+        "AppleAccountShared", "ConsentRescinded",
     ]
 
     /// The stream this event is appended to (its `route`, named).

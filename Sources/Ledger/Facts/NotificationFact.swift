@@ -11,10 +11,13 @@ public struct NotificationFact: Sendable, Hashable {
     public var environment: String?
     public var originalTransactionId: String?
     public var transactionId: String?
+    /// The `appTransactionId` of the verified app transaction in `appData` (RESCIND_CONSENT).
+    public var appTransactionId: String?
 
     public init(
         notificationUUID: String, notificationType: String, subtype: String? = nil, signedDate: Int64,
-        environment: String? = nil, originalTransactionId: String? = nil, transactionId: String? = nil
+        environment: String? = nil, originalTransactionId: String? = nil, transactionId: String? = nil,
+        appTransactionId: String? = nil
     ) {
         self.notificationUUID = notificationUUID
         self.notificationType = notificationType
@@ -23,5 +26,10 @@ public struct NotificationFact: Sendable, Hashable {
         self.environment = environment
         self.originalTransactionId = originalTransactionId
         self.transactionId = transactionId
+        self.appTransactionId = appTransactionId
     }
+
+    /// A parent withdrew consent for a minor (Notifications 2.19, api.md §8): every user with a
+    /// transaction of `appTransactionId` is told.
+    public var rescindsConsent: Bool { notificationType == "RESCIND_CONSENT" && appTransactionId != nil }
 }

@@ -44,7 +44,9 @@ extension LedgerEvent {
             .user(userId)
         case .promotionalGranted(let grant): .user(grant.userId)
         case .promotionalRevoked(let revocation): .user(revocation.userId)
-        case .appAccountTokenRegistered(let userId, _, _, _), .appleAccountShared(let userId, _, _, _): .user(userId)
+        case .appAccountTokenRegistered(let userId, _, _, _), .appleAccountShared(let userId, _, _, _),
+            .consentRescinded(let userId, _, _):
+            .user(userId)
         }
     }
 
@@ -57,7 +59,7 @@ extension LedgerEvent {
             true
         case .chainClaimed, .chainReleased, .balanceDebited, .balanceCredited, .entitlementGranted,
             .entitlementRevoked, .promotionalGranted, .promotionalRevoked, .appAccountTokenRegistered,
-            .appleAccountShared:
+            .appleAccountShared, .consentRescinded:
             false
         }
     }

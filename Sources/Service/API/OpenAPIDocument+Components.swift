@@ -66,6 +66,7 @@ extension OpenAPIDocument {
           "nonConsumables": {"type": "array", "items": {"$ref": "#/components/schemas/NonConsumable"}},
           "balances": {"type": "object", "additionalProperties": {"type": "integer"}},
           "sameAppleAccountAs": {"type": "array", "items": {"type": "string"}, "description": "Other users who bought with an Apple Account (appTransactionId) this user, who has no appAccountToken, bought with later: a hint for support, never a transfer. Absent when empty."},
+          "consentRescindedAt": {"type": "string", "format": "date-time", "description": "When Apple said (RESCIND_CONSENT) a parent withdrew consent for a minor's Apple Account this user bought with. Absent otherwise; access is unchanged."},
           "version": {"type": "integer", "description": "Sequence of the last event applied for this user; only grows."}
         }
       },
@@ -76,14 +77,14 @@ extension OpenAPIDocument {
         "properties": {
           "id": {"type": "string", "pattern": "^chg_[0-9]{15,}$", "description": "Stable: the webhook-id of every attempt."},
           "cursor": {"type": "string", "description": "Opaque position in the feed; pass it back as after."},
-          "type": {"type": "string", "enum": ["INITIAL_PURCHASE", "RENEWAL", "PRODUCT_CHANGE", "CANCELLATION", "UNCANCELLATION", "BILLING_ISSUE", "BILLING_RECOVERED", "EXPIRATION", "REFUND", "REFUND_REVERSED", "NON_RENEWING_PURCHASE", "NON_CONSUMABLE_PURCHASE", "CONSUMABLE_PURCHASE", "BALANCE_DEBIT", "TRANSFER", "PROMOTIONAL_GRANT", "PROMOTIONAL_REVOKE", "CORRECTION", "TEST"]},
+          "type": {"type": "string", "enum": ["INITIAL_PURCHASE", "RENEWAL", "PRODUCT_CHANGE", "CANCELLATION", "UNCANCELLATION", "BILLING_ISSUE", "BILLING_RECOVERED", "EXPIRATION", "REFUND", "REFUND_REVERSED", "NON_RENEWING_PURCHASE", "NON_CONSUMABLE_PURCHASE", "CONSUMABLE_PURCHASE", "BALANCE_DEBIT", "TRANSFER", "PROMOTIONAL_GRANT", "PROMOTIONAL_REVOKE", "CONSENT_RESCINDED", "CORRECTION", "TEST"]},
           "userId": {"type": ["string", "null"]},
           "environment": {"type": ["string", "null"], "description": "null for a change with no store environment (a debit, a grant)."},
           "occurredAt": {"type": "string", "format": "date-time", "description": "When the transition took effect: the instant itself for what time alone changes."},
           "recordedAt": {"type": "string", "format": "date-time"},
           "productId": {"type": ["string", "null"]}, "originalTransactionId": {"type": ["string", "null"]}, "transactionId": {"type": ["string", "null"]},
           "entitlementIds": {"type": "array", "items": {"type": "string"}},
-          "details": {"type": "object", "description": "TRANSFER and PRODUCT_CHANGE: from, to. CONSUMABLE_PURCHASE, BALANCE_DEBIT and a consumable's REFUND and REFUND_REVERSED: currency, amount, balance (a REFUND's amount is what it took back: all of the credit, or a prorated refund's share rounded down; a REFUND_REVERSED's what it gave back). A prorated REFUND also carries revocationPercentage (Apple's share, milliunits: 50000 = 50 %). CORRECTION: before, after. BILLING_ISSUE, EXPIRATION: status."},
+          "details": {"type": "object", "description": "TRANSFER and PRODUCT_CHANGE: from, to. CONSUMABLE_PURCHASE, BALANCE_DEBIT and a consumable's REFUND and REFUND_REVERSED: currency, amount, balance (a REFUND's amount is what it took back: all of the credit, or a prorated refund's share rounded down; a REFUND_REVERSED's what it gave back). A prorated REFUND also carries revocationPercentage (Apple's share, milliunits: 50000 = 50 %). CORRECTION: before, after. BILLING_ISSUE, EXPIRATION: status. CONSENT_RESCINDED: appTransactionId (the Apple Account whose consent a parent withdrew)."},
           "customer": {"oneOf": [{"$ref": "#/components/schemas/Customer"}, {"type": "null"}], "description": "The user's document after the change; null for TEST (no user)."}
         }
       },

@@ -32,7 +32,16 @@ enum AppleAccountsTable {
         """
     }
 
-    /// appTransactionId → its users, from rows of `users(of:)`.
+    /// Every user seen with each of `appTransactionIds` (a RESCIND_CONSENT tells them all); read
+    /// with `users(from:)`.
+    static func allUsers(of appTransactionIds: [String]) -> Query {
+        """
+        SELECT app_transaction_id, user_id FROM proj.apple_accounts
+        WHERE app_transaction_id = ANY(\(array: appTransactionIds)::text[])
+        """
+    }
+
+    /// appTransactionId → its users, from rows of `users(of:)` or `allUsers(of:)`.
     static func users(from rows: Rows) -> [String: Set<String>] {
         var users: [String: Set<String>] = [:]
         for row in 0..<rows.count {

@@ -41,9 +41,9 @@ enum FactMapping {
             recentSubscriptionStartDate: r.recentSubscriptionStartDate)
     }
 
-    static func notification(_ n: NotificationPayload, transaction: Transaction?, renewal: RenewalInfo?)
-        throws(ServiceError) -> NotificationFact
-    {
+    static func notification(
+        _ n: NotificationPayload, transaction: Transaction?, renewal: RenewalInfo?, appTransaction: AppTransaction? = nil
+    ) throws(ServiceError) -> NotificationFact {
         guard let uuid = nonEmpty(n.notificationUUID), let type = nonEmpty(n.notificationType), let signedDate = n.signedDate
         else {
             throw .verificationFailed(
@@ -53,7 +53,7 @@ enum FactMapping {
             notificationUUID: uuid, notificationType: type, subtype: n.subtype, signedDate: signedDate,
             environment: n.data?.environment ?? n.summary?.environment ?? n.appData?.environment,
             originalTransactionId: transaction?.originalTransactionId ?? renewal?.originalTransactionId,
-            transactionId: transaction?.transactionId)
+            transactionId: transaction?.transactionId, appTransactionId: nonEmpty(appTransaction?.appTransactionId))
     }
 
     private static func nonEmpty(_ value: String?) -> String? {

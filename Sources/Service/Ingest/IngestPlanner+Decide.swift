@@ -164,6 +164,7 @@ extension IngestPlanner {
         }
 
         if case .rejected(let rejection) = noteAppleAccounts(&decision, owners: owners) { return .rejected(rejection) }
+        if let rejection = rescindConsent(&decision) { return .rejected(rejection) }
 
         // Re-render every user whose view changed: claimants, previous owners, the owners of
         // chains that received new facts (and of Apple Accounts seen before).
@@ -171,7 +172,10 @@ extension IngestPlanner {
             .union(decision.claimedNow.compactMap { owners[$0.originalTransactionId] })
         for (event, _) in decision.decided {
             if case .chainClaimed = event { continue }
-            if case .appleAccountShared(let user, _, _, _) = event { decision.affected.insert(user) }
+            switch event {
+            case .appleAccountShared(let user, _, _, _), .consentRescinded(let user, _, _): decision.affected.insert(user)
+            default: break
+            }
             if event.stream.hasPrefix("chain:"), let owner = owners[String(event.stream.dropFirst(6))] {
                 decision.affected.insert(owner)
             }
@@ -224,6 +228,24 @@ extension IngestPlanner {
                 }
             } catch {
                 return .rejected(error)
+            }
+        }
+        return nil
+    }
+
+    /// api.md §8: a RESCIND_CONSENT tells every user seen with its Apple Account, once each, by
+    /// an event on their stream (their Customer's `consentRescindedAt`, a CONSENT_RESCINDED change).
+    private func rescindConsent(_ decision: inout Decision) -> Rejection? {
+        guard let account = rescindedAppleAccount, let fact = batch.notification?.fact else { return nil }
+        for user in rescindedUsers.sorted() {
+            do throws(Rejection) {
+                let command = AccountCommand.rescindConsent(userId: user, appTransactionId: account, at: fact.signedDate)
+                for event in try Account.decide(command, decision.accounts[user] ?? .initial) {
+                    Account.evolve(&decision.accounts[user, default: .initial], event)
+                    decision.decided.append((event, nil))
+                }
+            } catch {
+                return error
             }
         }
         return nil

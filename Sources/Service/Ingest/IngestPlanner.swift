@@ -46,6 +46,8 @@ struct IngestPlanner {
     /// The batch's appTransactionIds → the users their Apple Account was seen with before
     /// (`appTransactionIdsToLookUp`, read by the shell like `registeredTokens`).
     var appleAccountUsers: [String: Set<String>] = [:]
+    /// The users of `rescindedAppleAccount` (read by the shell the same way): each is told.
+    var rescindedUsers: Set<String> = []
     private(set) var restarts = 0
     private(set) var state: State = .idle
 
@@ -84,6 +86,12 @@ struct IngestPlanner {
     /// reads into `appleAccountUsers`.
     var appTransactionIdsToLookUp: [String] {
         Array(Set(batch.transactions.compactMap { $0.fact.appTransactionId }.filter { !$0.isEmpty })).sorted()
+    }
+
+    /// The Apple Account a RESCIND_CONSENT notification of the batch is about (api.md §8).
+    var rescindedAppleAccount: String? {
+        guard let fact = batch.notification?.fact, fact.rescindsConsent else { return nil }
+        return fact.appTransactionId
     }
 
     /// Where the plan is: what the last action waits for.
@@ -208,7 +216,7 @@ struct IngestPlanner {
         switch state {
         case .lockingChains(let attempt):
             let claims = claims(owners: owners)
-            let users = Set(owners.values).union(claims.values)
+            let users = Set(owners.values).union(claims.values).union(rescindedUsers)
             let reads = Reads(owners: owners, streams: streams, users: users, claims: claims, announced: announced)
             let missing = users.subtracting(attempt.upFront).sorted()
             guard !missing.isEmpty else { return advance(decide(attempt, reads)) }

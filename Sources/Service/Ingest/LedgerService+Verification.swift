@@ -16,8 +16,11 @@ extension LedgerService {
         }
         if let transaction { batch.transactions = [(transaction, verified.payload.data?.signedTransactionInfo)] }
         if let renewal { batch.renewals = [(renewal, verified.payload.data?.signedRenewalInfo)] }
-        batch.notification = (try FactMapping.notification(verified.payload, transaction: transaction, renewal: renewal),
-                              signedPayload)
+        batch.notification = (
+            try FactMapping.notification(
+                verified.payload, transaction: transaction, renewal: renewal, appTransaction: verified.appTransaction),
+            signedPayload
+        )
         return batch
     }
 
