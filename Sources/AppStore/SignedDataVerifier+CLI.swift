@@ -7,8 +7,8 @@ public enum SignedDataKind: String, Sendable, CaseIterable {
 
 extension SignedDataVerifier {
     /// Verifies `jws` exactly as ingestion does and returns the decoded payload as pretty JSON
-    /// (sorted keys). For a notification, `data` also gets `transactionInfo` / `renewalInfo`: the
-    /// decoded (and verified) nested signed data.
+    /// (sorted keys). For a notification, `data` also gets `transactionInfo` / `renewalInfo` (and
+    /// `appData` its `appTransactionInfo`): the decoded (and verified) nested signed data.
     public func decodedJSON(kind: SignedDataKind, jws: String) throws(VerificationError) -> String {
         let trimmed = String(jws.filter { !$0.isWhitespace })
         let value: JSONValue
@@ -22,6 +22,10 @@ extension SignedDataVerifier {
                 if let t = n.transaction { data["transactionInfo"] = Self.reparse(t.rawJSON) }
                 if let r = n.renewalInfo { data["renewalInfo"] = Self.reparse(r.rawJSON) }
                 object["data"] = .object(data)
+            }
+            if var appData = object["appData"]?.objectValue, let app = n.appTransaction {
+                appData["appTransactionInfo"] = Self.reparse(app.rawJSON)
+                object["appData"] = .object(appData)
             }
             value = .object(object)
         }

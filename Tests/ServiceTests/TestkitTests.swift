@@ -281,6 +281,33 @@ import Testing
         }
     }
 
+    /// Apple's consent withdrawal as the test store mints it verifies as ingestion would, with
+    /// the app transaction of the Apple Account every test-store purchase carries.
+    @Test func aConsentWithdrawalIsMintedWithTheTestStoresAppleAccount() throws {
+        let (root, data) = try Self.initialisedStore()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let purchase = try OpsBinary.run(
+            ["testkit", "purchase", "--product", TestkitStore.coins, "--data-dir", data, "--print"])
+        #expect(purchase.status == 0, "\(purchase.stderr)")
+        let minted = try OpsBinary.run(["testkit", "notify", "--type", "RESCIND_CONSENT", "--data-dir", data, "--print"])
+        #expect(minted.status == 0, "\(minted.stderr)")
+        try minted.stdout.write(toFile: root + "/jws", atomically: true, encoding: .utf8)
+        let verified = try OpsBinary.run(["verify", "--config", data + "/testkit/config.json", root + "/jws"])
+        #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
+        let decoded = try JSONValue.parse(verified.stdout)
+        #expect(decoded["notificationType"]?.stringValue == "RESCIND_CONSENT")
+        #expect(decoded["data"] == nil)
+        #expect(decoded["appData"]?["appTransactionInfo"]?["appTransactionId"]?.stringValue == "704289572311887741")
+        // The purchase it is about carries the same Apple Account.
+        try purchase.stdout.write(toFile: root + "/purchase", atomically: true, encoding: .utf8)
+        let bought = try OpsBinary.run(["verify", "--config", data + "/testkit/config.json", root + "/purchase"])
+        #expect(try JSONValue.parse(bought.stdout)["appTransactionId"]?.stringValue == "704289572311887741")
+        let chained = try OpsBinary.run(
+            ["testkit", "notify", "--type", "RESCIND_CONSENT", "--original-transaction-id", "2000000001", "--data-dir", data])
+        #expect(chained.status != 0)
+        #expect(chained.stderr.contains("RESCIND_CONSENT is about no transaction"), "\(chained.stderr)")
+    }
+
     @Test func helpNamesEverySubcommand() throws {
         for arguments in [["testkit", "--help"], ["testkit", "purchase", "--help"], ["testkit", "receipt", "--help"],
                           ["testkit", "apple", "--help"]] {

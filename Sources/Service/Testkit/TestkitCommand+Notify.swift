@@ -22,10 +22,11 @@ extension TestkitCommand {
         }
         let chain = try parsed.options["original-transaction-id"].map { try transactionId($0, flag: "original-transaction-id") }
         let single = try parsed.options["transaction-id"].map { try transactionId($0, flag: "transaction-id") }
-        if type == "TEST" && (chain != nil || single != nil) {
-            throw usageError("TEST is about no transaction: drop --original-transaction-id and --transaction-id")
+        let aboutNoChain = TestkitMinter.aboutNoChain.contains(type)
+        if aboutNoChain && (chain != nil || single != nil) {
+            throw usageError("\(type) is about no transaction: drop --original-transaction-id and --transaction-id")
         }
-        if type != "TEST" && chain == nil { throw usageError("\(type) needs --original-transaction-id") }
+        if !aboutNoChain && chain == nil { throw usageError("\(type) needs --original-transaction-id") }
         var expires: TestkitExpiry?
         if let text = parsed.options["expires"] {
             guard type == "DID_RENEW" else { throw usageError("--expires is only for DID_RENEW (the new period's end)") }

@@ -36,6 +36,7 @@ extension TestkitCommand {
                 DID_FAIL_TO_RENEW [GRACE_PERIOD], GRACE_PERIOD_EXPIRED, SUBSCRIBED, DID_CHANGE_RENEWAL_PREF,
                 OFFER_REDEEMED, PRICE_INCREASE PENDING|ACCEPTED, REFUND_DECLINED, CONSUMPTION_REQUEST,
                 RENEWAL_EXTENDED, ONE_TIME_CHARGE   the chain as it stands; TEST needs no chain
+                RESCIND_CONSENT   no chain: a parent withdrew consent for the test store's Apple Account
           testkit receipt --user U [--product P …]
               StoreKit 1: buys each --product (a new chain each; --product may be repeated) and mints
               U's app receipt, a PKCS#7 SignedData in Apple's receipt format signed by the test CA,

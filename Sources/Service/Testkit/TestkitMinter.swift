@@ -72,7 +72,7 @@ enum TestkitMinter {
         "PRICE_INCREASE": (["PENDING", "ACCEPTED"], true),
         "REFUND": ([], false), "REFUND_DECLINED": ([], false), "REFUND_REVERSED": ([], false),
         "REVOKE": ([], false), "CONSUMPTION_REQUEST": ([], false), "RENEWAL_EXTENDED": ([], false),
-        "ONE_TIME_CHARGE": ([], false), "TEST": ([], false),
+        "ONE_TIME_CHARGE": ([], false), "TEST": ([], false), "RESCIND_CONSENT": ([], false),
     ]
 
     /// Types that only make sense for an auto-renewable subscription.
@@ -134,6 +134,7 @@ enum TestkitMinter {
         _ request: TestkitNotification, bundleId: String, now: Int64, uuid: String, state: inout TestkitState,
         sign: (JSONValue) -> String
     ) throws(TestkitError) -> JSONValue {
+        if request.type == "RESCIND_CONSENT" { return rescindConsent(bundleId: bundleId, now: now, uuid: uuid, sign: sign) }
         var data: [String: JSONValue] = [
             "bundleId": .string(bundleId), "bundleVersion": "1.0", "environment": .string(environment),
         ]
