@@ -43,8 +43,30 @@ import Testing
         #expect(try LedgerEvent.decode(type: "TransactionRecorded", schemaVersion: 1, data: withIt) == .transactionRecorded(Self.full))
     }
 
+    /// A period of a monthly plan with a 12-month commitment (API 1.21), and its renewal info.
+    static var commitmentPeriod: Transaction {
+        var t = full
+        t.billingPlanType = "MONTHLY"
+        t.commitment = Commitment(
+            billingPeriodNumber: 3, totalBillingPeriods: 12, commitmentExpiresDate: F.t0 + 10 * F.month,
+            commitmentPrice: 119_880)
+        return t
+    }
+
+    static var commitmentRenewal: RenewalInfo {
+        var r = F.renewal(signed: F.t0)
+        r.renewalBillingPlanType = "MONTHLY"
+        r.commitmentRenewal = CommitmentRenewal(
+            commitmentAutoRenewStatus: 0, commitmentAutoRenewProductId: F.monthly,
+            commitmentRenewalBillingPlanType: "MONTHLY", commitmentRenewalDate: F.t0 + 10 * F.month,
+            commitmentRenewalPrice: 9_990)
+        return r
+    }
+
     static let events: [LedgerEvent] = [
         .transactionRecorded(full),
+        .transactionRecorded(commitmentPeriod),
+        .renewalInfoRecorded(commitmentRenewal),
         .transactionRecorded(F.consumable("5000")),
         .renewalInfoRecorded(
             RenewalInfo(

@@ -35,7 +35,9 @@ extension ChainState {
         guard let current = currentTransaction else { return nil }
         let renewal = latestRenewalInfo
         let renewalIsCurrent = renewal.map { $0.signedDate >= current.purchaseDate } ?? false
-        let grace = renewalIsCurrent ? renewal?.gracePeriodExpiresDate : nil
+        // Billing Grace Period does not apply to commitment plans (Apple's commitment life-cycle
+        // guide): a failed monthly renewal is billing retry at once.
+        let grace = renewalIsCurrent && !current.isCommitmentPlan ? renewal?.gracePeriodExpiresDate : nil
         // Until Apple says otherwise, a new auto-renewable subscription renews (docs/domain.md); the
         // renewal info often arrives later, with the first notification.
         let renewsByDefault = current.type == "Auto-Renewable Subscription"
@@ -64,7 +66,8 @@ extension ChainState {
             appTransactionId: current.appTransactionId,
             // Apple names it on the migrated chain's first transaction, and may on later ones.
             previousOriginalTransactionId: current.previousOriginalTransactionId
-                ?? transactionVersions[current.originalTransactionId]?.first?.previousOriginalTransactionId)
+                ?? transactionVersions[current.originalTransactionId]?.first?.previousOriginalTransactionId,
+            commitment: current.isCommitmentPlan ? CommitmentStatus(current, renewal: renewal) : nil)
     }
 
     /// The next instant after `now` at which `status(at:)` may change with no new fact.

@@ -121,6 +121,24 @@ extension SubscriptionView {
         // Only when Apple sent one: documents of older purchases keep their bytes.
         w.field("appTransactionId", appTransactionId)
         w.field("previousOriginalTransactionId", previousOriginalTransactionId)
+        // Always there (api.md §8): null for every plan but a monthly one with a commitment.
+        w.key("commitment")
+        if let commitment {
+            w.beginObject()
+            w.key("period")
+            w.intOrNull(commitment.period)
+            w.key("periods")
+            w.intOrNull(commitment.periods)
+            w.key("expiresAt")
+            w.timestampOrNull(commitment.expiresAt)
+            w.key("willRenew")
+            w.bool(commitment.willRenew)
+            w.key("price")
+            w.intOrNull(commitment.price)
+            w.endObject()
+        } else {
+            w.null()
+        }
         w.endObject()
     }
 }

@@ -105,6 +105,8 @@ public struct SubscriptionView: Sendable, Hashable {
     public var appTransactionId: String?
     /// The chain this subscription was migrated from (Notifications 2.16), if any.
     public var previousOriginalTransactionId: String?
+    /// A monthly subscription with a 12-month commitment's progress (nil for other plans).
+    public var commitment: CommitmentStatus?
 
     public init(originalTransactionId: String, judged: ChainStatus) {
         self.originalTransactionId = originalTransactionId
@@ -124,6 +126,7 @@ public struct SubscriptionView: Sendable, Hashable {
         transactionType = judged.transactionType
         appTransactionId = judged.appTransactionId
         previousOriginalTransactionId = judged.previousOriginalTransactionId
+        commitment = judged.commitment
     }
 }
 

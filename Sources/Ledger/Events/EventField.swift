@@ -7,6 +7,10 @@ enum EventField: Int, CaseIterable {
     case revocationPercentage, isUpgraded, offerType, offerDiscountType, offerIdentifier, environment, appAccountToken
     case webOrderLineItemId, transactionReason, price, currency, storefront, subscriptionGroupIdentifier
     case appTransactionId, previousOriginalTransactionId
+    // Commitment plans (API 1.21), flattened from Apple's `commitmentInfo` under Apple's names
+    case billingPlanType, billingPeriodNumber, totalBillingPeriods, commitmentExpiresDate, commitmentPrice
+    case renewalBillingPlanType, commitmentAutoRenewStatus, commitmentAutoRenewProductId
+    case commitmentRenewalBillingPlanType, commitmentRenewalDate, commitmentRenewalPrice
     // RenewalInfo
     case autoRenewProductId, autoRenewStatus, isInBillingRetryPeriod, gracePeriodExpiresDate, expirationIntent
     case renewalDate, priceIncreaseStatus, recentSubscriptionStartDate

@@ -35,6 +35,13 @@ extension Transaction {
         // Only when present: events recorded before Apple sent it keep their bytes.
         w.field("appTransactionId", appTransactionId)
         w.field("previousOriginalTransactionId", previousOriginalTransactionId)
+        // A commitment plan's fields, flat (events are flat objects) under Apple's names; only
+        // when present, so every other transaction keeps its bytes.
+        w.field("billingPlanType", billingPlanType)
+        w.field("billingPeriodNumber", commitment?.billingPeriodNumber)
+        w.field("totalBillingPeriods", commitment?.totalBillingPeriods)
+        w.field("commitmentExpiresDate", commitment?.commitmentExpiresDate)
+        w.field("commitmentPrice", commitment?.commitmentPrice)
     }
 
     init(fields f: inout Fields) throws(EventDecodingError) {
@@ -56,6 +63,11 @@ extension Transaction {
             subscriptionGroupIdentifier: f.optionalString(.subscriptionGroupIdentifier),
             appTransactionId: f.optionalString(.appTransactionId),
             previousOriginalTransactionId: f.optionalString(.previousOriginalTransactionId))
+        billingPlanType = f.optionalString(.billingPlanType)
+        let commitment = Commitment(
+            billingPeriodNumber: f.optionalInt(.billingPeriodNumber), totalBillingPeriods: f.optionalInt(.totalBillingPeriods),
+            commitmentExpiresDate: f.optionalInt(.commitmentExpiresDate), commitmentPrice: f.optionalInt(.commitmentPrice))
+        if commitment != Commitment() { self.commitment = commitment }
     }
 }
 
@@ -75,6 +87,12 @@ extension RenewalInfo {
         w.field("offerType", offerType)
         w.field("priceIncreaseStatus", priceIncreaseStatus)
         w.field("recentSubscriptionStartDate", recentSubscriptionStartDate)
+        w.field("renewalBillingPlanType", renewalBillingPlanType)
+        w.field("commitmentAutoRenewStatus", commitmentRenewal?.commitmentAutoRenewStatus)
+        w.field("commitmentAutoRenewProductId", commitmentRenewal?.commitmentAutoRenewProductId)
+        w.field("commitmentRenewalBillingPlanType", commitmentRenewal?.commitmentRenewalBillingPlanType)
+        w.field("commitmentRenewalDate", commitmentRenewal?.commitmentRenewalDate)
+        w.field("commitmentRenewalPrice", commitmentRenewal?.commitmentRenewalPrice)
     }
 
     init(fields f: inout Fields) throws(EventDecodingError) {
@@ -87,6 +105,14 @@ extension RenewalInfo {
             environment: try f.string(.environment), renewalDate: f.optionalInt(.renewalDate),
             offerType: f.optionalInt(.offerType), priceIncreaseStatus: f.optionalInt(.priceIncreaseStatus),
             recentSubscriptionStartDate: f.optionalInt(.recentSubscriptionStartDate))
+        renewalBillingPlanType = f.optionalString(.renewalBillingPlanType)
+        let renewal = CommitmentRenewal(
+            commitmentAutoRenewStatus: f.optionalInt(.commitmentAutoRenewStatus),
+            commitmentAutoRenewProductId: f.optionalString(.commitmentAutoRenewProductId),
+            commitmentRenewalBillingPlanType: f.optionalString(.commitmentRenewalBillingPlanType),
+            commitmentRenewalDate: f.optionalInt(.commitmentRenewalDate),
+            commitmentRenewalPrice: f.optionalInt(.commitmentRenewalPrice))
+        if renewal != CommitmentRenewal() { commitmentRenewal = renewal }
     }
 }
 

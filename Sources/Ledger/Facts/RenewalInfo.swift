@@ -17,6 +17,10 @@ public struct RenewalInfo: Sendable, Hashable {
     public var offerType: Int64?
     public var priceIncreaseStatus: Int64?
     public var recentSubscriptionStartDate: Int64?
+    /// The billing plan of the next renewal (API 1.21).
+    public var renewalBillingPlanType: String? = nil
+    /// Whether a commitment plan's commitment renews when it ends (API 1.21).
+    public var commitmentRenewal: CommitmentRenewal? = nil
 
     public init(
         originalTransactionId: String, productId: String? = nil, autoRenewProductId: String? = nil,

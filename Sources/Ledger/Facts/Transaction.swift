@@ -43,6 +43,13 @@ public struct Transaction: Sendable, Hashable {
     /// Apple's `previousOriginalTransactionId` (Notifications 2.16): the chain this subscription
     /// was migrated from; the new chain belongs to that chain's owner (api.md §8).
     public var previousOriginalTransactionId: String?
+    /// `BILLED_UPFRONT` or `MONTHLY` (API 1.21); nil before Apple sent it (billed up front).
+    public var billingPlanType: String? = nil
+    /// A `MONTHLY` plan's place in its 12-month commitment.
+    public var commitment: Commitment? = nil
+
+    /// A monthly subscription with a 12-month commitment (api.md §8): no grace period applies.
+    public var isCommitmentPlan: Bool { billingPlanType == "MONTHLY" }
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String, bundleId: String,

@@ -43,7 +43,14 @@ extension OpenAPIDocument {
           "isTrial": {"type": "boolean"}, "offerType": {"type": ["integer", "null"], "description": "Apple's offerType of the current period (1 introductory, 2 promotional, 3 offer code, 4 win-back); null without an offer."},
           "isIntroductoryOffer": {"type": "boolean"},
           "appTransactionId": {"type": "string", "description": "Apple's appTransactionId of the current period's transaction (App Store Server API 1.15: one per Apple Account and app); absent when Apple sent none."},
-          "previousOriginalTransactionId": {"type": "string", "description": "The chain this subscription was migrated from (Notifications 2.16); the new chain belongs to that chain's owner. Absent otherwise."}
+          "previousOriginalTransactionId": {"type": "string", "description": "The chain this subscription was migrated from (Notifications 2.16); the new chain belongs to that chain's owner. Absent otherwise."},
+          "commitment": {"oneOf": [{"type": "null"}, {"type": "object", "required": ["period", "periods", "expiresAt", "willRenew", "price"], "properties": {
+            "period": {"type": ["integer", "null"], "description": "Apple's billingPeriodNumber of the current period."},
+            "periods": {"type": ["integer", "null"], "description": "Apple's totalBillingPeriods (12)."},
+            "expiresAt": {"type": ["string", "null"], "format": "date-time", "description": "Apple's commitmentExpiresDate: for display; access follows the subscription's expiresAt."},
+            "willRenew": {"type": "boolean", "description": "The renewal info's commitmentAutoRenewStatus: whether the commitment renews when its last period ends."},
+            "price": {"type": ["integer", "null"], "description": "Apple's commitmentPrice: the whole commitment's, in milliunits."}}}],
+            "description": "A monthly subscription with a 12-month commitment (App Store Server API 1.21); null for every other plan."}
         }
       },
       "NonConsumable": {

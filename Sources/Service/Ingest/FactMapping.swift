@@ -12,7 +12,7 @@ enum FactMapping {
                 VerificationError(
                     .malformed, "transaction lacks transactionId, originalTransactionId, productId, purchaseDate or signedDate"))
         }
-        return Transaction(
+        var fact = Transaction(
             transactionId: transactionId, originalTransactionId: originalTransactionId, productId: productId,
             bundleId: t.bundleId ?? "", type: t.type ?? "", purchaseDate: purchaseDate,
             originalPurchaseDate: t.originalPurchaseDate, expiresDate: t.expiresDate,
@@ -26,19 +26,36 @@ enum FactMapping {
             currency: t.currency, storefront: t.storefront, subscriptionGroupIdentifier: t.subscriptionGroupIdentifier,
             appTransactionId: nonEmpty(t.appTransactionId),
             previousOriginalTransactionId: nonEmpty(t.previousOriginalTransactionId))
+        fact.billingPlanType = nonEmpty(t.billingPlanType)
+        if let info = t.commitmentInfo {
+            fact.commitment = Commitment(
+                billingPeriodNumber: info["billingPeriodNumber"]?.int64Value, totalBillingPeriods: info["totalBillingPeriods"]?.int64Value,
+                commitmentExpiresDate: info["commitmentExpiresDate"]?.int64Value, commitmentPrice: info["commitmentPrice"]?.int64Value)
+        }
+        return fact
     }
 
     static func renewalInfo(_ r: JWSRenewalInfo) throws(ServiceError) -> RenewalInfo {
         guard let originalTransactionId = nonEmpty(r.originalTransactionId), let signedDate = r.signedDate else {
             throw .verificationFailed(VerificationError(.malformed, "renewal info lacks originalTransactionId or signedDate"))
         }
-        return RenewalInfo(
+        var fact = RenewalInfo(
             originalTransactionId: originalTransactionId, productId: r.productId, autoRenewProductId: r.autoRenewProductId,
             autoRenewStatus: r.autoRenewStatus.map(Int64.init), isInBillingRetryPeriod: r.isInBillingRetryPeriod,
             gracePeriodExpiresDate: r.gracePeriodExpiresDate, expirationIntent: r.expirationIntent.map(Int64.init),
             signedDate: signedDate, environment: r.environment ?? "Production", renewalDate: r.renewalDate,
             offerType: r.offerType.map(Int64.init), priceIncreaseStatus: r.priceIncreaseStatus.map(Int64.init),
             recentSubscriptionStartDate: r.recentSubscriptionStartDate)
+        fact.renewalBillingPlanType = nonEmpty(r.renewalBillingPlanType)
+        if let info = r.commitmentInfo {
+            fact.commitmentRenewal = CommitmentRenewal(
+                commitmentAutoRenewStatus: info["commitmentAutoRenewStatus"]?.int64Value,
+                commitmentAutoRenewProductId: info["commitmentAutoRenewProductId"]?.stringValue,
+                commitmentRenewalBillingPlanType: info["commitmentRenewalBillingPlanType"]?.stringValue,
+                commitmentRenewalDate: info["commitmentRenewalDate"]?.int64Value,
+                commitmentRenewalPrice: info["commitmentRenewalPrice"]?.int64Value)
+        }
+        return fact
     }
 
     static func notification(

@@ -15,7 +15,8 @@ public enum ProjectionVersions {
     }
 
     /// `proj.users` (rendered Customer documents) and `proj.chain_owners`, rebuilt together.
-    public static let users = Definition(name: "users", version: 1, inline: true)
+    /// 2: subscriptions carry `commitment` (api.md §8), null for every other plan.
+    public static let users = Definition(name: "users", version: 2, inline: true)
     /// The `analytics` tables (transactions, renewal infos, chain owners, notifications, balance movements).
     public static let analytics = Definition(name: "analytics", version: 1, inline: false)
 
