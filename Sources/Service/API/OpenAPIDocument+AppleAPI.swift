@@ -32,10 +32,11 @@ extension OpenAPIDocument {
         "summary": "Support lookup (api.md §7): the user and chain behind a transactionId, an originalTransactionId, an appAccountToken or the order ID of the customer's App Store e-mail receipt. An order ID is asked of Apple's Look Up Order ID (each app with a serverAPI key; Production, then Sandbox on 4040010) and the order's signed transactions are verified and recorded as sync records them, for nobody (a registered appAccountToken still claims), before the answer",
         "description": "Name exactly one of the four parameters (else 400). userId null: the chain is unclaimed (or the token is registered to nobody). originalTransactionId null: a registered appAccountToken no recorded transaction carries yet. For an appAccountToken, userId is the user it is registered to, else the owner of the chain carrying it; the chain is the one of the latest recorded transaction carrying it.",
         "security": [{"bearer": ["read"]}],
+        "x-exactly-one-of": ["transactionId", "originalTransactionId", "appAccountToken", "orderId"],
         "parameters": [
           {"name": "transactionId", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[0-9]{1,64}$"}, "description": "Any recorded transaction (a renewal's too)."},
           {"name": "originalTransactionId", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[0-9]{1,64}$"}, "description": "A recorded chain."},
-          {"name": "appAccountToken", "in": "query", "required": false, "schema": {"type": "string", "format": "uuid"}, "description": "Compared case-insensitively."},
+          {"name": "appAccountToken", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"}, "description": "A UUID, compared case-insensitively."},
           {"name": "orderId", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[A-Za-z0-9]{1,64}$"}, "description": "The order ID of the App Store e-mail receipt (e.g. MK5TTTVWJH)."}
         ],
         "responses": {
