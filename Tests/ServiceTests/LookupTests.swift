@@ -1,4 +1,5 @@
 import AppStore
+import EventStore
 import Foundation
 import JSON
 import Testing
@@ -106,6 +107,38 @@ import TestSupport
         let unknown = try lookup("appAccountToken=" + UUID().uuidString)
         #expect(unknown.status == 404, "\(unknown.text)")
         #expect(unknown.json["code"]?.stringValue == "not_found")
+    }
+
+    /// The lookups read the log by migration 0042's indexes, never by walking it: with an
+    /// ORDER BY seq and a LIMIT next to the condition PostgreSQL preferred the primary key
+    /// backwards (136 ms over 400,000 events, against 0.04 ms). The plans are asked of a log of
+    /// 120,000 synthetic events with fresh statistics, as a big log has them.
+    @Test func theLogIsReadByItsLookupIndexes() throws {
+        let connection = try Connection(service.conninfo)
+        _ = try connection.execute("""
+            INSERT INTO es.events (stream_id, version, type, data)
+            SELECT 'chain:' || (3000000000 + c), v, 'TransactionRecorded',
+                   jsonb_build_object('transactionId', (3000000000 + c * 10 + v)::text,
+                                      'originalTransactionId', (3000000000 + c)::text)
+                   || CASE WHEN c % 3 = 0 THEN jsonb_build_object('appAccountToken', md5(c::text)::uuid::text)
+                      ELSE '{}'::jsonb END
+            FROM generate_series(1, 40000) c, generate_series(1, 3) v
+            """)
+        _ = try connection.execute("ANALYZE es.events")
+        func plan(_ query: Query) throws -> String {
+            let rows = try connection.query("EXPLAIN " + query.sql, query.params)
+            return (0..<rows.count).compactMap { rows[$0, 0] }.joined(separator: "\n")
+        }
+        for id in ["3000005002", "3999999999"] {
+            let byTransaction = try plan(SupportLookup.chain(ofTransaction: id))
+            #expect(byTransaction.contains("events_transaction_id_idx"), "\(byTransaction)")
+            #expect(!byTransaction.contains("events_pkey"), "\(byTransaction)")
+        }
+        let byToken = try plan(SupportLookup.chain(carrying: "94f6d7e0-4a4d-4520-3530-0f18b984988c"))
+        #expect(byToken.contains("events_app_account_token_idx"), "\(byToken)")
+        #expect(!byToken.contains("events_pkey"), "\(byToken)")
+        let chain = try plan(SupportLookup.chainExists("3000000500"))
+        #expect(chain.contains("streams_pkey"), "\(chain)")
     }
 
     @Test func exactlyOneWellFormedParameterOrA400() throws {

@@ -28,12 +28,15 @@ enum SupportLookup {
         var transactionId: String?
     }
 
-    /// The chain of a recorded transaction (its latest recorded version names it).
+    /// The chain of a recorded transaction. Any of its recorded versions names the same chain,
+    /// so no order is asked: `ORDER BY seq DESC LIMIT 1` made PostgreSQL walk the log backwards
+    /// by its primary key instead (136 ms over 400,000 events for an id not there, against
+    /// 0.04 ms by the index).
     static func chain(ofTransaction transactionId: String) -> Query {
         """
         SELECT data->>'originalTransactionId' FROM es.events
         WHERE type = 'TransactionRecorded' AND data->>'transactionId' = \(transactionId)
-        ORDER BY seq DESC LIMIT 1
+        LIMIT 1
         """
     }
 
@@ -42,11 +45,16 @@ enum SupportLookup {
         "SELECT 1 FROM es.streams WHERE stream_id = \(LedgerStream.chain(originalTransactionId))"
     }
 
-    /// The chain of the latest recorded transaction carrying `token` (lowercased).
+    /// The chain of the latest recorded transaction carrying `token` (lowercased). `OFFSET 0`
+    /// keeps the inner scan on the token index: with the ORDER BY and LIMIT pulled up to it,
+    /// PostgreSQL walks the log backwards by seq instead (see `chain(ofTransaction:)`).
     static func chain(carrying token: String) -> Query {
         """
-        SELECT data->>'originalTransactionId' FROM es.events
-        WHERE type = 'TransactionRecorded' AND data ? 'appAccountToken' AND lower(data->>'appAccountToken') = \(token)
+        SELECT chain FROM (
+            SELECT seq, data->>'originalTransactionId' AS chain FROM es.events
+            WHERE type = 'TransactionRecorded' AND data ? 'appAccountToken' AND lower(data->>'appAccountToken') = \(token)
+            OFFSET 0
+        ) AS carrying
         ORDER BY seq DESC LIMIT 1
         """
     }
