@@ -2073,7 +2073,8 @@ RESET ROLE;
 -- A lookup by originalTransactionId needs neither: the chain's stream row in es.streams is
 -- its primary key.
 -- Built in the migration's transaction (a migration cannot CREATE INDEX CONCURRENTLY): the
--- build holds writes to es.events back for as long as it reads the log once.
+-- build holds writes to es.events back for as long as it reads the log once (both indexes:
+-- 0.5 s for 400,000 events, 80 MB, on a 2-core test machine; expect seconds per few million).
 -- When erasure (api.md §7) keeps tokens in the log only in an unreadable form, the token
 -- index must follow that form: it indexes the plain value stored today.
 CREATE INDEX events_transaction_id_idx ON es.events ((data->>'transactionId'))
