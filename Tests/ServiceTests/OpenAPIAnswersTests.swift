@@ -116,6 +116,17 @@ import TestSupport
         try call("GET", "/v1/users/{userId}/events", ["userId": "u-open"], query: "before=9223372036854775807&limit=2", scope: "read")
         try call("GET", "/v1/subscriptions/{originalTransactionId}", ["originalTransactionId": "7300001"], scope: "read")
 
+        // Support lookups: each kind, an order at Apple's (recorded, nobody's), a token with no chain yet.
+        let ordered = Mint.transaction(
+            "7300005", product: TestService.coins, type: "Consumable", purchase: now - hour, expires: nil, signed: now - hour)
+        apple.production.addTransaction(Mint.signed(ordered), orderId: "MK5OPENAPI")
+        for query in ["transactionId=7300001", "originalTransactionId=7300001", "appAccountToken=" + own, "orderId=MK5OPENAPI"] {
+            let found = try call("GET", "/v1/lookup", query: query, scope: "read")
+            #expect(found.status == 200, "\(query): \(found.text)")
+        }
+        try call("GET", "/v1/lookup", query: "transactionId=404404", scope: "read")  // 404
+        try call("GET", "/v1/lookup", query: "transactionId=1&orderId=A", scope: "read")  // 400
+
         // The feed, once it shows the grants (a change is visible once its transaction is settled).
         try ChangeFeedTests.settle(service.conninfo)
         let deadline = ContinuousClock.now.advanced(by: .seconds(20))

@@ -86,6 +86,10 @@ import TestSupport
             return [{ Base(query: ["after": "0-0", "limit": "10", "wait": "0"]) }]
         case "GET /v1/subscriptions/{originalTransactionId}":
             return [{ Base(path: ["originalTransactionId": "8100001"]) }]
+        case "GET /v1/lookup":
+            // The seeded purchase's id; each probe of the other parameters names that one alone
+            // (x-exactly-one-of). No serverAPI key here: a valid orderId is a 422, past validation.
+            return [{ Base(query: ["transactionId": "8100901"]) }]
         case "POST /v1/subscriptions/{originalTransactionId}/extend":
             // No chain 8100999 is recorded: a valid request is a 404, past validation.
             return [{ Base(path: ["originalTransactionId": "8100999"], body: ["days": .int(7), "reason": .int(1), "requestId": "r-bound"]) }]
@@ -151,6 +155,9 @@ import TestSupport
                     continue
                 }
                 let documented = Set((operation["responses"]?.objectValue ?? [:]).keys)
+                // Query parameters of which exactly one must be named (the document's
+                // x-exactly-one-of): a probe of one names it alone, and naming none is refused.
+                let exclusive = Set(operation["x-exactly-one-of"]?.arrayValue?.compactMap(\.stringValue) ?? [])
                 let client = ServiceHTTPClient(port: service.app.port, apiKey: key(for: operation))
                 func send(_ base: Base, bodyOverride: [UInt8]?? = .none, probe: String, field: String?, expected: Bool) throws {
                     let response = try client.request(
@@ -178,9 +185,10 @@ import TestSupport
                         for value in Probes.unique(values) {
                             if location == "path" && (value ?? "").isEmpty { continue }  // an empty segment is another path
                             var base = makeBase()
+                            if exclusive.contains(field) { for other in exclusive { base.query[other] = nil } }
                             if location == "path" { base.path[field] = value } else { base.query[field] = value }
                             let expected = value.map { Schema.valid(Probes.typed($0, schema), schema, document) }
-                                ?? (parameter["required"]?.boolValue != true)
+                                ?? (parameter["required"]?.boolValue != true && !exclusive.contains(field))
                             try send(base, probe: "\(field)=\(Probes.show(value))", field: field, expected: expected)
                         }
                     }

@@ -118,6 +118,31 @@ import Testing
         #expect(unknown.json["appleErrorCode"]?.int64Value == 4040010, "\(unknown.text)")
     }
 
+    /// Every minted transaction has an order ID (`testkit orders`), and `testkit apple` answers
+    /// Look Up Order ID for it: support's lookup by the e-mail receipt's order ID works here too.
+    @Test func anOrderIdTheTestStoreListsIsLookedUpAndRecorded() throws {
+        let world = try World()
+        defer { world.stop() }
+        let bought = try world.testkit(["purchase", "--user", "u-o", "--product", TestkitStore.coins, "--apple-only"])
+        #expect(bought.status == 0, "\(bought.stderr)")
+        #expect(bought.stderr.contains("order ID MT00X2QXVL"), "2000000001 in base 36: \(bought.stderr)")
+        #expect(try world.testkit(["purchase", "--user", "u-other", "--product", TestkitStore.coins, "--apple-only"]).status == 0)
+        let listed = try world.testkit(["orders", "--user", "u-o"])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(listed.stdout == "orderId\ttransactionId\toriginalTransactionId\tproductId\tuser\n"
+            + "MT00X2QXVL\t2000000001\t2000000001\t\(TestkitStore.coins)\tu-o\n", "\(listed.stdout)")
+
+        let found = try world.api.get("/v1/lookup?orderId=MT00X2QXVL")
+        #expect(found.status == 200, "\(found.text)")
+        #expect(found.json["environment"]?.stringValue == "LocalTesting")
+        #expect(found.json["originalTransactionId"]?.stringValue == "2000000001")
+        #expect(found.json["userId"] == .null, "recorded for nobody: the app never posted it")
+        #expect(found.json["transactions"]?[0]?["recorded"]?.boolValue == true, "\(found.text)")
+        #expect(try world.api.get("/v1/lookup?transactionId=2000000001").status == 200, "recorded")
+        let unknown = try world.api.get("/v1/lookup?orderId=MT99999999")
+        #expect(unknown.status == 404, "\(unknown.text)")
+    }
+
     @Test func reconcileRecordsANotificationOnlyAppleSentOnceAndTheStandInChecksTokens() throws {
         let world = try World()
         defer { world.stop() }

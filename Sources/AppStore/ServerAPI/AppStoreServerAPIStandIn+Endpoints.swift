@@ -86,6 +86,14 @@ extension AppStoreServerAPIStandIn {
         return Self.json(200, ["signedTransactionInfo": .string(stored.signed)])
     }
 
+    /// Look Up Order ID: an unknown order is no error for Apple, but 200 with status 1.
+    func orderLookup(_ orderId: String) -> Answer {
+        let list = state.withLock { $0.transactions.filter { $0.orderId != nil && $0.orderId == orderId } }
+        return Self.json(200, [
+            "status": .int(list.isEmpty ? 1 : 0), "signedTransactions": .array(list.map { .string($0.signed) }),
+        ])
+    }
+
     func consumption(_ id: String, _ body: [UInt8]) -> Answer {
         guard state.withLock({ $0.transactions.contains { $0.transactionId == id } }) else { return Self.notFound }
         guard let json = try? JSONValue.parse(body), json.objectValue != nil else {

@@ -11,7 +11,9 @@ import Synchronization
 ///
 /// A transaction belongs to a customer (`customer:` when added, else its `appTransactionId`,
 /// else its `originalTransactionId`); Get Transaction History and Get All Subscription Statuses
-/// answer for the customer of the id asked about, as Apple does for an app account.
+/// answer for the customer of the id asked about, as Apple does for an app account. A
+/// transaction added with an `orderId` is in that order: Look Up Order ID answers it (status
+/// 0), and any other order id with status 1 (Apple's "invalid"), as Apple does.
 public final class AppStoreServerAPIStandIn: Sendable {
     /// What a test can make the next requests meet instead of the real answer (after the token check).
     public enum Fault: Sendable, Equatable {
@@ -57,6 +59,8 @@ public final class AppStoreServerAPIStandIn: Sendable {
         var customer: String
         var transactionId: String
         var originalTransactionId: String
+        /// The order on the customer's e-mail receipt (Look Up Order ID); nil: in none.
+        var orderId: String?
     }
 
     struct Notification: Sendable {
@@ -92,8 +96,9 @@ public final class AppStoreServerAPIStandIn: Sendable {
 
     // MARK: Giving it data
 
-    /// Adds a signed transaction (returned as given). `customer` groups it into one history.
-    public func addTransaction(_ signedTransaction: String, customer: String? = nil) {
+    /// Adds a signed transaction (returned as given). `customer` groups it into one history;
+    /// `orderId` puts it in that order (several transactions may share one).
+    public func addTransaction(_ signedTransaction: String, customer: String? = nil, orderId: String? = nil) {
         let payload = Self.payload(signedTransaction) ?? .object([:])
         let id = payload.string("transactionId") ?? ""
         let original = payload.string("originalTransactionId") ?? id
@@ -101,7 +106,7 @@ public final class AppStoreServerAPIStandIn: Sendable {
         state.withLock {
             $0.transactions.append(Stored(
                 signed: signedTransaction, payload: payload, customer: owner, transactionId: id,
-                originalTransactionId: original))
+                originalTransactionId: original, orderId: orderId))
         }
     }
 
@@ -209,6 +214,7 @@ public final class AppStoreServerAPIStandIn: Sendable {
             var object: [String: JSONValue] = ["sendAttempts": .array(status.sendAttempts.map(Self.attempt))]
             if let payload = status.signedPayload { object["signedPayload"] = .string(payload) }
             return Self.json(200, .object(object))
+        case ("GET", ["inApps", "v1", "lookup"], 4): return orderLookup(segments[3])
         case ("PUT", ["inApps", "v1", "subscriptions"], 5) where segments[3] == "extend":
             return extend(segments[4], body, nowMillis)
         default:

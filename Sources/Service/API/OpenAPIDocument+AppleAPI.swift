@@ -27,6 +27,48 @@ extension OpenAPIDocument {
         }
       }
     },
+    "/v1/lookup": {
+      "get": {
+        "summary": "Support lookup (api.md §7): the user and chain behind a transactionId, an originalTransactionId, an appAccountToken or the order ID of the customer's App Store e-mail receipt. An order ID is asked of Apple's Look Up Order ID (each app with a serverAPI key; Production, then Sandbox on 4040010) and the order's signed transactions are verified and recorded as sync records them, for nobody (a registered appAccountToken still claims), before the answer",
+        "description": "Name exactly one of the four parameters (else 400). userId null: the chain is unclaimed (or the token is registered to nobody). originalTransactionId null: a registered appAccountToken no recorded transaction carries yet. For an appAccountToken, userId is the user it is registered to, else the owner of the chain carrying it; the chain is the one of the latest recorded transaction carrying it.",
+        "security": [{"bearer": ["read"]}],
+        "x-exactly-one-of": ["transactionId", "originalTransactionId", "appAccountToken", "orderId"],
+        "parameters": [
+          {"name": "transactionId", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[0-9]{1,64}$"}, "description": "Any recorded transaction (a renewal's too)."},
+          {"name": "originalTransactionId", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[0-9]{1,64}$"}, "description": "A recorded chain."},
+          {"name": "appAccountToken", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"}, "description": "A UUID, compared case-insensitively."},
+          {"name": "orderId", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[A-Za-z0-9]{1,64}$"}, "description": "The order ID of the App Store e-mail receipt (e.g. MK5TTTVWJH)."}
+        ],
+        "responses": {
+          "200": {"description": "Found", "content": {"application/json": {"schema": {
+            "type": "object", "required": ["userId", "originalTransactionId"],
+            "properties": {
+              "userId": {"type": ["string", "null"], "description": "The chain's owner (or the token's user); null: nobody's."},
+              "originalTransactionId": {"type": ["string", "null"]},
+              "transactionId": {"type": "string", "description": "Only when a transactionId was named: it, again."},
+              "orderId": {"type": "string", "description": "Order lookups only, with bundleId, environment and transactions; userId and originalTransactionId are then those of the order's first transaction."},
+              "bundleId": {"type": "string"},
+              "environment": {"type": "string", "description": "Where Apple found the order."},
+              "transactions": {"type": "array", "description": "The order's transactions in Apple's order.", "items": {
+                "type": "object", "required": ["transactionId", "originalTransactionId", "userId", "recorded"],
+                "properties": {
+                  "transactionId": {"type": "string"}, "originalTransactionId": {"type": "string"},
+                  "userId": {"type": ["string", "null"]},
+                  "recorded": {"type": "boolean", "description": "false: a duplicate, the log had it."}
+                }
+              }}
+            }
+          }}}},
+          "400": {"$ref": "#/components/responses/Problem", "description": "invalid_request: not exactly one parameter, or one not in its form"},
+          "401": {"$ref": "#/components/responses/Problem"}, "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem", "description": "not_found: nothing recorded matches (an order ID: Apple answered status 1, invalid, for every app)"},
+          "409": {"$ref": "#/components/responses/Problem", "description": "conflict (order lookups): concurrent writers kept winning over the retries; retry"},
+          "422": {"$ref": "#/components/responses/Problem", "description": "order lookups: apple_rejected, verification_failed, or server_api_not_configured"},
+          "502": {"$ref": "#/components/responses/Problem", "description": "apple_unavailable (order lookups): nothing was recorded"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
     "/v1/offers/signatures": {
       "post": {
         "summary": "Sign a promotional offer with the app's App Store Server API key: the V2 JWS and the legacy signature, as Apple's library makes them",

@@ -5,13 +5,20 @@ extension ConsoleAssets {
         import { api, path } from './api.js';
         import { renderTimeline, renderChanges } from './customer-history.js';
         import { renderGrants } from './grants.js';
+        import { resolveSearch } from './search.js';
+
+        /** What the last search matched, said once on the page it opened. */
+        let lastMatch = null;
 
         export async function renderCustomer(main, { args, params, isCurrent }) {
           const userId = args.join('/');
           const asOfText = params.get('asOf') ?? '';
-          main.append(lookupForm(userId, asOfText));
+          const matched = lastMatch && lastMatch.userId === userId ? lastMatch.sentence : null;
+          lastMatch = null;
+          main.append(lookupForm(userId, asOfText, matched));
           if (!userId) {
-            main.append(h('p', { class: 'muted' }, 'Enter a user id to see what they have and how they got it.'));
+            main.append(h('p', { class: 'muted' }, 'Enter a user id, a transactionId, an originalTransactionId, an appAccountToken '
+              + 'or the order ID of an App Store receipt to see what the customer has and how they got it.'));
             document.getElementById('user-id').focus();
             return;
           }
@@ -57,15 +64,17 @@ extension ConsoleAssets {
           renderTimeline(timeline, userId, asOf ? customer.version : null);
         }
 
-        function lookupForm(userId, asOfText) {
+        function lookupForm(userId, asOfText, matched) {
           const idInput = h('input', { id: 'user-id', name: 'userId', type: 'text', value: userId, required: true,
-            autocomplete: 'off', spellcheck: 'false' });
+            autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'search-help',
+            placeholder: 'user id, transactionId, appAccountToken or order ID' });
           const asOfInput = h('input', { id: 'as-of', name: 'asOf', type: 'text', value: asOfText,
             placeholder: 'now', 'aria-describedby': 'as-of-help' });
           const error = h('p', { class: 'error', role: 'alert', id: 'lookup-error' });
-          const go = (asOfValue) => {
+          const match = h('p', { class: 'match', role: 'status', id: 'lookup-match' }, matched ?? '');
+          const go = async (asOfValue) => {
             const id = idInput.value.trim();
-            if (!id) { error.textContent = 'Enter a user id.'; idInput.focus(); return; }
+            if (!id) { error.textContent = 'Enter a user id, or an id of a purchase.'; idInput.focus(); return; }
             let query = '';
             if (asOfValue) {
               const date = parseInstant(asOfValue);
@@ -76,18 +85,33 @@ extension ConsoleAssets {
               }
               query = `?asOf=${encodeURIComponent(date.toISOString())}`;
             }
-            navigate(`#/customer/${encodeURIComponent(id)}${query}`);
+            error.textContent = '';
+            match.textContent = `Searching ${id}…`;
+            let found;
+            try {
+              found = await resolveSearch(id);
+            } catch (failure) {
+              match.textContent = '';
+              error.textContent = `Searching ${id} failed (${failure.status} ${failure.code}): ${failure.detail}`;
+              return;
+            }
+            if (found.userId === null) { match.textContent = found.sentence; return; }
+            lastMatch = found;
+            match.textContent = '';
+            navigate(`#/customer/${encodeURIComponent(found.userId)}${query}`);
           };
           return h('form', { class: 'lookup', role: 'search', 'aria-label': 'Customer lookup',
             onsubmit: (e) => { e.preventDefault(); go(asOfInput.value.trim()); } },
-            h('div', { class: 'field' }, h('label', { for: 'user-id' }, 'User id'), idInput),
+            h('div', { class: 'field' }, h('label', { for: 'user-id' }, 'Search'), idInput,
+              h('small', { id: 'search-help', class: 'muted' },
+                'A user id, transactionId, originalTransactionId, appAccountToken or App Store order ID.')),
             h('div', { class: 'field' }, h('label', { for: 'as-of' }, 'As of'), asOfInput,
               h('small', { id: 'as-of-help', class: 'muted' }, 'Empty for now; RFC 3339 or a local date and time.')),
             h('div', { class: 'buttons' },
               h('button', { type: 'submit', id: 'lookup' }, 'Look up'),
               h('button', { type: 'button', id: 'as-of-now', class: 'secondary',
                 onclick: () => { asOfInput.value = ''; go(''); } }, 'Now')),
-            error);
+            match, error);
         }
 
         function header(customer, asOf) {

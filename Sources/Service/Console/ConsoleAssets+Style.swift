@@ -43,6 +43,7 @@ extension ConsoleAssets {
         .lookup, .grant-form { display: flex; flex-wrap: wrap; gap: 0.6rem 1rem; align-items: flex-end; margin: 0 0 1rem; }
         .lookup .field, .grant-form .field { display: flex; flex-direction: column; flex: 1 1 12rem; }
         .lookup .error, .grant-form [role="status"] { flex-basis: 100%; margin: 0; }
+        .lookup .match { flex-basis: 100%; margin: 0; overflow-wrap: anywhere; }
         .buttons { display: flex; gap: 0.5rem; flex-wrap: wrap; }
         .table-wrap { overflow-x: auto; }
         table { border-collapse: collapse; width: 100%; }

@@ -7,7 +7,7 @@ enum ConsoleAssets {
     static let scripts: [(name: String, source: String)] = [
         ("app.js", app), ("dom.js", dom), ("api.js", api), ("customer.js", customer),
         ("customer-history.js", customerHistory), ("grants.js", grants), ("overview.js", overview),
-        ("charts.js", charts), ("operations.js", operations),
+        ("charts.js", charts), ("operations.js", operations), ("search.js", search),
     ]
 
     static let indexHTML = #"""

@@ -66,7 +66,7 @@ extension TestkitCommand {
         let jws = signer.sign(payload: JSONValue.object(payload).serialized())
         let id = payload["transactionId"]?.stringValue ?? ""
         let until = payload["expiresDate"]?.int64Value.map { ", expires \(RFC3339.format($0))" } ?? ""
-        let note = "minted transaction \(id) (\(productId), \(resolvedType.rawValue)\(until))"
+        let note = "minted transaction \(id) (\(productId), \(resolvedType.rawValue)\(until); order ID \(TestkitOrders.orderId(ofTransaction: id)))"
         if printOnly {
             print(jws)
         } else if appleOnly {

@@ -1,7 +1,7 @@
 /// The help text of `iap-ledger testkit`.
 extension TestkitCommand {
     static let usage = """
-        usage: iap-ledger testkit <init|purchase|notify|receipt|apple> [options]
+        usage: iap-ledger testkit <init|purchase|notify|receipt|orders|apple> [options]
         A local test store: signed App Store data for a LocalTesting app, from a private CA (not Apple).
 
           testkit init [--data-dir DIR] [--apple-port N]
@@ -43,6 +43,11 @@ extension TestkitCommand {
               holding every chain U bought this way with its renewals (without --product: a new
               receipt of what U has, as a restore), and posts {"userId","receipt"} to URL/v1/purchases.
               The service verifies it with verifyReceipt: run `testkit apple` beside serve.
+          testkit orders [--user U] [--data-dir DIR]
+              lists the order ID of every transaction minted so far (one per purchase and renewal,
+              as on Apple's e-mail receipt: MT and the transaction id in base 36), tab-separated with
+              the transaction, its chain, product and user; `testkit apple` answers Look Up Order ID
+              for them, so GET /v1/lookup?orderId=… works on the test store.
           testkit apple [--port N] [--data-dir DIR] [--url URL]
               a stand-in for Apple for the test store on 127.0.0.1:N (the port init wrote in the
               config, else 8089; 0: any free port), until SIGINT/SIGTERM:
@@ -51,7 +56,8 @@ extension TestkitCommand {
               a receipt, 21003 not signed by the test CA, 21004 wrong password, i.e. not the
               config's sharedSecret), and /inApps/… is Apple's App Store Server API for LocalTesting
               (the config's serverAPI.baseURLs.LocalTesting): Get Transaction History, Get All
-              Subscription Statuses, Get Transaction Info, Get Notification History and the rest,
+              Subscription Statuses, Get Transaction Info, Get Notification History, Look Up Order
+              ID (status 1 for an order ID it never minted) and the rest,
               answered from the state — every transaction (per user), renewal and notification
               minted so far, signed again as it answers — and 401 to a token not signed with the
               config's key, as Apple. So serve's sync and reconcile work on the test store.

@@ -2,7 +2,7 @@ import AppStore
 import Foundation
 import JSON
 
-/// `iap-ledger testkit init|purchase|notify|receipt|apple` (docs/api.md §1.2): a local test store that mints
+/// `iap-ledger testkit init|purchase|notify|receipt|orders|apple` (docs/api.md §1.2): a local test store that mints
 /// App Store data signed by its own CA, so every path of the API can be tried without an iPhone.
 enum TestkitCommand {
     static let common: Set<String> = ["data-dir", "url", "key"]
@@ -42,6 +42,11 @@ enum TestkitCommand {
             if parsed.wantsHelp { print(usage); return 0 }
             try noPositionals(parsed)
             return try receipt(parsed)
+        case "orders":
+            let parsed = try CommandLineArguments(rest, valued: ["data-dir", "user"], switches: [])
+            if parsed.wantsHelp { print(usage); return 0 }
+            try noPositionals(parsed)
+            return try orders(parsed)
         case "apple":
             let parsed = try CommandLineArguments(rest, valued: ["data-dir", "port", "url"], switches: [])
             if parsed.wantsHelp { print(usage); return 0 }
@@ -49,7 +54,7 @@ enum TestkitCommand {
             return try TestkitApple.run(parsed)
         default:
             throw CommandLineArguments.UsageError(
-                description: "unknown testkit subcommand \"\(subcommand)\" (expected init, purchase, notify, receipt or apple)")
+                description: "unknown testkit subcommand \"\(subcommand)\" (expected init, purchase, notify, receipt, orders or apple)")
         }
     }
 

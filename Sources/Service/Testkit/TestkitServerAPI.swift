@@ -160,7 +160,8 @@ final class TestkitServerAPI: Sendable {
             let chain = transaction["originalTransactionId"]?.stringValue ?? ""
             transaction["signedDate"] = .int(now)
             standIn.addTransaction(signer.sign(payload: JSONValue.object(transaction).serialized()),
-                                   customer: state.customers[chain] ?? chain)
+                                   customer: state.customers[chain] ?? chain,
+                                   orderId: transaction["transactionId"]?.stringValue.map(TestkitOrders.orderId(ofTransaction:)))
             latest[chain] = transaction
         }
         for (chain, var renewal) in state.renewals.sorted(by: { $0.key < $1.key }) {
