@@ -109,6 +109,8 @@ import Testing
             userId: "u-1", appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138", minted: true, at: F.t0),
         .appAccountTokenRegistered(
             userId: "u-1", appAccountToken: "0f9e8d7c-6b5a-4c3d-9e2f-1a0b9c8d7e6f", minted: false, at: F.t0),
+        .aliasMerged(userId: "u-1", alias: "anon-1", moved: AliasMergeDecisionTests.anonymous, at: F.t0),
+        .mergedInto(userId: "anon-1", target: "u-1", at: F.t0),
     ]
 
     /// The log is append-only: an admin grant stored before promotional grants existed (no

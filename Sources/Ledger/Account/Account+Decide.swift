@@ -18,6 +18,8 @@ public enum AccountCommand: Sendable, Hashable {
     case mintAppAccountToken(userId: String, candidate: String, at: Int64)
     /// A token the app already uses (lowercased); `owner` is who holds it now, if anyone.
     case registerAppAccountToken(userId: String, appAccountToken: String, owner: String?, at: Int64)
+    /// Merge `alias` (whose account, folded under lock, is `aliasAccount`) into `userId` (api.md §7).
+    case mergeAlias(userId: String, alias: String, aliasAccount: Account, at: Int64)
 }
 
 /// What a decision needs from outside the user's own stream.
@@ -107,6 +109,8 @@ extension Account {
             if state.appAccountTokens.contains(token) { return [] }
             if let owner, owner != userId { throw .appAccountTokenTaken(owner: owner) }
             return [.appAccountTokenRegistered(userId: userId, appAccountToken: token, minted: false, at: at)]
+        case .mergeAlias(let userId, let alias, let aliasAccount, let at):
+            return try decideMerge(userId: userId, alias: alias, aliasAccount: aliasAccount, target: state, at: at)
         case .revokePromotion(let userId, let grantId, let at):
             guard let existing = state.promotions[grantId] else { throw .unknownGrant(grantId: grantId) }
             // Revoked already, or run out: revoking again changes nothing, so records nothing.

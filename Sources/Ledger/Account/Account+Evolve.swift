@@ -32,6 +32,13 @@ extension Account {
         case .appAccountTokenRegistered(_, let token, let minted, _):
             if !state.appAccountTokens.contains(token) { state.appAccountTokens.append(token) }
             if minted, state.mintedAppAccountToken == nil { state.mintedAppAccountToken = token }
+        case .aliasMerged(let target, let alias, let moved, _):
+            state.absorb(moved, into: target)
+            if !state.aliases.contains(alias) { state.aliases.append(alias) }
+        case .mergedInto(_, let target, _):
+            // Everything moved with the target's aliasMerged: the id keeps only where it points.
+            state = .initial
+            state.aliasOf = target
         case .transactionRecorded, .renewalInfoRecorded, .notificationReceived, .consumptionAnswered,
             .renewalExtensionRequested:
             break

@@ -18,6 +18,10 @@ public struct Account: Sendable, Hashable {
     public internal(set) var appAccountTokens: [String] = []
     /// The token the service minted for the user (the first call of api.md §7), if any.
     public internal(set) var mintedAppAccountToken: String?
+    /// Ids merged into this user (api.md §7), in merge order.
+    public internal(set) var aliases: [String] = []
+    /// The user this id was merged into, if it is an alias (its account is empty then).
+    public internal(set) var aliasOf: String?
 
     public static let initial = Account(chains: [], debits: [:], debited: [:], credits: [:], credited: [:], grants: [:])
 
@@ -95,6 +99,11 @@ public enum Rejection: Error, Sendable, Hashable {
     case unknownGrant(grantId: String)
     /// A grant must end after the instant it is made.
     case grantEndsInPast(expiresAt: Int64)
+    /// An alias merge that cannot be: `alias` is an alias of another user or has aliases of its
+    /// own, or the target is itself an alias (api.md §7).
+    case aliasConflict(alias: String, reason: String)
+    /// A user cannot be its own alias.
+    case aliasOfItself
 
     /// Stable machine word for docs/api.md problem bodies.
     public var code: String {
@@ -106,6 +115,8 @@ public enum Rejection: Error, Sendable, Hashable {
         case .appAccountTokenTaken: "app_account_token_taken"
         case .unknownGrant: "not_found"
         case .grantEndsInPast: "invalid_request"
+        case .aliasConflict: "alias_conflict"
+        case .aliasOfItself: "invalid_request"
         }
     }
 }

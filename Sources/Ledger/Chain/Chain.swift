@@ -56,7 +56,8 @@ public enum Chain {
         case .notificationReceived(let notification):
             state.notifications[notification.notificationUUID] = notification
         case .chainClaimed, .chainReleased, .balanceDebited, .balanceCredited, .entitlementGranted,
-            .entitlementRevoked, .promotionalGranted, .promotionalRevoked, .appAccountTokenRegistered:
+            .entitlementRevoked, .promotionalGranted, .promotionalRevoked, .appAccountTokenRegistered, .aliasMerged,
+            .mergedInto:
             break
         case .consumptionAnswered, .renewalExtensionRequested:
             break  // the record of a request to Apple: it changes no fact

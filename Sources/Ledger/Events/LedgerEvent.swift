@@ -36,6 +36,13 @@ public indirect enum LedgerEvent: Sendable, Hashable {
     /// (`minted`) or registered as one the app already uses. Chains whose transactions carry
     /// it are claimed for `userId` (by their own `chainClaimed`, so replay needs no lookup).
     case appAccountTokenRegistered(userId: String, appAccountToken: String, minted: Bool, at: Int64)
+    /// On the target's stream (api.md §7): `alias` became an alias of `userId`, and `moved` is the
+    /// alias's whole account at that moment (its chains, debits, credits, grants, tokens), which
+    /// folding adds to the target's. The snapshot makes the event self-contained: the target's
+    /// fold never reads the alias's stream, so replay and `asOf` need nothing else.
+    case aliasMerged(userId: String, alias: String, moved: Account, at: Int64)
+    /// On the alias's stream, with `aliasMerged`: the id now names `target`; its account is empty.
+    case mergedInto(userId: String, target: String, at: Int64)
 
     /// The stored `type` column.
     public var typeName: String {
@@ -54,6 +61,8 @@ public indirect enum LedgerEvent: Sendable, Hashable {
         case .promotionalGranted: "PromotionalGranted"
         case .promotionalRevoked: "PromotionalRevoked"
         case .appAccountTokenRegistered: "AppAccountTokenRegistered"
+        case .aliasMerged: "AliasMerged"
+        case .mergedInto: "MergedInto"
         }
     }
 
@@ -65,6 +74,7 @@ public indirect enum LedgerEvent: Sendable, Hashable {
         "TransactionRecorded", "RenewalInfoRecorded", "NotificationReceived", "ChainClaimed", "ChainReleased",
         "BalanceDebited", "BalanceCredited", "EntitlementGranted", "EntitlementRevoked", "ConsumptionAnswered",
         "RenewalExtensionRequested", "PromotionalGranted", "PromotionalRevoked", "AppAccountTokenRegistered",
+        "AliasMerged", "MergedInto",
     ]
 
     /// The stream this event is appended to (its `route`, named).

@@ -45,6 +45,7 @@ extension LedgerEvent {
         case .promotionalGranted(let grant): .user(grant.userId)
         case .promotionalRevoked(let revocation): .user(revocation.userId)
         case .appAccountTokenRegistered(let userId, _, _, _): .user(userId)
+        case .aliasMerged(let userId, _, _, _), .mergedInto(let userId, _, _): .user(userId)
         }
     }
 
@@ -56,7 +57,8 @@ extension LedgerEvent {
             .renewalExtensionRequested:
             true
         case .chainClaimed, .chainReleased, .balanceDebited, .balanceCredited, .entitlementGranted,
-            .entitlementRevoked, .promotionalGranted, .promotionalRevoked, .appAccountTokenRegistered:
+            .entitlementRevoked, .promotionalGranted, .promotionalRevoked, .appAccountTokenRegistered,
+            .aliasMerged, .mergedInto:
             false
         }
     }

@@ -44,14 +44,15 @@ enum ChangeFeedTable {
         transaction_id, array_to_json(entitlement_ids)::text, details, customer
         """
 
-    /// Up to `limit` changes after `cursor` (of `userId` only, when given), oldest first, among
+    /// Up to `limit` changes after `cursor` (of `userId` and its aliases only, when given), oldest first, among
     /// those every older transaction has finished writing: a change that commits late can never
     /// be passed over (the xid horizon, as the log's readers use).
     static func page(after cursor: FeedCursor, limit: Int, userId: String?) -> Query {
         if let userId {
             return """
                 SELECT \(unescaped: columns) FROM changes.feed
-                WHERE user_id = \(userId) AND (tx, seq) > (\(cursor.tx)::text::xid8, \(cursor.seq)::bigint)
+                WHERE user_id = ANY(ARRAY[\(userId)::text] || ARRAY(SELECT alias FROM proj.user_aliases WHERE user_id = \(userId)))
+                    AND (tx, seq) > (\(cursor.tx)::text::xid8, \(cursor.seq)::bigint)
                     AND tx < pg_snapshot_xmin(pg_current_snapshot())
                 ORDER BY tx, seq LIMIT \(limit)
                 """

@@ -76,7 +76,8 @@ extension IngestPlanner {
             if let claimant {
                 claims[otid] = claimant
             } else if owners[otid] == nil, let token = appAccountToken(of: otid) {
-                claims[otid] = registeredTokens[token.lowercased()] ?? token
+                let user = registeredTokens[token.lowercased()] ?? token
+                claims[otid] = aliasTargets[user] ?? user
             }
         }
         return claims

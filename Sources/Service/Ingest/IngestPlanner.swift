@@ -40,6 +40,8 @@ struct IngestPlanner {
     /// Registered appAccountTokens of the batch (lowercased) → their users (api.md §7), read by
     /// the shell before each attempt (`tokensToLookUp`): the planner does no I/O.
     var registeredTokens: [String: String] = [:]
+    /// Users found to be aliases (alias → target, api.md §7): a token naming one claims for its target.
+    var aliasTargets: [String: String] = [:]
     private(set) var restarts = 0
     private(set) var state: State = .idle
 

@@ -100,7 +100,7 @@ extension ReplayEngine.Run {
                     """
                     SET LOCAL lock_timeout = '30s';
                     SET LOCAL synchronous_commit = on;
-                    LOCK TABLE proj.chain_owners, proj.users, proj.app_account_tokens IN ACCESS EXCLUSIVE MODE;
+                    LOCK TABLE proj.chain_owners, proj.users, proj.app_account_tokens, proj.user_aliases IN ACCESS EXCLUSIVE MODE;
                     """)
                 lockedAt = Date()
                 // Every writer that touched the live tables has committed; every other one waits.
@@ -114,6 +114,8 @@ extension ReplayEngine.Run {
                 try connection.executeScript(UserDocumentsTable.swapNext + "\n" + ChainOwnersTable.swapNext)
                 // The token index follows the log too; registrations wait on the lock above.
                 try connection.executeScript(AppAccountTokensTable.rebuild)
+                // The alias index too, and it points the aliases' tokens at their targets again.
+                try connection.executeScript(UserAliasesTable.rebuild)
                 try ProjectionVersions.record(
                     ProjectionVersions.users, position: position, on: connection)
             }

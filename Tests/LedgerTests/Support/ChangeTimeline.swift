@@ -302,7 +302,7 @@ extension AccountCommand {
         case .claim(let user, _, _, _), .debit(let user, _, _, _, _, _), .credit(let user, _, _, _, _, _),
             .grant(let user, _, _, _, _), .revoke(let user, _, _, _), .promote(let user, _, _, _, _, _, _),
             .revokePromotion(let user, _, _), .mintAppAccountToken(let user, _, _),
-            .registerAppAccountToken(let user, _, _, _):
+            .registerAppAccountToken(let user, _, _, _), .mergeAlias(let user, _, _, _):
             user
         }
     }

@@ -1,0 +1,65 @@
+import EventStore
+
+/// The one owner of `proj.user_aliases`' SQL (migration 0041): which user each alias id names
+/// (api.md §7). Written with the AliasMerged event in the same transaction; read wherever a
+/// call names a user (`LedgerService.resolveUser`); rebuilt from the log by a replay.
+enum UserAliasesTable {
+    /// Records a merge: `mergedSeq` and `mergedAt` (ms) are the AliasMerged event's.
+    static func insert(alias: String, userId: String, mergedSeq: Int64, mergedAt: Int64) -> Query {
+        """
+        INSERT INTO proj.user_aliases (alias, user_id, merged_seq, merged_at)
+        VALUES (\(alias), \(userId), \(mergedSeq), 'epoch'::timestamptz + \(mergedAt)::bigint * interval '1 millisecond')
+        """
+    }
+
+    /// The user `alias` names (no row: it names itself). With `asOf` (ms), only a merge recorded
+    /// by then counts: the same bound the log's reads of that instant use (`readStreams`).
+    static func target(of alias: String, asOf: Int64? = nil) -> Query {
+        guard let asOf else { return "SELECT user_id FROM proj.user_aliases WHERE alias = \(alias)" }
+        return """
+            SELECT user_id FROM proj.user_aliases WHERE alias = \(alias)
+                AND merged_at < 'epoch'::timestamptz + (\(asOf)::bigint + 1) * interval '1 millisecond'
+            """
+    }
+
+    /// The aliases of a user, in merge order.
+    static func aliases(of userId: String) -> Query {
+        "SELECT alias FROM proj.user_aliases WHERE user_id = \(userId) ORDER BY merged_seq"
+    }
+
+    /// The targets of those of `users` that are aliases (a write's check that it locked none).
+    static func targets(of users: [String]) -> Query {
+        "SELECT alias, user_id FROM proj.user_aliases WHERE alias = ANY(\(array: users)::text[])"
+    }
+
+    /// alias → target, from rows of `targets(of:)`.
+    static func targets(from rows: Rows) -> [String: String] {
+        var targets: [String: String] = [:]
+        for row in 0..<rows.count {
+            if let alias = rows[row, 0], let user = rows[row, 1] { targets[alias] = user }
+        }
+        return targets
+    }
+
+    /// What moves with a merge besides the log: the alias's chains and tokens are the target's.
+    static func moveRows(alias: String, to userId: String) -> [Query] {
+        [
+            """
+            UPDATE proj.chain_owners SET user_id = \(userId), claimed_at = now() WHERE user_id = \(alias)
+            """,
+            "UPDATE proj.app_account_tokens SET user_id = \(userId) WHERE user_id = \(alias)",
+        ]
+    }
+
+    /// A replay rebuilds the table from the log (a pair is merged once: a repeat appends nothing),
+    /// then points the tokens the alias had registered at the target, as the merge did. Run in
+    /// the replay's swap transaction after the token index's rebuild.
+    static let rebuild = """
+        DELETE FROM proj.user_aliases;
+        INSERT INTO proj.user_aliases (alias, user_id, merged_seq, merged_at)
+        SELECT data->>'alias', data->>'userId', seq, recorded_at
+        FROM es.events WHERE type = 'AliasMerged';
+        UPDATE proj.app_account_tokens t SET user_id = a.user_id
+        FROM proj.user_aliases a WHERE t.user_id = a.alias;
+        """
+}
