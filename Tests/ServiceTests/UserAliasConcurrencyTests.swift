@@ -71,8 +71,9 @@ import TestSupport
         let all = results.withLock { $0 }
         #expect(all.count == jobs.count)
         #expect(all.allSatisfy { $0.status == 200 }, "\(all.filter { $0.status != 200 })")
-        // Each answer names whoever it was recorded for: the alias itself only before the merge.
-        #expect(all.allSatisfy { $0.kind == "merge" || $0.userId == "anon-r" || $0.userId == "user-r" })
+        // A purchase answers whom it was recorded for; a debit names the user only through the alias.
+        #expect(all.allSatisfy { $0.kind != "purchase" || $0.userId == "anon-r" || $0.userId == "user-r" })
+        #expect(all.allSatisfy { $0.kind != "debit" || $0.userId == nil || $0.userId == "user-r" })
         // 600 to start, 100 per purchase, 1 per debit: every one counted once, on the user.
         let expected = Int64(600 + 100 * purchases - debits)
         let merged = try api.user("user-r")

@@ -190,9 +190,10 @@ struct APIRoutes: Sendable {
             context: context(request, source: "debit"))
         var writer = JSONWriter(capacity: 64 + outcome.userId.utf8.count)
         writer.beginObject()
-        writer.key("userId"); writer.string(outcome.userId)
         writer.key("balance"); writer.int(outcome.balance)
         writer.key("result"); writer.string(outcome.duplicate ? "duplicate" : "debited")
+        // Through an alias (api.md §7), the answer names the user debited; otherwise it is the one named.
+        if outcome.userId != userId { writer.key("userId"); writer.string(outcome.userId) }
         writer.endObject()
         return .json(200, writer.bytes)
     }

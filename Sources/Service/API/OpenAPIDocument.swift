@@ -143,7 +143,7 @@ public enum OpenAPIDocument {
         ],
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/DebitRequest"}}}},
         "responses": {
-          "200": {"description": "Debited or duplicate", "content": {"application/json": {"schema": {"type": "object", "properties": {"userId": {"type": "string", "description": "The user debited: the one named, or the user it is an alias of"}, "balance": {"type": "integer"}, "result": {"type": "string", "enum": ["debited", "duplicate"]}}}}}},
+          "200": {"description": "Debited or duplicate", "content": {"application/json": {"schema": {"type": "object", "properties": {"userId": {"type": "string", "description": "Only when the id named is an alias (api.md §7): the user debited"}, "balance": {"type": "integer"}, "result": {"type": "string", "enum": ["debited", "duplicate"]}}}}}},
           "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
           "403": {"$ref": "#/components/responses/Problem"}, "409": {"$ref": "#/components/responses/Problem"},
           "413": {"$ref": "#/components/responses/Problem"},

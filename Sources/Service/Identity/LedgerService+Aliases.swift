@@ -15,7 +15,8 @@ extension LedgerService {
     /// sorted, as every writer takes its locks), decides on both accounts, appends AliasMerged
     /// (the target's stream, with the alias's account) and MergedInto (the alias's), and in the
     /// same transaction writes the alias index, moves the alias's chain and token rows to the
-    /// target, renders both documents and announces the target's TRANSFERs. The ids are taken
+    /// target, renders both documents and announces the target's TRANSFERs (the tables in the
+    /// order a replay's swap locks them: aliases, chain owners, documents, tokens). The ids are taken
     /// as named, never resolved: naming an alias as either side is the conflict to report.
     func mergeAlias(userId: String, alias: String, context: RequestContext) throws(ServiceError) -> AliasOutcome {
         guard alias != userId else { throw .rejected(.aliasOfItself) }
@@ -52,7 +53,7 @@ extension LedgerService {
                 _ = try connection.execute(
                     UserAliasesTable.insert(
                         alias: alias, userId: userId, mergedSeq: merge.seq, mergedAt: merge.recordedAt))
-                for move in UserAliasesTable.moveRows(alias: alias, to: userId) { _ = try connection.execute(move) }
+                _ = try connection.execute(UserAliasesTable.moveChains(alias: alias, to: userId))
             }
             // The alias's document as a replay renders it (empty), so no CORRECTION follows; its
             // changes are not announced (its id names the target from now on: the target's
@@ -69,6 +70,9 @@ extension LedgerService {
             let after = try repository.loadUser(userId, on: connection)
             let stored = try storeAnnouncing(
                 after, before: world, events: events, documents: documents, now: now, on: connection)
+            _ = try database { () throws(DatabaseError) in
+                try connection.execute(UserAliasesTable.moveTokens(alias: alias, to: userId))
+            }
             return (AliasOutcome(aliases: after.account.aliases, customer: stored.document, merged: true), stored.changes)
         }
         changeTally.count(changes)

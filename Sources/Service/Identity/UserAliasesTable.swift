@@ -41,14 +41,15 @@ enum UserAliasesTable {
         return targets
     }
 
-    /// What moves with a merge besides the log: the alias's chains and tokens are the target's.
-    static func moveRows(alias: String, to userId: String) -> [Query] {
-        [
-            """
-            UPDATE proj.chain_owners SET user_id = \(userId), claimed_at = now() WHERE user_id = \(alias)
-            """,
-            "UPDATE proj.app_account_tokens SET user_id = \(userId) WHERE user_id = \(alias)",
-        ]
+    /// The alias's chains are the target's (with the merge, before the documents are written).
+    static func moveChains(alias: String, to userId: String) -> Query {
+        "UPDATE proj.chain_owners SET user_id = \(userId), claimed_at = now() WHERE user_id = \(alias)"
+    }
+
+    /// The alias's tokens are the target's (the merge's last write: proj.app_account_tokens is
+    /// the last table a replay's swap locks).
+    static func moveTokens(alias: String, to userId: String) -> Query {
+        "UPDATE proj.app_account_tokens SET user_id = \(userId) WHERE user_id = \(alias)"
     }
 
     /// A replay rebuilds the table from the log (a pair is merged once: a repeat appends nothing),

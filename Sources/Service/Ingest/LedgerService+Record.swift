@@ -171,13 +171,14 @@ extension LedgerService {
     {
         var pipeline = PipelineBatch()
         pipeline.add(repository.store.lockStatement(locks))
+        let lockedUsers = locks.compactMap { LedgerRoute(stream: $0).userId }
+        // Read under the locks: a locked user that is an alias stays one (its merge committed).
+        // Before the other projection tables: the order a replay's swap locks them in.
+        let aliasesSlot = pipeline.add(lockedUsers.isEmpty ? nil : UserAliasesTable.targets(of: lockedUsers).statement)
         let ownersSlot = pipeline.add(ChainOwnersTable.owners(of: ownersOf))
         let streamsSlot = pipeline.add(repository.loadStatement(streams: streams))
-        let lockedUsers = locks.compactMap { LedgerRoute(stream: $0).userId }
         let announcedSlot = pipeline.add(
             lockedUsers.isEmpty ? nil : UserDocumentsTable.renderedAt(of: lockedUsers).statement)
-        // Read under the locks: a locked user that is an alias stays one (its merge committed).
-        let aliasesSlot = pipeline.add(lockedUsers.isEmpty ? nil : UserAliasesTable.targets(of: lockedUsers).statement)
         let results = try database { () throws(DatabaseError) in try pipeline.run(on: connection) }
         return (
             results[ownersSlot].map(ChainOwnersTable.owners(from:)) ?? [:], try decodeStreams(results[streamsSlot]),

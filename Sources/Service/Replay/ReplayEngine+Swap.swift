@@ -96,11 +96,13 @@ extension ReplayEngine.Run {
                         throw error
                     }
                 }
+                // proj.user_aliases first: writers read it before the others (the alias check
+                // under their stream locks), so taking it last would deadlock with them.
                 try connection.executeScript(
                     """
                     SET LOCAL lock_timeout = '30s';
                     SET LOCAL synchronous_commit = on;
-                    LOCK TABLE proj.chain_owners, proj.users, proj.app_account_tokens, proj.user_aliases IN ACCESS EXCLUSIVE MODE;
+                    LOCK TABLE proj.user_aliases, proj.chain_owners, proj.users, proj.app_account_tokens IN ACCESS EXCLUSIVE MODE;
                     """)
                 lockedAt = Date()
                 // Every writer that touched the live tables has committed; every other one waits.
