@@ -31,7 +31,7 @@ import TestSupport
                 #expect(try api.purchase(user, coins("52000\(index)\(purchase)")).status == 200)
             }
         }
-        let purchases = 16, debits = 24
+        let purchases = 16, debits = 40
         let signed = (0..<purchases).map { coins("5201\(String(format: "%03d", $0))") }  // minted before the race
         let results = Mutex<[(kind: String, status: Int, userId: String?)]>([])
         let ready = DispatchGroup()
