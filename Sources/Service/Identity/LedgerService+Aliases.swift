@@ -51,8 +51,7 @@ extension LedgerService {
             // After the append: es.append must be its transaction's first write.
             try database { () throws(DatabaseError) in
                 _ = try connection.execute(
-                    UserAliasesTable.insert(
-                        alias: alias, userId: userId, mergedSeq: merge.seq, mergedAt: merge.recordedAt))
+                    UserAliasesTable.insert(alias: alias, userId: userId, mergedSeq: merge.seq))
                 _ = try connection.execute(UserAliasesTable.moveChains(alias: alias, to: userId))
             }
             // The alias's document as a replay renders it (empty), so no CORRECTION follows; its

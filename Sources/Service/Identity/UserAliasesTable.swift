@@ -4,11 +4,12 @@ import EventStore
 /// (api.md §7). Written with the AliasMerged event in the same transaction; read wherever a
 /// call names a user (`LedgerService.resolveUser`); rebuilt from the log by a replay.
 enum UserAliasesTable {
-    /// Records a merge: `mergedSeq` and `mergedAt` (ms) are the AliasMerged event's.
-    static func insert(alias: String, userId: String, mergedSeq: Int64, mergedAt: Int64) -> Query {
+    /// Records a merge: `mergedSeq` is the AliasMerged event's, and `merged_at` its exact
+    /// `recorded_at` (what a replay's rebuild writes too).
+    static func insert(alias: String, userId: String, mergedSeq: Int64) -> Query {
         """
         INSERT INTO proj.user_aliases (alias, user_id, merged_seq, merged_at)
-        VALUES (\(alias), \(userId), \(mergedSeq), 'epoch'::timestamptz + \(mergedAt)::bigint * interval '1 millisecond')
+        SELECT \(alias), \(userId), seq, recorded_at FROM es.events WHERE seq = \(mergedSeq)::bigint
         """
     }
 
@@ -52,14 +53,25 @@ enum UserAliasesTable {
         "UPDATE proj.app_account_tokens SET user_id = \(userId) WHERE user_id = \(alias)"
     }
 
-    /// A replay rebuilds the table from the log (a pair is merged once: a repeat appends nothing),
-    /// then points the tokens the alias had registered at the target, as the merge did. Run in
-    /// the replay's swap transaction after the token index's rebuild.
+    /// A replay rebuilds the table from the log, in its swap transaction before the tables are
+    /// locked (a pass over the whole log: writers must not wait for it). Merges may commit
+    /// meanwhile, and write their own rows: so rows are added and corrected, never all deleted,
+    /// and only a row whose AliasMerged event is not in the log is removed (each statement sees
+    /// every merge committed before it began, its row and its event alike).
     static let rebuild = """
-        DELETE FROM proj.user_aliases;
-        INSERT INTO proj.user_aliases (alias, user_id, merged_seq, merged_at)
+        INSERT INTO proj.user_aliases AS a (alias, user_id, merged_seq, merged_at)
         SELECT data->>'alias', data->>'userId', seq, recorded_at
-        FROM es.events WHERE type = 'AliasMerged';
+        FROM es.events WHERE type = 'AliasMerged'
+        ON CONFLICT (alias) DO UPDATE SET user_id = excluded.user_id, merged_seq = excluded.merged_seq,
+            merged_at = excluded.merged_at
+        WHERE (a.user_id, a.merged_seq, a.merged_at) IS DISTINCT FROM (excluded.user_id, excluded.merged_seq, excluded.merged_at);
+        DELETE FROM proj.user_aliases a
+        WHERE NOT EXISTS (SELECT 1 FROM es.events e WHERE e.seq = a.merged_seq AND e.type = 'AliasMerged');
+        """
+
+    /// After the token index's rebuild (under the swap's locks): the tokens an alias had
+    /// registered are its target's, as the merge made them.
+    static let pointTokensAtTargets = """
         UPDATE proj.app_account_tokens t SET user_id = a.user_id
         FROM proj.user_aliases a WHERE t.user_id = a.alias;
         """

@@ -64,6 +64,9 @@ extension ReplayEngine.Run {
                     failure = error
                     throw ServiceErrorBox(error: error)
                 }
+                // The alias index from the log, before the locks (a pass over the log; merges
+                // committing meanwhile keep their rows: UserAliasesTable.rebuild).
+                try connection.executeScript(UserAliasesTable.rebuild)
                 if let fence {
                     do {
                         _ = try connection.query(fence)
@@ -116,8 +119,8 @@ extension ReplayEngine.Run {
                 try connection.executeScript(UserDocumentsTable.swapNext + "\n" + ChainOwnersTable.swapNext)
                 // The token index follows the log too; registrations wait on the lock above.
                 try connection.executeScript(AppAccountTokensTable.rebuild)
-                // The alias index too, and it points the aliases' tokens at their targets again.
-                try connection.executeScript(UserAliasesTable.rebuild)
+                // The aliases' tokens are their targets' again (the alias index was rebuilt above).
+                try connection.executeScript(UserAliasesTable.pointTokensAtTargets)
                 try ProjectionVersions.record(
                     ProjectionVersions.users, position: position, on: connection)
             }
