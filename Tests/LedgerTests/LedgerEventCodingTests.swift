@@ -137,6 +137,8 @@ import Testing
             userId: "u-1", appAccountToken: "0f9e8d7c-6b5a-4c3d-9e2f-1a0b9c8d7e6f", minted: false, at: F.t0),
         .appleAccountShared(userId: "u-2", appTransactionId: "704289572311524", sharedWith: "u-1", at: F.t0),
         .consentRescinded(userId: "u-2", appTransactionId: "704289572311524", at: F.t0),
+        .aliasMerged(userId: "u-1", alias: "anon-1", moved: AliasMergeDecisionTests.anonymous, at: F.t0),
+        .mergedInto(userId: "anon-1", target: "u-1", at: F.t0),
     ]
 
     /// The log is append-only: an admin grant stored before promotional grants existed (no

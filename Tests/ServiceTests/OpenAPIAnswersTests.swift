@@ -106,6 +106,11 @@ import TestSupport
         let own = "0f9e8d7c-6b5a-4c3d-9e2f-1a0b9c8d7e6f"
         #expect(try call("POST", "/v1/users/{userId}/app-account-token", ["userId": "u-granted"],
                          body: ["appAccountToken": .string(own)]).status == 200)
+        // An alias merged into a user (twice: the same), then read and debited through.
+        let merged = try call("POST", "/v1/users/{userId}/aliases", ["userId": "u-merged"], body: ["alias": "u-anon"])
+        #expect(merged.status == 200, "\(merged.text)")
+        #expect(try call("POST", "/v1/users/{userId}/aliases", ["userId": "u-merged"], body: ["alias": "u-anon"]).status
+                == 200)
 
         // Reads.
         for userId in ["u-open", "u-granted", "u-nobody"] {
@@ -194,6 +199,8 @@ import TestSupport
         try call("POST", "/v1/users/{userId}/app-account-token", ["userId": "u-open"],
                  body: ["appAccountToken": .string(own.uppercased())])  // 409 app_account_token_taken
         try call("POST", "/v1/users/{userId}/app-account-token", ["userId": "u-open"], body: ["appAccountToken": "nope"])  // 400
+        try call("POST", "/v1/users/{userId}/aliases", ["userId": "u-other"], body: ["alias": "u-anon"])  // 409 alias_conflict
+        try call("POST", "/v1/users/{userId}/aliases", ["userId": "u-other"], body: ["alias": "u-other"])  // 400
 
         let problems = check()
         #expect(problems.isEmpty, "\(problems.count) answers disagree with the document:\n\(problems.joined(separator: "\n"))")

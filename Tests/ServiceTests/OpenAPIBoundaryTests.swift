@@ -112,6 +112,10 @@ import TestSupport
         case "POST /v1/users/{userId}/app-account-token":
             // The same token for the same user every time: registered once, then 200 with nothing changed.
             return [{ Base(path: ["userId": "u-bound"], body: ["appAccountToken": "5b0e3c1a-9f2d-4e7b-8a61-0c4d2e9f7a13"]) }]
+        case "POST /v1/users/{userId}/aliases":
+            // Merged by the first probe; later ones are the same pair (200), a new alias of the user
+            // (200) or the alias claimed by another user (409): all past validation.
+            return [{ Base(path: ["userId": "u-bound-merged"], body: ["alias": "u-bound-anon"]) }]
         case "DELETE /v1/users/{userId}/grants/{grantId}":
             // No such grant: a valid request is a 404, past validation.
             return [{ Base(path: ["userId": "u-bound", "grantId": "grt_" + String(repeating: "0", count: 32)]) }]

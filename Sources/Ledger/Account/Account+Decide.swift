@@ -23,6 +23,8 @@ public enum AccountCommand: Sendable, Hashable {
     case noteAppleAccount(userId: String, appTransactionId: String, others: [String], at: Int64)
     /// Apple's RESCIND_CONSENT for an Apple Account the user bought with (recorded once).
     case rescindConsent(userId: String, appTransactionId: String, at: Int64)
+    /// Merge `alias` (whose account, folded under lock, is `aliasAccount`) into `userId` (api.md §7).
+    case mergeAlias(userId: String, alias: String, aliasAccount: Account, at: Int64)
 }
 
 /// What a decision needs from outside the user's own stream.
@@ -127,6 +129,8 @@ extension Account {
         case .rescindConsent(let userId, let appTransactionId, let at):
             if state.consentRescinded[appTransactionId] != nil { return [] }
             return [.consentRescinded(userId: userId, appTransactionId: appTransactionId, at: at)]
+        case .mergeAlias(let userId, let alias, let aliasAccount, let at):
+            return try decideMerge(userId: userId, alias: alias, aliasAccount: aliasAccount, target: state, at: at)
         case .revokePromotion(let userId, let grantId, let at):
             guard let existing = state.promotions[grantId] else { throw .unknownGrant(grantId: grantId) }
             // Revoked already, or run out: revoking again changes nothing, so records nothing.

@@ -36,6 +36,13 @@ extension Account {
             if state.consentRescinded[appTransactionId] == nil { state.consentRescinded[appTransactionId] = at }
         case .appleAccountShared(_, let appTransactionId, let sharedWith, _):
             state.appleAccounts[appTransactionId, default: []].insert(sharedWith)
+        case .aliasMerged(let target, let alias, let moved, _):
+            state.absorb(moved, into: target)
+            if !state.aliases.contains(alias) { state.aliases.append(alias) }
+        case .mergedInto(_, let target, _):
+            // Everything moved with the target's aliasMerged: the id keeps only where it points.
+            state = .initial
+            state.aliasOf = target
         case .transactionRecorded, .renewalInfoRecorded, .notificationReceived, .consumptionAnswered,
             .renewalExtensionRequested:
             break

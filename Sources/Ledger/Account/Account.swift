@@ -33,6 +33,10 @@ public struct Account: Sendable, Hashable {
 
     /// Every user sharing an Apple Account with this one, sorted (api.md §7).
     public var sameAppleAccountAs: [String] { Set(appleAccounts.values.joined()).sorted() }
+    /// Ids merged into this user (api.md §7), in merge order.
+    public internal(set) var aliases: [String] = []
+    /// The user this id was merged into, if it is an alias (its account is empty then).
+    public internal(set) var aliasOf: String?
 
     public static let initial = Account(chains: [], debits: [:], debited: [:], credits: [:], credited: [:], grants: [:])
 
@@ -110,6 +114,11 @@ public enum Rejection: Error, Sendable, Hashable {
     case unknownGrant(grantId: String)
     /// A grant must end after the instant it is made.
     case grantEndsInPast(expiresAt: Int64)
+    /// An alias merge that cannot be: `alias` is an alias of another user or has aliases of its
+    /// own, or the target is itself an alias (api.md §7).
+    case aliasConflict(alias: String, reason: String)
+    /// A user cannot be its own alias.
+    case aliasOfItself
 
     /// Stable machine word for docs/api.md problem bodies.
     public var code: String {
@@ -121,6 +130,8 @@ public enum Rejection: Error, Sendable, Hashable {
         case .appAccountTokenTaken: "app_account_token_taken"
         case .unknownGrant: "not_found"
         case .grantEndsInPast: "invalid_request"
+        case .aliasConflict: "alias_conflict"
+        case .aliasOfItself: "invalid_request"
         }
     }
 }

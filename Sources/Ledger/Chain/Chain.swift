@@ -57,7 +57,7 @@ public enum Chain {
             state.notifications[notification.notificationUUID] = notification
         case .chainClaimed, .chainReleased, .balanceDebited, .balanceCredited, .entitlementGranted,
             .entitlementRevoked, .promotionalGranted, .promotionalRevoked, .appAccountTokenRegistered,
-            .appleAccountShared, .consentRescinded:
+            .appleAccountShared, .consentRescinded, .aliasMerged, .mergedInto:
             break
         case .consumptionAnswered, .renewalExtensionRequested:
             break  // the record of a request to Apple: it changes no fact

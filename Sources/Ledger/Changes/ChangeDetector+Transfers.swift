@@ -3,25 +3,29 @@ import JSON
 extension ChangeDetector {
     /// A chain moved between users (policy `transfer`): one TRANSFER for each side, from the
     /// `chainClaimed` (with `from`) on the new owner's stream and the `chainReleased` on the old
-    /// one's, with the same details; the moved chains are then not compared again.
+    /// one's, with the same details; the moved chains are then not compared again. An alias
+    /// merge moves the alias's chains to the target: one TRANSFER each, on the target.
     static func transfers(
         _ events: [LedgerEvent], userId: String, before: ChangeSnapshot, after: ChangeSnapshot, catalog: Catalog,
         at now: Int64
     ) -> (changes: [ChangeDraft], chains: Set<String>) {
         var changes: [ChangeDraft] = []
         var chains: Set<String> = []
+        var moves: [(otid: String, from: String, to: String)] = []
         for event in events {
-            let otid: String
-            let from: String
-            let to: String
             switch event {
             case .chainClaimed(let claimant, let chain, let previous?, _) where claimant == userId:
-                (otid, from, to) = (chain, previous, claimant)
+                moves.append((chain, previous, claimant))
             case .chainReleased(let owner, let chain, let next, _) where owner == userId:
-                (otid, from, to) = (chain, owner, next)
+                moves.append((chain, owner, next))
+            case .aliasMerged(let target, let alias, let moved, _) where target == userId:
+                // An alias merge (api.md §7): every chain of the alias moved to its target.
+                moves += moved.chains.sorted().map { ($0, alias, target) }
             default:
                 continue
             }
+        }
+        for (otid, from, to) in moves {
             chains.insert(otid)
             // What moved, as whichever side still has it describes it.
             let snapshot =

@@ -80,7 +80,8 @@ public enum CustomerView {
         var customer = Customer(
             userId: userId, entitlements: entitlements, subscriptions: subscriptions, nonConsumables: nonConsumables,
             balances: balances, version: version)
-        customer.sameAppleAccountAs = account.sameAppleAccountAs
+        // Not the user's own aliases: those are the same person, merged already.
+        customer.sameAppleAccountAs = account.sameAppleAccountAs.filter { !account.aliases.contains($0) }
         customer.consentRescindedAt = account.consentRescindedAt
         return customer
     }

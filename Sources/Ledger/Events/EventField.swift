@@ -18,7 +18,7 @@ enum EventField: Int, CaseIterable {
     case notificationUUID, notificationType, subtype
     // user stream
     case userId, from, to, at, amount, idempotencyKey, reason, balanceAfter, entitlement, expiresAt
-    case grantId, duration, minted, sharedWith
+    case grantId, duration, minted, sharedWith, alias, target
     // Requests the service made to Apple (ConsumptionAnswer, RenewalExtension)
     case customerConsented, sampleContentProvided, deliveryStatus, consumptionPercentage, refundPreference
     case outcome, appleErrorCode, detail, attempt, extendByDays, extendReasonCode, requestIdentifier, effectiveDate

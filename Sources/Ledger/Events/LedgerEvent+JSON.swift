@@ -53,6 +53,7 @@ extension LedgerEvent {
             w.string(sharedWith)
             w.key("at")
             w.int(at)
+        case .aliasMerged, .mergedInto: writeMergeFields(to: &w)
         case .chainClaimed(let userId, let otid, let from, let at):
             w.key("userId")
             w.string(userId)
@@ -134,6 +135,8 @@ extension LedgerEvent {
         guard schemaVersion == 1 else {
             throw EventDecodingError(type: type, schemaVersion: schemaVersion, message: "unknown schema version")
         }
+        // The one event with nested data (the moved account): the flat readers do not read it.
+        if type == "AliasMerged" { return try aliasMerged(schemaVersion: schemaVersion, data: data) }
         let values: [EventValue?]
         if let fast = data.withContiguousStorageIfAvailable(FlatObjectReader.read), let fast {
             values = fast
@@ -170,6 +173,7 @@ extension LedgerEvent {
             event = .appleAccountShared(
                 userId: try fields.string(.userId), appTransactionId: try fields.string(.appTransactionId),
                 sharedWith: try fields.string(.sharedWith), at: try fields.int(.at))
+        case "MergedInto": event = try mergedInto(fields: &fields)
         case "ChainClaimed":
             event = .chainClaimed(
                 userId: try fields.string(.userId), originalTransactionId: try fields.string(.originalTransactionId),
@@ -240,7 +244,8 @@ public struct LedgerEventDecoder {
     public mutating func decode(
         type: String, schemaVersion: Int, data: UnsafeBufferPointer<UInt8>
     ) throws(EventDecodingError) -> LedgerEvent {
-        guard schemaVersion == 1, FlatObjectReader.read(data, into: &values, written: &written) else {
+        guard schemaVersion == 1, type != "AliasMerged", FlatObjectReader.read(data, into: &values, written: &written)
+        else {
             clear()
             return try LedgerEvent.decode(type: type, schemaVersion: schemaVersion, data: data)
         }

@@ -43,6 +43,13 @@ public indirect enum LedgerEvent: Sendable, Hashable {
     /// Apple's RESCIND_CONSENT (api.md §8) about an Apple Account `userId` bought with: a parent
     /// withdrew consent for a minor at `at` (the notification's signedDate). One per user.
     case consentRescinded(userId: String, appTransactionId: String, at: Int64)
+    /// On the target's stream (api.md §7): `alias` became an alias of `userId`, and `moved` is the
+    /// alias's whole account at that moment (its chains, debits, credits, grants, tokens), which
+    /// folding adds to the target's. The snapshot makes the event self-contained: the target's
+    /// fold never reads the alias's stream, so replay and `asOf` need nothing else.
+    case aliasMerged(userId: String, alias: String, moved: Account, at: Int64)
+    /// On the alias's stream, with `aliasMerged`: the id now names `target`; its account is empty.
+    case mergedInto(userId: String, target: String, at: Int64)
 
     /// The stored `type` column.
     public var typeName: String {
@@ -63,6 +70,8 @@ public indirect enum LedgerEvent: Sendable, Hashable {
         case .appAccountTokenRegistered: "AppAccountTokenRegistered"
         case .appleAccountShared: "AppleAccountShared"
         case .consentRescinded: "ConsentRescinded"
+        case .aliasMerged: "AliasMerged"
+        case .mergedInto: "MergedInto"
         }
     }
 
@@ -75,6 +84,7 @@ public indirect enum LedgerEvent: Sendable, Hashable {
         "BalanceDebited", "BalanceCredited", "EntitlementGranted", "EntitlementRevoked", "ConsumptionAnswered",
         "RenewalExtensionRequested", "PromotionalGranted", "PromotionalRevoked", "AppAccountTokenRegistered",
         "AppleAccountShared", "ConsentRescinded",
+        "AliasMerged", "MergedInto",
     ]
 
     /// The stream this event is appended to (its `route`, named).

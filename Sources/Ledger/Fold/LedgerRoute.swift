@@ -47,6 +47,7 @@ extension LedgerEvent {
         case .appAccountTokenRegistered(let userId, _, _, _), .appleAccountShared(let userId, _, _, _),
             .consentRescinded(let userId, _, _):
             .user(userId)
+        case .aliasMerged(let userId, _, _, _), .mergedInto(let userId, _, _): .user(userId)
         }
     }
 
@@ -59,7 +60,7 @@ extension LedgerEvent {
             true
         case .chainClaimed, .chainReleased, .balanceDebited, .balanceCredited, .entitlementGranted,
             .entitlementRevoked, .promotionalGranted, .promotionalRevoked, .appAccountTokenRegistered,
-            .appleAccountShared, .consentRescinded:
+            .appleAccountShared, .consentRescinded, .aliasMerged, .mergedInto:
             false
         }
     }

@@ -6,7 +6,11 @@ extension APIRoutes {
     func registerChanges(on router: inout Router) {
         router.add("GET", "/v1/changes", scope: "read", inline: true) { request, _ in
             respond(request) { () throws(ServiceError) in
-                try changeWaiters.respond(try ChangesQuery(request))
+                var query = try ChangesQuery(request)
+                // An alias names its target (api.md §7): the page holds the target's changes and
+                // its aliases' from before the merge, and a long poll waits for the target's.
+                query.userId = try query.userId.map { user throws(ServiceError) in try service.resolveUser(user) }
+                return try changeWaiters.respond(query)
             }
         }
     }

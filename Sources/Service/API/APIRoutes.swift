@@ -132,7 +132,7 @@ struct APIRoutes: Sendable {
     {
         var writer = JSONWriter(capacity: 1024)
         writer.beginObject()
-        writer.key("userId"); writer.string(userId)
+        writer.key("userId"); writer.string(outcome.claimant ?? userId)  // an alias answers as its target
         writer.key("transactions")
         writer.beginArray()
         for (fact, recorded) in outcome.transactions {
@@ -188,10 +188,12 @@ struct APIRoutes: Sendable {
         let outcome = try service.debit(
             userId: userId, currency: currency, amount: amount, idempotencyKey: key, reason: reason,
             context: context(request, source: "debit"))
-        var writer = JSONWriter(capacity: 64)
+        var writer = JSONWriter(capacity: 64 + outcome.userId.utf8.count)
         writer.beginObject()
         writer.key("balance"); writer.int(outcome.balance)
         writer.key("result"); writer.string(outcome.duplicate ? "duplicate" : "debited")
+        // Through an alias (api.md §7), the answer names the user debited; otherwise it is the one named.
+        if outcome.userId != userId { writer.key("userId"); writer.string(outcome.userId) }
         writer.endObject()
         return .json(200, writer.bytes)
     }

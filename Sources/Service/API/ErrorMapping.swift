@@ -95,6 +95,12 @@ enum ErrorMapping {
                 (status, code, title, detail) = (400, "invalid_request", "Invalid request",
                                                  "the grant would end before it starts: until must be in the future")
                 extra["field"] = .string("until")
+            case .aliasConflict(_, let reason):
+                (status, code, title, detail) = (409, "alias_conflict", "Alias conflict", reason + "; nothing changed")
+            case .aliasOfItself:
+                (status, code, title, detail) = (400, "invalid_request", "Invalid request",
+                                                 "a user cannot be its own alias: alias must differ from userId")
+                extra["field"] = .string("alias")
             }
         case .notFound(let message):
             (status, code, title, detail) = (404, "not_found", "Not found", message)

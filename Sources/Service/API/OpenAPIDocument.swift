@@ -22,7 +22,7 @@ public enum OpenAPIDocument {
 """#
 
     /// Every operation, by path.
-    static let paths: String = pathsHead + "\n" + applePaths + "\n" + pathsTail
+    static let paths: String = pathsHead + "\n" + applePaths + "\n" + identityPaths + "\n" + pathsTail
 
     /// The operations on users, purchases, notifications, changes and subscriptions.
     static let pathsHead: String = #"""
@@ -143,7 +143,7 @@ public enum OpenAPIDocument {
         ],
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/DebitRequest"}}}},
         "responses": {
-          "200": {"description": "Debited or duplicate", "content": {"application/json": {"schema": {"type": "object", "properties": {"balance": {"type": "integer"}, "result": {"type": "string", "enum": ["debited", "duplicate"]}}}}}},
+          "200": {"description": "Debited or duplicate", "content": {"application/json": {"schema": {"type": "object", "properties": {"userId": {"type": "string", "description": "Only when the id named is an alias (api.md §7): the user debited"}, "balance": {"type": "integer"}, "result": {"type": "string", "enum": ["debited", "duplicate"]}}}}}},
           "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
           "403": {"$ref": "#/components/responses/Problem"}, "409": {"$ref": "#/components/responses/Problem"},
           "413": {"$ref": "#/components/responses/Problem"},

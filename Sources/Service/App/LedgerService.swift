@@ -33,6 +33,8 @@ public final class LedgerService: Sendable {
     let ingestBatchSizes = IngestBatchSizes()
     /// Transactions of products missing from the catalog, per product (`UnconfiguredProductTally`).
     let unconfiguredProducts = UnconfiguredProductTally()
+    /// Aliases resolved so far (api.md §7), for the cached user read.
+    let knownAliases = KnownAliases()
 
     init(
         pool: ConnectionPool, verifier: SignedDataVerifier, receipts: ReceiptVerifier?, configuration: Configuration,

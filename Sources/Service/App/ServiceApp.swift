@@ -197,6 +197,7 @@ public final class ServiceApp: Sendable {
         GrantRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
         AppAccountTokenRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
         LookupRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
+        AliasRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
         TestNotificationRoutes(service: service).register(on: &router)
         OfferRoutes(
             apps: options.configuration.apps,

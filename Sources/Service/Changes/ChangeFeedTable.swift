@@ -44,15 +44,27 @@ enum ChangeFeedTable {
         transaction_id, array_to_json(entitlement_ids)::text, details, customer
         """
 
-    /// Up to `limit` changes after `cursor` (of `userId` only, when given), oldest first, among
+    /// Up to `limit` changes after `cursor` (of `userId` and its aliases only, when given), oldest first, among
     /// those every older transaction has finished writing: a change that commits late can never
     /// be passed over (the xid horizon, as the log's readers use).
+    ///
+    /// For one user, two index walks in (tx, seq) order, each stopping at `limit`: the user's own
+    /// (as before aliases existed), and its aliases' (api.md §7; none: one index probe). A single
+    /// `user_id = ANY(...)` would read and sort every change of the user past the cursor.
     static func page(after cursor: FeedCursor, limit: Int, userId: String?) -> Query {
         if let userId {
             return """
-                SELECT \(unescaped: columns) FROM changes.feed
-                WHERE user_id = \(userId) AND (tx, seq) > (\(cursor.tx)::text::xid8, \(cursor.seq)::bigint)
-                    AND tx < pg_snapshot_xmin(pg_current_snapshot())
+                SELECT \(unescaped: columns) FROM changes.feed WHERE seq = ANY(ARRAY(
+                    (SELECT seq FROM changes.feed
+                     WHERE user_id = \(userId) AND (tx, seq) > (\(cursor.tx)::text::xid8, \(cursor.seq)::bigint)
+                         AND tx < pg_snapshot_xmin(pg_current_snapshot())
+                     ORDER BY tx, seq LIMIT \(limit))
+                    UNION ALL
+                    (SELECT seq FROM changes.feed
+                     WHERE user_id IN (SELECT alias FROM proj.user_aliases WHERE user_id = \(userId))
+                         AND (tx, seq) > (\(cursor.tx)::text::xid8, \(cursor.seq)::bigint)
+                         AND tx < pg_snapshot_xmin(pg_current_snapshot())
+                     ORDER BY tx, seq LIMIT \(limit))))
                 ORDER BY tx, seq LIMIT \(limit)
                 """
         }

@@ -14,14 +14,13 @@ extension LedgerService {
     /// same idempotency key (hence the same `grantId`) and the same request answers the first
     /// grant again; with another request it is refused, as debits are.
     func grant(
-        userId: String, grantId: String, entitlement: String, term: PromotionalGrantTerm, reason: String,
+        userId named: String, grantId: String, entitlement: String, term: PromotionalGrantTerm, reason: String,
         idempotencyKey: String?, context: RequestContext
     ) throws(ServiceError) -> GrantOutcome {
         let now = clock()
         let (outcome, changes) = try unitOfWork { connection throws(ServiceError) -> (GrantOutcome, [NewChange]) in
             let documents = self.documents
-            try database { () throws(DatabaseError) in try repository.lock([LedgerStream.user(userId)], on: connection)
-            }
+            let userId = try lockResolvingAlias(named, on: connection)
             let world = try repository.loadUser(userId, on: connection)
             let events = try Self.decided(
                 .promote(
@@ -45,12 +44,11 @@ extension LedgerService {
 
     /// Ends a grant now. Revoking a revoked or lapsed grant changes nothing and appends nothing
     /// (the same answer); an id the user never had is 404.
-    func revokeGrant(userId: String, grantId: String, context: RequestContext) throws(ServiceError) -> [UInt8] {
+    func revokeGrant(userId named: String, grantId: String, context: RequestContext) throws(ServiceError) -> [UInt8] {
         let now = clock()
         let (document, changes) = try unitOfWork { connection throws(ServiceError) -> ([UInt8], [NewChange]) in
             let documents = self.documents
-            try database { () throws(DatabaseError) in try repository.lock([LedgerStream.user(userId)], on: connection)
-            }
+            let userId = try lockResolvingAlias(named, on: connection)
             let world = try repository.loadUser(userId, on: connection)
             let events = try Self.decided(.revokePromotion(userId: userId, grantId: grantId, at: now), world.account)
             if events.isEmpty { return (documents.render(world, at: now).document, []) }

@@ -22,10 +22,10 @@ struct AppAccountTokenRoutes: Sendable {
                         "request.id": request.requestId,
                         "result": outcome.recorded ? (requested == nil ? "minted" : "registered") : "unchanged",
                     ])
-                var writer = JSONWriter(capacity: 128 + userId.utf8.count)
+                var writer = JSONWriter(capacity: 128 + outcome.userId.utf8.count)
                 writer.beginObject()
                 writer.key("userId")
-                writer.string(userId)
+                writer.string(outcome.userId)
                 writer.key("appAccountToken")
                 writer.string(outcome.appAccountToken)
                 writer.endObject()

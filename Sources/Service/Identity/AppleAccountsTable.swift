@@ -50,6 +50,27 @@ enum AppleAccountsTable {
         return users
     }
 
+    /// An alias's Apple Accounts are its target's (api.md §7; the merge's last write, after the
+    /// token rows: the order a replay's swap rebuilds the two tables in).
+    static func move(alias: String, to userId: String) -> Query {
+        """
+        WITH moved AS (DELETE FROM proj.apple_accounts WHERE user_id = \(alias)
+                       RETURNING app_transaction_id, first_seen_at)
+        INSERT INTO proj.apple_accounts (app_transaction_id, user_id, first_seen_at)
+        SELECT app_transaction_id, \(userId), first_seen_at FROM moved
+        ON CONFLICT DO NOTHING
+        """
+    }
+
+    /// After a replay's rebuild: an alias's rows are its target's (the alias index rebuilt first).
+    static let pointAtTargets = """
+        INSERT INTO proj.apple_accounts (app_transaction_id, user_id, first_seen_at)
+        SELECT p.app_transaction_id, a.user_id, p.first_seen_at
+        FROM proj.apple_accounts p JOIN proj.user_aliases a ON p.user_id = a.alias
+        ON CONFLICT DO NOTHING;
+        DELETE FROM proj.apple_accounts p USING proj.user_aliases a WHERE p.user_id = a.alias;
+        """
+
     /// A replay rebuilds the table from the log: every user who claimed a chain carrying an
     /// appTransactionId. (Live, a chain transferred before the Apple Account appeared on it counts
     /// only its owner then; the rebuild counts both. The table only decides future hints; the

@@ -4,6 +4,8 @@ import Ledger
 extension LedgerService {
     /// What `POST /v1/users/{userId}/app-account-token` answered.
     struct AppAccountTokenOutcome {
+        /// The user it is: the named one, or the user it is an alias of (api.md §7).
+        var userId: String
         var appAccountToken: String
         /// false: the token was the user's already; nothing was appended.
         var recorded: Bool
@@ -14,15 +16,14 @@ extension LedgerService {
     /// `proj.app_account_tokens`, in one transaction. Under the user's lock (and the token's,
     /// for a registration), so a repeat or a race with another user is decided on what the
     /// previous holder committed.
-    func appAccountToken(userId: String, register: String?, context: RequestContext) throws(ServiceError)
+    func appAccountToken(userId named: String, register: String?, context: RequestContext) throws(ServiceError)
         -> AppAccountTokenOutcome
     {
         let now = clock()
         let (outcome, changes) = try unitOfWork {
             connection throws(ServiceError) -> (AppAccountTokenOutcome, [NewChange]) in
-            var locks = [LedgerStream.user(userId)]
-            if let register { locks.append(AppAccountTokensTable.lockName(register)) }
-            try database { () throws(DatabaseError) in try repository.lock(locks, on: connection) }
+            let userId = try lockResolvingAlias(
+                named, with: register.map { [AppAccountTokensTable.lockName($0)] } ?? [], on: connection)
             let world = try repository.loadUser(userId, on: connection)
             let command: AccountCommand
             let token: String
@@ -44,7 +45,7 @@ extension LedgerService {
                 throw .rejected(error)
             }
             guard case .appAccountTokenRegistered(_, _, let minted, _)? = events.first else {
-                return (AppAccountTokenOutcome(appAccountToken: token, recorded: false), [])
+                return (AppAccountTokenOutcome(userId: userId, appAccountToken: token, recorded: false), [])
             }
             let stored = try appendAnnouncing(
                 events, world: world, documents: self.documents, now: now, context: context, on: connection)
@@ -52,7 +53,7 @@ extension LedgerService {
             _ = try database { () throws(DatabaseError) in
                 try connection.execute(AppAccountTokensTable.insert(token: token, userId: userId, minted: minted))
             }
-            return (AppAccountTokenOutcome(appAccountToken: token, recorded: true), stored.changes)
+            return (AppAccountTokenOutcome(userId: userId, appAccountToken: token, recorded: true), stored.changes)
         }
         changeTally.count(changes)
         return outcome

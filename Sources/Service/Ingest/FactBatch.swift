@@ -17,4 +17,6 @@ struct IngestOutcome {
     var customer: [UInt8]?
     /// Chains this write moved to the claimant: originalTransactionId → the previous owner.
     var transferredFrom: [String: String] = [:]
+    /// The user the purchases were recorded for: the one named, or the user it is an alias of.
+    var claimant: String?
 }

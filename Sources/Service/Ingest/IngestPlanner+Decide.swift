@@ -81,7 +81,8 @@ extension IngestPlanner {
             } else if owners[otid] == nil, let previous = previousChains[otid], let owner = owners[previous] {
                 claims[otid] = owner
             } else if owners[otid] == nil, let token = appAccountToken(of: otid) {
-                claims[otid] = registeredTokens[token.lowercased()] ?? token
+                let user = registeredTokens[token.lowercased()] ?? token
+                claims[otid] = aliasTargets[user] ?? user
             }
         }
         return claims
@@ -237,7 +238,7 @@ extension IngestPlanner {
     /// an event on their stream (their Customer's `consentRescindedAt`, a CONSENT_RESCINDED change).
     private func rescindConsent(_ decision: inout Decision) -> Rejection? {
         guard let account = rescindedAppleAccount, let fact = batch.notification?.fact else { return nil }
-        for user in rescindedUsers.sorted() {
+        for user in rescindedTargets.sorted() {
             do throws(Rejection) {
                 let command = AccountCommand.rescindConsent(userId: user, appTransactionId: account, at: fact.signedDate)
                 for event in try Account.decide(command, decision.accounts[user] ?? .initial) {

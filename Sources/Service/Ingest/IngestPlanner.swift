@@ -48,6 +48,8 @@ struct IngestPlanner {
     var appleAccountUsers: [String: Set<String>] = [:]
     /// The users of `rescindedAppleAccount` (read by the shell the same way): each is told.
     var rescindedUsers: Set<String> = []
+    /// Users found to be aliases (alias → target, api.md §7): a token naming one claims for its target.
+    var aliasTargets: [String: String] = [:]
     private(set) var restarts = 0
     private(set) var state: State = .idle
 
@@ -93,6 +95,9 @@ struct IngestPlanner {
         guard let fact = batch.notification?.fact, fact.rescindsConsent else { return nil }
         return fact.appTransactionId
     }
+
+    /// `rescindedUsers`, an alias replaced by its target (nothing is appended to an alias's stream).
+    var rescindedTargets: Set<String> { Set(rescindedUsers.map { aliasTargets[$0] ?? $0 }) }
 
     /// Where the plan is: what the last action waits for.
     enum State {
@@ -216,7 +221,7 @@ struct IngestPlanner {
         switch state {
         case .lockingChains(let attempt):
             let claims = claims(owners: owners)
-            let users = Set(owners.values).union(claims.values).union(rescindedUsers)
+            let users = Set(owners.values).union(claims.values).union(rescindedTargets)
             let reads = Reads(owners: owners, streams: streams, users: users, claims: claims, announced: announced)
             let missing = users.subtracting(attempt.upFront).sorted()
             guard !missing.isEmpty else { return advance(decide(attempt, reads)) }

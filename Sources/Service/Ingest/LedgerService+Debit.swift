@@ -4,25 +4,27 @@ import Ledger
 extension LedgerService {
     /// What a debit answered: the balance after it, and whether this call made it.
     struct DebitOutcome {
+        /// The user debited: the named one, or the user it is an alias of (api.md §7).
+        var userId: String
         var balance: Int64
         var duplicate: Bool
     }
 
     /// Debits a balance under the user's stream lock, so concurrent debits are serialized and
     /// can never overdraw. The same idempotency key answers as the first debit did.
-    func debit(userId: String, currency: String, amount: Int64, idempotencyKey: String, reason: String,
+    func debit(userId named: String, currency: String, amount: Int64, idempotencyKey: String, reason: String,
                context: RequestContext) throws(ServiceError) -> DebitOutcome
     {
         let now = clock()
         let (outcome, changes) = try unitOfWork { connection throws(ServiceError) -> (DebitOutcome, [NewChange]) in
             let documents = self.documents  // one catalog version for the balance and the document
-            try database { () throws(DatabaseError) in try repository.lock([LedgerStream.user(userId)], on: connection) }
+            let userId = try lockResolvingAlias(named, on: connection)
             let world = try repository.loadUser(userId, on: connection)
             if let first = world.account.debit(idempotencyKey: idempotencyKey) {
                 guard first.currency == currency, first.debit.amount == amount else {
                     throw .rejected(.idempotencyKeyReused(currency: first.currency, amount: first.debit.amount))
                 }
-                return (DebitOutcome(balance: first.debit.balanceAfter, duplicate: true), [])
+                return (DebitOutcome(userId: userId, balance: first.debit.balanceAfter, duplicate: true), [])
             }
             let balance = CustomerView.balance(of: currency, account: world.account, chains: world.chains, catalog: documents.catalog)
             let events: [LedgerEvent]
@@ -43,7 +45,7 @@ extension LedgerService {
             let stored = try storeAnnouncing(
                 repository.loadUser(userId, on: connection), before: world, events: events, documents: documents,
                 now: now, on: connection)
-            return (DebitOutcome(balance: balance - amount, duplicate: false), stored.changes)
+            return (DebitOutcome(userId: userId, balance: balance - amount, duplicate: false), stored.changes)
         }
         changeTally.count(changes)
         return outcome

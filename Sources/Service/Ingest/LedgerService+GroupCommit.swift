@@ -38,6 +38,8 @@ extension LedgerService {
     /// commit, each answered with its own outcome after it); else, or when it cannot share, by
     /// itself.
     func ingest(_ batch: FactBatch, claimant: String?, context: RequestContext) throws(ServiceError) -> IngestOutcome {
+        // An alias this process knows already shares a batch as its target.
+        let claimant = claimant.map { knownAliases.target(of: $0) ?? $0 }
         let request = IngestRequest(batch: batch, claimant: claimant, context: context)
         if let groupCommit {
             switch groupCommit.submit(request, run: { self.recordTogether($0) }) {
@@ -118,6 +120,8 @@ extension LedgerService {
             switch action {
             case .lockAndRead(let locks, let ownersOf, let streams):
                 let found = try lockAndRead(locks: locks, ownersOf: ownersOf, streams: streams, on: connection)
+                // An alias among the locked users (api.md §7): `record` resolves it, one by one.
+                guard found.aliases.isEmpty else { throw .internalError("a request named an alias") }
                 action = planner.read(owners: found.owners, streams: found.streams, announced: found.announced)
 
             case .append(let members, let alsoRead):

@@ -10,21 +10,42 @@ extension LedgerService {
     /// trips for a purchase, each a pipeline: (BEGIN,) lock the chains and the claimant, read the
     /// chains' owners, read every locked stream; append (and read the other chains of the users
     /// to re-render); write the projections and COMMIT.
-    func record(_ batch: FactBatch, claimant: String?, context: RequestContext) throws(ServiceError) -> IngestOutcome {
+    ///
+    /// A locked user that is an alias (api.md §7) starts the attempt over, the alias replaced by
+    /// its target: the claimant named one, or a token's or chain's owner read before a merge
+    /// committed. Nothing is ever appended to an alias's stream after its merge.
+    func record(_ batch: FactBatch, claimant named: String?, context: RequestContext) throws(ServiceError)
+        -> IngestOutcome
+    {
+        var claimant = named.map { knownAliases.target(of: $0) ?? $0 }
         var planner = IngestPlanner(
             batch: batch, claimant: claimant, policy: configuration.ledgerTransferPolicy, now: clock())
+        var aliasRestarts = 0
+        var aliasTargets: [String: String] = [:]
         while true {
             let end = try unitOfWork { connection throws(ServiceError) in
                 // One catalog version per attempt (its writes check it is still in force).
                 try perform(&planner, documents: self.documents, metadata: context.metadata, on: connection)
             }
             switch end {
-            case .recorded(let outcome, let changes):
+            case .recorded(var outcome, let changes):
                 changeTally.count(changes)
                 noteUnconfiguredProducts(outcome)
+                outcome.claimant = claimant
                 return outcome
             case .restart:
                 continue  // that transaction ended with nothing written, its locks released
+            case .lockedAliases(let targets):
+                aliasRestarts += 1
+                guard aliasRestarts <= Self.attemptLimit else {
+                    throw .conflict("the users to record for kept turning out to be aliases")
+                }
+                for (alias, target) in targets { knownAliases.remember(alias: alias, target: target) }
+                aliasTargets.merge(targets) { _, new in new }
+                claimant = claimant.map { targets[$0] ?? $0 }
+                planner = IngestPlanner(
+                    batch: batch, claimant: claimant, policy: configuration.ledgerTransferPolicy, now: planner.now)
+                planner.aliasTargets = aliasTargets
             case .gaveUp(let reason):
                 throw .conflict(reason)
             }
@@ -37,6 +58,8 @@ extension LedgerService {
         case recorded(IngestOutcome, [NewChange])
         /// Start again with a wider lock set (the planner holds it).
         case restart
+        /// Start again afresh: these locked users are aliases (alias → target).
+        case lockedAliases([String: String])
         case gaveUp(String)
     }
 
@@ -54,6 +77,7 @@ extension LedgerService {
             case .lockAndRead(let locks, let ownersOf, let streams):
                 let found = try lockAndRead(
                     locks: locks, ownersOf: ownersOf, streams: streams, identities: identities, on: connection)
+                if !found.aliases.isEmpty { return .lockedAliases(found.aliases) }
                 if let answer = found.identities { answer.give(to: &planner) }
                 identities = nil
                 action = planner.read(owners: found.owners, streams: found.streams, announced: found.announced)
@@ -143,19 +167,22 @@ extension LedgerService {
 
     /// In one round trip: take `locks` in the order given, then read the owners of `ownersOf`,
     /// every event of `streams`, when the locked users' documents were rendered (what the feed
-    /// announced of them) and, if asked, `identities`.
+    /// announced of them), which locked users are aliases and, if asked, `identities`.
     func lockAndRead(
         locks: [String], ownersOf: [String], streams: [String], identities: IdentityReads? = nil,
         on connection: Connection
     ) throws(ServiceError) -> (
         owners: [String: String], streams: [String: LedgerRepository.LoadedStream], announced: [String: Int64],
-        identities: IdentityReads.Answer?
+        aliases: [String: String], identities: IdentityReads.Answer?
     ) {
         var pipeline = PipelineBatch()
         pipeline.add(repository.store.lockStatement(locks))
+        let lockedUsers = locks.compactMap { LedgerRoute(stream: $0).userId }
+        // Read under the locks: a locked user that is an alias stays one (its merge committed).
+        // Before the other projection tables: the order a replay's swap locks them in.
+        let aliasesSlot = pipeline.add(lockedUsers.isEmpty ? nil : UserAliasesTable.targets(of: lockedUsers).statement)
         let ownersSlot = pipeline.add(ChainOwnersTable.owners(of: ownersOf))
         let streamsSlot = pipeline.add(repository.loadStatement(streams: streams))
-        let lockedUsers = locks.compactMap { LedgerRoute(stream: $0).userId }
         let announcedSlot = pipeline.add(
             lockedUsers.isEmpty ? nil : UserDocumentsTable.renderedAt(of: lockedUsers).statement)
         let identitySlots = identities?.add(to: &pipeline)
@@ -163,6 +190,7 @@ extension LedgerService {
         return (
             results[ownersSlot].map(ChainOwnersTable.owners(from:)) ?? [:], try decodeStreams(results[streamsSlot]),
             results[announcedSlot].map(UserDocumentsTable.renderedAt(from:)) ?? [:],
+            results[aliasesSlot].map(UserAliasesTable.targets(from:)) ?? [:],
             identitySlots.map { IdentityReads.answer(results, $0) }
         )
     }

@@ -7,13 +7,14 @@ extension LedgerService {
     /// `GET /v1/users/{id}`: from the in-process cache when it holds a document true now (after
     /// a check of PostgreSQL that started after this read did); otherwise the stored document
     /// while it is still true (one indexed row), otherwise folded from the log and judged now.
-    func customer(userId: String) throws(ServiceError) -> [UInt8] {
+    func customer(userId named: String) throws(ServiceError) -> [UInt8] {
+        let userId = knownAliases.target(of: named) ?? named
         // Rendered (or cached) under this code's rules: not while the database holds newer ones.
         try projectionVersions.requireCurrent()
         let now = clock()
         guard let feed = documentCheck, feed.awaitCheck() else {
             documentCheck?.cache.bypasses.add(1, ordering: .relaxed)
-            return try fetchCustomer(userId: userId, now: now).document
+            return try fetchCustomer(userId: userId, now: now).judged.document
         }
         let cache = feed.cache
         if let document = cache.document(for: userId, at: now) {
@@ -29,8 +30,10 @@ extension LedgerService {
         cache.misses.add(1, ordering: .relaxed)
         let ticket = cache.ticket(for: userId)
         let judged = try fetchCustomer(userId: userId, now: now)
-        cache.insert(judged, for: userId, ticket: ticket)
-        return judged.document
+        // An alias found just now is not kept under its own id (the target's writes would not
+        // drop it): the next read asks the cache for the target.
+        if judged.userId == userId { cache.insert(judged.judged, for: userId, ticket: ticket) }
+        return judged.judged.document
     }
 
     /// `customer(userId:)` without blocking the caller (an HTTP worker): `answer` is called
@@ -38,9 +41,10 @@ extension LedgerService {
     /// (which reads PostgreSQL as `customer(userId:)` does). Same guarantees: the cache answers
     /// only after a check that started after this call.
     func customer(
-        userId: String, offload: HandlerPool, answer: @escaping @Sendable (Result<[UInt8], ServiceError>) -> Void
+        userId named: String, offload: HandlerPool, answer: @escaping @Sendable (Result<[UInt8], ServiceError>) -> Void
     ) {
         do throws(ServiceError) { try projectionVersions.requireCurrent() } catch { return answer(.failure(error)) }
+        let userId = knownAliases.target(of: named) ?? named
         let now = clock()
         guard let feed = documentCheck else {
             return offload.execute { answer(Result { () throws(ServiceError) in try self.customer(userId: userId) }) }
@@ -55,7 +59,7 @@ extension LedgerService {
                 answer(Result { () throws(ServiceError) in
                     guard succeeded else {
                         cache.bypasses.add(1, ordering: .relaxed)
-                        return try self.fetchCustomer(userId: userId, now: now).document
+                        return try self.fetchCustomer(userId: userId, now: now).judged.document
                     }
                     return try self.missed(userId: userId, now: now, cache: cache)
                 })
@@ -63,19 +67,25 @@ extension LedgerService {
         }
     }
 
-    private func fetchCustomer(userId: String, now: Int64) throws(ServiceError) -> UserDocuments.Judged {
+    /// The document of the user `named` names (an alias resolved: one indexed read), and that user.
+    private func fetchCustomer(userId named: String, now: Int64) throws(ServiceError)
+        -> (judged: UserDocuments.Judged, userId: String)
+    {
         let documents = self.documents
         return try read { connection throws(ServiceError) in
-            if let stored = try documents.cached(userId: userId, now: now, on: connection) { return stored }
+            let userId = try resolveUser(named, on: connection)
+            if userId != named { knownAliases.remember(alias: named, target: userId) }
+            if let stored = try documents.cached(userId: userId, now: now, on: connection) { return (stored, userId) }
             let world = try repository.loadUser(userId, on: connection)
             let (document, validUntil) = documents.render(world, at: now)
-            return UserDocuments.Judged(document: document, validFrom: now, validUntil: validUntil)
+            return (UserDocuments.Judged(document: document, validFrom: now, validUntil: validUntil), userId)
         }
     }
 
     /// `?asOf=`: the document as it would have been answered at `instant`, from the events
     /// recorded up to it, judged at that instant.
-    func customer(userId: String, asOf instant: Int64) throws(ServiceError) -> [UInt8] {
+    /// An alias resolves only when it was merged by `instant`: before, it answers as it was.
+    func customer(userId named: String, asOf instant: Int64) throws(ServiceError) -> [UInt8] {
         try projectionVersions.requireCurrent()
         // Under the catalog in force at that instant, not today's (docs/api.md §1.1). The versions
         // are brought up to date first (one lookup): a history question has one answer, not one
@@ -83,6 +93,7 @@ extension LedgerService {
         return try historyRead { connection throws(ServiceError) in
             try catalogs.refresh(on: connection)
             let documents = UserDocuments(catalog: catalogs.at(instant).catalog)
+            let userId = try resolveUser(named, asOf: instant, on: connection)
             let world = try repository.loadUser(userId, recordedUpTo: instant, on: connection)
             return documents.render(world, at: instant).document
         }
@@ -91,10 +102,16 @@ extension LedgerService {
     /// `GET /v1/users/{id}/events`: the user's own stream and the chains they own, oldest first;
     /// with `before`, newest first from below that seq (and above `after`; the console's
     /// timeline), `next` then being the `before` of the following page.
-    func events(userId: String, after: Int64, before: Int64? = nil, limit: Int) throws(ServiceError) -> [UInt8] {
+    /// An alias names its target; a user's history includes its aliases' own streams.
+    func events(userId named: String, after: Int64, before: Int64? = nil, limit: Int) throws(ServiceError) -> [UInt8] {
         try historyRead { connection throws(ServiceError) in
+            let userId = try resolveUser(named, on: connection)
             let owned = try ownedChains(of: userId, on: connection)
-            let streams = [LedgerStream.user(userId)] + owned.map(LedgerStream.chain)
+            let aliases = try database { () throws(DatabaseError) in
+                try connection.query(UserAliasesTable.aliases(of: userId))
+            }
+            let streams = ([userId] + (0..<aliases.count).compactMap { aliases[$0, 0] }).map(LedgerStream.user)
+                + owned.map(LedgerStream.chain)
             let rows = try database { () throws(DatabaseError) in
                 if let before {
                     return try repository.store.readStreams(

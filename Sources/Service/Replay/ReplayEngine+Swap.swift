@@ -64,6 +64,9 @@ extension ReplayEngine.Run {
                     failure = error
                     throw ServiceErrorBox(error: error)
                 }
+                // The alias index from the log, before the locks (a pass over the log; merges
+                // committing meanwhile keep their rows: UserAliasesTable.rebuild).
+                try connection.executeScript(UserAliasesTable.rebuild)
                 if let fence {
                     do {
                         _ = try connection.query(fence)
@@ -96,11 +99,13 @@ extension ReplayEngine.Run {
                         throw error
                     }
                 }
+                // proj.user_aliases first: writers read it before the others (the alias check
+                // under their stream locks), so taking it last would deadlock with them.
                 try connection.executeScript(
                     """
                     SET LOCAL lock_timeout = '30s';
                     SET LOCAL synchronous_commit = on;
-                    LOCK TABLE proj.chain_owners, proj.users, proj.app_account_tokens IN ACCESS EXCLUSIVE MODE;
+                    LOCK TABLE proj.user_aliases, proj.chain_owners, proj.users, proj.app_account_tokens IN ACCESS EXCLUSIVE MODE;
                     """)
                 lockedAt = Date()
                 // Every writer that touched the live tables has committed; every other one waits.
@@ -114,6 +119,8 @@ extension ReplayEngine.Run {
                 try connection.executeScript(UserDocumentsTable.swapNext + "\n" + ChainOwnersTable.swapNext)
                 // The token index follows the log too; registrations wait on the lock above.
                 try connection.executeScript(AppAccountTokensTable.rebuild + "\n" + AppleAccountsTable.rebuild)
+                // The aliases' tokens are their targets' again (the alias index was rebuilt above).
+                try connection.executeScript(UserAliasesTable.pointTokensAtTargets + "\n" + AppleAccountsTable.pointAtTargets)
                 try ProjectionVersions.record(
                     ProjectionVersions.users, position: position, on: connection)
             }

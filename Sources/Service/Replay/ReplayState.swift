@@ -33,6 +33,13 @@ struct ReplayState {
             case .chainReleased(_, let otid, _, _):
                 if owners[otid] == userId { owners[otid] = nil }
                 if tracking { touchedChains.insert(otid) }
+            case .aliasMerged(_, _, let moved, let at):
+                // The alias's chains are the target's from the merge on (its MergedInto releases none).
+                for otid in moved.chains {
+                    owners[otid] = userId
+                    claimedAt[otid] = at
+                    if tracking { touchedChains.insert(otid) }
+                }
             default:
                 break
             }

@@ -303,7 +303,7 @@ extension AccountCommand {
             .grant(let user, _, _, _, _), .revoke(let user, _, _, _), .promote(let user, _, _, _, _, _, _),
             .revokePromotion(let user, _, _), .mintAppAccountToken(let user, _, _),
             .registerAppAccountToken(let user, _, _, _), .noteAppleAccount(let user, _, _, _),
-            .rescindConsent(let user, _, _):
+            .rescindConsent(let user, _, _), .mergeAlias(let user, _, _, _):
             user
         }
     }
