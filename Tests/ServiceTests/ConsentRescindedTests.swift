@@ -63,6 +63,25 @@ import TestSupport
         #expect(dry.json["changedUserCount"]?.int64Value == 0, "\(dry.text)")
     }
 
+    /// After an alias merge the person is one: the hint naming the alias goes, and Apple's
+    /// RESCIND_CONSENT for the alias's Apple Account tells the target (never the alias's stream).
+    @Test func aMergedAliasIsOnePersonForHintsAndConsent() throws {
+        try buy("anon-rc", "2740101", appleAccount: "704289572399301")
+        try buy("u-rc-main", "2740102", appleAccount: "704289572399301")
+        #expect(try api.user("u-rc-main")["sameAppleAccountAs"] == .array([.string("anon-rc")]))
+        let merge = try api.post("/v1/users/u-rc-main/aliases", .object(["alias": "anon-rc"]))
+        #expect(merge.status == 200, "\(merge.text)")
+        #expect(try api.user("u-rc-main")["sameAppleAccountAs"] == nil)
+        let signedDate = service.clock.now - 1_000
+        let answer = try api.notify(
+            Mint.vectors.signedRescindConsent(appTransactionId: "704289572399301", signedDate: signedDate))
+        #expect(answer.status == 200, "\(answer.text)")
+        #expect(try api.user("u-rc-main")["consentRescindedAt"]?.stringValue == RFC3339.format(signedDate))
+        let targetEvents = try api.events("u-rc-main").filter { $0["type"]?.stringValue == "ConsentRescinded" }
+        #expect(targetEvents.count == 1)
+        #expect(targetEvents.first?["data"]?["userId"]?.stringValue == "u-rc-main")
+    }
+
     /// As Apple's verifier: the app transaction must be signed by Apple's chain and be of the
     /// notification's app and environment; otherwise nothing is recorded.
     @Test func anAppTransactionOfAnotherAppOrEnvironmentIsRefused() throws {
