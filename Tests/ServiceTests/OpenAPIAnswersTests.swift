@@ -173,6 +173,13 @@ import TestSupport
         let signed = try call("POST", "/v1/offers/signatures",
                               body: ["productId": .string(TestService.monthly), "offerId": "winback", "userId": "u-open", "transactionId": "7300001"])
         #expect(signed.status == 200, "\(signed.text)")
+        // Set App Account Token (api.md §8) on a chain someone owns.
+        #expect(try service.client().purchase("u-token-set", Mint.signed(Mint.transaction(
+            "7300001", product: TestService.monthly, purchase: now - day, expires: now + 36 * day, signed: now))).status == 200)
+        let tokenSet = try call(
+            "PUT", "/v1/subscriptions/{originalTransactionId}/app-account-token", ["originalTransactionId": "7300001"],
+            body: ["appAccountToken": "3b1f0c2e-9d8a-4c6b-8e7f-1a2b3c4d5e6f"])
+        #expect(tokenSet.status == 200, "\(tokenSet.text)")
 
         // Operations and admin reads.
         try call("GET", "/v1/admin/metrics/overview", query: "interval=day")

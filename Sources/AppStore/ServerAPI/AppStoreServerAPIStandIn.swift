@@ -78,6 +78,8 @@ public final class AppStoreServerAPIStandIn: Sendable {
         var faults: [Fault] = []
         var requests: [Request] = []
         var historyPageSize = 20
+        /// Set App Account Token's writes: originalTransactionId → token.
+        var appAccountTokens: [String: String] = [:]
         var notificationPageSize = 20
     }
 
@@ -215,6 +217,8 @@ public final class AppStoreServerAPIStandIn: Sendable {
             if let payload = status.signedPayload { object["signedPayload"] = .string(payload) }
             return Self.json(200, .object(object))
         case ("GET", ["inApps", "v1", "lookup"], 4): return orderLookup(segments[3])
+        case ("PUT", ["inApps", "v1", "transactions"], 5) where segments[4] == "appAccountToken":
+            return setAppAccountToken(segments[3], body)
         case ("PUT", ["inApps", "v1", "subscriptions"], 5) where segments[3] == "extend":
             return extend(segments[4], body, nowMillis)
         default:

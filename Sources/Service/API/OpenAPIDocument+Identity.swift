@@ -1,6 +1,6 @@
 extension OpenAPIDocument {
-    /// The identity operations of api.md §7 that merge ids: a part of `paths`, kept apart so no
-    /// file grows past a page.
+    /// The identity operations of api.md §7 that merge ids, and §8's Set App Account Token: a
+    /// part of `paths`, kept apart so no file grows past a page.
     static let identityPaths: String = #"""
     "/v1/users/{userId}/aliases": {
       "post": {
@@ -25,6 +25,37 @@ extension OpenAPIDocument {
           "401": {"$ref": "#/components/responses/Problem"}, "403": {"$ref": "#/components/responses/Problem"},
           "409": {"$ref": "#/components/responses/Problem", "description": "alias_conflict: the alias is already an alias of another user or has aliases of its own, or userId is itself an alias; or conflict: concurrent writers kept winning over the retries"},
           "413": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/subscriptions/{originalTransactionId}/app-account-token": {
+      "put": {
+        "summary": "Set the appAccountToken of an old purchase (api.md §8): Apple's Set App Account Token for the chain, in its environment with its app's serverAPI key, then the token registered for the chain's owner as POST /v1/users/{userId}/app-account-token registers it (an AppAccountTokenRegistered event), so Apple's later facts carrying it belong to them",
+        "description": "Refused before Apple is asked: no such chain (404), nobody owns it yet (409 conflict: claim it first), the token is another user's (409 app_account_token_taken).",
+        "security": [{"bearer": ["admin"]}],
+        "parameters": [{"name": "originalTransactionId", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,128}$"}}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {
+          "type": "object", "required": ["appAccountToken"], "additionalProperties": false,
+          "properties": {"appAccountToken": {"$ref": "#/components/schemas/AppAccountTokenRequest/properties/appAccountToken"}}
+        }}}},
+        "responses": {
+          "200": {"description": "Apple set it; the owner holds it", "content": {"application/json": {"schema": {
+            "type": "object", "required": ["originalTransactionId", "userId", "appAccountToken", "environment", "customer"],
+            "properties": {
+              "originalTransactionId": {"type": "string"}, "userId": {"type": "string"},
+              "appAccountToken": {"type": "string", "description": "Lowercased"},
+              "environment": {"type": "string", "description": "Where Apple set it"},
+              "customer": {"$ref": "#/components/schemas/Customer"}
+            }
+          }}}},
+          "400": {"$ref": "#/components/responses/Problem", "description": "invalid_request: no appAccountToken, not a UUID, or an unknown field"},
+          "401": {"$ref": "#/components/responses/Problem"}, "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "409": {"$ref": "#/components/responses/Problem", "description": "conflict: nobody owns the chain yet; or app_account_token_taken"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem", "description": "apple_rejected (with appleErrorCode: 4000183 not a UUID, 4000185 a Family Sharing purchase, 4000187 not an original transaction id), or server_api_not_configured"},
+          "502": {"$ref": "#/components/responses/Problem", "description": "apple_unavailable"},
+          "503": {"$ref": "#/components/responses/Problem"}
         }
       }
     },

@@ -1,0 +1,58 @@
+import AppStore
+import EventStore
+import Ledger
+
+extension LedgerService {
+    /// What `PUT /v1/subscriptions/{originalTransactionId}/app-account-token` came to.
+    struct SetAppAccountTokenOutcome: Sendable {
+        var owner: String
+        var appAccountToken: String
+        /// The environment Apple set it in.
+        var environment: String
+    }
+
+    /// `PUT /v1/subscriptions/{originalTransactionId}/app-account-token` (admin, api.md §8): Apple's
+    /// Set App Account Token for a recorded chain (in its environment, with its app's key), then
+    /// the token registered for the chain's owner (api.md §7, an AppAccountTokenRegistered event),
+    /// so Apple's later facts carrying it are theirs. Refused before Apple is asked when nobody
+    /// owns the chain (there is no one to register it for) or the token is another user's.
+    func setAppAccountToken(originalTransactionId otid: String, token: String, context: RequestContext)
+        throws(ServiceError) -> SetAppAccountTokenOutcome
+    {
+        try projectionVersions.requireCurrent()
+        let (latest, owner, holder) = try read { connection throws(ServiceError) -> (Transaction?, String?, String?) in
+            let stream = LedgerStream.chain(otid)
+            guard let loaded = try repository.load(streams: [stream], on: connection)[stream] else { return (nil, nil, nil) }
+            let owners = try database { () throws(DatabaseError) in try connection.query(ChainOwnersTable.owner(of: otid)) }
+            let holders = try database { () throws(DatabaseError) in
+                try connection.query(AppAccountTokensTable.owner(of: token))
+            }
+            return (
+                Chain.fold(loaded.events).latestTransactions.max { $0.purchaseDate < $1.purchaseDate },
+                owners.isEmpty ? nil : owners[0, 0], holders.isEmpty ? nil : holders[0, 0]
+            )
+        }
+        guard let latest else { throw .notFound("no transaction chain \(otid) has been recorded") }
+        guard let owner else {
+            throw .conflict("nobody owns \(otid) yet: claim it first (POST /v1/purchases or sync), then set its token")
+        }
+        if let holder, holder != owner { throw .rejected(.appAccountTokenTaken(owner: holder)) }
+        guard let app = configuration.apps.first(where: { $0.bundleId == latest.bundleId }),
+            let serverAPI = app.serverAPI
+        else {
+            throw .serverAPINotConfigured(
+                "app \(latest.bundleId) has no serverAPI key: setting a token asks Apple's App Store Server API")
+        }
+        let environment: AppStoreServerEnvironment
+        do throws(AppStoreServerError) {
+            environment = try serverAPI.client(bundleId: app.bundleId).setAppAccountToken(
+                otid, appAccountToken: token, environment: AppStoreServerEnvironment(rawValue: latest.environment))
+        } catch {
+            throw .appStoreServer(error)
+        }
+        // Apple took it: registered for the owner (a repeat records nothing new).
+        let registered = try appAccountToken(userId: owner, register: token, context: context)
+        return SetAppAccountTokenOutcome(
+            owner: registered.userId, appAccountToken: token, environment: environment.rawValue)
+    }
+}
