@@ -5,8 +5,8 @@ import JSON
 /// `GET /v1/admin/metrics/overview?from=&to=&interval=day|week|month[&environment=][&currency=][&asOf=]`
 /// (admin, api.md §6, §3.1): the console's charts from the analytics projection (`OverviewMetrics`),
 /// one store environment at a time (Production unless asked), never several summed; with
-/// `currency`, every money series converted into it (`ExchangeRates`), with the rates recorded by
-/// `asOf` when given.
+/// `currency`, every money series converted into it (`ExchangeRates`); with `asOf`, every series
+/// as it was answered at that instant (the facts and rates recorded by then).
 struct OverviewRoutes: Sendable {
     let service: LedgerService
 
@@ -35,7 +35,7 @@ struct OverviewRoutes: Sendable {
         var environment: String
         /// The reporting currency every money series is converted into; nil: each in its own.
         var currency: String? = nil
-        /// Convert with the rates recorded up to this instant; nil: every rate recorded.
+        /// Answer from the facts and rates recorded up to this instant; nil: everything recorded.
         var asOf: Int64? = nil
     }
 
