@@ -30,7 +30,6 @@ UPDATE analytics.transaction_versions v SET
     web_order_line_item_id = e.data->>'webOrderLineItemId', price_milli = (e.data->>'price')::numeric::bigint,
     currency = e.data->>'currency', storefront = e.data->>'storefront', offer_discount_type = e.data->>'offerDiscountType'
 FROM es.events e WHERE e.seq = v.seq;
-CREATE INDEX transaction_versions_recorded_at_idx ON analytics.transaction_versions (recorded_at);
 COMMENT ON COLUMN analytics.transaction_versions.product_id IS 'App Store product identifier (this version''s, as analytics.transactions; migration 0043).';
 COMMENT ON COLUMN analytics.transaction_versions.bundle_id IS 'The app''s bundle identifier.';
 COMMENT ON COLUMN analytics.transaction_versions.type IS 'Auto-Renewable Subscription, Non-Renewing Subscription, Consumable or Non-Consumable.';
@@ -65,7 +64,6 @@ CREATE TABLE analytics.renewal_info_versions (
     renewal_date              TIMESTAMPTZ,
     recorded_at               TIMESTAMPTZ NOT NULL
 );
-CREATE INDEX renewal_info_versions_recorded_at_idx ON analytics.renewal_info_versions (recorded_at);
 COMMENT ON TABLE analytics.renewal_info_versions IS 'Every recorded version of a renewal info (one per RenewalInfoRecorded event), with when it was recorded; analytics.renewal_infos keeps the newest.';
 COMMENT ON COLUMN analytics.renewal_info_versions.seq IS 'The event''s position in the log.';
 COMMENT ON COLUMN analytics.renewal_info_versions.original_transaction_id IS 'The subscription chain.';
