@@ -87,6 +87,9 @@ import TestSupport
         let snapshotUSD = Self.overview(api, from: from, to: to, "&currency=USD") { Self.total($0, "revenue", "USD") == 9469 }
         #expect(Self.last(snapshotUSD, "mrr", "USD") == 8479)
         #expect(Self.total(snapshotUSD, "proceeds", "USD") == 6628)
+        // The default view (the last 30 days up to now), as the console asks for it.
+        let snapshotDefault = try api.get("/v1/admin/metrics/overview").json
+        #expect(Self.total(snapshotDefault, "new") == 3 && Self.total(snapshotDefault, "churned") == 2, "\(snapshotDefault)")
         let asOf = Timestamp.nowMillis()
         #expect(opsEventually(within: 5) { Timestamp.nowMillis() > asOf + 2 })
 
@@ -139,6 +142,10 @@ import TestSupport
         let path = "&asOf=\(RFC3339.format(asOf))"
         sameAsSnapshot(Self.overview(api, from: from, to: to, path) { _ in true }, snapshot)
         sameAsSnapshot(Self.overview(api, from: from, to: to, path + "&currency=USD") { _ in true }, snapshotUSD)
+        // asOf alone: the default view up to asOf, as it was answered then (`to` defaults to asOf).
+        let asOfDefault = try api.get("/v1/admin/metrics/overview?asOf=\(RFC3339.format(asOf))").json
+        #expect(asOfDefault["to"]?.stringValue == RFC3339.format(asOf))
+        sameAsSnapshot(asOfDefault, snapshotDefault)
 
         // The versions rebuild the tables as they stand: as of "infinity" is the projection itself.
         let reader = try Connection(service.conninfo)

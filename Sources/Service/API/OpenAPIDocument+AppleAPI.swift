@@ -117,7 +117,7 @@ extension OpenAPIDocument {
         "security": [{"bearer": ["admin"]}],
         "parameters": [
           {"name": "from", "in": "query", "required": false, "schema": {"type": "string", "format": "date-time"}, "description": "Default: 30 days before to."},
-          {"name": "to", "in": "query", "required": false, "schema": {"type": "string", "format": "date-time"}, "description": "Default: now; after from; at most 400 buckets from from."},
+          {"name": "to", "in": "query", "required": false, "schema": {"type": "string", "format": "date-time"}, "description": "Default: now (asOf when given); after from; at most 400 buckets from from."},
           {"name": "interval", "in": "query", "required": false, "schema": {"type": "string", "enum": ["day", "week", "month"], "default": "day"}},
           {"name": "environment", "in": "query", "required": false, "schema": {"type": "string", "enum": ["Production", "Sandbox", "Xcode", "LocalTesting"], "default": "Production"}, "description": "The one store environment every figure is of (they are never summed across environments); anything else is a 400."},
           {"name": "currency", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[A-Z]{3}$"}, "description": "A reporting currency (ISO 4217): every money series (mrr, revenue, refunds, proceeds) converted into it at the latest rate on or before each amount's day (MRR at each bucket's end), from the rates `iap-ledger fx import` recorded; amounts in a currency without a rate are left out and listed in unconverted. Without it each currency is its own series."},

@@ -43,14 +43,16 @@ struct OverviewRoutes: Sendable {
     /// figure mixes them, so there is no "all").
     static let environments = ["Production", "Sandbox", "Xcode", "LocalTesting"]
 
-    /// Defaults: the last 30 days, by day, Production.
+    /// Defaults: the last 30 days (up to `asOf` when given), by day, Production.
     static func parameters(_ request: HTTPRequest, now: Int64) throws(ServiceError) -> Parameters {
         func instant(_ name: String) throws(ServiceError) -> Int64? {
             guard let text = request.query[name] else { return nil }
             guard let instant = RFC3339.parse(text) else { throw .invalidRequest("\(name) must be an RFC 3339 timestamp") }
             return instant
         }
-        let to = try instant("to") ?? now
+        // With asOf, "now" is asOf: `?asOf=T` alone answers as the default view did at T.
+        let asOf = try instant("asOf")
+        let to = try instant("to") ?? asOf ?? now
         let from = try instant("from") ?? to - 30 * 86_400_000
         guard from < to else { throw .invalidRequest("from must be before to") }
         var interval = OverviewMetrics.Interval.day
@@ -72,6 +74,6 @@ struct OverviewRoutes: Sendable {
             throw .invalidRequest("currency must be an ISO 4217 code (three capital letters, e.g. USD), got \"\(currency)\"")
         }
         return Parameters(
-            from: from, to: to, interval: interval, environment: environment, currency: currency, asOf: try instant("asOf"))
+            from: from, to: to, interval: interval, environment: environment, currency: currency, asOf: asOf)
     }
 }
