@@ -63,15 +63,23 @@ import TestSupport
                                  expires: nil, signed: now - 2 * day, priced(990, "USD"))
         let e = Mint.transaction("9700005", product: TestService.monthly, purchase: now - 5 * day, expires: now + 25 * day,
                                  signed: now - 5 * day, priced(2990, "USD"))
-        for (index, fields) in [a, b, c, d, e].enumerated() {
+        // G: a monthly at 1.99 (bought before `from`) whose period ended 2 days ago; Apple retries
+        // the charge (billing retry: neither churned nor in MRR).
+        let g = Mint.transaction("9700007", product: TestService.monthly, purchase: now - 32 * day, expires: now - 2 * day,
+                                 signed: now - 32 * day, priced(1990, "USD"))
+        for (index, fields) in [a, b, c, d, e, g].enumerated() {
             #expect(try api.purchase("u-asof-\(index)", Mint.signed(fields)).status == 200)
         }
+        let retry = try api.notify(Mint.notification(
+            "DID_FAIL_TO_RENEW", transaction: g, renewal: Mint.renewal(billingRetry: true, signed: now - 2 * day)))
+        #expect(retry.status == 200, "\(retry.text)")
         let connection = try Connection(service.conninfo)
         try connection.executeScript("SET ROLE iap_ledger_service")
         let rateDay = String(RFC3339.format(now - 30 * day).prefix(10))
         try ExchangeRates.record([.init(date: rateDay, currency: "EUR", rate: "1.10")], base: "USD", source: "one.csv", on: connection)
 
-        // The snapshot. new: B, C, E (A began before `from`) = 3. churned: A and C = 2. active at
+        // The snapshot. new: B, C, E (A and G began before `from`) = 3. churned: A and C = 2 (G is in
+        // billing retry, not expired). active at
         // the end: B, E = 2. MRR: USD 2990 (E; C's trial is over), EUR 4990. revenue: USD 990 +
         // 2990 = 3980, EUR 4990; proceeds: USD 693 + 2093 = 2786, EUR 4990 × 0.7 = 3493. One trial.
         let snapshot = Self.overview(api, from: from, to: to) {
@@ -116,14 +124,20 @@ import TestSupport
                                  signed: now - 3 * day, priced(4990, "USD"))
         #expect(try api.purchase("u-asof-f", Mint.signed(f)).status == 200)
         try ExchangeRates.record([.init(date: rateDay, currency: "EUR", rate: "1.20")], base: "USD", source: "two.csv", on: connection)
+        // And a newer renewal info puts G in a grace period running 10 more days: its period counts in MRR.
+        let grace = try api.notify(Mint.notification(
+            "DID_FAIL_TO_RENEW", "GRACE_PERIOD", transaction: g,
+            renewal: Mint.renewal(billingRetry: true, grace: now + 10 * day, signed: now - day)))
+        #expect(grace.status == 200, "\(grace.text)")
 
         // Now: new B, C, E, F = 4; churned none (A renewed, C converted, B and E revoked);
-        // refunded 2; active A, C, F = 3; MRR USD 9990 + 9990 + 4990 = 24970 (B revoked: EUR 0);
+        // refunded 2; active A, C, F = 3 (G's grace is no period); MRR USD 9990 + 9990 + 4990 + 1990
+        // (G in grace) = 26960 (B revoked: EUR 0);
         // revenue USD 3980 + 9990 + 9990 + 4990 = 28950; refunds USD 2990, EUR 4990 × 50 % = 2495;
         // one trial converted. In USD: revenue 28950 + 4990 × 1.20 = 34938.
         func current(_ answer: JSONValue) -> Bool {
             Self.total(answer, "new") == 4 && Self.total(answer, "churned") == 0 && Self.total(answer, "refunded") == 2
-                && Self.last(answer, "activeSubscriptions") == 3 && Self.last(answer, "mrr", "USD") == 24970
+                && Self.last(answer, "activeSubscriptions") == 3 && Self.last(answer, "mrr", "USD") == 26960
                 && Self.total(answer, "revenue", "USD") == 28950 && Self.total(answer, "refunds", "USD") == 2990
                 && Self.total(answer, "refunds", "EUR") == 2495 && Self.total(answer, "trialsConverted") == 1
                 && Self.last(answer, "mrr", "EUR") == 0
