@@ -82,9 +82,13 @@ import TestSupport
         // billing retry, not expired). active at
         // the end: B, E = 2. MRR: USD 2990 (E; C's trial is over), EUR 4990. revenue: USD 990 +
         // 2990 = 3980, EUR 4990; proceeds: USD 693 + 2093 = 2786, EUR 4990 × 0.7 = 3493. One trial.
+        // Taken once the projection holds every fact recorded so far (asOf reproduces what was shown
+        // then only of facts the projection had applied): at the end of the first day A and G both
+        // paid (9990 + 1990 = 11980), and G's retry keeps it out of churn.
         let snapshot = Self.overview(api, from: from, to: to) {
             Self.total($0, "new") == 3 && Self.total($0, "churned") == 2 && Self.total($0, "trialsStarted") == 1
                 && Self.total($0, "revenue", "USD") == 3980 && Self.last($0, "mrr", "EUR") == 4990
+                && $0["series"]?["mrr"]?["USD"]?[0]?["value"]?.int64Value == 11980
         }
         #expect(Self.last(snapshot, "activeSubscriptions") == 2)
         #expect(Self.last(snapshot, "mrr", "USD") == 2990)

@@ -9,7 +9,7 @@ import EventStore
 /// The facts as of an instant come from the projection's versions (migration 0043):
 /// `analytics.transactions_as_of`, `analytics.renewal_infos_as_of` and
 /// `analytics.revenue_movements_as_of`. Without `asOf` the statement reads the tables and views
-/// directly, its text unchanged, so the common path costs what it did.
+/// themselves, as it did.
 extension OverviewMetrics {
     /// What the overview's statement reads, named as FROM items. Fixed SQL text (no value of the
     /// request enters it: the instant is `bounds.as_of`, a bound parameter).
@@ -22,11 +22,19 @@ extension OverviewMetrics {
         var lifecycles: StaticString
         var subscriptions: StaticString
 
-        /// Everything recorded: the projection as it stands.
+        /// Everything recorded: the projection as it stands. The subscriptions view is read once
+        /// (materialized) rather than once per bucket: its statuses are judged at now(), one
+        /// instant for the whole statement, so the answer is the same, in half the time (16 s →
+        /// 8 s for 60,000 transactions by day over 30 days; docs/analytics.md).
         static let current = Sources(
-            ctes: "", transactions: "analytics.transactions", renewalInfos: "analytics.renewal_infos",
+            ctes: """
+            current_subscriptions AS MATERIALIZED (
+                SELECT s.original_transaction_id, s.status, s.expires_date, s.environment FROM analytics.subscriptions s
+            ),
+            """,
+            transactions: "analytics.transactions", renewalInfos: "analytics.renewal_infos",
             movements: "analytics.revenue_movements", lifecycles: "analytics.subscription_lifecycles",
-            subscriptions: "analytics.subscriptions")
+            subscriptions: "current_subscriptions")
 
         /// What had been recorded by `bounds.as_of`. The lifecycles' trial columns and the
         /// subscriptions' status are the views' own rules (migrations 0038 and 0021) over the
