@@ -86,6 +86,10 @@ import TestSupport
                              signed: bought, ["price": .int(9990), "currency": "EUR", "environment": "Production"]),
         ]
         for fields in facts { #expect(try api.purchase("u-fx", Mint.signed(fields)).status == 200) }
+        // An instant after the purchases and before any import (asOf covers the facts too: before
+        // the purchases were recorded, it would show nothing at all).
+        let beforeImports = Timestamp.nowMillis()
+        #expect(opsEventually(within: 5) { Timestamp.nowMillis() > beforeImports + 2 })
 
         let connection = try Connection(service.conninfo)
         try connection.executeScript("SET ROLE iap_ledger_service")
@@ -128,7 +132,7 @@ import TestSupport
         #expect(asOf["asOf"]?.stringValue == RFC3339.format(between))
         #expect(asOf["unconverted"] == .array(["JPY"]))
         // Before any import: only the base currency converts.
-        let before = overview(asOf: midnight - 3 * day) { revenue($0) == 990 }
+        let before = overview(asOf: beforeImports) { revenue($0) == 990 }
         #expect(before["unconverted"] == .array(["EUR", "JPY"]))
 
         // Without currency: each its own, nothing unconverted.

@@ -31,6 +31,8 @@ import JSON
 /// amount at the latest rate on or before its day (MRR at the bucket's end), among the rates
 /// recorded by `asOf`; an amount in a currency without a rate is left out and its currency listed
 /// in `unconverted` — never guessed.
+/// With `asOf`, every series is as the overview answered at that instant: the facts recorded by
+/// then and statuses judged then (`Sources.asOf`, OverviewMetrics+AsOf.swift).
 /// Counts outside [from, to) are left out of the first and last bucket.
 enum OverviewMetrics {
     enum Interval: String, CaseIterable, Sendable { case day, week, month }
@@ -57,11 +59,12 @@ enum OverviewMetrics {
     static func query(
         from: Int64, to: Int64, interval: Interval, environment: String, currency: String? = nil, asOf: Int64? = nil
     ) -> Query {
-        """
+        let source = asOf == nil ? Sources.current : Sources.asOf
+        return """
         WITH bounds AS (
             SELECT analytics.ms(\(from)) AS f, analytics.ms(\(to)) AS t, ('1 ' || \(interval.rawValue))::interval AS step,
                 \(currency)::text AS cur, coalesce(analytics.ms(\(asOf)::bigint), 'infinity') AS as_of
-        ), buckets AS (
+        ), \(unescaped: source.ctes)buckets AS (
             SELECT b AS s, least(b + bounds.step, bounds.t) AS e, greatest(b, bounds.f) AS lo
             FROM bounds, generate_series(date_trunc(\(interval.rawValue), bounds.f, 'UTC'), bounds.t - interval '1 millisecond', bounds.step) AS b
         ), moves AS (
@@ -70,11 +73,11 @@ enum OverviewMetrics {
                 coalesce(bounds.cur, m.currency) AS shown,
                 CASE WHEN bounds.cur IS NULL THEN 1
                      ELSE analytics.fx_rate(bounds.cur, m.currency, (m.at AT TIME ZONE 'UTC')::date, bounds.as_of) END AS rate
-            FROM analytics.revenue_movements m, bounds
+            FROM \(unescaped: source.movements) m, bounds
             WHERE m.environment = \(environment)::text AND m.at >= bounds.f AND m.at < bounds.t
         ), lives AS (
             SELECT l.trial_started_at, l.converted, l.first_paid_at
-            FROM analytics.subscription_lifecycles l
+            FROM \(unescaped: source.lifecycles) l
             WHERE l.environment = \(environment)::text AND (l.trial_started_at IS NOT NULL OR l.converted)
         ), periods AS (
             SELECT x.original_transaction_id, x.purchase_date, x.price_milli, x.currency,
@@ -85,22 +88,22 @@ enum OverviewMetrics {
                 END AS paid_until,
                 analytics.is_free_trial(x.price_milli, x.offer_type, x.offer_discount_type) AS free,
                 analytics.billing_period(x.product_id, x.environment, extract(epoch FROM x.expires_date - x.purchase_date)) AS period
-            FROM analytics.transactions x
+            FROM \(unescaped: source.transactions) x
             CROSS JOIN bounds
-            LEFT JOIN analytics.renewal_infos r ON r.original_transaction_id = x.original_transaction_id
+            LEFT JOIN \(unescaped: source.renewalInfos) r ON r.original_transaction_id = x.original_transaction_id
             WHERE x.type = 'Auto-Renewable Subscription' AND NOT x.is_upgraded AND x.expires_date IS NOT NULL
               AND x.purchase_date < bounds.t AND x.environment = \(environment)::text
               AND greatest(x.expires_date, r.grace_period_expires_date) >= (SELECT min(e) FROM buckets)
         )
         SELECT (extract(epoch FROM b.s) * 1000)::bigint,
             (SELECT count(DISTINCT p.original_transaction_id) FROM periods p WHERE p.purchase_date < b.e AND p.ends >= b.e),
-            (SELECT count(*) FROM analytics.transactions n
+            (SELECT count(*) FROM \(unescaped: source.transactions) n
              WHERE n.type = 'Auto-Renewable Subscription' AND n.transaction_id = n.original_transaction_id
                AND n.purchase_date >= b.lo AND n.purchase_date < b.e AND n.environment = \(environment)::text),
-            (SELECT count(*) FROM analytics.subscriptions c
+            (SELECT count(*) FROM \(unescaped: source.subscriptions) c
              WHERE c.status = 'expired' AND c.expires_date >= b.lo AND c.expires_date < b.e
                AND c.environment = \(environment)::text),
-            (SELECT count(*) FROM analytics.transactions r
+            (SELECT count(*) FROM \(unescaped: source.transactions) r
              WHERE r.revocation_date >= b.lo AND r.revocation_date < b.e
                AND r.revocation_type IS DISTINCT FROM 'FAMILY_REVOKE' AND r.environment = \(environment)::text),
             (SELECT coalesce(jsonb_object_agg(m.shown, m.milli) FILTER (WHERE m.milli IS NOT NULL), '{}'::jsonb)::text

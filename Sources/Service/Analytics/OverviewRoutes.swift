@@ -5,8 +5,8 @@ import JSON
 /// `GET /v1/admin/metrics/overview?from=&to=&interval=day|week|month[&environment=][&currency=][&asOf=]`
 /// (admin, api.md §6, §3.1): the console's charts from the analytics projection (`OverviewMetrics`),
 /// one store environment at a time (Production unless asked), never several summed; with
-/// `currency`, every money series converted into it (`ExchangeRates`), with the rates recorded by
-/// `asOf` when given.
+/// `currency`, every money series converted into it (`ExchangeRates`); with `asOf`, every series
+/// as it was answered at that instant (the facts and rates recorded by then).
 struct OverviewRoutes: Sendable {
     let service: LedgerService
 
@@ -35,7 +35,7 @@ struct OverviewRoutes: Sendable {
         var environment: String
         /// The reporting currency every money series is converted into; nil: each in its own.
         var currency: String? = nil
-        /// Convert with the rates recorded up to this instant; nil: every rate recorded.
+        /// Answer from the facts and rates recorded up to this instant; nil: everything recorded.
         var asOf: Int64? = nil
     }
 
@@ -43,14 +43,16 @@ struct OverviewRoutes: Sendable {
     /// figure mixes them, so there is no "all").
     static let environments = ["Production", "Sandbox", "Xcode", "LocalTesting"]
 
-    /// Defaults: the last 30 days, by day, Production.
+    /// Defaults: the last 30 days (up to `asOf` when given), by day, Production.
     static func parameters(_ request: HTTPRequest, now: Int64) throws(ServiceError) -> Parameters {
         func instant(_ name: String) throws(ServiceError) -> Int64? {
             guard let text = request.query[name] else { return nil }
             guard let instant = RFC3339.parse(text) else { throw .invalidRequest("\(name) must be an RFC 3339 timestamp") }
             return instant
         }
-        let to = try instant("to") ?? now
+        // With asOf, "now" is asOf: `?asOf=T` alone answers as the default view did at T.
+        let asOf = try instant("asOf")
+        let to = try instant("to") ?? asOf ?? now
         let from = try instant("from") ?? to - 30 * 86_400_000
         guard from < to else { throw .invalidRequest("from must be before to") }
         var interval = OverviewMetrics.Interval.day
@@ -72,6 +74,6 @@ struct OverviewRoutes: Sendable {
             throw .invalidRequest("currency must be an ISO 4217 code (three capital letters, e.g. USD), got \"\(currency)\"")
         }
         return Parameters(
-            from: from, to: to, interval: interval, environment: environment, currency: currency, asOf: try instant("asOf"))
+            from: from, to: to, interval: interval, environment: environment, currency: currency, asOf: asOf)
     }
 }

@@ -151,6 +151,7 @@ final class AnalyticsProjector: Sendable {
                 DELETE FROM analytics.notifications;
                 DELETE FROM analytics.balance_movements;
                 DELETE FROM analytics.transaction_versions;
+                DELETE FROM analytics.renewal_info_versions;
                 DELETE FROM analytics.exchange_rates;
                 DELETE FROM es.checkpoints WHERE name IN ('analytics', 'analytics:rebuild');
                 """)
