@@ -28,31 +28,7 @@ extension LedgerEvent {
         case .renewalExtensionRequested(let request): request.writeFields(to: &w)
         case .promotionalGranted(let grant): grant.writeFields(to: &w)
         case .promotionalRevoked(let revocation): revocation.writeFields(to: &w)
-        case .appAccountTokenRegistered(let userId, let token, let minted, let at):
-            w.key("userId")
-            w.string(userId)
-            w.key("appAccountToken")
-            w.string(token)
-            w.key("minted")
-            w.bool(minted)
-            w.key("at")
-            w.int(at)
-        case .consentRescinded(let userId, let appTransactionId, let at):
-            w.key("userId")
-            w.string(userId)
-            w.key("appTransactionId")
-            w.string(appTransactionId)
-            w.key("at")
-            w.int(at)
-        case .appleAccountShared(let userId, let appTransactionId, let sharedWith, let at):
-            w.key("userId")
-            w.string(userId)
-            w.key("appTransactionId")
-            w.string(appTransactionId)
-            w.key("sharedWith")
-            w.string(sharedWith)
-            w.key("at")
-            w.int(at)
+        case .appAccountTokenRegistered, .consentRescinded, .appleAccountShared: writeIdentityFields(to: &w)
         case .aliasMerged, .mergedInto: writeMergeFields(to: &w)
         case .chainClaimed(let userId, let otid, let from, let at):
             w.key("userId")
@@ -158,21 +134,8 @@ extension LedgerEvent {
         case "RenewalExtensionRequested": event = .renewalExtensionRequested(try RenewalExtension(fields: &fields))
         case "PromotionalGranted": event = .promotionalGranted(try PromotionalGrant(fields: &fields))
         case "PromotionalRevoked": event = .promotionalRevoked(try PromotionalRevocation(fields: &fields))
-        case "AppAccountTokenRegistered":
-            guard let minted = fields.optionalBool(.minted) else {
-                throw EventDecodingError(type: type, schemaVersion: schemaVersion, message: "missing or mistyped minted")
-            }
-            event = .appAccountTokenRegistered(
-                userId: try fields.string(.userId), appAccountToken: try fields.string(.appAccountToken),
-                minted: minted, at: try fields.int(.at))
-        case "ConsentRescinded":
-            event = .consentRescinded(
-                userId: try fields.string(.userId), appTransactionId: try fields.string(.appTransactionId),
-                at: try fields.int(.at))
-        case "AppleAccountShared":
-            event = .appleAccountShared(
-                userId: try fields.string(.userId), appTransactionId: try fields.string(.appTransactionId),
-                sharedWith: try fields.string(.sharedWith), at: try fields.int(.at))
+        case "AppAccountTokenRegistered", "ConsentRescinded", "AppleAccountShared":
+            event = try identityEvent(type: type, schemaVersion: schemaVersion, fields: &fields)
         case "MergedInto": event = try mergedInto(fields: &fields)
         case "ChainClaimed":
             event = .chainClaimed(
