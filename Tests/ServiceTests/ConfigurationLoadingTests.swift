@@ -156,6 +156,33 @@ import Testing
     }
 }
 
+/// A subscription's `group` (api.md §1, §8): its subscription group, recorded with the catalog,
+/// which introductory-offer eligibility judges by.
+@Suite struct SubscriptionGroupConfigurationTests {
+    @Test func aSubscriptionDeclaresItsGroupAndTheRecordedCatalogKeepsIt() throws {
+        let configuration = try NonRenewingConfigurationTests.parse(
+            #"{"y": {"type": "subscription", "entitlements": ["pro"], "period": "P1Y", "group": "21000001"}}"#)
+        #expect(configuration.catalog.products["y"]?.group == "21000001")
+        let json = configuration.catalog.canonicalJSON()
+        #expect(try Catalog(canonicalJSON: JSONValue.parse(json)) == configuration.catalog)
+        #expect(String(decoding: json, as: UTF8.self).contains(#""period":"P1Y","group":"21000001"}"#))
+    }
+
+    @Test(arguments: [
+        (#"{"p": {"type": "non-consumable", "group": "21000001"}}"#,
+         "apps[0].products.p.group: only a subscription belongs to a subscription group"),
+        (#"{"p": {"type": "subscription", "group": ""}}"#, "apps[0].products.p.group: expected the subscription group's id"),
+        (#"{"p": {"type": "subscription", "group": 21000001}}"#, "apps[0].products.p.group: expected a string"),
+    ])
+    func aWrongGroupNamesTheKeyAndTheFile(products: String, message: String) {
+        #expect {
+            _ = try NonRenewingConfigurationTests.parse(products)
+        } throws: { error in
+            "\(error)".hasPrefix("c.json: " + message)
+        }
+    }
+}
+
 /// Per app, `"commission": "standard" | "small-business"` (api.md §1): the program of the
 /// proceeds estimate (§3.1, `analytics.revenue_movements`).
 @Suite struct CommissionConfigurationTests {

@@ -180,6 +180,10 @@ import TestSupport
             "PUT", "/v1/subscriptions/{originalTransactionId}/app-account-token", ["originalTransactionId": "7300001"],
             body: ["appAccountToken": "3b1f0c2e-9d8a-4c6b-8e7f-1a2b3c4d5e6f"])
         #expect(tokenSet.status == 200, "\(tokenSet.text)")
+        let eligible = try call(
+            "GET", "/v1/users/{userId}/eligibility", ["userId": "u-token-set"], query: "productId=\(TestService.monthly)",
+            scope: "read")
+        #expect(eligible.status == 200, "\(eligible.text)")
 
         // Operations and admin reads.
         try call("GET", "/v1/admin/metrics/overview", query: "interval=day")

@@ -112,6 +112,9 @@ import TestSupport
         case "POST /v1/users/{userId}/app-account-token":
             // The same token for the same user every time: registered once, then 200 with nothing changed.
             return [{ Base(path: ["userId": "u-bound"], body: ["appAccountToken": "5b0e3c1a-9f2d-4e7b-8a61-0c4d2e9f7a13"]) }]
+        case "GET /v1/users/{userId}/eligibility":
+            // A configured subscription: a valid request is a 200, past validation.
+            return [{ Base(path: ["userId": "u-bound-eligible"], query: ["productId": TestService.monthly]) }]
         case "PUT /v1/subscriptions/{originalTransactionId}/app-account-token":
             // No chain 8100998 is recorded: a valid request is a 404, past validation.
             return [{ Base(path: ["originalTransactionId": "8100998"], body: ["appAccountToken": "3b1f0c2e-9d8a-4c6b-8e7f-1a2b3c4d5e6f"]) }]

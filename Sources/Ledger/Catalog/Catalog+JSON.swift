@@ -33,6 +33,9 @@ extension Catalog {
             if let period = product.period {
                 w.key("period"); w.string(period.rawValue)
             }
+            if let group = product.group {
+                w.key("group"); w.string(group)
+            }
             w.endObject()
         }
         w.endObject()
@@ -69,7 +72,9 @@ extension Catalog {
             // A period this reader does not know (a later version's) is left out, not refused:
             // it only weighs money, never what a product grants.
             let period = entry["period"]?.stringValue.flatMap(BillingPeriod.init(rawValue:))
-            decoded[id] = Product(type: type, entitlements: entitlements, grants: grants, duration: duration, period: period)
+            decoded[id] = Product(
+                type: type, entitlements: entitlements, grants: grants, duration: duration, period: period,
+                group: entry["group"]?.stringValue)
         }
         self.init(products: decoded)
     }

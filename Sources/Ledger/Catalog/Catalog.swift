@@ -36,11 +36,16 @@ public struct Product: Sendable, Hashable {
     /// A subscription's billing period, when the config declares it (MRR); nil: the analytics
     /// snap each transaction's length to the nearest standard period.
     public var period: BillingPeriod?
+    /// A subscription's subscription group, when the config declares it (api.md §8: eligibility
+    /// for introductory offers is per group); nil: the `subscriptionGroupIdentifier` Apple
+    /// recorded with the product's transactions.
+    public var group: String? = nil
 
     public init(
         type: ProductType, entitlements: [String] = [], grants: [String: Int64] = [:], duration: ISODuration? = nil,
-        period: BillingPeriod? = nil
+        period: BillingPeriod? = nil, group: String? = nil
     ) {
+        self.group = group
         self.type = type
         self.entitlements = entitlements
         self.grants = grants

@@ -28,6 +28,32 @@ extension OpenAPIDocument {
         }
       }
     },
+    "/v1/users/{userId}/eligibility": {
+      "get": {
+        "summary": "May the user get the subscription product's introductory offer (api.md §8)? Apple's rule: not when the user (with their aliases), or another user who bought with the same Apple Account (appTransactionId), already had an introductory offer or any subscription in the product's subscription group. The group is the catalog's group for the product, else the subscriptionGroupIdentifier Apple recorded with its transactions",
+        "security": [{"bearer": ["read"]}],
+        "parameters": [
+          {"name": "userId", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/UserId"}},
+          {"name": "productId", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 256, "x-maxBytes": 256, "pattern": "^[^\\u0000-\\u001F\\u007F]*$"}}
+        ],
+        "responses": {
+          "200": {"description": "The answer", "content": {"application/json": {"schema": {
+            "type": "object", "required": ["productId", "introductoryOffer", "reason", "group", "sameAppleAccountAs"],
+            "properties": {
+              "productId": {"type": "string"}, "introductoryOffer": {"type": "boolean"},
+              "reason": {"type": "string", "enum": ["eligible", "introductory_offer_used", "subscribed_in_group"]},
+              "group": {"type": ["string", "null"], "description": "The subscription group judged (null: none known; then only the product itself counts)"},
+              "sameAppleAccountAs": {"type": ["string", "null"], "description": "The other user, of the same Apple Account, whose purchase decided it"}
+            }
+          }}}},
+          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem", "description": "not_found: the product is neither in the catalog nor in any recorded transaction"},
+          "422": {"$ref": "#/components/responses/Problem", "description": "not_auto_renewable: the catalog says the product is no subscription"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
     "/v1/subscriptions/{originalTransactionId}/app-account-token": {
       "put": {
         "summary": "Set the appAccountToken of an old purchase (api.md §8): Apple's Set App Account Token for the chain, in its environment with its app's serverAPI key, then the token registered for the chain's owner as POST /v1/users/{userId}/app-account-token registers it (an AppAccountTokenRegistered event), so Apple's later facts carrying it belong to them",

@@ -2,11 +2,11 @@ import JSON
 import Ledger
 
 /// A product of an app's catalog (`apps[].products.<id>`): its type, what it grants, and the
-/// duration (non-renewing) or billing period (subscription) it may declare.
+/// duration (non-renewing) or billing period and subscription group (subscription) it may declare.
 extension ConfigurationReader {
     func product(_ value: JSONValue, at key: String) throws(ConfigurationError) -> Configuration.Product {
         let members = try object(value, at: key)
-        try allowOnly(["type", "entitlements", "grants", "duration", "period"], in: members, at: key)
+        try allowOnly(["type", "entitlements", "grants", "duration", "period", "group"], in: members, at: key)
         guard let typeValue = members["type"] else { throw error("\(key).type", "is required") }
         let typeWord = try string(typeValue, at: "\(key).type")
         guard let kind = Configuration.Product.Kind(rawValue: typeWord) else {
@@ -54,6 +54,14 @@ extension ConfigurationReader {
             }
             period = known
         }
-        return .init(kind: kind, entitlements: entitlements, grants: grants, duration: duration, period: period)
+        var group: String?
+        if let value = members["group"] {
+            let text = try string(value, at: "\(key).group")
+            guard kind == .subscription else { throw error("\(key).group", "only a subscription belongs to a subscription group") }
+            guard !text.isEmpty else { throw error("\(key).group", "expected the subscription group's id, got \"\"") }
+            group = text
+        }
+        return .init(
+            kind: kind, entitlements: entitlements, grants: grants, duration: duration, period: period, group: group)
     }
 }

@@ -40,11 +40,14 @@ public struct Configuration: Sendable {
         /// Subscription only: its billing period (`P1W` … `P1Y`, api.md §1), which MRR
         /// normalises by; nil: the transaction's length snapped to the nearest standard one.
         public var period: BillingPeriod?
+        /// Subscription only: its subscription group (api.md §1, §8), for offer eligibility.
+        public var group: String? = nil
 
         public init(
             kind: Kind, entitlements: [String], grants: [String: Int64], duration: String? = nil,
-            period: BillingPeriod? = nil
+            period: BillingPeriod? = nil, group: String? = nil
         ) {
+            self.group = group
             self.kind = kind
             self.entitlements = entitlements
             self.grants = grants

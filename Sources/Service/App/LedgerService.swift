@@ -176,7 +176,8 @@ extension Configuration {
                 }
                 products[productId] = Ledger.Product(
                     type: type, entitlements: product.entitlements, grants: product.grants,
-                    duration: product.duration.flatMap(ISODuration.init), period: product.period)
+                    duration: product.duration.flatMap(ISODuration.init), period: product.period,
+                    group: product.group)
             }
         }
         return Catalog(products: products)

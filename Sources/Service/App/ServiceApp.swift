@@ -193,6 +193,7 @@ public final class ServiceApp: Sendable {
         ReconcileRoutes(service: service).register(on: &router)
         ExtendRoutes(service: service).register(on: &router)
         OverviewRoutes(service: service).register(on: &router)
+        EligibilityRoutes(service: service).register(on: &router)
         UnconfiguredProducts.register(service, on: &router)
         GrantRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
         AppAccountTokenRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
