@@ -34,6 +34,13 @@ extension TestkitCommand {
             guard let uuid = UUID(uuidString: text) else { throw usageError("--app-account-token must be a UUID, got \"\(text)\"") }
             token = uuid.uuidString.lowercased()
         }
+        var commitment = false
+        if let plan = parsed.options["billing-plan"] {
+            guard ["monthly-commitment", "upfront"].contains(plan) else {
+                throw usageError("--billing-plan must be monthly-commitment or upfront, got \"\(plan)\"")
+            }
+            commitment = plan == "monthly-commitment"
+        }
         let target = try destination(
             parsed, path: "/v1/purchases", printOnly: printOnly || appleOnly,
             notPosting: appleOnly ? "--apple-only" : "--print")
@@ -48,13 +55,17 @@ extension TestkitCommand {
         if expires != nil && resolvedType != .autoRenewable {
             throw usageError("--expires is only for auto-renewable subscriptions (\(productId) is \(resolvedType.rawValue))")
         }
+        if commitment && resolvedType != .autoRenewable {
+            throw usageError("--billing-plan is only for auto-renewable subscriptions (\(productId) is \(resolvedType.rawValue))")
+        }
         if quantity != 1 && resolvedType != .consumable {
             throw usageError("--quantity is only for consumables (\(productId) is \(resolvedType.rawValue))")
         }
 
         let signer = try store.authority().signer()
         let request = TestkitPurchase(
-            productId: productId, type: resolvedType, expires: expires, quantity: quantity, appAccountToken: token)
+            productId: productId, type: resolvedType, expires: expires, quantity: quantity, appAccountToken: token,
+            commitment: commitment)
         let payload = try store.withStateLock {
             var state = try store.loadState()
             let payload = try TestkitMinter.purchase(request, bundleId: app.bundleId, now: nowMillis(), state: &state)

@@ -13,9 +13,12 @@ extension TestkitCommand {
               Creates no database: `serve` creates the embedded cluster on its first start.
           testkit purchase --user U --product P [--type auto-renewable|consumable|non-consumable|non-renewing]
                            [--expires RFC3339|P1M|PT5M] [--quantity N] [--app-account-token UUID] [--apple-only]
+                           [--billing-plan monthly-commitment|upfront]
               mints a signed transaction (a new chain; ids count up from 2000000001 in a new store)
               and posts {"userId","signedTransaction"} to URL/v1/purchases. --type defaults to the
               product's type in the config; --expires (auto-renewable only) to P1M from now.
+              --billing-plan monthly-commitment: a monthly plan with a 12-month commitment (API 1.21):
+              DID_RENEW bills period 2…12, DID_CHANGE_RENEWAL_STATUS cancels only the commitment.
               --apple-only: posts nothing and prints the transaction id; only `testkit apple`
               knows it (in U's history), as if the app never reached the service: try
               POST /v1/users/U/sync {"transactionId": ID}.

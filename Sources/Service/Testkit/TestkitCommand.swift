@@ -25,7 +25,7 @@ enum TestkitCommand {
             return try initialise(parsed)
         case "purchase":
             let parsed = try CommandLineArguments(
-                rest, valued: common.union(["user", "product", "type", "expires", "quantity", "app-account-token"]),
+                rest, valued: common.union(["user", "product", "type", "expires", "quantity", "app-account-token", "billing-plan"]),
                 switches: ["print", "apple-only"])
             if parsed.wantsHelp { print(usage); return 0 }
             try noPositionals(parsed)

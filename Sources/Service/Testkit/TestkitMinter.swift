@@ -31,6 +31,8 @@ struct TestkitPurchase: Sendable {
     var expires: TestkitExpiry?
     var quantity: Int = 1
     var appAccountToken: String?
+    /// `--billing-plan monthly-commitment`: a monthly plan with a 12-month commitment (API 1.21).
+    var commitment = false
 }
 
 struct TestkitNotification: Sendable {
@@ -110,6 +112,7 @@ enum TestkitMinter {
                 "renewalDate": .int(expires), "currency": "USD", "renewalPrice": .int(price(.autoRenewable)),
             ]
         }
+        if purchase.commitment { startCommitment(&payload, renewal: &state.renewals[id], now: now) }
         state.transactions.append(payload)
         return payload
     }
@@ -199,6 +202,7 @@ enum TestkitMinter {
             next["expiresDate"] = .int(end)
             next["transactionReason"] = "RENEWAL"
             for field in revocationFields { next.removeValue(forKey: field) }
+            nextCommitmentPeriod(&next, renewal: renewal, start: start)
             state.transactions.append(next)
             target = state.transactions.count - 1
             renewal?["autoRenewStatus"] = 1
@@ -231,6 +235,9 @@ enum TestkitMinter {
             renewal?["autoRenewStatus"] = 0
             renewal?["expirationIntent"] = .int(intent)
             renewal?["isInBillingRetryPeriod"] = false
+        case "DID_CHANGE_RENEWAL_STATUS" where state.transactions[latest]["commitmentInfo"] != nil:
+            // A commitment is cancelled, not its remaining monthly payments (Apple's guide).
+            setCommitmentRenewal(request.subtype == "AUTO_RENEW_ENABLED", renewal: &renewal)
         case "DID_CHANGE_RENEWAL_STATUS":
             let enabled = request.subtype == "AUTO_RENEW_ENABLED"
             renewal?["autoRenewStatus"] = enabled ? 1 : 0
