@@ -14,6 +14,7 @@
 #include <openssl/crypto.h>
 #include <openssl/objects.h>
 #include <openssl/cms.h>
+#include <openssl/rand.h>
 // Swift cannot expand C macros: static inline wrappers live here.
 static inline void COpenSSL_free(void *p) { OPENSSL_free(p); }
 static inline struct stack_st_X509 *COpenSSL_sk_X509_new_null(void) { return sk_X509_new_null(); }
