@@ -2472,14 +2472,22 @@ CREATE TABLE proj.apple_accounts (
 );
 CREATE INDEX apple_accounts_user_id_idx ON proj.apple_accounts (user_id);
 
--- Filled from the log at once (the same statement as a replay's rebuild), so an Apple Account
--- bought with before this migration is known to the hints and to RESCIND_CONSENT.
-INSERT INTO proj.apple_accounts (app_transaction_id, user_id, first_seen_at)
-SELECT t.data->>'appTransactionId', c.data->>'userId', min(greatest(t.recorded_at, c.recorded_at))
-FROM es.events t
-JOIN es.events c ON c.type = 'ChainClaimed' AND c.data->>'originalTransactionId' = t.data->>'originalTransactionId'
-WHERE t.type = 'TransactionRecorded' AND t.data ? 'appTransactionId'
-GROUP BY 1, 2;
+-- Refilled from the log: every user who claimed a chain carrying an appTransactionId (when
+-- each was first seen: the later of the two events). Live, a chain transferred before the Apple
+-- Account appeared on it counts only its owner then; the rebuild counts both: the table only
+-- decides future hints, the hints given are events. A replay runs it in its swap transaction,
+-- and it runs once here, so an Apple Account bought with before this migration is known to the
+-- hints and to RESCIND_CONSENT.
+CREATE FUNCTION proj.rebuild_apple_accounts() RETURNS void LANGUAGE sql AS $$
+    DELETE FROM proj.apple_accounts;
+    INSERT INTO proj.apple_accounts (app_transaction_id, user_id, first_seen_at)
+    SELECT t.data->>'appTransactionId', c.data->>'userId', min(greatest(t.recorded_at, c.recorded_at))
+    FROM es.events t
+    JOIN es.events c ON c.type = 'ChainClaimed' AND c.data->>'originalTransactionId' = t.data->>'originalTransactionId'
+    WHERE t.type = 'TransactionRecorded' AND t.data ? 'appTransactionId'
+    GROUP BY 1, 2;
+$$;
+SELECT proj.rebuild_apple_accounts();
 
 COMMENT ON TABLE proj.apple_accounts IS 'appTransactionId (one per Apple Account and app) and the users whose chains carried it.';
 

@@ -12,12 +12,7 @@ import TestSupport
         let (root, data) = try TestkitTests.initialisedStore()
         defer { try? FileManager.default.removeItem(atPath: root) }
         func mint(_ arguments: [String]) throws -> JSONValue {
-            let outcome = try OpsBinary.run(["testkit"] + arguments + ["--data-dir", data, "--print"])
-            #expect(outcome.status == 0, "\(outcome.stderr)")
-            try outcome.stdout.write(toFile: root + "/jws", atomically: true, encoding: .utf8)
-            let verified = try OpsBinary.run(["verify", "--config", data + "/testkit/config.json", root + "/jws"])
-            #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
-            return try JSONValue.parse(verified.stdout)
+            try TestkitTests.mintVerified(arguments, root: root, data: data)
         }
         let bought = try mint(
             ["purchase", "--product", TestkitStore.subscription, "--billing-plan", "monthly-commitment"])

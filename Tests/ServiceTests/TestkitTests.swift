@@ -254,14 +254,7 @@ import Testing
     @Test func aProratedRefundIsMintedWithItsShareAndTheHelpSaysHow() throws {
         let (root, data) = try Self.initialisedStore()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        func mint(_ arguments: [String]) throws -> JSONValue {
-            let outcome = try OpsBinary.run(["testkit"] + arguments + ["--data-dir", data, "--print"])
-            #expect(outcome.status == 0, "\(outcome.stderr)")
-            try outcome.stdout.write(toFile: root + "/jws", atomically: true, encoding: .utf8)
-            let verified = try OpsBinary.run(["verify", "--config", data + "/testkit/config.json", root + "/jws"])
-            #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
-            return try JSONValue.parse(verified.stdout)
-        }
+        func mint(_ arguments: [String]) throws -> JSONValue { try Self.mintVerified(arguments, root: root, data: data) }
         _ = try mint(["purchase", "--product", TestkitStore.coins])
         let refund = try mint(
             ["notify", "--type", "REFUND", "--original-transaction-id", "2000000001", "--percentage", "50000"])
@@ -306,6 +299,17 @@ import Testing
             ["testkit", "notify", "--type", "RESCIND_CONSENT", "--original-transaction-id", "2000000001", "--data-dir", data])
         #expect(chained.status != 0)
         #expect(chained.stderr.contains("RESCIND_CONSENT is about no transaction"), "\(chained.stderr)")
+    }
+
+    /// Runs `testkit ARGUMENTS --print` on the store in `data` and answers what `iap-ledger verify`
+    /// decodes of it: what was minted, checked as ingestion checks it.
+    static func mintVerified(_ arguments: [String], root: String, data: String) throws -> JSONValue {
+        let outcome = try OpsBinary.run(["testkit"] + arguments + ["--data-dir", data, "--print"])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        try outcome.stdout.write(toFile: root + "/jws", atomically: true, encoding: .utf8)
+        let verified = try OpsBinary.run(["verify", "--config", data + "/testkit/config.json", root + "/jws"])
+        #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
+        return try JSONValue.parse(verified.stdout)
     }
 
     @Test func helpNamesEverySubcommand() throws {

@@ -71,18 +71,7 @@ enum AppleAccountsTable {
         DELETE FROM proj.apple_accounts p USING proj.user_aliases a WHERE p.user_id = a.alias;
         """
 
-    /// A replay rebuilds the table from the log: every user who claimed a chain carrying an
-    /// appTransactionId. (Live, a chain transferred before the Apple Account appeared on it counts
-    /// only its owner then; the rebuild counts both. The table only decides future hints; the
-    /// hints already given are events and replay as they were.) Run in the replay's swap
-    /// transaction.
-    static let rebuild = """
-        DELETE FROM proj.apple_accounts;
-        INSERT INTO proj.apple_accounts (app_transaction_id, user_id, first_seen_at)
-        SELECT t.data->>'appTransactionId', c.data->>'userId', min(greatest(t.recorded_at, c.recorded_at))
-        FROM es.events t
-        JOIN es.events c ON c.type = 'ChainClaimed' AND c.data->>'originalTransactionId' = t.data->>'originalTransactionId'
-        WHERE t.type = 'TransactionRecorded' AND t.data ? 'appTransactionId'
-        GROUP BY 1, 2;
-        """
+    /// A replay rebuilds the table from the log (migration 0044's function: the one place the
+    /// rule is written), in its swap transaction.
+    static let rebuild = "SELECT proj.rebuild_apple_accounts();"
 }
