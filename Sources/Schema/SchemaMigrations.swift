@@ -2621,6 +2621,150 @@ RETURNS text LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog AS $
 $$;
 COMMENT ON FUNCTION analytics.billing_period(text, text, numeric, text) IS 'Billing period of a subscription period with its billingPlanType: P1M for a MONTHLY (commitment) plan, else analytics.billing_period(product_id, environment, seconds).';
 
+-- The commission's year of service (0037's rule) counts each paid period at its billing period's
+-- nominal length: a commitment plan's period is a month (P1M), not the year its product's catalog
+-- period says, or its 15 % would come after its first month. The view (0037's) and its as-of
+-- form (0043's), word for word but for that call.
+CREATE OR REPLACE VIEW analytics.revenue_movements AS
+WITH paid AS (
+    SELECT t.transaction_id, t.original_transaction_id, t.purchase_date, t.expires_date,
+        extract(epoch FROM t.expires_date - t.purchase_date) AS seconds, b.seconds AS nominal
+    FROM analytics.transactions t
+    JOIN analytics.billing_periods b
+      ON b.period = analytics.billing_period(t.product_id, t.environment, extract(epoch FROM t.expires_date - t.purchase_date),
+          t.billing_plan_type)
+    WHERE t.type = 'Auto-Renewable Subscription' AND t.expires_date > t.purchase_date AND t.price_milli > 0
+      AND NOT (t.offer_type = 1 AND t.offer_discount_type IS NOT DISTINCT FROM 'FREE_TRIAL')
+), gaps AS (
+    SELECT p.*,
+        extract(epoch FROM p.purchase_date - lag(p.expires_date) OVER w) * coalesce(lag(p.nominal / p.seconds) OVER w, 1)
+            AS gap
+    FROM paid p
+    WINDOW w AS (PARTITION BY p.original_transaction_id ORDER BY p.purchase_date, p.transaction_id)
+), runs AS (
+    SELECT g.*, count(*) FILTER (WHERE g.gap > 60 * 86400) OVER (
+        PARTITION BY g.original_transaction_id ORDER BY g.purchase_date, g.transaction_id) AS run
+    FROM gaps g
+), served AS (
+    SELECT r.transaction_id, coalesce(sum(r.nominal) OVER (
+        PARTITION BY r.original_transaction_id, r.run ORDER BY r.purchase_date, r.transaction_id
+        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS served_before
+    FROM runs r
+), charges AS (
+    SELECT t.transaction_id, t.original_transaction_id, t.product_id, t.environment, t.currency, t.purchase_date,
+        t.price_milli,
+        CASE WHEN a.commission = 'small-business' THEN 0.15
+             WHEN s.served_before >= 365 * 86400 THEN 0.15
+             ELSE 0.30 END::numeric(3, 2) AS commission_rate
+    FROM analytics.transactions t
+    LEFT JOIN served s USING (transaction_id)
+    LEFT JOIN analytics.apps a USING (bundle_id)
+    WHERE t.price_milli > 0 AND t.currency IS NOT NULL
+), shares AS (
+    SELECT v.transaction_id, v.seq, v.signed_date, v.revocation_date,
+        CASE WHEN v.revocation_date IS NULL OR v.revocation_type = 'FAMILY_REVOKE' THEN 0
+             ELSE least(greatest(coalesce(v.revocation_percentage, 100000), 0), 100000) END AS share,
+        row_number() OVER w AS n
+    FROM analytics.transaction_versions v
+    WINDOW w AS (PARTITION BY v.transaction_id
+        ORDER BY v.signed_date, coalesce(v.revocation_date, '-infinity'), coalesce(v.expires_date, '-infinity'), v.seq)
+), refunded AS (
+    -- What had been refunded after each version, in money and in proceeds given back.
+    SELECT s.*, c.price_milli, c.commission_rate,
+        trunc(c.price_milli::numeric * s.share / 100000) AS amount,
+        trunc(trunc(c.price_milli::numeric * s.share / 100000) * (1 - c.commission_rate)) AS proceeds
+    FROM shares s JOIN charges c USING (transaction_id)
+), steps AS (
+    SELECT r.*, r.amount - coalesce(lag(r.amount) OVER w, 0) AS amount_step,
+        r.proceeds - coalesce(lag(r.proceeds) OVER w, 0) AS proceeds_step
+    FROM refunded r
+    WINDOW w AS (PARTITION BY r.transaction_id ORDER BY r.n)
+)
+SELECT c.purchase_date AS at, c.environment, 'charge'::text AS kind, c.transaction_id, c.original_transaction_id,
+    c.product_id, o.user_id, c.currency, c.price_milli AS amount_milli, c.commission_rate,
+    trunc(c.price_milli * (1 - c.commission_rate))::bigint AS proceeds_milli
+FROM charges c
+LEFT JOIN analytics.chain_owners o USING (original_transaction_id)
+UNION ALL
+SELECT CASE WHEN st.amount_step > 0 THEN coalesce(st.revocation_date, st.signed_date) ELSE st.signed_date END,
+    c.environment, 'refund', c.transaction_id, c.original_transaction_id, c.product_id, o.user_id, c.currency,
+    (-st.amount_step)::bigint, c.commission_rate, (-st.proceeds_step)::bigint
+FROM steps st
+JOIN charges c USING (transaction_id)
+LEFT JOIN analytics.chain_owners o USING (original_transaction_id)
+WHERE st.amount_step <> 0;
+CREATE OR REPLACE FUNCTION analytics.revenue_movements_as_of(p_as_of timestamptz) RETURNS SETOF analytics.revenue_movements
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog AS $$
+    WITH paid AS (
+        SELECT t.transaction_id, t.original_transaction_id, t.purchase_date, t.expires_date,
+            extract(epoch FROM t.expires_date - t.purchase_date) AS seconds, b.seconds AS nominal
+        FROM analytics.transactions_as_of(p_as_of) t
+        JOIN analytics.billing_periods b
+          ON b.period = analytics.billing_period(t.product_id, t.environment, extract(epoch FROM t.expires_date - t.purchase_date),
+              t.billing_plan_type)
+        WHERE t.type = 'Auto-Renewable Subscription' AND t.expires_date > t.purchase_date AND t.price_milli > 0
+          AND NOT (t.offer_type = 1 AND t.offer_discount_type IS NOT DISTINCT FROM 'FREE_TRIAL')
+    ), gaps AS (
+        SELECT p.*,
+            extract(epoch FROM p.purchase_date - lag(p.expires_date) OVER w) * coalesce(lag(p.nominal / p.seconds) OVER w, 1)
+                AS gap
+        FROM paid p
+        WINDOW w AS (PARTITION BY p.original_transaction_id ORDER BY p.purchase_date, p.transaction_id)
+    ), runs AS (
+        SELECT g.*, count(*) FILTER (WHERE g.gap > 60 * 86400) OVER (
+            PARTITION BY g.original_transaction_id ORDER BY g.purchase_date, g.transaction_id) AS run
+        FROM gaps g
+    ), served AS (
+        SELECT r.transaction_id, coalesce(sum(r.nominal) OVER (
+            PARTITION BY r.original_transaction_id, r.run ORDER BY r.purchase_date, r.transaction_id
+            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS served_before
+        FROM runs r
+    ), charges AS (
+        SELECT t.transaction_id, t.original_transaction_id, t.product_id, t.environment, t.currency, t.purchase_date,
+            t.price_milli,
+            CASE WHEN a.commission = 'small-business' THEN 0.15
+                 WHEN s.served_before >= 365 * 86400 THEN 0.15
+                 ELSE 0.30 END::numeric(3, 2) AS commission_rate
+        FROM analytics.transactions_as_of(p_as_of) t
+        LEFT JOIN served s USING (transaction_id)
+        LEFT JOIN analytics.apps a USING (bundle_id)
+        WHERE t.price_milli > 0 AND t.currency IS NOT NULL
+    ), shares AS (
+        SELECT v.transaction_id, v.seq, v.signed_date, v.revocation_date,
+            CASE WHEN v.revocation_date IS NULL OR v.revocation_type = 'FAMILY_REVOKE' THEN 0
+                 ELSE least(greatest(coalesce(v.revocation_percentage, 100000), 0), 100000) END AS share,
+            row_number() OVER w AS n
+        FROM analytics.transaction_versions v
+        WHERE v.recorded_at <= p_as_of
+        WINDOW w AS (PARTITION BY v.transaction_id
+            ORDER BY v.signed_date, coalesce(v.revocation_date, '-infinity'), coalesce(v.expires_date, '-infinity'), v.seq)
+    ), refunded AS (
+        -- What had been refunded after each version, in money and in proceeds given back.
+        SELECT s.*, c.price_milli, c.commission_rate,
+            trunc(c.price_milli::numeric * s.share / 100000) AS amount,
+            trunc(trunc(c.price_milli::numeric * s.share / 100000) * (1 - c.commission_rate)) AS proceeds
+        FROM shares s JOIN charges c USING (transaction_id)
+    ), steps AS (
+        SELECT r.*, r.amount - coalesce(lag(r.amount) OVER w, 0) AS amount_step,
+            r.proceeds - coalesce(lag(r.proceeds) OVER w, 0) AS proceeds_step
+        FROM refunded r
+        WINDOW w AS (PARTITION BY r.transaction_id ORDER BY r.n)
+    )
+    SELECT c.purchase_date AS at, c.environment, 'charge'::text AS kind, c.transaction_id, c.original_transaction_id,
+        c.product_id, o.user_id, c.currency, c.price_milli AS amount_milli, c.commission_rate,
+        trunc(c.price_milli * (1 - c.commission_rate))::bigint AS proceeds_milli
+    FROM charges c
+    LEFT JOIN analytics.chain_owners o USING (original_transaction_id)
+    UNION ALL
+    SELECT CASE WHEN st.amount_step > 0 THEN coalesce(st.revocation_date, st.signed_date) ELSE st.signed_date END,
+        c.environment, 'refund', c.transaction_id, c.original_transaction_id, c.product_id, o.user_id, c.currency,
+        (-st.amount_step)::bigint, c.commission_rate, (-st.proceeds_step)::bigint
+    FROM steps st
+    JOIN charges c USING (transaction_id)
+    LEFT JOIN analytics.chain_owners o USING (original_transaction_id)
+    WHERE st.amount_step <> 0
+$$;
+
 -- catch_up again (its one current definition was 0043's; this is that copy with two changes):
 -- transactions carry billingPlanType, and renewal infos (newest and every version) the next
 -- renewal's price, offer, win-back offers, appAccountToken and appTransactionId.
