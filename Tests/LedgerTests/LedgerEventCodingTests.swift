@@ -67,6 +67,7 @@ import Testing
         .transactionRecorded(full),
         .transactionRecorded(commitmentPeriod),
         .renewalInfoRecorded(commitmentRenewal),
+        .renewalInfoRecorded(RenewalTermsTests.terms),
         .transactionRecorded(F.consumable("5000")),
         .renewalInfoRecorded(
             RenewalInfo(

@@ -67,7 +67,8 @@ extension ChainState {
             // Apple names it on the migrated chain's first transaction, and may on later ones.
             previousOriginalTransactionId: current.previousOriginalTransactionId
                 ?? transactionVersions[current.originalTransactionId]?.first?.previousOriginalTransactionId,
-            commitment: current.isCommitmentPlan ? CommitmentStatus(current, renewal: renewal) : nil)
+            commitment: current.isCommitmentPlan ? CommitmentStatus(current, renewal: renewal) : nil,
+            renewal: renewal.map(RenewalTerms.init))
     }
 
     /// The next instant after `now` at which `status(at:)` may change with no new fact.

@@ -34,6 +34,8 @@ public struct ChainStatus: Sendable, Hashable {
     public var previousOriginalTransactionId: String? = nil
     /// Where a monthly subscription with a 12-month commitment stands (nil for other plans).
     public var commitment: CommitmentStatus? = nil
+    /// What the newest renewal info says of the next renewal (nil before any renewal info).
+    public var renewal: RenewalTerms? = nil
 
     /// Whether the current period is a free trial.
     public var isTrial: Bool { offerDiscountType == "FREE_TRIAL" }
@@ -62,5 +64,33 @@ public struct CommitmentStatus: Sendable, Hashable {
         expiresAt = current.commitment?.commitmentExpiresDate
         willRenew = renewal?.commitmentRenewal?.commitmentAutoRenewStatus.map { $0 == 1 } ?? true
         price = current.commitment?.commitmentPrice
+    }
+}
+
+/// The next renewal's terms as the newest renewal info states them (api.md §8 `renewal`):
+/// display only — they change no status, no money and no change of the feed.
+public struct RenewalTerms: Sendable, Hashable {
+    /// Apple's `renewalPrice`, in milliunits of `currency`.
+    public var renewalPrice: Int64?
+    public var currency: String?
+    /// The offer of the next renewal: 1 introductory, 2 promotional, 3 offer code, 4 win-back.
+    public var offerType: Int64?
+    /// FREE_TRIAL, PAY_AS_YOU_GO, PAY_UP_FRONT or ONE_TIME.
+    public var offerDiscountType: String?
+    public var offerPeriod: String?
+    public var offerIdentifier: String?
+    /// Best first, as Apple lists them; empty when Apple lists none.
+    public var eligibleWinBackOfferIds: [String]
+    public var appAccountToken: String?
+
+    init(_ r: RenewalInfo) {
+        renewalPrice = r.renewalPrice
+        currency = r.currency
+        offerType = r.offerType
+        offerDiscountType = r.offerDiscountType
+        offerPeriod = r.offerPeriod
+        offerIdentifier = r.offerIdentifier
+        eligibleWinBackOfferIds = r.eligibleWinBackOfferIds ?? []
+        appAccountToken = r.appAccountToken
     }
 }

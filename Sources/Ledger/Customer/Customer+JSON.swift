@@ -139,6 +139,39 @@ extension SubscriptionView {
         } else {
             w.null()
         }
+        // Always there (api.md §8): null until a renewal info of the chain was recorded.
+        w.key("renewal")
+        if let renewal {
+            renewal.write(to: &w)
+        } else {
+            w.null()
+        }
+        w.endObject()
+    }
+}
+
+extension RenewalTerms {
+    /// The subscription's `renewal` object: every key always there, null when Apple left it out.
+    func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("renewalPrice")
+        w.intOrNull(renewalPrice)
+        w.key("currency")
+        w.stringOrNull(currency)
+        w.key("offerType")
+        w.intOrNull(offerType)
+        w.key("offerDiscountType")
+        w.stringOrNull(offerDiscountType)
+        w.key("offerPeriod")
+        w.stringOrNull(offerPeriod)
+        w.key("offerIdentifier")
+        w.stringOrNull(offerIdentifier)
+        w.key("eligibleWinBackOfferIds")
+        w.beginArray()
+        for id in eligibleWinBackOfferIds { w.string(id) }
+        w.endArray()
+        w.key("appAccountToken")
+        w.stringOrNull(appAccountToken)
         w.endObject()
     }
 }

@@ -107,6 +107,8 @@ public struct SubscriptionView: Sendable, Hashable {
     public var previousOriginalTransactionId: String?
     /// A monthly subscription with a 12-month commitment's progress (nil for other plans).
     public var commitment: CommitmentStatus?
+    /// The next renewal's terms from the newest renewal info (nil before any).
+    public var renewal: RenewalTerms?
 
     public init(originalTransactionId: String, judged: ChainStatus) {
         self.originalTransactionId = originalTransactionId
@@ -127,6 +129,7 @@ public struct SubscriptionView: Sendable, Hashable {
         appTransactionId = judged.appTransactionId
         previousOriginalTransactionId = judged.previousOriginalTransactionId
         commitment = judged.commitment
+        renewal = judged.renewal
     }
 }
 

@@ -14,6 +14,7 @@ enum EventField: Int, CaseIterable {
     // RenewalInfo
     case autoRenewProductId, autoRenewStatus, isInBillingRetryPeriod, gracePeriodExpiresDate, expirationIntent
     case renewalDate, priceIncreaseStatus, recentSubscriptionStartDate
+    case renewalPrice, offerPeriod, eligibleWinBackOfferIds
     // NotificationFact
     case notificationUUID, notificationType, subtype
     // user stream

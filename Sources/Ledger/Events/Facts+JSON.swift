@@ -93,6 +93,38 @@ extension RenewalInfo {
         w.field("commitmentRenewalBillingPlanType", commitmentRenewal?.commitmentRenewalBillingPlanType)
         w.field("commitmentRenewalDate", commitmentRenewal?.commitmentRenewalDate)
         w.field("commitmentRenewalPrice", commitmentRenewal?.commitmentRenewalPrice)
+        // API 1.12–1.18's fields, only when present: renewal infos recorded before keep their bytes.
+        w.field("renewalPrice", renewalPrice)
+        w.field("currency", currency)
+        w.field("offerDiscountType", offerDiscountType)
+        w.field("offerPeriod", offerPeriod)
+        w.field("offerIdentifier", offerIdentifier)
+        // Events are flat objects of scalars: the list is stored as the text of a JSON array of
+        // strings, which holds any id Apple may send (no separator character to reserve) and
+        // keeps Apple's best-first order; SQL reads it with `::jsonb`.
+        w.field("eligibleWinBackOfferIds", eligibleWinBackOfferIds.map(RenewalInfo.jsonText))
+        w.field("appAccountToken", appAccountToken)
+        w.field("appTransactionId", appTransactionId)
+    }
+
+    /// `["a","b"]`: the stored form of `eligibleWinBackOfferIds`.
+    static func jsonText(_ ids: [String]) -> String {
+        var w = JSONWriter(capacity: 64)
+        w.beginArray()
+        for id in ids { w.string(id) }
+        w.endArray()
+        return String(decoding: w.bytes, as: UTF8.self)
+    }
+
+    /// The ids of a stored `eligibleWinBackOfferIds` (nil when it is not an array of strings).
+    static func ids(fromJSONText text: String) -> [String]? {
+        guard let value = try? JSONValue.parse(Array(text.utf8)), case .array(let items) = value else { return nil }
+        var ids: [String] = []
+        for item in items {
+            guard case .string(let id) = item else { return nil }
+            ids.append(id)
+        }
+        return ids
     }
 
     init(fields f: inout Fields) throws(EventDecodingError) {
@@ -113,6 +145,14 @@ extension RenewalInfo {
             commitmentRenewalDate: f.optionalInt(.commitmentRenewalDate),
             commitmentRenewalPrice: f.optionalInt(.commitmentRenewalPrice))
         if renewal != CommitmentRenewal() { commitmentRenewal = renewal }
+        renewalPrice = f.optionalInt(.renewalPrice)
+        currency = f.optionalString(.currency)
+        offerDiscountType = f.optionalString(.offerDiscountType)
+        offerPeriod = f.optionalString(.offerPeriod)
+        offerIdentifier = f.optionalString(.offerIdentifier)
+        eligibleWinBackOfferIds = f.optionalString(.eligibleWinBackOfferIds).flatMap(RenewalInfo.ids(fromJSONText:))
+        appAccountToken = f.optionalString(.appAccountToken)
+        appTransactionId = f.optionalString(.appTransactionId)
     }
 }
 

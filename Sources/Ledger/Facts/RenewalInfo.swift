@@ -21,6 +21,22 @@ public struct RenewalInfo: Sendable, Hashable {
     public var renewalBillingPlanType: String? = nil
     /// Whether a commitment plan's commitment renews when it ends (API 1.21).
     public var commitmentRenewal: CommitmentRenewal? = nil
+    /// What the next renewal costs, in milliunits of `currency` (API 1.12).
+    public var renewalPrice: Int64? = nil
+    /// ISO 4217 currency of `renewalPrice`.
+    public var currency: String? = nil
+    /// The offer of the next renewal: FREE_TRIAL, PAY_AS_YOU_GO, PAY_UP_FRONT or ONE_TIME.
+    public var offerDiscountType: String? = nil
+    /// The offer's duration, ISO 8601 (`P1M`…).
+    public var offerPeriod: String? = nil
+    /// The offer's id (promotional offer, offer code or win-back offer).
+    public var offerIdentifier: String? = nil
+    /// The win-back offers the customer may take, best first, as Apple lists them (API 1.13).
+    public var eligibleWinBackOfferIds: [String]? = nil
+    /// The UUID the app set on the chain (may differ from its transactions' after a change).
+    public var appAccountToken: String? = nil
+    /// One per Apple Account and app (API 1.15).
+    public var appTransactionId: String? = nil
 
     public init(
         originalTransactionId: String, productId: String? = nil, autoRenewProductId: String? = nil,

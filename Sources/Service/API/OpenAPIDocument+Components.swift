@@ -50,7 +50,17 @@ extension OpenAPIDocument {
             "expiresAt": {"type": ["string", "null"], "format": "date-time", "description": "Apple's commitmentExpiresDate: for display; access follows the subscription's expiresAt."},
             "willRenew": {"type": "boolean", "description": "The renewal info's commitmentAutoRenewStatus: whether the commitment renews when its last period ends."},
             "price": {"type": ["integer", "null"], "description": "Apple's commitmentPrice: the whole commitment's, in milliunits."}}}],
-            "description": "A monthly subscription with a 12-month commitment (App Store Server API 1.21); null for every other plan."}
+            "description": "A monthly subscription with a 12-month commitment (App Store Server API 1.21); null for every other plan."},
+          "renewal": {"oneOf": [{"type": "null"}, {"type": "object", "required": ["renewalPrice", "currency", "offerType", "offerDiscountType", "offerPeriod", "offerIdentifier", "eligibleWinBackOfferIds", "appAccountToken"], "properties": {
+            "renewalPrice": {"type": ["integer", "null"], "description": "Apple's renewalPrice: what the next renewal costs, in milliunits of currency."},
+            "currency": {"type": ["string", "null"], "description": "ISO 4217 currency of renewalPrice."},
+            "offerType": {"type": ["integer", "null"], "description": "The next renewal's offer: 1 introductory, 2 promotional, 3 offer code, 4 win-back."},
+            "offerDiscountType": {"type": ["string", "null"], "description": "FREE_TRIAL, PAY_AS_YOU_GO, PAY_UP_FRONT or ONE_TIME."},
+            "offerPeriod": {"type": ["string", "null"], "description": "The offer's duration, ISO 8601 (P1M…)."},
+            "offerIdentifier": {"type": ["string", "null"], "description": "The offer's id (promotional offer, offer code or win-back offer)."},
+            "eligibleWinBackOfferIds": {"type": "array", "items": {"type": "string"}, "description": "Win-back offers the customer may take, best first, as Apple lists them; empty when none."},
+            "appAccountToken": {"type": ["string", "null"], "description": "The appAccountToken on the renewal info."}}}],
+            "description": "The next renewal as the chain's newest renewal info states it (App Store Server API 1.12–1.18): display only, it changes no status, money or change. null before any renewal info was recorded."}
         }
       },
       "NonConsumable": {

@@ -18,7 +18,9 @@ import JSON
 ///   `analytics.billing_period` (the catalog's `period`, else the period's length snapped to the
 ///   nearest standard one, Sandbox by Apple's accelerated table) times
 ///   `analytics.billing_periods.monthly_factor` (30.436875 / 7 for P1W … 1/12 for P1Y). Never the
-///   raw length scaled to a month: a 5-minute Sandbox month so scaled counted 8,766 times its price;
+///   raw length scaled to a month: a 5-minute Sandbox month so scaled counted 8,766 times its price.
+///   A commitment plan (`billing_plan_type` MONTHLY, a 1-year product billed monthly) counts its
+///   own monthly price: P1M, whatever the catalog's period (api.md §8, migration 0045);
 /// - `new`: first purchases of auto-renewable chains in the bucket;
 /// - `churned`: chains now `expired` (not in grace or billing retry) whose last period ended in it;
 /// - `refunded`: transactions of any type refunded or revoked in it (family revocations aside);
@@ -87,7 +89,8 @@ enum OverviewMetrics {
                     ELSE least(x.expires_date, coalesce(x.revocation_date, 'infinity'))
                 END AS paid_until,
                 analytics.is_free_trial(x.price_milli, x.offer_type, x.offer_discount_type) AS free,
-                analytics.billing_period(x.product_id, x.environment, extract(epoch FROM x.expires_date - x.purchase_date)) AS period
+                analytics.billing_period(x.product_id, x.environment, extract(epoch FROM x.expires_date - x.purchase_date),
+                    x.billing_plan_type) AS period
             FROM \(unescaped: source.transactions) x
             CROSS JOIN bounds
             LEFT JOIN \(unescaped: source.renewalInfos) r ON r.original_transaction_id = x.original_transaction_id

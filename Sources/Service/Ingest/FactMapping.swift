@@ -47,6 +47,14 @@ enum FactMapping {
             offerType: r.offerType.map(Int64.init), priceIncreaseStatus: r.priceIncreaseStatus.map(Int64.init),
             recentSubscriptionStartDate: r.recentSubscriptionStartDate)
         fact.renewalBillingPlanType = nonEmpty(r.renewalBillingPlanType)
+        fact.renewalPrice = r.renewalPrice
+        fact.currency = nonEmpty(r.currency)
+        fact.offerDiscountType = nonEmpty(r.offerDiscountType)
+        fact.offerPeriod = nonEmpty(r.offerPeriod)
+        fact.offerIdentifier = nonEmpty(r.offerIdentifier)
+        fact.eligibleWinBackOfferIds = r.eligibleWinBackOfferIds
+        fact.appAccountToken = nonEmpty(r.appAccountToken)
+        fact.appTransactionId = nonEmpty(r.appTransactionId)
         if let info = r.commitmentInfo {
             fact.commitmentRenewal = CommitmentRenewal(
                 commitmentAutoRenewStatus: info["commitmentAutoRenewStatus"]?.int64Value,
