@@ -175,9 +175,14 @@ import TestSupport
         let api = service.client()
         let now = service.clock.now
         try Self.purchaseChains(api, now: now)
-        for (chain, locale, at) in [("3100001", "en-US", now - 60 * second), ("3100002", "de-DE", now - 59 * second)] {
+        let feed = "SELECT count(*) FROM changes.feed WHERE user_id IN ('u-a', 'u-b')"
+        let announced = try AnalyticsTests.scalar(try Connection(service.conninfo), feed)
+        for (chain, locale, at) in [("3100001", "en-US", now - 60 * second), ("3100002", "de-DE", now - 59 * second),
+                                    ("3199999", "en-US", now - 58 * second)] {
             #expect(try Self.ask(api, Self.request(chain: chain, product: TestService.monthly, locale: locale, signed: at)).status == 200)
         }
+        // A request changes no one's entitlements: nothing is announced in the feed.
+        #expect(try AnalyticsTests.scalar(try Connection(service.conninfo), feed) == announced)
         // Chain 3100002 renews after Apple asked; 3100001 does not.
         let renewal = Mint.transaction(
             "3100012", chain: "3100002", product: TestService.monthly, purchase: now - 5 * second,
@@ -190,7 +195,7 @@ import TestSupport
                               || ' ' || renewed, ',' ORDER BY requested_at)
             FROM analytics.retention_requests
             """
-        let expected = "3100001 2 message false,3100002 1 alternateProduct true"
+        let expected = "3100001 2 message false,3100002 1 alternateProduct true,3199999 - none false"
         #expect(opsEventually(within: 30) { (try? AnalyticsTests.scalar(c, funnel)) == expected },
                 "\(String(describing: try? AnalyticsTests.scalar(c, funnel)))")
         let renewedAt = try AnalyticsTests.scalar(c, """
@@ -199,14 +204,17 @@ import TestSupport
             """)
         #expect(renewedAt == String(now - 5 * second))
 
+        // Apple asking about a chain the ledger never saw records the request, not a chain.
+        #expect(try api.get("/v1/subscriptions/3199999").status == 404)
+        let dry = try api.post("/v1/admin/replay", .object(["dryRun": .bool(true)]))
+        #expect(dry.status == 200 && dry.json["changedUserCount"]?.int64Value == 0, "\(dry.text)")
         // A replay (users and analytics rebuilt from the log) keeps every record and the funnel.
         let replay = try api.post("/v1/admin/replay", .object([:]))
         #expect(replay.status == 200, "\(replay.text)")
         #expect(opsEventually(within: 30) { (try? AnalyticsTests.scalar(c, funnel)) == expected },
                 "\(String(describing: try? AnalyticsTests.scalar(c, funnel)))")
-        #expect(try Self.recorded(service) == ("2", "2"))
-        let timeline = try api.get("/v1/subscriptions/3100002")
-        #expect(timeline.status == 200)
+        #expect(try Self.recorded(service) == ("3", "3"))
+        #expect(try api.get("/v1/subscriptions/3100002").status == 200)
     }
 
     /// Not a pass/fail figure (a shared 2-core machine): how long an answer takes end to end
