@@ -111,6 +111,17 @@ import Testing
                 customerConsented: false, sampleContentProvided: true, deliveryStatus: "UNDELIVERED_OTHER",
                 consumptionPercentage: nil, refundPreference: nil, outcome: .unavailable,
                 appleErrorCode: 5000000, detail: "HTTP 503 \"busy\"", attempt: 3, at: F.t0)),
+        .retentionAnswered(
+            RetentionAnswer(
+                requestIdentifier: "3db5c98d-8acf-4e29-831e-8e1f82f9f6e9", originalTransactionId: "2000000001",
+                productId: "com.example.monthly", userLocale: "en-US", environment: "Sandbox", signedDate: F.t0,
+                bundleId: "com.example", tenureMonths: 7, ruleIndex: 2, answer: .promotionalOffer,
+                messageIdentifier: "c3d4e5f6-a789-4123-c3d4-e5f6a7890123", offerIdentifier: "stay50", at: F.t0)),
+        .retentionAnswered(
+            RetentionAnswer(
+                requestIdentifier: "r", originalTransactionId: "2000000001", productId: "p", userLocale: "de",
+                environment: "Production", signedDate: F.t0, bundleId: "b", tenureMonths: 0, ruleIndex: nil,
+                answer: .none, at: F.t0)),
         .renewalExtensionRequested(
             RenewalExtension(
                 originalTransactionId: "2000000001", environment: "Production", extendByDays: 7, extendReasonCode: 3,

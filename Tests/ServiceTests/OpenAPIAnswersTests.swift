@@ -1,6 +1,7 @@
 import AppStore
 import Foundation
 import JSON
+import Ledger
 import Testing
 import TestSupport
 @testable import Service
@@ -33,6 +34,13 @@ import TestSupport
             issuerId: "issuer-test", keyId: "KEYTEST123", privateKeyPath: SyncTests.keyPath,
             key: AppStoreServerKey.testKey(), productionURL: apple.productionURL.absoluteString,
             sandboxURL: apple.sandboxURL.absoluteString)
+        configuration.apps[0].retention = RetentionRules(rules: [
+            .init(productId: nil, locale: "de", minTenureMonths: nil, action: .message(messageId: RetentionMessageTests.m1)),
+            .init(productId: nil, locale: "fr", minTenureMonths: nil,
+                  action: .alternateProduct(productId: TestService.yearly, messageId: RetentionMessageTests.m2)),
+            .init(productId: TestService.monthly, locale: nil, minTenureMonths: nil,
+                  action: .promotionalOffer(offerId: "stay50", messageId: nil)),
+        ])
         configuration.reconcileIntervalSeconds = 0  // no background reconciler asking Apple meanwhile
         configuration.webhooks = [WebhookEndpoint(name: "backend", url: "http://127.0.0.1:9/hook", secret: WebhookTests.secret)]
         service = try TestService(configuration: configuration, offerSigners: OfferRoutesTests.signers([TestService.bundleId]))
@@ -79,6 +87,13 @@ import TestSupport
         }
         let test = try TestNotificationTests.testNotification()
         #expect(try call("POST", "/v1/notifications/apple", body: ["signedPayload": .string(test.jws)], scope: nil).status == 200)
+        // Apple's Retention Messaging: each answer kind, and the empty one.
+        for (locale, product) in [("de-DE", TestService.monthly), ("fr-FR", TestService.monthly),
+                                  ("en-US", TestService.monthly), ("en-US", TestService.yearly)] {
+            let asked = RetentionMessageTests.request(chain: "7300001", product: product, locale: locale, signed: now)
+            let answer = try call("POST", "/v1/apple/retention-message", body: ["signedPayload": .string(asked)], scope: nil)
+            #expect(answer.status == 200, "\(answer.text)")
+        }
         #expect(try call("POST", "/v1/users/{userId}/balances/{currency}/debit", ["userId": "u-open", "currency": "coins"],
                          body: ["amount": .int(10), "idempotencyKey": "d-1", "reason": "sword"]).status == 200)
 

@@ -57,6 +57,9 @@ import TestSupport
         case "POST /v1/notifications/apple":
             let signed = vectors.signedNotification(type: "TEST", subtype: nil, transaction: nil, renewal: nil)
             return [{ Base(body: ["signedPayload": .string(signed)]) }]
+        case "POST /v1/apple/retention-message":
+            return [{ Base(body: ["signedPayload": .string(RetentionMessageTests.request(
+                chain: "8100001", product: TestService.monthly, locale: "en-US", signed: TestVectors.nowMillis))]) }]
         case "GET /v1/users/{userId}":
             return [{ Base(path: ["userId": "u-bound"], query: ["asOf": "2026-12-29T10:00:00.000Z"]) }]
         case "GET /v1/users/{userId}/events":

@@ -44,7 +44,7 @@ extension Account {
             state = .initial
             state.aliasOf = target
         case .transactionRecorded, .renewalInfoRecorded, .notificationReceived, .consumptionAnswered,
-            .renewalExtensionRequested:
+            .renewalExtensionRequested, .retentionAnswered:
             break
         }
     }

@@ -59,8 +59,8 @@ public enum Chain {
             .entitlementRevoked, .promotionalGranted, .promotionalRevoked, .appAccountTokenRegistered,
             .appleAccountShared, .consentRescinded, .aliasMerged, .mergedInto:
             break
-        case .consumptionAnswered, .renewalExtensionRequested:
-            break  // the record of a request to Apple: it changes no fact
+        case .consumptionAnswered, .renewalExtensionRequested, .retentionAnswered:
+            break  // the record of a request to or from Apple: it changes no fact
         }
     }
 

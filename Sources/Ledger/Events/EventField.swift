@@ -23,6 +23,8 @@ enum EventField: Int, CaseIterable {
     // Requests the service made to Apple (ConsumptionAnswer, RenewalExtension)
     case customerConsented, sampleContentProvided, deliveryStatus, consumptionPercentage, refundPreference
     case outcome, appleErrorCode, detail, attempt, extendByDays, extendReasonCode, requestIdentifier, effectiveDate
+    // Requests Apple made to the service (RetentionAnswer)
+    case userLocale, tenureMonths, ruleIndex, answer, messageIdentifier, alternateProductId
 
     var name: String { String(describing: self) }
 

@@ -30,6 +30,8 @@ public indirect enum LedgerEvent: Sendable, Hashable {
     case promotionalRevoked(PromotionalRevocation)
     /// The service answered Apple's CONSUMPTION_REQUEST (one attempt, with Apple's answer).
     case consumptionAnswered(ConsumptionAnswer)
+    /// Apple's Retention Messaging request and the service's answer (docs/api.md §8).
+    case retentionAnswered(RetentionAnswer)
     /// An admin asked Apple to extend a subscription's renewal date (with Apple's answer).
     case renewalExtensionRequested(RenewalExtension)
     /// `userId` owns `appAccountToken` (lowercased, api.md §7): minted by the service
@@ -64,6 +66,7 @@ public indirect enum LedgerEvent: Sendable, Hashable {
         case .entitlementGranted: "EntitlementGranted"
         case .entitlementRevoked: "EntitlementRevoked"
         case .consumptionAnswered: "ConsumptionAnswered"
+        case .retentionAnswered: "RetentionRequestAnswered"
         case .renewalExtensionRequested: "RenewalExtensionRequested"
         case .promotionalGranted: "PromotionalGranted"
         case .promotionalRevoked: "PromotionalRevoked"
@@ -84,7 +87,7 @@ public indirect enum LedgerEvent: Sendable, Hashable {
         "BalanceDebited", "BalanceCredited", "EntitlementGranted", "EntitlementRevoked", "ConsumptionAnswered",
         "RenewalExtensionRequested", "PromotionalGranted", "PromotionalRevoked", "AppAccountTokenRegistered",
         "AppleAccountShared", "ConsentRescinded",
-        "AliasMerged", "MergedInto",
+        "AliasMerged", "MergedInto", "RetentionRequestAnswered",
     ]
 
     /// The stream this event is appended to (its `route`, named).

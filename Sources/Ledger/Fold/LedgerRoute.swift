@@ -37,6 +37,7 @@ extension LedgerEvent {
         case .renewalInfoRecorded(let r): .chain(r.originalTransactionId)
         case .notificationReceived(let n): n.originalTransactionId.map(LedgerRoute.chain) ?? .unrouted
         case .consumptionAnswered(let answer): .chain(answer.originalTransactionId)
+        case .retentionAnswered(let answer): .chain(answer.originalTransactionId)
         case .renewalExtensionRequested(let request): .chain(request.originalTransactionId)
         case .chainClaimed(let userId, _, _, _), .chainReleased(let userId, _, _, _),
             .balanceDebited(let userId, _, _, _, _, _, _), .balanceCredited(let userId, _, _, _, _, _),
@@ -56,7 +57,7 @@ extension LedgerEvent {
     public var isChainEvent: Bool {
         switch self {
         case .transactionRecorded, .renewalInfoRecorded, .notificationReceived, .consumptionAnswered,
-            .renewalExtensionRequested:
+            .renewalExtensionRequested, .retentionAnswered:
             true
         case .chainClaimed, .chainReleased, .balanceDebited, .balanceCredited, .entitlementGranted,
             .entitlementRevoked, .promotionalGranted, .promotionalRevoked, .appAccountTokenRegistered,

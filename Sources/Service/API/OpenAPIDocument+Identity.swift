@@ -85,5 +85,23 @@ extension OpenAPIDocument {
         }
       }
     },
+    "/v1/apple/retention-message": {
+      "post": {
+        "summary": "Apple's Retention Messaging endpoint (api.md §8; no API key: Apple calls it, only an Apple-signed realtime request for a configured app and environment gets in). Answers Apple's RealtimeResponseBody chosen by the app's first matching retention rule (productId, locale, minTenureMonths: whole months since the chain's first purchase, 0 for a chain the ledger has not recorded); no rule: {} and Apple shows its default message. Nothing in the path calls Apple. Every request is recorded with its answer (a RetentionRequestAnswered event on the chain, apple.retention_requests, analytics.retention_requests); Apple asking again with the same requestIdentifier is answered again and recorded once",
+        "security": [],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["signedPayload"], "description": "Apple's RealtimeRequestBody. Other fields are ignored.", "properties": {"signedPayload": {"type": "string", "minLength": 1, "description": "Apple's DecodedRealtimeRequestBody (originalTransactionId, appAppleId, productId, userLocale, requestIdentifier, signedDate, environment) as a JWS; one that does not verify is a 422 and records nothing."}}}}}},
+        "responses": {
+          "200": {"description": "Apple's RealtimeResponseBody: at most one member (message, alternateProduct or promotionalOffer); UUIDs upper case as Apple's library writes them", "content": {"application/json": {"schema": {"type": "object", "additionalProperties": false, "properties": {
+            "message": {"type": "object", "required": ["messageIdentifier"], "additionalProperties": false, "properties": {"messageIdentifier": {"type": "string", "format": "uuid"}}},
+            "alternateProduct": {"type": "object", "required": ["productId"], "additionalProperties": false, "properties": {"messageIdentifier": {"type": "string", "format": "uuid"}, "productId": {"type": "string"}}},
+            "promotionalOffer": {"type": "object", "required": ["promotionalOfferSignatureV2"], "additionalProperties": false, "properties": {"messageIdentifier": {"type": "string", "format": "uuid"}, "promotionalOfferSignatureV2": {"type": "string", "description": "The promotional offer V2 JWS, signed as POST /v1/offers/signatures signs it, for the product Apple asked about, transactionId the chain's originalTransactionId"}}}
+          }}}}},
+          "400": {"$ref": "#/components/responses/Problem"}, "409": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem", "description": "verification_failed (reason unknown_app: not a configured appAppleId in Production; wrong_environment; or the signature, chain or a field), or server_api_not_configured (an offer rule and no key to sign it)"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
 """#
 }

@@ -158,7 +158,8 @@ struct ConfigurationReader {
     func app(_ value: JSONValue, at key: String) throws(ConfigurationError) -> Configuration.App {
         let members = try object(value, at: key)
         try allowOnly(
-            ["bundleId", "appAppleId", "environments", "sharedSecret", "products", "serverAPI", "consumption", "commission"],
+            ["bundleId", "appAppleId", "environments", "sharedSecret", "products", "serverAPI", "consumption", "commission",
+             "retention"],
             in: members, at: key)
         guard let bundleValue = members["bundleId"] else { throw error("\(key).bundleId", "is required") }
         let bundleId = try string(bundleValue, at: "\(key).bundleId")
@@ -212,6 +213,10 @@ struct ConfigurationReader {
                 throw error("\(key).consumption", "needs the app's serverAPI key: the answer goes to Apple's App Store Server API")
             }
         }
+        var retention: RetentionRules?
+        if let value = members["retention"], !value.isNull {
+            retention = try self.retention(value, at: "\(key).retention", hasOfferKey: serverAPI != nil)
+        }
         var commission = Configuration.Commission.standard
         if let value = members["commission"], !value.isNull {
             let word = try string(value, at: "\(key).commission")
@@ -223,7 +228,8 @@ struct ConfigurationReader {
         }
         return .init(
             bundleId: bundleId, appAppleId: appAppleId, environments: environments, sharedSecret: sharedSecret,
-            products: products, serverAPI: serverAPI, consumption: consumption, commission: commission)
+            products: products, serverAPI: serverAPI, consumption: consumption, commission: commission,
+            retention: retention)
     }
 
     /// `serverAPI`: the ids are required and the key is read and checked now, so a wrong file

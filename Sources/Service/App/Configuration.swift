@@ -18,6 +18,8 @@ public struct Configuration: Sendable {
         public var consumption: ConsumptionInfo.Settings? = nil
         /// Apple's commission program for the proceeds estimate (api.md §1, §3.1).
         public var commission: Commission = .standard
+        /// How to answer Apple's Retention Messaging requests (docs/api.md §8); nil: the empty answer.
+        public var retention: RetentionRules? = nil
     }
 
     /// Apple's commission programs: `standard` (30 %, 15 % for a subscription's periods after its

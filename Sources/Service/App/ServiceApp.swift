@@ -200,11 +200,11 @@ public final class ServiceApp: Sendable {
         LookupRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
         AliasRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
         TestNotificationRoutes(service: service).register(on: &router)
+        let offerSigners = options.offerSigners ?? OfferRoutes.signers(from: options.configuration)
         OfferRoutes(
-            apps: options.configuration.apps,
-            signers: options.offerSigners ?? OfferRoutes.signers(from: options.configuration), clock: options.clock,
-            logger: logger
+            apps: options.configuration.apps, signers: offerSigners, clock: options.clock, logger: logger
         ).register(on: &router)
+        RetentionRoutes(service: service, signers: offerSigners).register(on: &router)
         let handler = router
         var httpConfiguration = HTTPServer.Configuration(host: options.host, port: options.port)
         httpConfiguration.threadCount = options.httpWorkers

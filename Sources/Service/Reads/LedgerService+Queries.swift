@@ -145,7 +145,11 @@ extension LedgerService {
         let now = clock()
         return try historyRead { connection throws(ServiceError) in
             let stream = LedgerStream.chain(otid)
-            guard let loaded = try repository.load(streams: [stream], on: connection)[stream] else {
+            // A stream without facts (only Apple's Retention Messaging request for a chain the
+            // ledger never saw) is no recorded chain either.
+            guard let loaded = try repository.load(streams: [stream], on: connection)[stream],
+                Chain.fold(loaded.events).originalTransactionId != nil
+            else {
                 throw .notFound("no transaction chain \(otid) has been recorded")
             }
             let owners = try database { () throws(DatabaseError) in
