@@ -79,9 +79,11 @@ import Ledger
         #expect(after["subscriptions"]?[0]?["commitment"]?["willRenew"] == .bool(false), "\(after)")
         #expect(after["subscriptions"]?[0]?["autoRenew"] == .bool(true))
         #expect(after["entitlements"]?["pro"]?["active"] == .bool(true))
-        // No CANCELLATION: the periods left are still billed.
-        let cancellations = try ChangeFeedTests.feed(api, userId: "u-commit")
-            .filter { $0["type"]?.stringValue == "CANCELLATION" }
+        // No CANCELLATION: the periods left are still billed (the feed settled: everything
+        // committed is in it, so an absence means something).
+        let feed = try ChangeFeedTests.feed(api, userId: "u-commit", settled: service.conninfo)
+        #expect(feed.contains { $0["type"]?.stringValue == "INITIAL_PURCHASE" }, "\(feed)")
+        let cancellations = feed.filter { $0["type"]?.stringValue == "CANCELLATION" }
         #expect(cancellations.isEmpty, "\(cancellations)")
         // Every other plan says null.
         let ordinary = Mint.transaction(

@@ -43,7 +43,8 @@ import TestSupport
             let customer = try api.user(user)
             #expect(customer["consentRescindedAt"]?.stringValue == RFC3339.format(signedDate), "\(customer)")
             #expect(customer["entitlements"]?["no_ads"]?["active"]?.boolValue == true, "\(customer)")
-            let changes = try ChangeFeedTests.feed(api, userId: user)
+            // The feed shows a change once every transaction before it has committed: settled.
+            let changes = try ChangeFeedTests.feed(api, userId: user, settled: service.conninfo)
                 .filter { $0["type"]?.stringValue == "CONSENT_RESCINDED" }
             #expect(changes.count == 1, "\(changes)")
             #expect(changes.first?["details"]?["appTransactionId"]?.stringValue == "704289572399201")
