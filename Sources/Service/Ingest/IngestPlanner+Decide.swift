@@ -164,7 +164,7 @@ extension IngestPlanner {
             }
         }
 
-        if case .rejected(let rejection) = noteAppleAccounts(&decision, owners: owners) { return .rejected(rejection) }
+        if let rejection = noteAppleAccounts(&decision, owners: owners) { return .rejected(rejection) }
         if let rejection = rescindConsent(&decision) { return .rejected(rejection) }
 
         // Re-render every user whose view changed: claimants, previous owners, the owners of
@@ -205,10 +205,10 @@ extension IngestPlanner {
     /// api.md §7: each chain's owner after the claims, for every appTransactionId the batch's
     /// transactions carry, is noted as a user of that Apple Account, and a user without a token
     /// gets an AppleAccountShared event per other user seen with it before (the hint the
-    /// Customer shows as `sameAppleAccountAs`). Who was seen before was read ahead of the
-    /// attempt, outside the locks: two first purchases racing from one Apple Account may both
-    /// miss the other (a hint, not a fact — the next purchase of either notes it).
-    private func noteAppleAccounts(_ decision: inout Decision, owners: [String: String]) -> Decided? {
+    /// Customer shows as `sameAppleAccountAs`). Who was seen before was read with the attempt's
+    /// first locks, before the users are: two first purchases racing from one Apple Account may
+    /// both miss the other (a hint, not a fact — the next purchase of either notes it).
+    private func noteAppleAccounts(_ decision: inout Decision, owners: [String: String]) -> Rejection? {
         let claimed = Dictionary(decision.claimedNow.map { ($0.originalTransactionId, $0.userId) }) { _, last in last }
         var seen = Set<AppleAccountsTable.Use>()
         for (fact, _) in batch.transactions {
@@ -228,7 +228,7 @@ extension IngestPlanner {
                     decision.decided.append((event, nil))
                 }
             } catch {
-                return .rejected(error)
+                return error
             }
         }
         return nil
