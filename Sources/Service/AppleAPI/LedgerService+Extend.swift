@@ -24,28 +24,13 @@ extension LedgerService {
     ) throws(ServiceError) -> ExtendOutcome {
         // Before Apple is asked: what it answers could not be recorded (rolling upgrade in progress).
         try projectionVersions.requireCurrent()
-        let (latest, owner) = try read { connection throws(ServiceError) -> (Transaction?, String?) in
-            let stream = LedgerStream.chain(otid)
-            guard let loaded = try repository.load(streams: [stream], on: connection)[stream] else { return (nil, nil) }
-            let owners = try database { () throws(DatabaseError) in
-                try connection.query(ChainOwnersTable.owner(of: otid))
-            }
-            return (
-                Chain.fold(loaded.events).latestTransactions.max { $0.purchaseDate < $1.purchaseDate },
-                owners.isEmpty ? nil : owners[0, 0]
-            )
-        }
+        let (latest, owner) = try read { connection throws(ServiceError) in try recordedChain(otid, on: connection) }
         guard let latest else { throw .notFound("no transaction chain \(otid) has been recorded") }
         guard latest.type == "Auto-Renewable Subscription" else {
             throw .notAutoRenewable("\(otid) is a \(latest.type), not an auto-renewable subscription: only those renew")
         }
-        guard let app = configuration.apps.first(where: { $0.bundleId == latest.bundleId }),
-              let serverAPI = app.serverAPI
-        else {
-            throw .serverAPINotConfigured("app \(latest.bundleId) has no serverAPI key: extending asks Apple's App Store Server API")
-        }
         let environment = AppStoreServerEnvironment(rawValue: latest.environment)
-        let client = serverAPI.client(bundleId: app.bundleId)
+        let client = try serverAPIClient(bundleId: latest.bundleId, asking: "extending")
         var attempt = RenewalExtension(
             originalTransactionId: otid, environment: latest.environment, extendByDays: Int64(request.extendByDays),
             extendReasonCode: Int64(request.extendReasonCode), requestIdentifier: request.requestIdentifier,

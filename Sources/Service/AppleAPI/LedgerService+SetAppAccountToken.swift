@@ -21,31 +21,21 @@ extension LedgerService {
     {
         try projectionVersions.requireCurrent()
         let (latest, owner, holder) = try read { connection throws(ServiceError) -> (Transaction?, String?, String?) in
-            let stream = LedgerStream.chain(otid)
-            guard let loaded = try repository.load(streams: [stream], on: connection)[stream] else { return (nil, nil, nil) }
-            let owners = try database { () throws(DatabaseError) in try connection.query(ChainOwnersTable.owner(of: otid)) }
+            let chain = try recordedChain(otid, on: connection)
             let holders = try database { () throws(DatabaseError) in
                 try connection.query(AppAccountTokensTable.owner(of: token))
             }
-            return (
-                Chain.fold(loaded.events).latestTransactions.max { $0.purchaseDate < $1.purchaseDate },
-                owners.isEmpty ? nil : owners[0, 0], holders.isEmpty ? nil : holders[0, 0]
-            )
+            return (chain.latest, chain.owner, holders.isEmpty ? nil : holders[0, 0])
         }
         guard let latest else { throw .notFound("no transaction chain \(otid) has been recorded") }
         guard let owner else {
             throw .conflict("nobody owns \(otid) yet: claim it first (POST /v1/purchases or sync), then set its token")
         }
         if let holder, holder != owner { throw .rejected(.appAccountTokenTaken(owner: holder)) }
-        guard let app = configuration.apps.first(where: { $0.bundleId == latest.bundleId }),
-            let serverAPI = app.serverAPI
-        else {
-            throw .serverAPINotConfigured(
-                "app \(latest.bundleId) has no serverAPI key: setting a token asks Apple's App Store Server API")
-        }
+        let client = try serverAPIClient(bundleId: latest.bundleId, asking: "setting a token")
         let environment: AppStoreServerEnvironment
         do throws(AppStoreServerError) {
-            environment = try serverAPI.client(bundleId: app.bundleId).setAppAccountToken(
+            environment = try client.setAppAccountToken(
                 otid, appAccountToken: token, environment: AppStoreServerEnvironment(rawValue: latest.environment))
         } catch {
             throw .appStoreServer(error)
