@@ -90,7 +90,19 @@ public enum Sealing {
         return Array(out[0..<body.count])
     }
 
-    static func randomBytes(_ count: Int) -> [UInt8] {
+    /// `seal` as text (standard base64), for a JSON field.
+    public static func sealText(_ plaintext: [UInt8], key: [UInt8], associatedData: [UInt8]) throws(Failure) -> String {
+        Base64.encode(try seal(plaintext, key: key, associatedData: associatedData), url: false)
+    }
+
+    /// Opens what `sealText` sealed; text that is not base64 is `notAuthentic`.
+    public static func openText(_ sealed: String, key: [UInt8], associatedData: [UInt8]) throws(Failure) -> [UInt8] {
+        guard let bytes = Base64.decodeStandard(sealed) else { throw .notAuthentic }
+        return try open(bytes, key: key, associatedData: associatedData)
+    }
+
+    /// `count` random bytes from OpenSSL's CSPRNG (keys, and the opaque ids they go with).
+    public static func randomBytes(_ count: Int) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         guard RAND_bytes(&bytes, Int32(count)) == 1 else { OpenSSLErrors.fatal("RAND_bytes") }
         return bytes

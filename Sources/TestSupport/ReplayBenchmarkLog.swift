@@ -101,6 +101,11 @@ public enum ReplayBenchmarkLog {
             INSERT INTO es.streams (stream_id, version)
             SELECT stream_id, max(version) FROM es.events GROUP BY stream_id
             ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version;
+            -- Written in the log's first form (users' events in clear, streams by user id): such
+            -- users are legacy subjects, as migration 0047 registers them.
+            INSERT INTO identity.subjects (user_id, subject)
+            SELECT substr(stream_id, 6), substr(stream_id, 6) FROM es.streams WHERE stream_id LIKE 'user:%'
+            ON CONFLICT DO NOTHING;
             ANALYZE es.events;
             """)
     }

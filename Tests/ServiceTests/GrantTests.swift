@@ -66,7 +66,10 @@ import Testing
         // Who did it: the admin key's name is in the event's metadata.
         let connection = try Connection(service.conninfo)
         let metadata = try connection.query(
-            "SELECT metadata->>'apiKey', metadata->>'source' FROM es.events WHERE stream_id = $1", ["user:u-g1"])
+            """
+            SELECT metadata->>'apiKey', metadata->>'source' FROM es.events
+            WHERE stream_id = (SELECT 'user:' || subject FROM identity.subjects WHERE user_id = $1)
+            """, ["u-g1"])
         #expect(metadata.count == 1)
         #expect(metadata[0, 0] == "test-all")
         #expect(metadata[0, 1] == "grant")

@@ -32,6 +32,8 @@ import TestSupport
         let admin = try Connection(service.conninfo)
         _ = try admin.execute(
             "INSERT INTO es.events (stream_id, version, type, data) VALUES ('user:u-broken', 1, 'NoSuchEvent', '{}')", [])
+        // A user stream from before subjects (migration 0047 registers such users by their id).
+        _ = try admin.execute("INSERT INTO identity.subjects (user_id, subject) VALUES ('u-broken', 'u-broken')", [])
         let broken = try api.get("/v1/users/u-broken")
         #expect(broken.status == 500)
         #expect(broken.json["code"]?.stringValue == "internal_error")

@@ -159,8 +159,11 @@ import TestSupport
         for index in 0..<20 {
             let user = "w-\(index)"
             let debited = try connection.query(
-                "SELECT coalesce(sum((data->>'amount')::bigint), 0) AS n FROM es.events WHERE stream_id = $1 AND type = 'BalanceDebited'",
-                ["user:" + user]).int64(0, "n")!
+                """
+                SELECT coalesce(sum((data->>'amount')::bigint), 0) AS n FROM es.events
+                WHERE stream_id = (SELECT 'user:' || subject FROM identity.subjects WHERE user_id = $1)
+                  AND type = 'BalanceDebited'
+                """, [user]).int64(0, "n")!
             let read = try harness.request("GET", "/v1/users/\(user)")
             #expect(read.json["balances"]?["coins"]?.int64Value == 100 - debited, "\(user)")
         }

@@ -119,7 +119,7 @@ import TestSupport
         #expect(try service.replicaReads("fallback") >= fellBackBefore + 2)
         // The paused replica itself does not have it: the fallback was needed.
         let standby = try Connection(service.replicaConninfo)
-        #expect(try standby.query("SELECT count(*) FROM es.events WHERE stream_id = 'user:u-paused'")[0, 0] == "0")
+        #expect(try standby.query("SELECT count(*) FROM es.events WHERE data->>'originalTransactionId' = '5300002'")[0, 0] == "0")
 
         try replica.resumeReplay()
         resumed.withLock { $0 = true }

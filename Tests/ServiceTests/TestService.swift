@@ -23,7 +23,10 @@ final class LogCapture: Sendable {
     private let lines = Mutex<[String]>([])
     var text: String { lines.withLock { $0.joined() } }
     var logger: Logger {
-        Logger(minimumLevel: .debug, sink: { [self] line in lines.withLock { $0.append(line) } })
+        Logger(minimumLevel: .debug, sink: { [self] line in
+            if ProcessInfo.processInfo.environment["IAP_TEST_PRINT_LOG"] != nil { print(line, terminator: "") }
+            lines.withLock { $0.append(line) }
+        })
     }
 }
 

@@ -82,7 +82,11 @@ import TestSupport
         // Nothing after MergedInto on the alias's stream, no chain left to it.
         let connection = try Connection(service.conninfo)
         let last = try connection.query(
-            "SELECT type FROM es.events WHERE stream_id = 'user:anon-r' ORDER BY version DESC LIMIT 1")
+            """
+            SELECT type FROM es.events
+            WHERE stream_id = (SELECT 'user:' || subject FROM identity.subjects WHERE user_id = 'anon-r')
+            ORDER BY version DESC LIMIT 1
+            """)
         #expect(last[0, 0] == "MergedInto")
         let owned = try connection.query("SELECT count(*)::text FROM proj.chain_owners WHERE user_id = 'anon-r'")
         #expect(owned[0, 0] == "0")

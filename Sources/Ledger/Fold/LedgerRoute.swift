@@ -25,7 +25,7 @@ public enum LedgerRoute: Sendable, Hashable {
     }
 
     static let chainPrefix = "chain:"
-    static let userPrefix = "user:"
+    public static let userPrefix = "user:"
 }
 
 extension LedgerEvent {

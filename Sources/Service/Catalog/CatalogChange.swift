@@ -37,10 +37,14 @@ struct CatalogChange {
     ) throws(ServiceError) -> CatalogChange {
         var state = ReplayState()
         let reader = ReplayLogReader(connection: connection)
+        // One connection, no prefetch: the lookups of subjects run on it between batches.
+        nonisolated(unsafe) let lookupConnection = connection
+        var subjects = ReplaySubjects { () throws(ServiceError) in lookupConnection }
+        try subjects.loadAll(on: connection)
         var position = Checkpoint.start
         for belowHorizon in horizon ? [true, false] : [false] {
             while true {
-                let batch = try reader.read(after: position, horizon: belowHorizon)
+                let batch = try reader.read(after: position, horizon: belowHorizon, subjects: &subjects)
                 guard let last = batch.last else { break }
                 state.apply(batch.parts)
                 position = last

@@ -57,10 +57,11 @@ enum UserAliasesTable {
     /// locked (a pass over the whole log: writers must not wait for it). Merges may commit
     /// meanwhile, and write their own rows: so rows are added and corrected, never all deleted,
     /// and only a row whose AliasMerged event is not in the log is removed (each statement sees
-    /// every merge committed before it began, its row and its event alike).
+    /// every merge committed before it began, its row and its event alike). The events name
+    /// subjects (`identity.user_of` gives the ids back).
     static let rebuild = """
         INSERT INTO proj.user_aliases AS a (alias, user_id, merged_seq, merged_at)
-        SELECT data->>'alias', data->>'userId', seq, recorded_at
+        SELECT identity.user_of(data->>'alias'), identity.user_of(data->>'userId'), seq, recorded_at
         FROM es.events WHERE type = 'AliasMerged'
         ON CONFLICT (alias) DO UPDATE SET user_id = excluded.user_id, merged_seq = excluded.merged_seq,
             merged_at = excluded.merged_at

@@ -126,21 +126,23 @@ extension LedgerService {
 
             case .append(let members, let alsoRead):
                 // Every member's events in one es.append, each with its own request's metadata.
-                let appends = members.flatMap { member in
-                    repository.streamAppends(
-                        member.append.events, metadata: requests[member.index].context.metadata,
-                        expected: member.append.expected)
-                }
-                let request = repository.store.appendRequest(
-                    appends, idempotencyKey: members.lazy.compactMap(\.append.idempotencyKey).first)
+                let subjects = try repository.subjects(
+                    for: members.flatMap { $0.append.events.map(\.event) }, on: connection)
+                let request = try repository.appendRequest(
+                    members.map { member in
+                        (member.append.events, requests[member.index].context.metadata, member.append.expected)
+                    },
+                    idempotencyKey: members.lazy.compactMap(\.append.idempotencyKey).first, subjects: subjects)
                 var pipeline = PipelineBatch()
                 let appendSlot = pipeline.add(request.statement)
+                let saveSlot = pipeline.add(request.saveStatement)
                 let otherSlot = pipeline.add(repository.loadStatement(streams: alsoRead))
                 let results = try database { () throws(DatabaseError) in try pipeline.run(on: connection) }
                 // No append sent (members only reading other chains): nothing recorded, no duplicate.
                 var recorded: [RecordedEvent]? = []
                 if let rows = results[appendSlot] { recorded = try repository.appended(request, rows) }
-                action = planner.appended(recorded, otherChains: try decodeStreams(results[otherSlot]))
+                if recorded != nil { try request.saved(results[saveSlot]) }
+                action = planner.appended(recorded, otherChains: try decodeStreams(results[otherSlot], on: connection))
 
             case .commit(let members):
                 let done = try commit(members.map(\.writes), now: now, documents: documents, on: connection)

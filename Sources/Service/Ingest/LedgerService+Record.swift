@@ -86,20 +86,23 @@ extension LedgerService {
                 return .restart
 
             case .append(let append, let alsoRead):
-                let request = repository.appendRequest(
+                let request = try repository.appendRequest(
                     append.events, metadata: metadata, expected: append.expected,
-                    idempotencyKey: append.idempotencyKey)
+                    idempotencyKey: append.idempotencyKey,
+                    subjects: repository.subjects(for: append.events.map(\.event), on: connection))
                 // The read of the other chains goes along with the append (reads only).
                 var pipeline = PipelineBatch()
                 let appendSlot = pipeline.add(request.statement)
+                let saveSlot = pipeline.add(request.saveStatement)
                 let otherSlot = pipeline.add(repository.loadStatement(streams: alsoRead))
                 let results = try database { () throws(DatabaseError) in try pipeline.run(on: connection) }
                 guard let answer = results[appendSlot] else {
                     preconditionFailure("the planner appends only decided events")
                 }
                 let recorded = try repository.appended(request, answer)
+                if recorded != nil { try request.saved(results[saveSlot]) }
                 action = planner.appended(
-                    recorded.map { .recorded($0) } ?? .duplicate, otherChains: try decodeStreams(results[otherSlot]))
+                    recorded.map { .recorded($0) } ?? .duplicate, otherChains: try decodeStreams(results[otherSlot], on: connection))
 
             case .read(let streams):
                 action = planner.otherChainsRead(try repository.load(streams: streams, on: connection))
@@ -188,7 +191,7 @@ extension LedgerService {
         let identitySlots = identities?.add(to: &pipeline)
         let results = try database { () throws(DatabaseError) in try pipeline.run(on: connection) }
         return (
-            results[ownersSlot].map(ChainOwnersTable.owners(from:)) ?? [:], try decodeStreams(results[streamsSlot]),
+            results[ownersSlot].map(ChainOwnersTable.owners(from:)) ?? [:], try decodeStreams(results[streamsSlot], on: connection),
             results[announcedSlot].map(UserDocumentsTable.renderedAt(from:)) ?? [:],
             results[aliasesSlot].map(UserAliasesTable.targets(from:)) ?? [:],
             identitySlots.map { IdentityReads.answer(results, $0) }
@@ -208,8 +211,10 @@ extension LedgerService {
         for index in planners.indices { answer.give(to: &planners[index]) }
     }
 
-    func decodeStreams(_ rows: Rows?) throws(ServiceError) -> [String: LedgerRepository.LoadedStream] {
+    func decodeStreams(_ rows: Rows?, on connection: Connection) throws(ServiceError)
+        -> [String: LedgerRepository.LoadedStream]
+    {
         guard let rows else { return [:] }
-        return try repository.decode(rows)
+        return try repository.decode(rows, on: connection)
     }
 }

@@ -16,7 +16,9 @@ public enum ProjectionVersions {
 
     /// `proj.users` (rendered Customer documents) and `proj.chain_owners`, rebuilt together.
     /// 2: subscriptions carry `commitment` (api.md §8), null for every other plan.
-    public static let users = Definition(name: "users", version: 2, inline: true)
+    /// 3: the log names users by subject (migration 0047): recording it makes instances of older
+    /// code, which would write a new user's stream under the id, stop writing.
+    public static let users = Definition(name: "users", version: 3, inline: true)
     /// The `analytics` tables (transactions, renewal infos, chain owners, notifications, balance movements).
     public static let analytics = Definition(name: "analytics", version: 1, inline: false)
 

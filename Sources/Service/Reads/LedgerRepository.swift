@@ -10,6 +10,8 @@ struct LedgerRepository: Sendable {
     /// One stream folded: its events in version order, version and the last sequence number.
     struct LoadedStream {
         var events: [LedgerEvent] = []
+        /// Each event's global sequence number, in step with `events`.
+        var seqs: [Int64] = []
         var version: Int64 = 0
         var lastSeq: Int64 = 0
     }
@@ -35,34 +37,78 @@ struct LedgerRepository: Sendable {
     func load(streams: [String], recordedUpTo: Int64? = nil, on connection: Connection) throws(ServiceError)
         -> [String: LoadedStream]
     {
-        guard !streams.isEmpty else { return [:] }
-        let rows: [RecordedEvent]
-        do {
-            rows = try store.readStreams(streams, recordedUpTo: recordedUpTo, payloads: false, on: connection)
-        } catch {
-            throw .database(error)
-        }
-        return try decode(rows)
+        guard let statement = readStatement(streams: streams, recordedUpTo: recordedUpTo) else { return [:] }
+        let rows = try database { () throws(DatabaseError) in try connection.query(statement.sql, statement.params) }
+        return try decode(rows, on: connection)
     }
 
     /// `load` as a statement to send in a pipeline (nil for no stream); decode its rows with
-    /// `decode(_:)`. Folds never read payloads, so they are not fetched.
+    /// `decode(_:on:)`. Folds never read payloads, so they are not fetched.
     func loadStatement(streams: [String]) -> Connection.Statement? {
-        store.readStatement(streams, payloads: false)
+        readStatement(streams: streams, recordedUpTo: nil)
     }
 
-    /// Decodes events read in stream and version order into folded-ready streams.
-    func decode(_ rows: Rows) throws(ServiceError) -> [String: LoadedStream] {
-        try decode(EventStore.events(from: rows))
+    /// Every event of the given streams, named as the domain names them (`user:<userId>`), in
+    /// stream and version order. A user's stream is read under its subject (`identity.subjects`,
+    /// looked up in the same statement: a user without one has no events); each row carries its
+    /// subject's user and key, which `decode` needs to open the sealed parts.
+    private func readStatement(streams: [String], recordedUpTo: Int64?) -> Connection.Statement? {
+        guard !streams.isEmpty else { return nil }
+        return Connection.Statement(
+            """
+            SELECT e.seq, e.tx, e.stream_id, e.version, e.type, e.schema_version, e.data, e.metadata,
+                NULL::text AS payload, floor(extract(epoch FROM e.recorded_at) * 1000)::bigint AS recorded_at_ms,
+                i.user_id AS subject_user, encode(i.key, 'hex') AS subject_key
+            FROM (SELECT DISTINCT CASE WHEN n LIKE 'user:%'
+                    THEN (SELECT 'user:' || s.subject FROM identity.subjects s WHERE s.user_id = substr(n, 6))
+                    ELSE n END AS stored
+                  FROM unnest($2::text[]) AS n) m
+            JOIN es.events e ON e.stream_id = m.stored
+            LEFT JOIN identity.subjects i ON e.stream_id LIKE 'user:%' AND i.subject = substr(e.stream_id, 6)
+            WHERE $1::bigint IS NULL
+               OR e.recorded_at < 'epoch'::timestamptz + ($1::bigint + 1) * interval '1 millisecond'
+            ORDER BY e.stream_id, e.version
+            """, [recordedUpTo.map { String($0) }, PostgresArray.literal(streams)])
     }
 
-    func decode(_ rows: [RecordedEvent]) throws(ServiceError) -> [String: LoadedStream] {
+    /// Decodes rows of `readStatement` into folded-ready streams, keyed by the domain's names.
+    /// Events naming other users name their subjects: those are looked up (one query, only when
+    /// some event names another user) and turned back into user ids.
+    func decode(_ rows: Rows, on connection: Connection) throws(ServiceError) -> [String: LoadedStream] {
+        var subjects = Subjects()
+        var decoded: [(row: RecordedEvent, stream: String, event: LedgerEvent, named: Bool)] = []
+        for (index, row) in EventStore.events(from: rows).enumerated() {
+            var stream = row.stream
+            if let userId = rows[index, "subject_user"], stream.hasPrefix(LedgerRoute.userPrefix) {
+                let key = rows[index, "subject_key"].flatMap(Hex.decode)
+                subjects.insert(Subject(userId: userId, subject: String(stream.dropFirst(5)), key: key))
+                stream = LedgerStream.user(userId)
+            }
+            guard row.schemaVersion == SubjectCodec.sealedSchemaVersion else {
+                decoded.append((row, stream, try event(of: row), false))
+                continue
+            }
+            let key = subjects.bySubject[String(row.stream.dropFirst(5))]?.key
+            guard
+                let event = try SubjectCodec.unsealed(
+                    type: row.type, stream: row.stream, data: row.data, seq: row.seq, key: key)
+            else { continue }
+            decoded.append((row, stream, event, true))
+        }
+        let unknown = Set(decoded.lazy.filter(\.named).flatMap(\.event.userIds)).subtracting(subjects.bySubject.keys)
+        if !unknown.isEmpty {
+            let query = SubjectsTable.existing(subjects: Array(unknown))
+            subjects.merge(SubjectsTable.subjects(from: try database { () throws(DatabaseError) in
+                try connection.query(query.sql, query.params)
+            }))
+        }
         var loaded: [String: LoadedStream] = [:]
-        for row in rows {
-            let event = try event(of: row)
-            loaded[row.stream, default: LoadedStream()].events.append(event)
-            loaded[row.stream]!.version = max(loaded[row.stream]!.version, row.version)
-            loaded[row.stream]!.lastSeq = max(loaded[row.stream]!.lastSeq, row.seq)
+        for (row, stream, event, named) in decoded {
+            loaded[stream, default: LoadedStream()].events.append(
+                named ? SubjectCodec.restoringUserIds(event, subjects: subjects) : event)
+            loaded[stream]!.seqs.append(row.seq)
+            loaded[stream]!.version = max(loaded[stream]!.version, row.version)
+            loaded[stream]!.lastSeq = max(loaded[stream]!.lastSeq, row.seq)
         }
         return loaded
     }
@@ -82,18 +128,15 @@ struct LedgerRepository: Sendable {
             chains: world.chains, lastSeq: world.version(of: userId))
     }
 
-    /// Reads `streams` (in stream and version order) and folds their events into `world`.
+    /// Reads `streams` and folds their events into `world`, in stream and version order.
     private func fold(
         streams: [String], recordedUpTo: Int64?, into world: inout LedgerWorld, on connection: Connection
     ) throws(ServiceError) {
-        guard !streams.isEmpty else { return }
-        let rows: [RecordedEvent]
-        do {
-            rows = try store.readStreams(streams, recordedUpTo: recordedUpTo, payloads: false, on: connection)
-        } catch {
-            throw .database(error)
+        let loaded = try load(streams: streams, recordedUpTo: recordedUpTo, on: connection)
+        for stream in loaded.keys.sorted() {
+            let events = loaded[stream]!
+            for (event, seq) in zip(events.events, events.seqs) { world.apply(event, seq: seq) }
         }
-        for row in rows { world.apply(try event(of: row), seq: row.seq) }
     }
 
     private func event(of row: RecordedEvent) throws(ServiceError) -> LedgerEvent {
@@ -101,59 +144,6 @@ struct LedgerRepository: Sendable {
             return try LedgerEvent.decode(type: row.type, schemaVersion: row.schemaVersion, data: row.data)
         } catch {
             throw .internalError("event \(row.seq) of \(row.stream) does not decode: \(error)")
-        }
-    }
-
-    /// Appends decided events in one atomic multi-stream append. `expected` pins the version
-    /// each stream had when its state was loaded (under lock, so a conflict means a bug or a
-    /// writer that skipped the lock). Returns the recorded events (with seq) in order.
-    func append(
-        _ events: [(event: LedgerEvent, payload: String?)], metadata: [UInt8], expected: [String: Int64],
-        idempotencyKey: IdempotencyKey?, on connection: Connection
-    ) throws(ServiceError) -> [RecordedEvent]? {
-        let request = appendRequest(events, metadata: metadata, expected: expected, idempotencyKey: idempotencyKey)
-        guard let statement = request.statement else { return [] }
-        let rows = try database { () throws(DatabaseError) in try connection.query(statement.sql, statement.params) }
-        return try appended(request, rows)
-    }
-
-    /// The append of `append(_:metadata:expected:idempotencyKey:on:)` as a request to pipeline.
-    func appendRequest(
-        _ events: [(event: LedgerEvent, payload: String?)], metadata: [UInt8], expected: [String: Int64],
-        idempotencyKey: IdempotencyKey?
-    ) -> AppendRequest {
-        store.appendRequest(streamAppends(events, metadata: metadata, expected: expected), idempotencyKey: idempotencyKey)
-    }
-
-    /// Decided events as the per-stream appends of `es.append`, in first-appearance order
-    /// (a group commit puts several requests' appends, each with its own metadata, in one call).
-    func streamAppends(
-        _ events: [(event: LedgerEvent, payload: String?)], metadata: [UInt8], expected: [String: Int64]
-    ) -> [StreamAppend] {
-        var order: [String] = []
-        var byStream: [String: [NewEvent]] = [:]
-        for (event, payload) in events {
-            let stream = event.stream
-            if byStream[stream] == nil { order.append(stream) }
-            byStream[stream, default: []].append(
-                NewEvent(type: event.typeName, schemaVersion: event.schemaVersion, data: event.encode(),
-                         metadata: metadata, payload: payload))
-        }
-        return order.map { stream in
-            StreamAppend(
-                stream: stream, expectedVersion: expected[stream].map { $0 == 0 ? .noStream : .exactly($0) } ?? .any,
-                events: byStream[stream]!)
-        }
-    }
-
-    /// What the append answered: the recorded events, nil for a duplicate; a conflict throws.
-    func appended(_ request: AppendRequest, _ rows: Rows) throws(ServiceError) -> [RecordedEvent]? {
-        let result = try database { () throws(DatabaseError) in try request.result(from: rows) }
-        switch result {
-        case .appended(let recorded): return recorded
-        case .duplicate: return nil
-        case .conflict(let stream, let expectedVersion, let actual):
-            throw .conflict("stream \(stream) moved from version \(expectedVersion) to \(actual) under lock")
         }
     }
 }

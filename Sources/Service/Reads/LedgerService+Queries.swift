@@ -112,13 +112,8 @@ extension LedgerService {
             }
             let streams = ([userId] + (0..<aliases.count).compactMap { aliases[$0, 0] }).map(LedgerStream.user)
                 + owned.map(LedgerStream.chain)
-            let rows = try database { () throws(DatabaseError) in
-                if let before {
-                    return try repository.store.readStreams(
-                        streams, afterSeq: after, beforeSeq: before, limit: limit + 1, on: connection)
-                }
-                return try repository.store.readStreams(streams, afterSeq: after, limit: limit + 1, on: connection)
-            }
+            let rows = try repository.history(
+                streams: streams, afterSeq: after, beforeSeq: before, limit: limit + 1, on: connection)
             var writer = JSONWriter(capacity: 512 + rows.count * 512)
             writer.beginObject()
             writer.key("events")

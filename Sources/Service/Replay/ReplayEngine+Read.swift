@@ -52,7 +52,7 @@ extension ReplayEngine.Run {
     /// Decodes a fetched batch (on several threads) and folds it; `position` moves to `last`.
     mutating func fold(_ bytes: [UInt8], through last: Checkpoint, phase: String) throws(ServiceError) {
         let decodeStart = Date()
-        let batch = try ReplayLogReader.decodeInParallel(bytes, parts: ReplayEngine.parallelism)
+        let batch = try subjects.decode(bytes, parts: ReplayEngine.parallelism)
         let foldStart = Date()
         state.apply(batch.parts)
         if position == .start { state.reserve(extrapolatingTo: estimatedTotal) }

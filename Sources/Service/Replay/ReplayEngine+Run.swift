@@ -40,6 +40,8 @@ extension ReplayEngine {
         /// The second connection, and the live tables read on it (started by `readToEnd`).
         var side: Connection?
         var liveRead: Background<ReplayLive>?
+        /// The subjects sealed user events are opened with.
+        var subjects: ReplaySubjects
         var report: ReplayReport
         var phaseStart = Date()
         var decodeSeconds = 0.0
@@ -62,10 +64,15 @@ extension ReplayEngine {
             self.catalogVersion = recorded?.version
             self.now = options.now ?? engine.clock()
             self.report = ReplayReport(dryRun: options.dryRun, projections: [ProjectionVersions.users.name])
+            let (conninfo, session) = (engine.conninfo, engine.session)
+            self.subjects = ReplaySubjects { () throws(ServiceError) in
+                try ReplayLive.connect(conninfo: conninfo, session: session)
+            }
         }
 
         mutating func execute() throws(ServiceError) -> ReplayReport {
             estimatedTotal = Int(try scalar("SELECT coalesce(max(seq), 0) FROM es.events") ?? 0)
+            try subjects.loadAll(on: connection)
             // 1. Fold the whole log (below the xid horizon) in large batches.
             do {
                 try readToEnd(phase: "read", readingLive: true)

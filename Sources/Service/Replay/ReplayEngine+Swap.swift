@@ -108,6 +108,9 @@ extension ReplayEngine.Run {
                     LOCK TABLE proj.user_aliases, proj.chain_owners, proj.users, proj.app_account_tokens IN ACCESS EXCLUSIVE MODE;
                     """)
                 lockedAt = Date()
+                // Users an instance of older code started under their id since migration 0047
+                // (before this swap stops such instances): their subject is their id.
+                try connection.executeScript(SubjectsTable.registerLegacyStreams)
                 // Every writer that touched the live tables has committed; every other one waits.
                 do throws(ServiceError) {
                     try readToEnd(phase: "swap", horizon: false)

@@ -18,6 +18,9 @@ struct ReplayLogReader {
         typealias Events = [(seq: Int64, event: LedgerEvent)]
         var parts: [Events] = []
         var last: Checkpoint?
+        /// Subjects named by sealed user events but not in the `Subjects` decoded with (a user
+        /// who wrote since they were read, or an erased one): `ReplaySubjects` looks them up.
+        var unknownSubjects: Set<String> = []
         var count: Int { parts.reduce(0) { $0 + $1.count } }
     }
 
@@ -25,8 +28,10 @@ struct ReplayLogReader {
     /// transactions older than every transaction in flight, so nothing committing later can land
     /// behind the returned checkpoint. Without it (only under the writers' table locks) every
     /// committed event visible now.
-    func read(after checkpoint: Checkpoint, horizon: Bool = true) throws(ServiceError) -> Batch {
-        try Self.decode(fetch(after: checkpoint, horizon: horizon))
+    func read(after checkpoint: Checkpoint, horizon: Bool = true, subjects: inout ReplaySubjects)
+        throws(ServiceError) -> Batch
+    {
+        try subjects.decode(fetch(after: checkpoint, horizon: horizon), parts: 1)
     }
 
     /// The raw COPY text of the next batch (see `read`).
@@ -89,8 +94,8 @@ struct ReplayLogReader {
 
     /// `decode` on `parts` threads (row-aligned slices of the buffer, decoded concurrently,
     /// kept in order): decoding is pure, the fold that follows walks the parts in order.
-    static func decodeInParallel(_ bytes: [UInt8], parts: Int) throws(ServiceError) -> Batch {
-        guard parts > 1, bytes.count > 1 << 20 else { return try decode(bytes) }
+    static func decodeInParallel(_ bytes: [UInt8], parts: Int, subjects: Subjects) throws(ServiceError) -> Batch {
+        guard parts > 1, bytes.count > 1 << 20 else { return try decode(bytes, subjects: subjects) }
         var bounds = [0]
         for part in 1..<parts {
             var cut = bytes.count * part / parts
@@ -105,7 +110,11 @@ struct ReplayLogReader {
             DispatchQueue.concurrentPerform(iterations: parts) { part in
                 let slice = UnsafeBufferPointer(rebasing: whole.buffer[cuts[part]..<cuts[part + 1]])
                 let result: Result<Batch, ServiceError>
-                do throws(ServiceError) { result = .success(try decode(slice)) } catch { result = .failure(error) }
+                do throws(ServiceError) {
+                    result = .success(try decode(slice, subjects: subjects))
+                } catch {
+                    result = .failure(error)
+                }
                 results.withLock { $0[part] = result }
             }
         }
@@ -114,17 +123,18 @@ struct ReplayLogReader {
         for part in 0..<parts {
             let piece = try all.removeValue(forKey: part)!.get()
             batch.parts.append(contentsOf: piece.parts)
+            batch.unknownSubjects.formUnion(piece.unknownSubjects)
             if piece.last != nil { batch.last = piece.last }
         }
         return batch
     }
 
     /// Parses COPY text rows `tx \t seq \t type \t schema_version \t data \n`.
-    static func decode(_ bytes: [UInt8]) throws(ServiceError) -> Batch {
-        try bytes.withUnsafeBufferPointer { buffer throws(ServiceError) in try decode(buffer) }
+    static func decode(_ bytes: [UInt8], subjects: Subjects) throws(ServiceError) -> Batch {
+        try bytes.withUnsafeBufferPointer { buffer throws(ServiceError) in try decode(buffer, subjects: subjects) }
     }
 
-    static func decode(_ buffer: UnsafeBufferPointer<UInt8>) throws(ServiceError) -> Batch {
+    static func decode(_ buffer: UnsafeBufferPointer<UInt8>, subjects: Subjects) throws(ServiceError) -> Batch {
         var batch = Batch()
         var events: Batch.Events = []
         events.reserveCapacity(buffer.count / 300)
@@ -155,6 +165,15 @@ struct ReplayLogReader {
                 i = end + 1
                 let type = typeName(UnsafeBufferPointer(rebasing: buffer[typeRange]))
                 let data = UnsafeBufferPointer(rebasing: buffer[dataRange])
+                batch.last = Checkpoint(tx: UInt64(tx), seq: seq)
+                if schemaVersion == SubjectCodec.sealedSchemaVersion {
+                    let escaped = CopyText.find(0x5C, in: buffer, from: dataRange.lowerBound, to: end) != nil
+                    let raw = escaped ? CopyText.unescape(data) : Array(data)
+                    if let event = try sealedEvent(type: type, seq: seq, data: raw, subjects: subjects, batch: &batch) {
+                        events.append((seq, event))
+                    }
+                    continue
+                }
                 do {
                     let event: LedgerEvent
                     if CopyText.find(0x5C, in: buffer, from: dataRange.lowerBound, to: end) != nil {
@@ -168,11 +187,29 @@ struct ReplayLogReader {
                 } catch {
                     throw .internalError("event \(seq) does not decode: \(error)")
                 }
-                batch.last = Checkpoint(tx: UInt64(tx), seq: seq)
             }
         }
         if !events.isEmpty { batch.parts = [events] }
         return batch
+    }
+
+    /// A user's sealed event (schema version 2) as the fold reads it: opened with its owner's
+    /// key, subjects turned back into user ids; nil when an erased person's event has nothing
+    /// the fold needs. Subjects not in `subjects` are noted in the batch.
+    private static func sealedEvent(
+        type: String, seq: Int64, data: [UInt8], subjects: Subjects, batch: inout Batch
+    ) throws(ServiceError) -> LedgerEvent? {
+        guard let owner = SubjectCodec.owner(ofStored: data) else {
+            throw .internalError("event \(seq) is sealed but names no subject")
+        }
+        let known = subjects.bySubject[owner]
+        if known == nil { batch.unknownSubjects.insert(owner) }
+        guard
+            let event = try SubjectCodec.unsealed(
+                type: type, stream: LedgerRoute.userPrefix + owner, data: data, seq: seq, key: known?.key)
+        else { return nil }
+        for id in event.userIds where subjects.bySubject[id] == nil { batch.unknownSubjects.insert(id) }
+        return SubjectCodec.restoringUserIds(event, subjects: subjects)
     }
 
     /// A buffer handed to worker threads that only read it while its owner waits for them.
