@@ -7,10 +7,11 @@ import Ledger
 /// with `{"signedPayload"}` (Apple's `RealtimeRequestBody`) and shows what it answers (Apple's
 /// `RealtimeResponseBody`). No API key, as `POST /v1/notifications/apple`: only a payload Apple
 /// signed for a configured app gets in.
+///
 /// Each request is counted in `iap_retention_requests_total{bundle_id,result}` by what it got:
 /// the answer's kind, `rejected` (not Apple's signed request for a configured app: 4xx, no app
 /// known) or `failed` (it could not be answered, e.g. the database was down: Apple then shows
-/// its default message).
+/// its default message); both with `bundle_id` empty.
 struct RetentionRoutes: Sendable {
     let service: LedgerService
     let signers: OfferRoutes.SignerLookup
