@@ -86,6 +86,10 @@ import TestSupport
         #expect(answers.first?["consumptionPercentage"]?.int64Value == 30000)
         #expect(answers.first?["attempt"]?.int64Value == 1)
         #expect(answers.first?["transactionId"]?.stringValue == "6000001")
+        // The answer is on u-1's chain: u-1's stored document counts it, as a replay renders it.
+        let replay = try api.post("/v1/admin/replay", ["dryRun": .bool(true)])
+        #expect(replay.status == 200, "\(replay.text)")
+        #expect(replay.json["changedUserCount"]?.int64Value == 0, "\(replay.text)")
 
         // Apple redelivers the same notification: a duplicate, answered once only.
         #expect(try api.notify(notification).json["result"]?.stringValue == "duplicate")

@@ -94,6 +94,11 @@ import TestSupport
         #expect(records.map { $0["outcome"]?.stringValue } == ["rejected", "unavailable"])
         #expect(records.first?["appleErrorCode"]?.int64Value == 4030004)
         #expect(try api.user("u-2")["entitlements"]?["pro"]?["expiresAt"]?.stringValue == RFC3339.format(now + 29 * day))
+        // Nothing was refreshed after these two, yet the owner's stored document counts both
+        // events (its version is the last of its chains'), as a replay renders it.
+        let replay = try api.post("/v1/admin/replay", ["dryRun": .bool(true)])
+        #expect(replay.status == 200, "\(replay.text)")
+        #expect(replay.json["changedUserCount"]?.int64Value == 0, "\(replay.text)")
     }
 
     @Test func badRequestsNeverReachApple() throws {

@@ -204,7 +204,7 @@ public final class ServiceApp: Sendable {
         OfferRoutes(
             apps: options.configuration.apps, signers: offerSigners, clock: options.clock, logger: logger
         ).register(on: &router)
-        RetentionRoutes(service: service, signers: offerSigners).register(on: &router)
+        RetentionRoutes(service: service, signers: offerSigners, registry: metrics.registry).register(on: &router)
         let handler = router
         var httpConfiguration = HTTPServer.Configuration(host: options.host, port: options.port)
         httpConfiguration.threadCount = options.httpWorkers

@@ -53,9 +53,11 @@ extension LedgerService {
         attempt.at = clock()
         try unitOfWork { connection throws(ServiceError) in
             try database { () throws(DatabaseError) in try repository.lock([LedgerStream.chain(otid)], on: connection) }
+            let owner = try lockOwner(ofChain: otid, on: connection)
             _ = try repository.append(
                 [(.renewalExtensionRequested(attempt), nil)], metadata: context.metadata, expected: [:],
                 idempotencyKey: nil, on: connection)
+            try restoreOwnerDocument(owner, after: .renewalExtensionRequested(attempt), now: attempt.at, on: connection)
         }
         if let failure { throw failure }
         guard attempt.outcome == .accepted else { return ExtendOutcome(record: attempt, refreshed: false, owner: owner) }

@@ -1,7 +1,7 @@
 /// The help text of `iap-ledger testkit`.
 extension TestkitCommand {
     static let usage = """
-        usage: iap-ledger testkit <init|purchase|notify|receipt|orders|apple> [options]
+        usage: iap-ledger testkit <init|purchase|notify|receipt|orders|retention-message|apple> [options]
         A local test store: signed App Store data for a LocalTesting app, from a private CA (not Apple).
 
           testkit init [--data-dir DIR] [--apple-port N]
@@ -9,7 +9,8 @@ extension TestkitCommand {
               (com.example.game: pro.monthly → "pro", coins100 → 100 coins, removeads → "no_ads";
               a shared secret; its own In-App Purchase key, SubscriptionKey_KEYID.p8, as serverAPI;
               verifyReceipt and the Server API at the stand-in, http://127.0.0.1:N, N 8089 unless
-              --apple-port) and the state of what was minted; prints how to serve with it.
+              --apple-port; retention rules: de → promotional offer stay50, fr → a message) and
+              the state of what was minted; prints how to serve with it.
               Creates no database: `serve` creates the embedded cluster on its first start.
           testkit purchase --user U --product P [--type auto-renewable|consumable|non-consumable|non-renewing]
                            [--expires RFC3339|P1M|PT5M] [--quantity N] [--app-account-token UUID] [--apple-only]
@@ -51,6 +52,13 @@ extension TestkitCommand {
               as on Apple's e-mail receipt: MT and the transaction id in base 36), tab-separated with
               the transaction, its chain, product and user; `testkit apple` answers Look Up Order ID
               for them, so GET /v1/lookup?orderId=… works on the test store.
+          testkit retention-message --original-transaction-id ID [--product P] [--locale L] [--print]
+              Apple's Retention Messaging: mints the realtime request the App Store sends when a
+              subscriber of a chain `purchase` minted may cancel (product: the chain's, unless
+              --product; --locale en-US unless given), signed by the test CA, posts
+              {"signedPayload"} to URL/v1/apple/retention-message (no key, as Apple) and prints
+              the answer, Apple's RealtimeResponseBody chosen by the config's retention rules
+              ({} when none matches: Apple's default message).
           testkit apple [--port N] [--data-dir DIR] [--url URL]
               a stand-in for Apple for the test store on 127.0.0.1:N (the port init wrote in the
               config, else 8089; 0: any free port), until SIGINT/SIGTERM:
@@ -66,7 +74,9 @@ extension TestkitCommand {
               config's key, as Apple. So serve's sync and reconcile work on the test store.
               Extend a Subscription Renewal Date moves the chain's current period in the state (the
               service's read-back records the new expiresAt) and sends RENEWAL_EXTENDED; Request a
-              Test Notification sends a TEST notification signed by the test CA. Both are POSTed to
+              Test Notification sends a TEST notification signed by the test CA. Set App Account
+              Token puts the token on the chain's current transaction and renewal info (so later
+              renewals and sync carry it, as Apple's; no notification). Both notifications are POSTed to
               URL/v1/notifications/apple (--url, else IAP_LEDGER_URL, else http://127.0.0.1:8080:
               App Store Connect's notification URL), and Get Test Notification Status reports the
               attempt in Apple's words (SUCCESS, NO_RESPONSE, UNSUCCESSFUL_HTTP_RESPONSE_CODE…).

@@ -2,7 +2,7 @@ import AppStore
 import Foundation
 import JSON
 
-/// `iap-ledger testkit init|purchase|notify|receipt|orders|apple` (docs/api.md §1.2): a local test store that mints
+/// `iap-ledger testkit init|purchase|notify|receipt|orders|retention-message|apple` (docs/api.md §1.2): a local test store that mints
 /// App Store data signed by its own CA, so every path of the API can be tried without an iPhone.
 enum TestkitCommand {
     static let common: Set<String> = ["data-dir", "url", "key"]
@@ -47,6 +47,12 @@ enum TestkitCommand {
             if parsed.wantsHelp { print(usage); return 0 }
             try noPositionals(parsed)
             return try orders(parsed)
+        case "retention-message":
+            let parsed = try CommandLineArguments(
+                rest, valued: common.union(["original-transaction-id", "product", "locale"]), switches: ["print"])
+            if parsed.wantsHelp { print(usage); return 0 }
+            try noPositionals(parsed)
+            return try retentionMessage(parsed)
         case "apple":
             let parsed = try CommandLineArguments(rest, valued: ["data-dir", "port", "url"], switches: [])
             if parsed.wantsHelp { print(usage); return 0 }
@@ -54,7 +60,7 @@ enum TestkitCommand {
             return try TestkitApple.run(parsed)
         default:
             throw CommandLineArguments.UsageError(
-                description: "unknown testkit subcommand \"\(subcommand)\" (expected init, purchase, notify, receipt, orders or apple)")
+                description: "unknown testkit subcommand \"\(subcommand)\" (expected init, purchase, notify, receipt, orders, retention-message or apple)")
         }
     }
 

@@ -12,11 +12,13 @@ import Synchronization
 /// and every notification `testkit notify` minted, for Get Notification History. Each chain
 /// belongs to the user it was bought for, so a history holds that user's purchases only.
 ///
-/// Two calls change what "Apple" holds, so they are played here on top of the stand-in's
+/// Three calls change what "Apple" holds, so they are played here on top of the stand-in's
 /// answer (the stand-in only checks and answers: it is given the state anew at each request):
 /// - Extend a Subscription Renewal Date moves the chain's current period in the state
 ///   (`TestkitMinter.extend`), so the Get All Subscription Statuses that follows answers the new
 ///   expiry, and Apple's RENEWAL_EXTENDED notification is sent to `notificationURL`;
+/// - Set App Account Token puts the token on the chain's current transaction and renewal info in
+///   the state (`TestkitMinter.setAppAccountToken`), so later renewals and sync carry it;
 /// - Request a Test Notification mints a TEST notification signed by the test CA and sends it
 ///   to `notificationURL`, and Get Test Notification Status then reports it with its send attempt.
 final class TestkitServerAPI: Sendable {
@@ -70,6 +72,9 @@ final class TestkitServerAPI: Sendable {
             do {
                 if request.method == "PUT", segments.count == 5, segments[2] == "subscriptions", segments[3] == "extend" {
                     outgoing = try extend(segments[4], request.body, answer: &answer, now: now)
+                } else if request.method == "PUT", segments.count == 5, segments[2] == "transactions",
+                          segments[4] == "appAccountToken" {
+                    try setAppAccountToken(segments[3])
                 } else if request.method == "POST", segments.count == 4, segments[2] == "notifications", segments[3] == "test" {
                     outgoing = testNotification(answer, now: now)
                 }
@@ -117,6 +122,18 @@ final class TestkitServerAPI: Sendable {
             answer.body = JSONValue.object(object).serialized()
         }
         return notification.map { Outgoing(signedPayload: $0, what: "RENEWAL_EXTENDED about \(chain)") }
+    }
+
+    /// Apple accepted the token (the stand-in checked the body and the chain): the state's chain
+    /// carries it from its current period on.
+    private func setAppAccountToken(_ chain: String) throws {
+        guard let token = standIn.appAccountToken(of: chain) else { return }
+        try store.withStateLock {
+            var state = try store.loadState()
+            try TestkitMinter.setAppAccountToken(originalTransactionId: chain, token: token, state: &state)
+            try store.save(state)
+        }
+        CommandLineInterface.printError("testkit apple: set appAccountToken \(token) on \(chain) (its current and later transactions)")
     }
 
     /// Apple handed out a test notification token: the TEST notification it will send, which

@@ -36,6 +36,12 @@ struct TestkitStore {
         var keyId: String
     }
 
+    /// The retention rules init writes, so `testkit retention-message` gets each kind of answer:
+    /// German speakers a promotional offer, French speakers a message, others the empty answer
+    /// (Apple's default message). The message id stands for one made in App Store Connect.
+    static let retentionOffer = "stay50"
+    static let retentionMessage = "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+
     /// The config `testkit init` writes. `trustedRoots` and the key file are relative to the file:
     /// the store can move. verifyReceipt (both URLs) and the Server API (LocalTesting) are the
     /// store's stand-in, and the app's shared secret and key are its own.
@@ -53,7 +59,11 @@ struct TestkitStore {
             },
             "serverAPI": {"issuerId": "\(key.issuerId)", "keyId": "\(key.keyId)",
                           "privateKeyFile": "\(serverAPIKeyFile(key.keyId))",
-                          "baseURLs": {"LocalTesting": "http://127.0.0.1:\(applePort)"}}
+                          "baseURLs": {"LocalTesting": "http://127.0.0.1:\(applePort)"}},
+            "retention": {"rules": [
+              {"locale": "de", "promotionalOffer": {"offerId": "\(retentionOffer)", "messageId": "\(retentionMessage)"}},
+              {"locale": "fr", "message": "\(retentionMessage)"}
+            ]}
           }],
           "trustedRoots": ["ca-root.der"],
           "verifyReceipt": {"production": "http://127.0.0.1:\(applePort)/verifyReceipt",

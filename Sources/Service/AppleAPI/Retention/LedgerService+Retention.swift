@@ -31,15 +31,8 @@ extension LedgerService {
         let chainId = request.originalTransactionId
         return try unitOfWork { connection throws(ServiceError) -> RetentionOutcome in
             try database { () throws(DatabaseError) in try repository.lock([LedgerStream.chain(chainId)], on: connection) }
-            // The owner's document carries the version of its chains' last event: it is stored
-            // again after the append (as a replay would render it), under the owner's lock too.
-            // Owners change only under the chain's lock, held here; chain before user is the
-            // order every sorted lock takes.
-            let owners = try database { () throws(DatabaseError) in try connection.query(ChainOwnersTable.owner(of: chainId)) }
-            let owner = owners.isEmpty ? nil : owners[0, 0]
-            if let owner {
-                try database { () throws(DatabaseError) in try repository.lock([LedgerStream.user(owner)], on: connection) }
-            }
+            // The owner's document is stored again after the append (`restoreOwnerDocument`).
+            let owner = try lockOwner(ofChain: chainId, on: connection)
             let seen = try database { () throws(DatabaseError) in
                 try connection.query(RetentionRequestsTable.exists(request.requestIdentifier)).count > 0
             }
@@ -90,11 +83,7 @@ extension LedgerService {
                     try connection.execute(RetentionRequestsTable.insert(answer, seq: seq))
                 }
             }
-            if let owner {
-                _ = try storeAnnouncing(
-                    repository.loadUser(owner, on: connection), events: [.retentionAnswered(answer)], documents: documents,
-                    now: answer.at, on: connection)
-            }
+            try restoreOwnerDocument(owner, after: .retentionAnswered(answer), now: answer.at, on: connection)
             return RetentionOutcome(answer: answer, offerSignature: signature, recorded: true)
         }
     }
