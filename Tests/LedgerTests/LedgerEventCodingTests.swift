@@ -151,6 +151,7 @@ import Testing
         .consentRescinded(userId: "u-2", appTransactionId: "704289572311524", at: F.t0),
         .aliasMerged(userId: "u-1", alias: "anon-1", moved: AliasMergeDecisionTests.anonymous, at: F.t0),
         .mergedInto(userId: "anon-1", target: "u-1", at: F.t0),
+        .subjectErased(userId: "s_0123456789abcdef0123456789abcdef", at: F.t0),
     ]
 
     /// The log is append-only: an admin grant stored before promotional grants existed (no

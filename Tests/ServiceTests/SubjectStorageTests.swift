@@ -4,6 +4,7 @@ import JSON
 import Ledger
 import Testing
 import TestSupport
+@testable import AppStore
 @testable import Service
 
 /// The log names users by subject and seals what is personal (docs/architecture.md, "Erasure on
@@ -40,7 +41,28 @@ import TestSupport
             UNION ALL SELECT coalesce(string_agg(stream_id, ' '), '') FROM es.streams
             UNION ALL SELECT coalesce(string_agg(source || ' ' || external_id || ' ' || stream_id, ' '), '') FROM es.inbox
             """)
-        return (0..<rows.count).map { rows[$0, 0] ?? "" }.joined(separator: "\n")
+        var text = (0..<rows.count).map { rows[$0, 0] ?? "" }.joined(separator: "\n")
+        // Signed payloads in clear, decoded (base64url), nested ones too: "in any form".
+        let payloads = try connection.query("SELECT payload FROM es.events WHERE payload IS NOT NULL")
+        for row in 0..<payloads.count {
+            guard let payload = payloads[row, 0], let claims = JWSClaims.of(payload) else { continue }
+            text += "\n" + String(decoding: claims.serialized(), as: UTF8.self)
+            for nested in ["signedTransactionInfo", "signedRenewalInfo"] {
+                if let inner = claims["data"]?[nested]?.stringValue, let decoded = JWSClaims.of(inner) {
+                    text += "\n" + String(decoding: decoded.serialized(), as: UTF8.self)
+                }
+            }
+        }
+        return text
+    }
+
+    /// Runs the analytics catch-up until `probe` finds a row (the xid horizon is the whole
+    /// cluster's: under a parallel suite a batch may not be visible at the first try).
+    func caughtUp(_ connection: Connection, _ probe: String) throws {
+        #expect(opsEventually(within: 60) {
+            _ = try? AnalyticsProjector.catchUp(on: connection)
+            return ((try? connection.query(probe))?.count ?? 0) > 0
+        })
     }
 
     func subjectRow(of userId: String) throws -> (subject: String, keyLength: Int)? {
@@ -104,7 +126,7 @@ import TestSupport
         #expect(try api.userBytes(user) == document)
         // Analytics name the user, not the subject.
         let analytics = try Connection(service.conninfo)
-        while try AnalyticsProjector.catchUp(on: analytics) > 0 {}
+        try caughtUp(analytics, "SELECT 1 FROM analytics.balance_movements")
         let movements = try analytics.query("SELECT user_id, amount::text FROM analytics.balance_movements ORDER BY seq")
         #expect(movements.count == 1 && movements[0, 0] == user && movements[0, 1] == "-30")
         let owners = try analytics.query("SELECT DISTINCT user_id FROM analytics.chain_owners")
@@ -159,5 +181,51 @@ import TestSupport
         #expect(types.contains("ChainClaimed") && types.contains("BalanceDebited"))
         let replay = try api.post("/v1/admin/replay", .object(["dryRun": .bool(true)]))
         #expect(replay.json["changedUserCount"]?.int64Value == 0, "\(replay.text)")
+    }
+
+    @Test func aTokenIsStoredByItsSubjectAndThePayloadsCarryingItAreSealed() throws {
+        let now = service.clock.now
+        let token = UUID().uuidString.lowercased()
+        #expect(try api.post("/v1/users/dana-1/app-account-token", .object(["appAccountToken": .string(token)])).status == 200)
+        // Apple's facts carry it (in upper case here: tokens compare case-insensitively).
+        let transaction = Mint.transaction(
+            "5300401", product: TestService.monthly, purchase: now - day, expires: now + 20 * day, signed: now - day,
+            ["appAccountToken": .string(token.uppercased())])
+        var renewal = Mint.renewal(signed: now - day)
+        renewal["appAccountToken"] = .string(token)
+        let notification = Mint.notification("SUBSCRIBED", "INITIAL_BUY", transaction: transaction, renewal: renewal)
+        #expect(try api.notify(notification).status == 200)
+
+        // Not in the log, in any case, nor the user id; three payloads carried it and are sealed.
+        let log = try logText()
+        for secret in [token, token.uppercased(), "dana-1"] { #expect(!log.contains(secret), "the log holds \(secret)") }
+        let admin = try Connection(service.conninfo)
+        let rows = try admin.query("SELECT token, subject FROM identity.tokens")
+        #expect(rows.count == 1 && rows[0, 0] == token && rows[0, 1]?.hasPrefix("t_") == true)
+        let sealed = try admin.query("SELECT type FROM es.events WHERE payload LIKE 'sealed:%' ORDER BY seq")
+        #expect(Set((0..<sealed.count).compactMap { sealed[$0, 0] })
+            == ["NotificationReceived", "TransactionRecorded", "RenewalInfoRecorded"])
+        let stored = try admin.query("SELECT DISTINCT data->>'appAccountToken' FROM es.events WHERE data ? 'appAccountToken'")
+        #expect(stored.count == 1 && stored[0, 0] == rows[0, 1])
+
+        // Every read gives the token back: the user's document, history, support lookup, analytics.
+        let customer = try api.user("dana-1")
+        #expect(customer["subscriptions"]?[0]?["renewal"]?["appAccountToken"]?.stringValue == token, "\(customer)")
+        let registered = try api.events("dana-1").first { $0["type"]?.stringValue == "AppAccountTokenRegistered" }
+        #expect(registered?["data"]?["appAccountToken"]?.stringValue == token)
+        let found = try api.get("/v1/lookup?appAccountToken=" + token)
+        #expect(found.json["userId"]?.stringValue == "dana-1" && found.json["originalTransactionId"]?.stringValue == "5300401",
+            "\(found.text)")
+        try caughtUp(admin, "SELECT 1 FROM analytics.renewal_infos")
+        let analytics = try admin.query("SELECT app_account_token FROM analytics.renewal_infos")
+        #expect(analytics.count == 1 && analytics[0, 0] == token)
+
+        // Replay keeps documents and the token index.
+        let document = try api.userBytes("dana-1")
+        let replay = try api.post("/v1/admin/replay", .object([:]))
+        #expect(replay.status == 200 && replay.json["changedUserCount"]?.int64Value == 0, "\(replay.text)")
+        #expect(try api.userBytes("dana-1") == document)
+        let index = try admin.query("SELECT app_account_token, user_id FROM proj.app_account_tokens")
+        #expect(index.count == 1 && index[0, 0] == token && index[0, 1] == "dana-1")
     }
 }

@@ -43,6 +43,9 @@ extension Account {
             // Everything moved with the target's aliasMerged: the id keeps only where it points.
             state = .initial
             state.aliasOf = target
+        case .subjectErased:
+            // Nothing personal is left to fold; the chains and balances stay, nobody's now.
+            state.erased = true
         case .transactionRecorded, .renewalInfoRecorded, .notificationReceived, .consumptionAnswered,
             .renewalExtensionRequested, .retentionAnswered:
             break

@@ -37,6 +37,9 @@ public struct Account: Sendable, Hashable {
     public internal(set) var aliases: [String] = []
     /// The user this id was merged into, if it is an alias (its account is empty then).
     public internal(set) var aliasOf: String?
+    /// The person was erased (api.md §7): the account is kept for its money under an opaque
+    /// subject, and no document is rendered for it.
+    public internal(set) var erased = false
 
     public static let initial = Account(chains: [], debits: [:], debited: [:], credits: [:], credited: [:], grants: [:])
 

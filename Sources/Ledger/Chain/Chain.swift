@@ -57,7 +57,7 @@ public enum Chain {
             state.notifications[notification.notificationUUID] = notification
         case .chainClaimed, .chainReleased, .balanceDebited, .balanceCredited, .entitlementGranted,
             .entitlementRevoked, .promotionalGranted, .promotionalRevoked, .appAccountTokenRegistered,
-            .appleAccountShared, .consentRescinded, .aliasMerged, .mergedInto:
+            .appleAccountShared, .consentRescinded, .aliasMerged, .mergedInto, .subjectErased:
             break
         case .consumptionAnswered, .renewalExtensionRequested, .retentionAnswered:
             break  // the record of a request to or from Apple: it changes no fact

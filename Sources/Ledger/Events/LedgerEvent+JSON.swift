@@ -31,6 +31,9 @@ extension LedgerEvent {
         case .promotionalRevoked(let revocation): revocation.writeFields(to: &w)
         case .appAccountTokenRegistered, .consentRescinded, .appleAccountShared: writeIdentityFields(to: &w)
         case .aliasMerged, .mergedInto: writeMergeFields(to: &w)
+        case .subjectErased(let userId, let at):
+            w.field("userId", userId)
+            w.field("at", at)
         case .chainClaimed(let userId, let otid, let from, let at):
             w.key("userId")
             w.string(userId)
@@ -139,6 +142,7 @@ extension LedgerEvent {
         case "AppAccountTokenRegistered", "ConsentRescinded", "AppleAccountShared":
             event = try identityEvent(type: type, schemaVersion: schemaVersion, fields: &fields)
         case "MergedInto": event = try mergedInto(fields: &fields)
+        case "SubjectErased": event = .subjectErased(userId: try fields.string(.userId), at: try fields.int(.at))
         case "ChainClaimed":
             event = .chainClaimed(
                 userId: try fields.string(.userId), originalTransactionId: try fields.string(.originalTransactionId),

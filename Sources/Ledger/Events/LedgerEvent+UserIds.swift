@@ -43,6 +43,8 @@ extension LedgerEvent {
             return .aliasMerged(userId: f(userId), alias: f(alias), moved: moved.mappingUserIds(f), at: at)
         case .mergedInto(let userId, let target, let at):
             return .mergedInto(userId: f(userId), target: f(target), at: at)
+        case .subjectErased(let userId, let at):
+            return .subjectErased(userId: f(userId), at: at)
         }
     }
 

@@ -52,6 +52,9 @@ public indirect enum LedgerEvent: Sendable, Hashable {
     case aliasMerged(userId: String, alias: String, moved: Account, at: Int64)
     /// On the alias's stream, with `aliasMerged`: the id now names `target`; its account is empty.
     case mergedInto(userId: String, target: String, at: Int64)
+    /// An admin erased the person (api.md §7): their keys are destroyed with this event, their
+    /// account is no one's any more (its chains and money stay, under the opaque subject).
+    case subjectErased(userId: String, at: Int64)
 
     /// The stored `type` column.
     public var typeName: String {
@@ -75,6 +78,7 @@ public indirect enum LedgerEvent: Sendable, Hashable {
         case .consentRescinded: "ConsentRescinded"
         case .aliasMerged: "AliasMerged"
         case .mergedInto: "MergedInto"
+        case .subjectErased: "SubjectErased"
         }
     }
 
@@ -87,7 +91,7 @@ public indirect enum LedgerEvent: Sendable, Hashable {
         "BalanceDebited", "BalanceCredited", "EntitlementGranted", "EntitlementRevoked", "ConsumptionAnswered",
         "RenewalExtensionRequested", "PromotionalGranted", "PromotionalRevoked", "AppAccountTokenRegistered",
         "AppleAccountShared", "ConsentRescinded",
-        "AliasMerged", "MergedInto", "RetentionRequestAnswered",
+        "AliasMerged", "MergedInto", "RetentionRequestAnswered", "SubjectErased",
     ]
 
     /// The stream this event is appended to (its `route`, named).

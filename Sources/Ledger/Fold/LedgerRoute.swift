@@ -48,7 +48,8 @@ extension LedgerEvent {
         case .appAccountTokenRegistered(let userId, _, _, _), .appleAccountShared(let userId, _, _, _),
             .consentRescinded(let userId, _, _):
             .user(userId)
-        case .aliasMerged(let userId, _, _, _), .mergedInto(let userId, _, _): .user(userId)
+        case .aliasMerged(let userId, _, _, _), .mergedInto(let userId, _, _), .subjectErased(let userId, _):
+            .user(userId)
         }
     }
 
@@ -61,7 +62,7 @@ extension LedgerEvent {
             true
         case .chainClaimed, .chainReleased, .balanceDebited, .balanceCredited, .entitlementGranted,
             .entitlementRevoked, .promotionalGranted, .promotionalRevoked, .appAccountTokenRegistered,
-            .appleAccountShared, .consentRescinded, .aliasMerged, .mergedInto:
+            .appleAccountShared, .consentRescinded, .aliasMerged, .mergedInto, .subjectErased:
             false
         }
     }

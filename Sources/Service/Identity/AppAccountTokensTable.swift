@@ -43,13 +43,13 @@ enum AppAccountTokensTable {
     /// A replay rebuilds the table from the log: the first registration of each token wins, as
     /// it did when it was recorded (a later one by another user was refused, never appended).
     /// Run in the replay's swap transaction, which holds the table's lock. The events name
-    /// subjects (`identity.user_of` gives the ids back).
+    /// subjects and token subjects (`identity.user_of` and `identity.token_of` give them back).
     static let rebuild = """
         DELETE FROM proj.app_account_tokens;
         INSERT INTO proj.app_account_tokens (app_account_token, user_id, minted, registered_at)
-        SELECT DISTINCT ON (data->>'appAccountToken') data->>'appAccountToken', identity.user_of(data->>'userId'),
-               (data->>'minted')::boolean, recorded_at
+        SELECT DISTINCT ON (identity.token_of(data->>'appAccountToken')) identity.token_of(data->>'appAccountToken'),
+               identity.user_of(data->>'userId'), (data->>'minted')::boolean, recorded_at
         FROM es.events WHERE type = 'AppAccountTokenRegistered'
-        ORDER BY data->>'appAccountToken', seq;
+        ORDER BY identity.token_of(data->>'appAccountToken'), seq;
         """
 }

@@ -1,4 +1,5 @@
 import AppStore
+import Ledger
 
 /// A user id's opaque subject and the key that seals the personal parts of its events
 /// (`identity.subjects`, migration 0047; docs/architecture.md, "Erasure on an append-only log").
@@ -18,15 +19,37 @@ struct Subject: Sendable, Hashable {
     var stream: String { "user:" + subject }
 }
 
-/// The subjects a unit of work has read, by user id and by subject.
+/// An appAccountToken's opaque subject (`t_` and 128 random bits) and the key that seals the
+/// signed payloads carrying it (`identity.tokens`, migration 0049): a token names a person as a
+/// user id does (the app chose it for them), so the log keeps it only behind its subject.
+struct TokenSubject: Sendable, Hashable {
+    /// Lowercased.
+    var token: String
+    var subject: String
+    var key: [UInt8]
+
+    static func minted(for token: String) -> TokenSubject {
+        TokenSubject(token: token, subject: "t_" + Hex.encode(Sealing.randomBytes(16)), key: Sealing.newKey())
+    }
+
+    /// A stored token names a subject (a token is a UUID: it never starts so).
+    static func isSubject(_ stored: String) -> Bool { stored.hasPrefix("t_") }
+}
+
+/// The subjects a unit of work has read, by user id and by subject, and those of tokens.
 struct Subjects: Sendable {
     private(set) var byUser: [String: Subject] = [:]
     private(set) var bySubject: [String: Subject] = [:]
     /// Minted or keyed here, to be written after the append that uses them.
     var unsaved: [Subject] = []
+    /// Tokens (lowercased) and their subjects.
+    private(set) var byToken: [String: TokenSubject] = [:]
+    private(set) var byTokenSubject: [String: TokenSubject] = [:]
+    var unsavedTokens: [TokenSubject] = []
 
-    init(_ subjects: some Sequence<Subject> = []) {
+    init(_ subjects: some Sequence<Subject> = [], tokens: some Sequence<TokenSubject> = []) {
         for subject in subjects { insert(subject) }
+        for token in tokens { insert(token) }
     }
 
     mutating func insert(_ subject: Subject) {
@@ -34,8 +57,26 @@ struct Subjects: Sendable {
         bySubject[subject.subject] = subject
     }
 
+    mutating func insert(_ token: TokenSubject) {
+        byToken[token.token] = token
+        byTokenSubject[token.subject] = token
+    }
+
     mutating func merge(_ other: Subjects) {
         for subject in other.byUser.values { insert(subject) }
+        for token in other.byToken.values { insert(token) }
+    }
+
+    /// `event` with each token it carries as the token's subject (every one must be here).
+    func storingTokens(_ event: LedgerEvent) -> LedgerEvent {
+        event.mappingTokens { byToken[$0.lowercased()]?.subject ?? $0 }
+    }
+
+    /// `event` with each token subject it carries as the token again; an unknown subject (an
+    /// erased person's token) stays the opaque id it is, and a token stored in clear (before
+    /// 0049) stays itself.
+    func restoringTokens(_ event: LedgerEvent) -> LedgerEvent {
+        event.mappingTokens { byTokenSubject[$0]?.token ?? $0 }
     }
 }
 

@@ -13,8 +13,8 @@ enum SubjectCodec {
     static let sealedSchemaVersion = 2
 
     /// The fields each user event keeps in clear; every other field is sealed (a field added
-    /// later is personal until it is listed here). `appAccountToken` is in clear until tokens
-    /// get subjects of their own (the design's second step).
+    /// later is personal until it is listed here). `appAccountToken` is a token subject by then
+    /// (`Subjects.storingTokens`), which the token index's rebuild reads.
     static let clearFields: [String: Set<String>] = [
         "ChainClaimed": ["userId", "originalTransactionId", "from", "at"],
         "ChainReleased": ["userId", "originalTransactionId", "to", "at"],
@@ -29,13 +29,15 @@ enum SubjectCodec {
         "ConsentRescinded": ["userId", "appTransactionId", "at"],
         "AliasMerged": ["userId", "alias", "at"],
         "MergedInto": ["userId", "target", "at"],
+        "SubjectErased": ["userId", "at"],
     ]
 
     /// The stored stream, schema version and data of `event`. Every user it names must be in
     /// `subjects`, its owner with a key (`LedgerRepository.subjects(for:on:)` sees to both).
-    static func stored(_ event: LedgerEvent, subjects: Subjects) throws(ServiceError)
+    static func stored(_ decided: LedgerEvent, subjects: Subjects) throws(ServiceError)
         -> (stream: String, schemaVersion: Int, data: [UInt8])
     {
+        let event = subjects.storingTokens(decided)
         guard case .user(let userId) = event.route else { return (event.stream, event.schemaVersion, event.encode()) }
         guard let owner = subjects.byUser[userId], let key = owner.key else {
             throw .internalError("no subject with a key for the user of a \(event.typeName) event")
@@ -70,6 +72,31 @@ enum SubjectCodec {
         }
         return (owner.stream, sealedSchemaVersion, JSONValue.object(fields).serialized())
     }
+
+    /// The signed payload an event was derived from, as stored: sealed with the key of the token
+    /// it carries (the event's own, or a notification's nested transaction's), so that erasing
+    /// the token's person leaves it unreadable; in clear when it carries none. Sealed text is
+    /// `sealed:` and base64, bound to the event's type and stored stream.
+    static func storedPayload(_ payload: String, of event: LedgerEvent, stream: String, subjects: Subjects)
+        throws(ServiceError) -> String
+    {
+        var token = event.tokens.first?.lowercased()
+        if token == nil, case .notificationReceived = event { token = JWSClaims.appAccountToken(in: payload) }
+        guard let token else { return payload }
+        guard let subject = subjects.byToken[token] else {
+            throw .internalError("no subject for the token of a \(event.typeName) payload")
+        }
+        do {
+            return sealedPayloadPrefix
+                + (try Sealing.sealText(
+                    Array(payload.utf8), key: subject.key,
+                    associatedData: associatedData(type: event.typeName, stream: stream)))
+        } catch {
+            throw .internalError("sealing a \(event.typeName) payload failed: \(error)")
+        }
+    }
+
+    static let sealedPayloadPrefix = "sealed:"
 
     /// A stored user event of schema version 2 as the domain reads it, still naming subjects
     /// (`restoringUserIds` turns them back into ids). Without its owner's key (an erased

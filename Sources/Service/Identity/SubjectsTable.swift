@@ -1,15 +1,23 @@
 import EventStore
 
-/// The one owner of `identity.subjects`' SQL (migration 0047): each user id's subject and key.
-/// Written with the user's first sealed event, in its transaction; deleted by erasure.
+/// The one owner of the SQL of `identity.subjects` (migration 0047: each user id's subject and
+/// key) and `identity.tokens` (0049: each appAccountToken's). Written with the first event that
+/// names them, in its transaction; deleted by erasure.
 enum SubjectsTable {
-    /// Writes subjects minted (or legacy ones keyed) for an append, right after it in its
-    /// transaction (es.append must be the first write). Every writer of a user holds the user's
-    /// stream lock, so nobody minted theirs meanwhile; `saved` below that count means someone
+    /// Writes subjects minted (or legacy ones keyed) and token subjects minted for an append,
+    /// right after it in its transaction (es.append must be the first write). Every writer of a
+    /// user holds the user's stream lock, and every minter of a token its mint lock
+    /// (`tokenLock`), so nobody minted theirs meanwhile; `saved` below their count means someone
     /// did (a user named by another's event only), and the unit of work is refused.
-    static func save(_ subjects: [Subject]) -> Query {
+    static func save(_ subjects: [Subject], tokens: [TokenSubject]) -> Query {
         """
-        WITH c(u, s, k) AS (
+        WITH t(t, s, k) AS (
+            SELECT * FROM unnest(\(array: tokens.map(\.token))::text[], \(array: tokens.map(\.subject))::text[],
+                \(array: tokens.map { Hex.encode($0.key) })::text[])),
+        tokens AS (
+            INSERT INTO identity.tokens (token, subject, key) SELECT t.t, t.s, decode(t.k, 'hex') FROM t
+            ON CONFLICT DO NOTHING RETURNING 1),
+        c(u, s, k) AS (
             SELECT * FROM unnest(\(array: subjects.map(\.userId))::text[], \(array: subjects.map(\.subject))::text[],
                 \(array: subjects.map { Hex.encode($0.key ?? []) })::text[])),
         inserted AS (
@@ -20,8 +28,34 @@ enum SubjectsTable {
         keyed AS (
             UPDATE identity.subjects x SET key = decode(c.k, 'hex') FROM c
             WHERE x.user_id = c.u AND x.subject = c.s AND x.key IS NULL RETURNING 1)
-        SELECT (SELECT count(*) FROM inserted) + (SELECT count(*) FROM keyed) AS saved
+        SELECT (SELECT count(*) FROM inserted) + (SELECT count(*) FROM keyed) + (SELECT count(*) FROM tokens) AS saved
         """
+    }
+
+    /// The advisory lock a writer takes before minting a token's subject (sorted, after all its
+    /// other locks: no writer waits for anything else while holding one).
+    static func tokenLock(_ token: String) -> String { "identity.token:" + token }
+
+    /// The token subjects of `tokens` (lowercased) that exist.
+    static func existing(tokens: [String]) -> Query {
+        "SELECT token, subject, encode(key, 'hex') FROM identity.tokens WHERE token = ANY(\(array: tokens)::text[])"
+    }
+
+    /// The rows of these token subjects.
+    static func existing(tokenSubjects: [String]) -> Query {
+        "SELECT token, subject, encode(key, 'hex') FROM identity.tokens WHERE subject = ANY(\(array: tokenSubjects)::text[])"
+    }
+
+    /// Every token subject (a pass over the whole log decodes with them).
+    static let allTokens: Query = "SELECT token, subject, encode(key, 'hex') FROM identity.tokens"
+
+    /// Rows of the token queries above.
+    static func tokens(from rows: Rows) -> [TokenSubject] {
+        (0..<rows.count).compactMap { row in
+            guard let token = rows[row, 0], let subject = rows[row, 1], let key = rows[row, 2].flatMap(Hex.decode)
+            else { return nil }
+            return TokenSubject(token: token, subject: subject, key: key)
+        }
     }
 
     /// The subjects of `users` that have one (reads never mint).

@@ -45,14 +45,17 @@ enum SupportLookup {
         "SELECT 1 FROM es.streams WHERE stream_id = \(LedgerStream.chain(originalTransactionId))"
     }
 
-    /// The chain of the latest recorded transaction carrying `token` (lowercased). `OFFSET 0`
+    /// The chain of the latest recorded transaction carrying `token` (lowercased): stored by its
+    /// token subject (migration 0049), or in clear before. `OFFSET 0`
     /// keeps the inner scan on the token index: with the ORDER BY and LIMIT pulled up to it,
     /// PostgreSQL walks the log backwards by seq instead (see `chain(ofTransaction:)`).
     static func chain(carrying token: String) -> Query {
         """
         SELECT chain FROM (
             SELECT seq, data->>'originalTransactionId' AS chain FROM es.events
-            WHERE type = 'TransactionRecorded' AND data ? 'appAccountToken' AND lower(data->>'appAccountToken') = \(token)
+            WHERE type = 'TransactionRecorded' AND data ? 'appAccountToken'
+              AND lower(data->>'appAccountToken') = ANY(ARRAY[\(token),
+                  (SELECT lower(subject) FROM identity.tokens WHERE token = \(token))])
             OFFSET 0
         ) AS carrying
         ORDER BY seq DESC LIMIT 1

@@ -127,7 +127,7 @@ extension LedgerService {
             case .append(let members, let alsoRead):
                 // Every member's events in one es.append, each with its own request's metadata.
                 let subjects = try repository.subjects(
-                    for: members.flatMap { $0.append.events.map(\.event) }, on: connection)
+                    for: members.flatMap(\.append.events), on: connection)
                 let request = try repository.appendRequest(
                     members.map { member in
                         (member.append.events, requests[member.index].context.metadata, member.append.expected)

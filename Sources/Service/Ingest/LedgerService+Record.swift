@@ -89,7 +89,7 @@ extension LedgerService {
                 let request = try repository.appendRequest(
                     append.events, metadata: metadata, expected: append.expected,
                     idempotencyKey: append.idempotencyKey,
-                    subjects: repository.subjects(for: append.events.map(\.event), on: connection))
+                    subjects: repository.subjects(for: append.events, on: connection))
                 // The read of the other chains goes along with the append (reads only).
                 var pipeline = PipelineBatch()
                 let appendSlot = pipeline.add(request.statement)

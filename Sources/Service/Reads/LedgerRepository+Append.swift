@@ -1,3 +1,4 @@
+import AppStore
 import EventStore
 import Ledger
 
@@ -7,19 +8,22 @@ struct LedgerAppend: Sendable {
     let request: AppendRequest
     /// Stored stream name → the domain's (`user:<subject>` → `user:<userId>`).
     let domainNames: [String: String]
-    /// The subjects the events were sealed for that are not written yet.
+    /// The subjects (of users and tokens) the events were sealed for that are not written yet.
     let unsaved: [Subject]
+    let unsavedTokens: [TokenSubject]
 
     var statement: Connection.Statement? { request.statement }
 
     /// What to send right after `statement`, in its transaction (nil when every subject was
     /// stored already); check its answer with `saved(_:)`.
-    var saveStatement: Connection.Statement? { unsaved.isEmpty ? nil : SubjectsTable.save(unsaved).statement }
+    var saveStatement: Connection.Statement? {
+        unsaved.isEmpty && unsavedTokens.isEmpty ? nil : SubjectsTable.save(unsaved, tokens: unsavedTokens).statement
+    }
 
     /// Refuses the unit of work when a subject could not be written as minted.
     func saved(_ rows: Rows?) throws(ServiceError) {
-        guard !unsaved.isEmpty else { return }
-        guard let rows, rows.int64(0, "saved") == Int64(unsaved.count) else {
+        guard !unsaved.isEmpty || !unsavedTokens.isEmpty else { return }
+        guard let rows, rows.int64(0, "saved") == Int64(unsaved.count + unsavedTokens.count) else {
             throw .conflict("a user's subject was minted by another writer meanwhile")
         }
     }
@@ -30,10 +34,12 @@ extension LedgerRepository {
     /// transaction's first), none when no event is a user's. A user writing for the first time
     /// gets a subject minted here, a legacy one a key; both are `unsaved`, written after the
     /// append (`LedgerAppend.saveStatement`).
-    func subjects(for events: [LedgerEvent], on connection: Connection) throws(ServiceError) -> Subjects {
+    func subjects(for events: [(event: LedgerEvent, payload: String?)], on connection: Connection)
+        throws(ServiceError) -> Subjects
+    {
         var users: [String] = []
         var seen: Set<String> = []
-        for event in events where event.route.userId != nil {
+        for (event, _) in events where event.route.userId != nil {
             for id in event.userIds where seen.insert(id).inserted { users.append(id) }
         }
         var subjects = try existingSubjects(users: users, on: connection)
@@ -44,7 +50,44 @@ extension LedgerRepository {
             subjects.insert(subject)
             subjects.unsaved.append(subject)
         }
+        try addTokenSubjects(for: events, to: &subjects, on: connection)
         return subjects
+    }
+
+    /// The subjects of every appAccountToken the events carry (and the notifications' signed
+    /// payloads): one read, and for tokens never seen, their mint locks and a second read under
+    /// them before minting (two ingests of one new token on different chains do not share a
+    /// stream lock).
+    private func addTokenSubjects(
+        for events: [(event: LedgerEvent, payload: String?)], to subjects: inout Subjects, on connection: Connection
+    ) throws(ServiceError) {
+        var tokens: Set<String> = []
+        for (event, payload) in events {
+            for token in event.tokens where !TokenSubject.isSubject(token) { tokens.insert(token.lowercased()) }
+            if case .notificationReceived = event, let payload, let token = JWSClaims.appAccountToken(in: payload) {
+                tokens.insert(token)
+            }
+        }
+        guard !tokens.isEmpty else { return }
+        let known = SubjectsTable.existing(tokens: Array(tokens))
+        for token in SubjectsTable.tokens(
+            from: try database { () throws(DatabaseError) in try connection.query(known.sql, known.params) })
+        {
+            subjects.insert(token)
+        }
+        let missing = tokens.filter { subjects.byToken[$0] == nil }.sorted()
+        guard !missing.isEmpty else { return }
+        let reread = SubjectsTable.existing(tokens: missing)
+        let answers = try database { () throws(DatabaseError) in
+            try connection.pipeline(
+                [store.lockStatement(missing.map(SubjectsTable.tokenLock))!, reread.statement])
+        }
+        for token in SubjectsTable.tokens(from: answers[1]) { subjects.insert(token) }
+        for token in missing where subjects.byToken[token] == nil {
+            let minted = TokenSubject.minted(for: token)
+            subjects.insert(minted)
+            subjects.unsavedTokens.append(minted)
+        }
     }
 
     /// Appends decided events in one atomic multi-stream append. `expected` pins the version
@@ -56,7 +99,7 @@ extension LedgerRepository {
     ) throws(ServiceError) -> [RecordedEvent]? {
         let request = try appendRequest(
             events, metadata: metadata, expected: expected, idempotencyKey: idempotencyKey,
-            subjects: subjects(for: events.map(\.event), on: connection))
+            subjects: subjects(for: events, on: connection))
         guard let statement = request.statement else { return [] }
         let rows = try database { () throws(DatabaseError) in try connection.query(statement.sql, statement.params) }
         let recorded = try appended(request, rows)
@@ -75,7 +118,7 @@ extension LedgerRepository {
         let (appends, names) = try streamAppends(events, metadata: metadata, expected: expected, subjects: subjects)
         return LedgerAppend(
             request: store.appendRequest(appends, idempotencyKey: idempotencyKey), domainNames: names,
-            unsaved: subjects.unsaved)
+            unsaved: subjects.unsaved, unsavedTokens: subjects.unsavedTokens)
     }
 
     /// Several decisions' appends in one `es.append` (a group commit), each with its metadata.
@@ -93,7 +136,7 @@ extension LedgerRepository {
         }
         return LedgerAppend(
             request: store.appendRequest(appends, idempotencyKey: idempotencyKey), domainNames: names,
-            unsaved: subjects.unsaved)
+            unsaved: subjects.unsaved, unsavedTokens: subjects.unsavedTokens)
     }
 
     /// Decided events as the per-stream appends of `es.append`, in first-appearance order, each
@@ -114,7 +157,10 @@ extension LedgerRepository {
             byStream[stored.stream, default: []].append(
                 NewEvent(
                     type: event.typeName, schemaVersion: stored.schemaVersion, data: stored.data, metadata: metadata,
-                    payload: payload))
+                    payload: try payload.map { payload throws(ServiceError) in
+                        try SubjectCodec.storedPayload(
+                            payload, of: event, stream: stored.stream, subjects: subjects)
+                    }))
         }
         let appends = order.map { stream in
             StreamAppend(

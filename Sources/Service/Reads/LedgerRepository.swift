@@ -51,20 +51,23 @@ struct LedgerRepository: Sendable {
     /// Every event of the given streams, named as the domain names them (`user:<userId>`), in
     /// stream and version order. A user's stream is read under its subject (`identity.subjects`,
     /// looked up in the same statement: a user without one has no events); each row carries its
-    /// subject's user and key, which `decode` needs to open the sealed parts.
+    /// subject's user and key, which `decode` needs to open the sealed parts, and the token
+    /// behind a token subject the event carries.
     private func readStatement(streams: [String], recordedUpTo: Int64?) -> Connection.Statement? {
         guard !streams.isEmpty else { return nil }
         return Connection.Statement(
             """
             SELECT e.seq, e.tx, e.stream_id, e.version, e.type, e.schema_version, e.data, e.metadata,
                 NULL::text AS payload, floor(extract(epoch FROM e.recorded_at) * 1000)::bigint AS recorded_at_ms,
-                i.user_id AS subject_user, encode(i.key, 'hex') AS subject_key
+                i.user_id AS subject_user, encode(i.key, 'hex') AS subject_key,
+                t.subject AS token_subject, t.token AS token
             FROM (SELECT DISTINCT CASE WHEN n LIKE 'user:%'
                     THEN (SELECT 'user:' || s.subject FROM identity.subjects s WHERE s.user_id = substr(n, 6))
                     ELSE n END AS stored
                   FROM unnest($2::text[]) AS n) m
             JOIN es.events e ON e.stream_id = m.stored
             LEFT JOIN identity.subjects i ON e.stream_id LIKE 'user:%' AND i.subject = substr(e.stream_id, 6)
+            LEFT JOIN identity.tokens t ON t.subject = e.data->>'appAccountToken'
             WHERE $1::bigint IS NULL
                OR e.recorded_at < 'epoch'::timestamptz + ($1::bigint + 1) * interval '1 millisecond'
             ORDER BY e.stream_id, e.version
@@ -73,11 +76,15 @@ struct LedgerRepository: Sendable {
 
     /// Decodes rows of `readStatement` into folded-ready streams, keyed by the domain's names.
     /// Events naming other users name their subjects: those are looked up (one query, only when
-    /// some event names another user) and turned back into user ids.
+    /// some event names another user) and turned back into user ids; tokens come back from the
+    /// statement's own join.
     func decode(_ rows: Rows, on connection: Connection) throws(ServiceError) -> [String: LoadedStream] {
         var subjects = Subjects()
         var decoded: [(row: RecordedEvent, stream: String, event: LedgerEvent, named: Bool)] = []
         for (index, row) in EventStore.events(from: rows).enumerated() {
+            if let token = rows[index, "token"], let subject = rows[index, "token_subject"] {
+                subjects.insert(TokenSubject(token: token, subject: subject, key: []))
+            }
             var stream = row.stream
             if let userId = rows[index, "subject_user"], stream.hasPrefix(LedgerRoute.userPrefix) {
                 let key = rows[index, "subject_key"].flatMap(Hex.decode)
@@ -105,7 +112,7 @@ struct LedgerRepository: Sendable {
         var loaded: [String: LoadedStream] = [:]
         for (row, stream, event, named) in decoded {
             loaded[stream, default: LoadedStream()].events.append(
-                named ? SubjectCodec.restoringUserIds(event, subjects: subjects) : event)
+                subjects.restoringTokens(named ? SubjectCodec.restoringUserIds(event, subjects: subjects) : event))
             loaded[stream]!.seqs.append(row.seq)
             loaded[stream]!.version = max(loaded[stream]!.version, row.version)
             loaded[stream]!.lastSeq = max(loaded[stream]!.lastSeq, row.seq)

@@ -21,6 +21,8 @@ struct ReplayLogReader {
         /// Subjects named by sealed user events but not in the `Subjects` decoded with (a user
         /// who wrote since they were read, or an erased one): `ReplaySubjects` looks them up.
         var unknownSubjects: Set<String> = []
+        /// Token subjects carried by events but not in the `Subjects` decoded with.
+        var unknownTokenSubjects: Set<String> = []
         var count: Int { parts.reduce(0) { $0 + $1.count } }
     }
 
@@ -124,6 +126,7 @@ struct ReplayLogReader {
             let piece = try all.removeValue(forKey: part)!.get()
             batch.parts.append(contentsOf: piece.parts)
             batch.unknownSubjects.formUnion(piece.unknownSubjects)
+            batch.unknownTokenSubjects.formUnion(piece.unknownTokenSubjects)
             if piece.last != nil { batch.last = piece.last }
         }
         return batch
@@ -175,7 +178,7 @@ struct ReplayLogReader {
                     continue
                 }
                 do {
-                    let event: LedgerEvent
+                    var event: LedgerEvent
                     if CopyText.find(0x5C, in: buffer, from: dataRange.lowerBound, to: end) != nil {
                         // a backslash: COPY escaped something, undo it first
                         event = try LedgerEvent.decode(
@@ -183,6 +186,7 @@ struct ReplayLogReader {
                     } else {
                         event = try decoder.decode(type: type, schemaVersion: schemaVersion, data: data)
                     }
+                    event = restoringTokens(event, subjects: subjects, batch: &batch)
                     events.append((seq, event))
                 } catch {
                     throw .internalError("event \(seq) does not decode: \(error)")
@@ -209,7 +213,21 @@ struct ReplayLogReader {
                 type: type, stream: LedgerRoute.userPrefix + owner, data: data, seq: seq, key: known?.key)
         else { return nil }
         for id in event.userIds where subjects.bySubject[id] == nil { batch.unknownSubjects.insert(id) }
-        return SubjectCodec.restoringUserIds(event, subjects: subjects)
+        return restoringTokens(SubjectCodec.restoringUserIds(event, subjects: subjects), subjects: subjects, batch: &batch)
+    }
+
+    /// `event` with the tokens behind the token subjects it carries (noting those not known).
+    @inline(__always)
+    private static func restoringTokens(_ event: LedgerEvent, subjects: Subjects, batch: inout Batch) -> LedgerEvent {
+        switch event {
+        case .transactionRecorded, .renewalInfoRecorded, .appAccountTokenRegistered:
+            let tokens = event.tokens.filter(TokenSubject.isSubject)
+            guard !tokens.isEmpty else { return event }
+            for token in tokens where subjects.byTokenSubject[token] == nil { batch.unknownTokenSubjects.insert(token) }
+            return subjects.restoringTokens(event)
+        default:
+            return event
+        }
     }
 
     /// A buffer handed to worker threads that only read it while its owner waits for them.

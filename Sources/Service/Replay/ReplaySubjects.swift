@@ -7,6 +7,7 @@ import EventStore
 struct ReplaySubjects {
     private(set) var subjects = Subjects()
     private var erased: Set<String> = []
+    private var erasedTokens: Set<String> = []
     /// Where the lookups run: a replay's reading connection is busy with the next fetch while a
     /// batch is decoded, so it gets a connection of its own, opened at the first lookup.
     private let lookups: SubjectLookups
@@ -19,16 +20,28 @@ struct ReplaySubjects {
     mutating func loadAll(on connection: Connection) throws(ServiceError) {
         let rows = try database { () throws(DatabaseError) in try connection.query(SubjectsTable.all) }
         subjects = SubjectsTable.subjects(from: rows)
+        let tokens = try database { () throws(DatabaseError) in try connection.query(SubjectsTable.allTokens) }
+        for token in SubjectsTable.tokens(from: tokens) { subjects.insert(token) }
     }
 
     /// Decodes a fetched batch (on `parts` threads) with every subject it names that exists.
     mutating func decode(_ bytes: [UInt8], parts: Int) throws(ServiceError) -> ReplayLogReader.Batch {
         let batch = try ReplayLogReader.decodeInParallel(bytes, parts: parts, subjects: subjects)
         let missing = batch.unknownSubjects.subtracting(erased)
-        guard !missing.isEmpty else { return batch }
-        let found = SubjectsTable.subjects(from: try lookups.run(SubjectsTable.existing(subjects: Array(missing))))
-        erased.formUnion(missing.subtracting(found.bySubject.keys))
-        guard !found.bySubject.isEmpty else { return batch }
+        let missingTokens = batch.unknownTokenSubjects.subtracting(erasedTokens)
+        guard !missing.isEmpty || !missingTokens.isEmpty else { return batch }
+        var found = Subjects()
+        if !missing.isEmpty {
+            found = SubjectsTable.subjects(from: try lookups.run(SubjectsTable.existing(subjects: Array(missing))))
+            erased.formUnion(missing.subtracting(found.bySubject.keys))
+        }
+        if !missingTokens.isEmpty {
+            let tokens = SubjectsTable.tokens(
+                from: try lookups.run(SubjectsTable.existing(tokenSubjects: Array(missingTokens))))
+            for token in tokens { found.insert(token) }
+            erasedTokens.formUnion(missingTokens.subtracting(tokens.map(\.subject)))
+        }
+        guard !found.bySubject.isEmpty || !found.byToken.isEmpty else { return batch }
         subjects.merge(found)
         return try ReplayLogReader.decodeInParallel(bytes, parts: parts, subjects: subjects)
     }

@@ -1,0 +1,37 @@
+/// Every appAccountToken an event carries, and the same event carrying them otherwise: the log
+/// stores a token by its opaque token subject (docs/architecture.md, "Erasure on an append-only
+/// log": a token is a person's too), so the event store's codec maps each token on the way in
+/// and back on the way out. An alias's moved account keeps its tokens: it is sealed whole with
+/// the target's key, and erasing the target erases the tokens it holds.
+extension LedgerEvent {
+    /// The event with every token `f` maps, the rest unchanged.
+    public func mappingTokens(_ f: (String) -> String) -> LedgerEvent {
+        switch self {
+        case .transactionRecorded(var transaction):
+            guard let token = transaction.appAccountToken else { return self }
+            transaction.appAccountToken = f(token)
+            return .transactionRecorded(transaction)
+        case .renewalInfoRecorded(var renewal):
+            guard let token = renewal.appAccountToken else { return self }
+            renewal.appAccountToken = f(token)
+            return .renewalInfoRecorded(renewal)
+        case .appAccountTokenRegistered(let userId, let token, let minted, let at):
+            return .appAccountTokenRegistered(userId: userId, appAccountToken: f(token), minted: minted, at: at)
+        case .notificationReceived, .consumptionAnswered, .retentionAnswered, .renewalExtensionRequested,
+            .chainClaimed, .chainReleased, .balanceDebited, .balanceCredited, .entitlementGranted,
+            .entitlementRevoked, .promotionalGranted, .promotionalRevoked, .appleAccountShared, .consentRescinded,
+            .aliasMerged, .mergedInto, .subjectErased:
+            return self
+        }
+    }
+
+    /// The tokens the event carries (at most one).
+    public var tokens: [String] {
+        var tokens: [String] = []
+        _ = mappingTokens { token in
+            tokens.append(token)
+            return token
+        }
+        return tokens
+    }
+}
