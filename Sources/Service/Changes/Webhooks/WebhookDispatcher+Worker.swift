@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import HTTP
 import Synchronization
 
 extension WebhookDispatcher {
@@ -31,7 +32,8 @@ extension WebhookDispatcher {
 
         init(
             endpoint: WebhookEndpoint, conninfo: String, session: SessionSettings, logger: Logger,
-            clock: @escaping @Sendable () -> Int64, metrics: WebhookMetrics, maxInFlight: Int, lease: Lease
+            clock: @escaping @Sendable () -> Int64, metrics: WebhookMetrics, maxInFlight: Int, lease: Lease,
+            poster: HTTPPoster
         ) {
             self.endpoint = endpoint
             self.conninfo = conninfo
@@ -44,9 +46,7 @@ extension WebhookDispatcher {
             // The planner's "in flight" is every claimed delivery: on the wire or ready.
             planner = WebhookPlanner(
                 endpoint: endpoint, maxInFlight: maxInFlight * (1 + Self.readyPerSlot), random: { Double.random(in: 0..<1) })
-            if let url = URL(string: endpoint.url) {
-                sender = WebhookSender(url: url, timeoutSeconds: endpoint.timeoutSeconds, maxConnections: maxInFlight)
-            }
+            sender = WebhookSender(url: endpoint.url, timeoutSeconds: endpoint.timeoutSeconds, poster: poster)
         }
 
         func start() {
@@ -62,7 +62,6 @@ extension WebhookDispatcher {
             wake.signal()
             finishedRunning.wait()
             finishedRunning.signal()
-            sender?.invalidate()
         }
 
         private func run() {
