@@ -14,7 +14,8 @@ import Synchronization
 ///
 /// Each round of the holder: (1) writes the attempts that finished, (2) follows the feed from
 /// the endpoint's cursor and creates the deliveries its filters take, in one transaction with
-/// the cursor's move, (3) asks the planner which open deliveries to send and starts them
+/// the cursor's move (keeping the changes it read, so a first send reads the feed no second
+/// time), (3) asks the planner which open deliveries to send and starts them
 /// (up to `maxInFlight` at once, a user's changes one at a time in cursor order). It also claims
 /// `readyPerSlot` more per slot, which a finished send starts at once (WebhookSendSlots); their
 /// outcomes are written by the next round, in one transaction.
