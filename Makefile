@@ -8,7 +8,7 @@ SWIFT ?= swift
 # Debian packages the build, the tests and the benchmarks need. Checked one by one so a
 # machine that has them all never touches apt. `postgresql` brings psql (postgresql-client-NN),
 # which `iap-ledger psql` runs.
-PACKAGES := libpq-dev libssl-dev libmicrohttpd-dev postgresql libcurl4 openssl util-linux pgbouncer
+PACKAGES := libpq-dev libssl-dev libmicrohttpd-dev libcurl4-openssl-dev postgresql libcurl4 openssl util-linux pgbouncer
 BENCH_PACKAGES := wrk
 ARGS ?=
 

@@ -15,6 +15,7 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // Pure Swift, no dependencies: a fast JSON reader and writer shared by every layer.
         .target(name: "JSON"),
@@ -25,7 +26,8 @@ let package = Package(
         // Adapters. They never import each other.
         .target(name: "AppStore", dependencies: ["COpenSSL", "JSON"]),
         .target(name: "EventStore", dependencies: ["CLibPQ", "SystemCalls"]),
-        .target(name: "HTTP", dependencies: ["CMicroHTTPD", "JSON", "SystemCalls"]),
+        // HTTP in and out: libmicrohttpd serves, libcurl's multi interface posts (webhooks).
+        .target(name: "HTTP", dependencies: ["CMicroHTTPD", "CCurl", "JSON", "SystemCalls"]),
         // The schema: migrations/*.sql compiled in (scripts/embed-migrations), so the binary alone
         // runs every command and never reads a .sql file.
         .target(name: "Schema", dependencies: ["EventStore"]),

@@ -25,10 +25,13 @@ struct BenchmarkSuite {
         var pgbenchScale = 10
         var output = "BENCHMARKS.md"
         /// Which groups run: "cpu" (verify, fold), "longpoll" (idle waiters' RSS), "http" (ingest,
-        /// then read on what it wrote), "webhooks" (ingest with and without an endpoint, delivery
-        /// lag), "replay", "cluster" (deploy/local-cluster: HAProxy and three instances vs one).
+        /// then read on what it wrote, then long polls on the service), "webhooks" (ingest with and
+        /// without an endpoint, delivery lag), "replay", "cluster" (deploy/local-cluster: HAProxy
+        /// and three instances vs one). The focused groups "ingest" and "read" are the two halves
+        /// of "http" alone (`--only read` first ingests the users it reads, unmeasured).
         var groups: Set<String> = ["cpu", "longpoll", "http", "webhooks", "replay", "cluster"]
         var longPollWaiters = 1_000
+        static let knownGroups: Set<String> = ["cpu", "longpoll", "http", "ingest", "read", "webhooks", "replay", "cluster"]
     }
 
     var parameters: Parameters
@@ -46,64 +49,6 @@ struct BenchmarkSuite {
     /// The directory holding this binary (and `iap-ledger`, built by the same `swift build`).
     static var binaryDirectory: String {
         URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
-    }
-
-    mutating func run() throws {
-        let started = Date()
-        let p = parameters
-        if p.groups.contains("cpu") { try cpuBenchmarks() }
-        if p.groups.contains("longpoll") { try longPollBenchmark() }
-
-        Self.say("starting PostgreSQL (fsync on, synchronous_commit on)")
-        let cluster = try BenchCluster()
-        defer { cluster.stop() }
-        Self.say("pgbench -i -s \(p.pgbenchScale)")
-        try cluster.initializePgbench(scale: p.pgbenchScale)
-
-        let work = cluster.directory + "/bench"
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        let configPath = try writeConfiguration(in: work)
-        let serveBinary = Self.binaryDirectory + "/iap-ledger"
-        let databaseURL = cluster.serviceConninfo
-        // Migrations run at start; the key needs the auth schema, so start first, then create the key.
-        let service = try ServiceProcess(
-            binary: serveBinary, configPath: configPath, databaseURL: databaseURL, threads: p.serviceThreads,
-            logPath: work + "/serve.log")
-        defer { service.stop() }
-        let keyOutput = try Shell.check(
-            [serveBinary, "keys", "create", "--name", "bench", "--scopes", "read,write"],
-            environment: ["DATABASE_URL": databaseURL])
-        guard let key = keyOutput.split(separator: "\n").last.map(String.init), key.hasPrefix("iap_") else {
-            throw Shell.Failure(description: "no key in: \(keyOutput)")
-        }
-        Self.say("service pid \(service.pid) at \(service.url); PGHOST=\(cluster.server.socketDirectory)")
-
-        Self.say("minting \(p.purchases) signed purchases")
-        let bodies = work + "/purchases.jsonl"
-        let mintStart = Date()
-        try PurchaseMinting.write(count: p.purchases, to: bodies)
-        Self.say("minted in \(String(format: "%.1f", Date().timeIntervalSince(mintStart))) s")
-
-        if p.groups.contains("http") {
-            try ingestBenchmark(cluster: cluster, service: service, key: key, bodies: bodies)
-            try readBenchmark(cluster: cluster, service: service, key: key, work: work)
-            try serviceLongPollBenchmark(service: service, key: key)
-        }
-        if p.groups.contains("webhooks") { try webhookBenchmark(cluster: cluster, work: work, bodies: bodies) }
-        if p.groups.contains("replay") { try replayBenchmark(cluster: cluster) }
-        if p.groups.contains("cluster") { try clusterBenchmark(configPath: configPath, bodies: bodies) }
-
-        let elapsed = Date().timeIntervalSince(started)
-        let context = [
-            "",
-            "Measured \(ISO8601DateFormatter().string(from: Date())) by `make bench` (\(Int(elapsed)) s) on \(machine()).",
-            "Each figure is the median of \(p.runs) runs; each run of ours is interleaved with a run of its baseline, in the same go, on the same cluster.",
-            "The machine is shared (2 vCPU; other builds/tests may run): absolute numbers are noisy, the ratios are what count.",
-            "Load generator, service (`iap-ledger serve`, \(p.serviceThreads) threads, separate process) and PostgreSQL (private cluster, fsync on, synchronous_commit on, unix socket) share the same cores.",
-        ] + notes.map { "- \($0)" }
-        try BenchmarkReport.write(BenchmarkReport.render(rows: rows, context: context), to: p.output)
-        Self.say("wrote \(p.output)")
-        print(BenchmarkReport.render(rows: rows, context: context))
     }
 
     // MARK: CPU-only benchmarks
@@ -156,13 +101,20 @@ struct BenchmarkSuite {
         var baseline: [Double] = []
         var used = 0
         var errors = 0
+        var cpuPerPurchase: [(total: Double, service: Double)] = []
         ToolOutput.resetPeakRSS(pid: service.pid)
         for run in 1...p.runs {
             Self.say("ingest run \(run)/\(p.runs): pgbench INSERT, then wrk POST")
             baseline.append(try ToolOutput.pgbench(try Shell.check(insert + cluster.clientFlags + ["pgbench"])).tps)
+            let serviceBefore = IngestBenchmark.cpuSeconds(of: [service.pid])
+            let clusterBefore = IngestBenchmark.cpuSeconds(ofChildrenOf: cluster.server.postmasterPID)
             let wrk = try ToolOutput.wrk(try Shell.check(
                 ["wrk", "-t\(p.wrkThreads)", "-c\(p.ingestConnections)", "-d\(p.seconds)s", "--latency", "-s", script,
                  service.url, "--", bodies, key, String(p.wrkThreads), String(used)]))
+            // The figure issue 39 chases: CPU per purchase, service and PostgreSQL (from /proc/PID/stat).
+            let serviceCPU = IngestBenchmark.cpuSeconds(of: [service.pid]) - serviceBefore
+            let clusterCPU = IngestBenchmark.cpuSeconds(ofChildrenOf: cluster.server.postmasterPID) - clusterBefore
+            cpuPerPurchase.append(((serviceCPU + clusterCPU) * 1e6 / Double(max(wrk.requests, 1)), serviceCPU * 1e6 / Double(max(wrk.requests, 1))))
             ours.append(wrk.requestsPerSecond)
             p99s.append(wrk.p99Milliseconds ?? .nan)
             used += wrk.requests + 64 * p.ingestConnections  // in flight at the end were sent too
@@ -173,6 +125,7 @@ struct BenchmarkSuite {
         let recorded = (try? cluster.query("SELECT count(*) FROM proj.users")[0, 0]).flatMap { $0 }.flatMap { Int($0) } ?? -1
         if used > p.purchases { notes.append("ingest used more bodies (\(used)) than were minted (\(p.purchases)): some posts were duplicates") }
         notes.append("ingest: \(recorded) purchases recorded (one user each), \(errors) non-2xx/socket errors; p99 per run \(p99s.map { String(format: "%.1f ms", $0) }.joined(separator: " / ")).")
+        notes.append("ingest: CPU per purchase (service + PostgreSQL, /proc/PID/stat) per run \(cpuPerPurchase.map { String(format: "%.0f µs (service %.0f)", $0.total, $0.service) }.joined(separator: " / ")).")
         notes.append("ingest: group commit (iap_ingest_batch_size) \(Self.batchSizes(of: service, key: key)).")
         let ratio = ours.median! / baseline.median!
         rows.append(BenchmarkRow(

@@ -8,8 +8,10 @@ import TestSupport
 let usage = """
     usage: iap-ledger-bench <command> [options]
 
-      run [--runs N] [--seconds S] [--purchases N] [--out FILE] [--only cpu,longpoll,http,webhooks,replay,cluster]
-                      every benchmark (or the groups named) next to its baseline; rewrites the table in FILE (BENCHMARKS.md)
+      run [--runs N] [--seconds S] [--purchases N] [--out FILE] [--only cpu,longpoll,http,ingest,read,webhooks,replay,cluster]
+                      every benchmark (or the groups named) next to its baseline; rewrites the table in FILE
+                      (BENCHMARKS.md; with --only and no --out, a file in the temp directory). Focused runs:
+                      --only webhooks, ingest, read or replay, each a few minutes, baselines interleaved as in the full run
       verify [--seconds S]      JWS verifications/s, warm chain cache, one thread
       verify-cpu [--count N]    CPU µs per warm-cache verification (count-bounded; for A/B of fixes)
       fold [--events N]         ledger fold events/s in memory, one thread
@@ -147,7 +149,18 @@ func main() -> Int32 {
             if let seconds = option("seconds", in: arguments).flatMap(Int.init) { parameters.seconds = seconds }
             if let purchases = option("purchases", in: arguments).flatMap(Int.init) { parameters.purchases = purchases }
             if let out = option("out", in: arguments) { parameters.output = out }
-            if let only = option("only", in: arguments) { parameters.groups = Set(only.split(separator: ",").map(String.init)) }
+            if let only = option("only", in: arguments) {
+                parameters.groups = Set(only.split(separator: ",").map(String.init))
+                let unknown = parameters.groups.subtracting(BenchmarkSuite.Parameters.knownGroups)
+                guard unknown.isEmpty else {
+                    FileHandle.standardError.write(Data("iap-ledger-bench: no group \(unknown.sorted().joined(separator: ", "))\n".utf8))
+                    return 2
+                }
+                // A focused run must not replace the full table of BENCHMARKS.md with its few rows.
+                if option("out", in: arguments) == nil {
+                    parameters.output = NSTemporaryDirectory() + "iap-ledger-bench-\(parameters.groups.sorted().joined(separator: "-")).md"
+                }
+            }
             var suite = BenchmarkSuite(parameters: parameters)
             try suite.run()
         default:

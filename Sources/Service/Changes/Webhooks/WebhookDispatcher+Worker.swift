@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import HTTP
 import Synchronization
 
 extension WebhookDispatcher {
@@ -20,6 +21,10 @@ extension WebhookDispatcher {
         private var sender: WebhookSender?
         /// Sends on the wire and the claimed deliveries (loaded with their change) waiting for a slot.
         private let slots: WebhookSendSlots<(delivery: WebhookPlanner.Open, change: StoredChange)>
+        /// The changes `follow` just read and turned into deliveries, by seq, until they are sent:
+        /// on the happy path the feed is read once per batch, not again to send (worker thread only).
+        private var followed: [Int64: StoredChange] = [:]
+        static let followedLimit = 4096
         /// Claimed deliveries a round keeps ready beyond those on the wire, per slot.
         static let readyPerSlot = 3
         static let feedPage = 1000
@@ -31,7 +36,8 @@ extension WebhookDispatcher {
 
         init(
             endpoint: WebhookEndpoint, conninfo: String, session: SessionSettings, logger: Logger,
-            clock: @escaping @Sendable () -> Int64, metrics: WebhookMetrics, maxInFlight: Int, lease: Lease
+            clock: @escaping @Sendable () -> Int64, metrics: WebhookMetrics, maxInFlight: Int, lease: Lease,
+            poster: HTTPPoster
         ) {
             self.endpoint = endpoint
             self.conninfo = conninfo
@@ -44,9 +50,7 @@ extension WebhookDispatcher {
             // The planner's "in flight" is every claimed delivery: on the wire or ready.
             planner = WebhookPlanner(
                 endpoint: endpoint, maxInFlight: maxInFlight * (1 + Self.readyPerSlot), random: { Double.random(in: 0..<1) })
-            if let url = URL(string: endpoint.url) {
-                sender = WebhookSender(url: url, timeoutSeconds: endpoint.timeoutSeconds, maxConnections: maxInFlight)
-            }
+            sender = WebhookSender(url: endpoint.url, timeoutSeconds: endpoint.timeoutSeconds, poster: poster)
         }
 
         func start() {
@@ -62,7 +66,6 @@ extension WebhookDispatcher {
             wake.signal()
             finishedRunning.wait()
             finishedRunning.signal()
-            sender?.invalidate()
         }
 
         private func run() {
@@ -77,7 +80,10 @@ extension WebhookDispatcher {
                         holdsLease = held
                         if held { logger.info("webhooks: delivering", ["endpoint": endpoint.name]) }
                     }
-                    if !holdsLease { dropReady() }
+                    if !holdsLease {
+                        dropReady()
+                        followed.removeAll()
+                    }
                     if holdsLease, connection == nil || connection?.isHealthy == false {
                         connection = try Connection(conninfo, connectTimeout: 5, session: session)
                     }
@@ -184,21 +190,29 @@ extension WebhookDispatcher {
                 statements.append(WebhookDeliveriesTable.advanceCursor(endpoint: endpoint.name, to: last.cursor).statement)
                 let fencedStatements = try fenced(statements)
                 try connection.transaction { connection in try connection.commit(after: fencedStatements) }
+                for change in accepted where followed.count < Self.followedLimit { followed[change.seq] = change }
                 position = last.cursor
                 if page.count < Self.feedPage { return }
             }
         }
 
         private func start(_ sends: [WebhookPlanner.Open], on connection: Connection) throws {
-            let changes: [StoredChange]
-            do {
-                changes = ChangeFeedTable.decode(try connection.query(ChangeFeedTable.changes(seqs: sends.map(\.seq))))
-            } catch {
-                planner.abandon(sends.map(\.seq))
-                throw error
-            }
             var bySeq: [Int64: StoredChange] = [:]
-            for change in changes { bySeq[change.seq] = change }
+            var unread: [Int64] = []
+            for delivery in sends {
+                if let change = followed.removeValue(forKey: delivery.seq) { bySeq[delivery.seq] = change } else { unread.append(delivery.seq) }
+            }
+            // Retries, and deliveries followed by an earlier holder or before a restart.
+            if !unread.isEmpty {
+                do {
+                    for change in ChangeFeedTable.decode(try connection.query(ChangeFeedTable.changes(seqs: unread))) {
+                        bySeq[change.seq] = change
+                    }
+                } catch {
+                    planner.abandon(sends.map(\.seq))
+                    throw error
+                }
+            }
             for delivery in sends {
                 guard sender != nil, let change = bySeq[delivery.seq] else {
                     complete(delivery, .error(sender == nil ? "bad URL" : "change not in the feed"), clock(), freesSlot: false)

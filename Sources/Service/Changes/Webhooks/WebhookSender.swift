@@ -1,137 +1,58 @@
 import Foundation
-import Synchronization
+import HTTP
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
-/// Sends one endpoint's webhook attempts with FoundationNetworking (libcurl), as verifyReceipt's
-/// client does, on a URLSession of its own: one endpoint's slow or huge answers never hold
-/// another's connections or callbacks. Redirects are not followed (the 3xx is the outcome), the
-/// response body is read up to `maxResponseBytes` and then dropped unread, and every attempt
-/// ends within `timeoutSeconds` whatever the receiver does.
-final class WebhookSender: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+/// Sends one endpoint's webhook attempts on the dispatcher's HTTPPoster: libcurl's multi
+/// interface on one thread for every endpoint, keep-alive connections, no thread hop per
+/// transfer. (FoundationNetworking's URLSession cost a delivery about as much CPU as the
+/// purchase that made its change: BENCHMARKS.md, webhooks.) Redirects are not followed (the 3xx
+/// is the outcome), the response body is read up to `maxResponseBytes` and then the transfer is
+/// cut, and every attempt ends within `timeoutSeconds` whatever the receiver does. A slow or
+/// huge answer holds only its own transfer: the poster's thread never waits on one.
+struct WebhookSender: Sendable {
     typealias Completion = @Sendable (WebhookPlanner.Outcome) -> Void
 
     static let maxResponseBytes = 64 << 10
 
-    private struct Attempt {
-        var completion: Completion
-        var status: Int?
-        var bytes = 0
-        var capped = false
-        var timedOut = false
-    }
-
-    let url: URL
+    let url: String
     let timeoutSeconds: Double
-    private let attempts = Mutex<[Int: Attempt]>([:])
-    private var session: URLSession!
-    private let timers = DispatchQueue(label: "webhook-sender-timers")
+    let poster: HTTPPoster
 
-    init(url: URL, timeoutSeconds: Double, maxConnections: Int) {
+    /// Nil when `url` is not one (the config check makes that rare: the attempt fails "bad URL").
+    init?(url: String, timeoutSeconds: Double, poster: HTTPPoster) {
+        guard URL(string: url) != nil else { return nil }
         self.url = url
         self.timeoutSeconds = timeoutSeconds
-        super.init()
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeoutSeconds
-        configuration.timeoutIntervalForResource = timeoutSeconds
-        configuration.httpMaximumConnectionsPerHost = maxConnections
-        configuration.httpCookieStorage = nil
-        configuration.urlCache = nil
-        let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = 1
-        session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
+        self.poster = poster
     }
 
-    /// POSTs `body` with `headers`; `completion` is called once, on a queue of this sender.
+    /// POSTs `body` with `headers`; `completion` is called once, on the poster's thread.
     func send(body: [UInt8], headers: [String: String], completion: @escaping Completion) {
-        var request = URLRequest(url: url, timeoutInterval: timeoutSeconds)
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue("iap-ledger-webhooks", forHTTPHeaderField: "User-Agent")
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        request.httpBody = Data(body)
-        let task = session.dataTask(with: request)
-        let id = task.taskIdentifier
-        attempts.withLock { $0[id] = Attempt(completion: completion) }
-        // The whole attempt, not only each read, is bounded: a receiver trickling bytes must not
-        // hold a slot past the timeout.
-        timers.asyncAfter(deadline: .now() + timeoutSeconds) { [weak self, weak task] in
-            guard let self else { return }
-            let pending = self.attempts.withLock { (state: inout [Int: Attempt]) -> Bool in
-                guard state[id] != nil else { return false }
-                state[id]!.timedOut = true
-                return true
+        var lines = ["Content-Type: application/json", "User-Agent: iap-ledger-webhooks"]
+        for (name, value) in headers { lines.append("\(name): \(value)") }
+        let request = HTTPPoster.Request(
+            url: url, headers: lines, body: body, timeoutSeconds: timeoutSeconds, maxResponseBytes: Self.maxResponseBytes)
+        let timeout = timeoutSeconds
+        poster.post(request) { outcome in
+            switch outcome {
+            case .response(let status): completion(.response(status: status))
+            case .failure(let failure): completion(.error(Self.describe(failure, timeout: timeout)))
             }
-            if pending { task?.cancel() }
         }
-        task.resume()
     }
 
-    func invalidate() { session.invalidateAndCancel() }
-
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)  // never followed: the 3xx itself is the (failed) outcome
-    }
-
-    func urlSession(
-        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
-    ) {
-        let status = (response as? HTTPURLResponse)?.statusCode
-        attempts.withLock { $0[dataTask.taskIdentifier]?.status = status }
-        completionHandler(.allow)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let cap = attempts.withLock { (state: inout [Int: Attempt]) -> Bool in
-            guard var attempt = state[dataTask.taskIdentifier], !attempt.capped else { return false }
-            attempt.bytes += data.count
-            attempt.capped = attempt.bytes > Self.maxResponseBytes
-            state[dataTask.taskIdentifier] = attempt
-            return attempt.capped
+    /// A short cause: never the response body, never the request.
+    static func describe(_ failure: HTTPPoster.Failure, timeout: Double) -> String {
+        switch failure {
+        case .timedOut: return "timed out after \(seconds(timeout)) s"
+        case .connectionRefused: return "connection refused"
+        case .connectionLost: return "connection lost"
+        case .cannotResolveHost: return "cannot resolve host"
+        case .tls: return "TLS failed"
+        case .other(let message): return message
         }
-        // Enough: the status is known, the rest of a huge answer is not worth reading.
-        if cap { dataTask.cancel() }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        guard let attempt = attempts.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        let outcome: WebhookPlanner.Outcome
-        if attempt.timedOut {
-            outcome = .error("timed out after \(Self.seconds(timeoutSeconds)) s")
-        } else if let status = attempt.status, error == nil || attempt.capped {
-            outcome = .response(status: status)
-        } else if let status = (task.response as? HTTPURLResponse)?.statusCode, error == nil {
-            outcome = .response(status: status)
-        } else if let error {
-            outcome = .error(Self.describe(error))
-        } else {
-            outcome = .error("no response")
-        }
-        attempt.completion(outcome)
     }
 
     private static func seconds(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(value)
-    }
-
-    /// A short cause: never the response body, never the request.
-    private static func describe(_ error: Error) -> String {
-        let ns = error as NSError
-        switch ns.code {
-        case NSURLErrorTimedOut: return "timed out"
-        case NSURLErrorCannotConnectToHost: return "connection refused"
-        case NSURLErrorNetworkConnectionLost: return "connection lost"
-        case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed: return "cannot resolve host"
-        case NSURLErrorSecureConnectionFailed, NSURLErrorServerCertificateUntrusted,
-            NSURLErrorServerCertificateHasBadDate, NSURLErrorServerCertificateNotYetValid:
-            return "TLS failed"
-        default: return ns.localizedDescription
-        }
     }
 }
