@@ -127,6 +127,14 @@ import TestSupport
         #expect(try call("POST", "/v1/users/{userId}/aliases", ["userId": "u-merged"], body: ["alias": "u-anon"]).status
                 == 200)
 
+        // An erasure (admin): of a user with a purchase of their own, and of an id never seen.
+        #expect(try call("POST", "/v1/purchases", body: [
+            "userId": "u-erased", "signedTransaction": .string(Mint.signed(Mint.transaction(
+                "9100901", product: TestService.coins, type: "Consumable", purchase: now, expires: nil, signed: now)))
+        ]).status == 200)
+        #expect(try call("DELETE", "/v1/users/{userId}", ["userId": "u-erased"], scope: "admin").status == 200)
+        #expect(try call("DELETE", "/v1/users/{userId}", ["userId": "u-nobody-2"], scope: "admin").status == 200)
+
         // Reads.
         for userId in ["u-open", "u-granted", "u-nobody"] {
             #expect(try call("GET", "/v1/users/{userId}", ["userId": userId], scope: "read").status == 200)

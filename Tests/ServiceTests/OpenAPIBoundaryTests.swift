@@ -125,6 +125,9 @@ import TestSupport
             // Merged by the first probe; later ones are the same pair (200), a new alias of the user
             // (200) or the alias claimed by another user (409): all past validation.
             return [{ Base(path: ["userId": "u-bound-merged"], body: ["alias": "u-bound-anon"]) }]
+        case "DELETE /v1/users/{userId}":
+            // Never seen: every valid request is a 200 with nothing to erase, past validation.
+            return [{ Base(path: ["userId": "u-bound-never-seen"]) }]
         case "DELETE /v1/users/{userId}/grants/{grantId}":
             // No such grant: a valid request is a 404, past validation.
             return [{ Base(path: ["userId": "u-bound", "grantId": "grt_" + String(repeating: "0", count: 32)]) }]

@@ -107,8 +107,13 @@ import Testing
             try SubjectCodec.unsealed(type: "ChainClaimed", stream: claim.stream, data: claim.data, seq: 1, key: nil)
                 == .chainClaimed(
                     userId: Self.alice.subject, originalTransactionId: "1001", from: Self.bob.subject, at: 10))
+        // An erased target's merge keeps which chains it took over (what chain owners follow).
         let merge = try SubjectCodec.stored(Self.events[10], subjects: Self.subjects)
-        #expect(try SubjectCodec.unsealed(type: "AliasMerged", stream: merge.stream, data: merge.data, seq: 1, key: nil) == nil)
+        var moved = Account.initial
+        Account.evolve(&moved, .chainClaimed(userId: Self.bob.subject, originalTransactionId: "77", from: nil, at: 20))
+        #expect(
+            try SubjectCodec.unsealed(type: "AliasMerged", stream: merge.stream, data: merge.data, seq: 1, key: nil)
+                == .aliasMerged(userId: Self.alice.subject, alias: Self.bob.subject, moved: moved, at: 20))
     }
 
     @Test func aUserWithoutASubjectIsNotStored() {

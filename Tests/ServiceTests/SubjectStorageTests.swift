@@ -155,17 +155,7 @@ import TestSupport
         let admin = try Connection(service.conninfo)
         let old = try #require(try api.purchase("legacy-1", coins("5300301")).json["customer"])
         #expect(old["balances"]?["coins"]?.int64Value == 100)
-        let subject = try #require(try subjectRow(of: "legacy-1")).subject
-        _ = try admin.execute("ALTER TABLE es.events DISABLE TRIGGER USER")
-        _ = try admin.query(
-            """
-            UPDATE es.events SET stream_id = 'user:legacy-1', schema_version = 1,
-                data = jsonb_set(data, '{userId}', '"legacy-1"') WHERE stream_id = $1
-            """, ["user:" + subject])
-        _ = try admin.execute("ALTER TABLE es.events ENABLE TRIGGER USER")
-        _ = try admin.query("UPDATE es.streams SET stream_id = 'user:legacy-1' WHERE stream_id = $1", ["user:" + subject])
-        _ = try admin.query(
-            "UPDATE identity.subjects SET subject = user_id, key = NULL WHERE user_id = 'legacy-1'")
+        try service.rewriteAsLegacy("legacy-1")
 
         // Its next write keys it and is sealed, on the same stream, after the old events.
         let debit = try api.debit("legacy-1", "coins", amount: 5, key: "legacy-1-k", reason: "legacy words")
@@ -228,4 +218,26 @@ import TestSupport
         let index = try admin.query("SELECT app_account_token, user_id FROM proj.app_account_tokens")
         #expect(index.count == 1 && index[0, 0] == token && index[0, 1] == "dana-1")
     }
+}
+
+extension TestService {
+    /// Rewrites a user's events as a database from before migration 0047 holds them: on the
+    /// stream named by the id, in clear (schema version 1), their subject the id, no key. The
+    /// log is append-only for the service; this is the test's superuser, triggers off.
+    func rewriteAsLegacy(_ userId: String) throws {
+        let admin = try Connection(conninfo)
+        let rows = try admin.query("SELECT subject FROM identity.subjects WHERE user_id = $1", [userId])
+        guard rows.count == 1, let subject = rows[0, 0] else { throw LegacyFailure(description: "no subject for \(userId)") }
+        _ = try admin.execute("ALTER TABLE es.events DISABLE TRIGGER USER")
+        _ = try admin.query(
+            """
+            UPDATE es.events SET stream_id = 'user:' || $2, schema_version = 1,
+                data = jsonb_set(data, '{userId}', to_jsonb($2::text)) WHERE stream_id = $1
+            """, ["user:" + subject, userId])
+        _ = try admin.execute("ALTER TABLE es.events ENABLE TRIGGER USER")
+        _ = try admin.query("UPDATE es.streams SET stream_id = 'user:' || $2 WHERE stream_id = $1", ["user:" + subject, userId])
+        _ = try admin.query("UPDATE identity.subjects SET subject = user_id, key = NULL WHERE user_id = $1", [userId])
+    }
+
+    struct LegacyFailure: Error, CustomStringConvertible { var description: String }
 }

@@ -108,6 +108,8 @@ enum ErrorMapping {
             (status, code, title, detail) = (409, "replay_in_progress", "Replay in progress", message)
         case .serverAPINotConfigured(let message):
             (status, code, title, detail) = (422, "server_api_not_configured", "Server API not configured", message)
+        case .erasureNeedsLogMigration(let message):
+            (status, code, title, detail) = (409, "erasure_needs_log_migration", "Erasure needs the log migration", message)
         case .notAutoRenewable(let message):
             (status, code, title, detail) = (422, "not_auto_renewable", "Not an auto-renewable subscription", message)
         case .unknownApp(let message):

@@ -199,6 +199,7 @@ public final class ServiceApp: Sendable {
         AppAccountTokenRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
         LookupRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
         AliasRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
+        ErasureRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
         TestNotificationRoutes(service: service).register(on: &router)
         let offerSigners = options.offerSigners ?? OfferRoutes.signers(from: options.configuration)
         OfferRoutes(

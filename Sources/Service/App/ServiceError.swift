@@ -35,6 +35,9 @@ public enum ServiceError: Error, Sendable {
     /// The database's projection was built by newer code than this instance's (a rolling
     /// upgrade in progress): this instance writes nothing and renders no document until upgraded.
     case projectionVersionAhead(ProjectionVersionAhead)
+    /// The person was recorded before the log named users by subject (migration 0047): their
+    /// first events are in clear, and erasing them needs the log migration (docs/architecture.md).
+    case erasureNeedsLogMigration(String)
     /// A bug or an unexpected database error; details go to the log, not to the client.
     case internalError(String)
 

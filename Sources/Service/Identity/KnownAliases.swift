@@ -19,4 +19,9 @@ final class KnownAliases: Sendable {
             targets[alias] = target
         }
     }
+
+    /// An erased alias names nobody any more.
+    func forget(_ alias: String) {
+        _ = targets.withLock { $0.removeValue(forKey: alias) }
+    }
 }

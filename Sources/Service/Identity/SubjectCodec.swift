@@ -27,7 +27,7 @@ enum SubjectCodec {
         "AppAccountTokenRegistered": ["userId", "appAccountToken", "minted", "at"],
         "AppleAccountShared": ["userId", "appTransactionId", "sharedWith", "at"],
         "ConsentRescinded": ["userId", "appTransactionId", "at"],
-        "AliasMerged": ["userId", "alias", "at"],
+        "AliasMerged": ["userId", "alias", "at", "movedChains"],
         "MergedInto": ["userId", "target", "at"],
         "SubjectErased": ["userId", "at"],
     ]
@@ -53,6 +53,10 @@ enum SubjectCodec {
         guard !unknown else { throw .internalError("a \(event.typeName) event names a user without a subject") }
         guard case .object(var fields) = try? JSONValue.parse(named.encode()) else {
             throw .internalError("a \(event.typeName) event did not encode as an object")
+        }
+        if case .aliasMerged(_, _, let moved, _) = event {
+            // Which chains moved is no one's secret, and an erased target's fold still needs it.
+            fields["movedChains"] = .array(moved.chains.sorted().map(JSONValue.string))
         }
         let clear = clearFields[event.typeName] ?? ["userId"]
         var personal: [String: JSONValue] = [:]
@@ -123,6 +127,7 @@ enum SubjectCodec {
                 }
                 fields.merge(personal) { clear, _ in clear }
             } else {
+                if type == "AliasMerged" { return erasedMerge(fields) }
                 guard let placeholders = erasedParts(type: type, seq: seq) else { return nil }
                 fields.merge(placeholders) { clear, _ in clear }
             }
@@ -143,6 +148,19 @@ enum SubjectCodec {
     /// no longer there (erased) stays the opaque id it is.
     static func restoringUserIds(_ event: LedgerEvent, subjects: Subjects) -> LedgerEvent {
         event.mappingUserIds { subjects.bySubject[$0]?.userId ?? $0 }
+    }
+
+    /// An erased target's merge: the chains it took over (from the clear `movedChains`), nothing
+    /// personal; nil for a merge stored without them.
+    private static func erasedMerge(_ fields: [String: JSONValue]) -> LedgerEvent? {
+        guard let userId = fields["userId"]?.stringValue, let alias = fields["alias"]?.stringValue,
+            let at = fields["at"]?.int64Value, let chains = fields["movedChains"]?.arrayValue
+        else { return nil }
+        var moved = Account.initial
+        for case .string(let otid) in chains {
+            Account.evolve(&moved, .chainClaimed(userId: alias, originalTransactionId: otid, from: nil, at: at))
+        }
+        return .aliasMerged(userId: userId, alias: alias, moved: moved, at: at)
     }
 
     /// What stands for an erased person's sealed part, per event type the fold still needs.

@@ -105,18 +105,23 @@ enum UserDocumentsTable {
 
     /// The users whose row a transaction at or above `horizon` wrote (`changed_tx`, a superset of
     /// what changed since: see `UserDocumentCacheCheck`), then one row without a user: the next
-    /// horizon and the table's oid (a replay's swap makes a new table).
+    /// horizon, and the table's oid with the erasure epoch (a replay's swap makes a new table;
+    /// an erasure deletes rows, which `changed_tx` cannot show: either drops everything).
     static func changes(since horizon: UInt64) -> Query {
         """
         SELECT user_id, changed_tx::text, NULL FROM proj.users WHERE changed_tx >= \(horizon)::xid8
         UNION ALL
-        SELECT NULL, pg_snapshot_xmin(pg_current_snapshot())::text, to_regclass('proj.users')::oid::text
+        SELECT NULL, pg_snapshot_xmin(pg_current_snapshot())::text, \(unescaped: relation)
         """
     }
 
-    /// The first horizon and the table's oid, as the last row of `changes(since:)` has them.
-    static let horizon: Query =
-        "SELECT pg_snapshot_xmin(pg_current_snapshot())::text, to_regclass('proj.users')::oid::text"
+    /// The first horizon and the table's oid and erasure epoch, as the last row of
+    /// `changes(since:)` has them.
+    static let horizon: Query = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text, \(unescaped: relation)"
+
+    private static let relation: StaticString = """
+        to_regclass('proj.users')::oid::text || ':' || (SELECT epoch FROM identity.erasure_epoch)::text
+        """
 
     // MARK: A replay's successor table
 

@@ -35,7 +35,8 @@ extension ReplayEngine.Run {
         }
         var loading: Background<Void>?
         do {
-            let users = Array(state.accounts.keys)
+            // An erased person's account keeps its chains and money, and has no document.
+            let users = state.accounts.compactMap { $0.value.erased ? nil : $0.key }
             let chunk = 4096 * ReplayEngine.parallelism
             var start = 0
             while start < users.count {
@@ -72,7 +73,9 @@ extension ReplayEngine.Run {
             _ = try? owners?.wait()
             throw error
         }
-        for userId in live.keys where state.accounts[userId] == nil { judge(userId, rendered: nil) }
+        for userId in live.keys where state.accounts[userId] == nil || state.accounts[userId]!.erased {
+            judge(userId, rendered: nil)
+        }
         for (otid, owner) in liveOwners where state.owners[otid] != owner { changedOwners.insert(otid) }
         for otid in state.owners.keys where liveOwners[otid] == nil { changedOwners.insert(otid) }
     }

@@ -21,6 +21,10 @@ extension ReplayEngine.Run {
         var documents: [String] = []
         var validUntils: [Int64?] = []
         for userId in users {
+            if state.accounts[userId]?.erased == true {
+                judge(userId, rendered: nil)
+                continue
+            }
             let (document, validUntil, version) = state.render(userId, catalog: catalog, at: now)
             judge(userId, rendered: document)
             ids.append(userId)

@@ -23,6 +23,9 @@ struct ReplayLogReader {
         var unknownSubjects: Set<String> = []
         /// Token subjects carried by events but not in the `Subjects` decoded with.
         var unknownTokenSubjects: Set<String> = []
+        /// A person was erased after the subjects were read (their key was still known): the
+        /// fold would name them by id. `ReplaySubjects` refuses such a batch.
+        var erasedMeanwhile = false
         var count: Int { parts.reduce(0) { $0 + $1.count } }
     }
 
@@ -127,6 +130,7 @@ struct ReplayLogReader {
             batch.parts.append(contentsOf: piece.parts)
             batch.unknownSubjects.formUnion(piece.unknownSubjects)
             batch.unknownTokenSubjects.formUnion(piece.unknownTokenSubjects)
+            batch.erasedMeanwhile = batch.erasedMeanwhile || piece.erasedMeanwhile
             if piece.last != nil { batch.last = piece.last }
         }
         return batch
@@ -208,6 +212,7 @@ struct ReplayLogReader {
         }
         let known = subjects.bySubject[owner]
         if known == nil { batch.unknownSubjects.insert(owner) }
+        if known != nil, type == "SubjectErased" { batch.erasedMeanwhile = true }
         guard
             let event = try SubjectCodec.unsealed(
                 type: type, stream: LedgerRoute.userPrefix + owner, data: data, seq: seq, key: known?.key)

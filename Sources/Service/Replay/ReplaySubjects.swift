@@ -27,6 +27,9 @@ struct ReplaySubjects {
     /// Decodes a fetched batch (on `parts` threads) with every subject it names that exists.
     mutating func decode(_ bytes: [UInt8], parts: Int) throws(ServiceError) -> ReplayLogReader.Batch {
         let batch = try ReplayLogReader.decodeInParallel(bytes, parts: parts, subjects: subjects)
+        guard !batch.erasedMeanwhile else {
+            throw .busy("a person was erased while the log was read; run it again")
+        }
         let missing = batch.unknownSubjects.subtracting(erased)
         let missingTokens = batch.unknownTokenSubjects.subtracting(erasedTokens)
         guard !missing.isEmpty || !missingTokens.isEmpty else { return batch }
