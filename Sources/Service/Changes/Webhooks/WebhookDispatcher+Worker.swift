@@ -173,33 +173,50 @@ extension WebhookDispatcher {
             }
             guard var position = cursor else { return }
             for _ in 0..<10 {
-                let page = ChangeFeedTable.decode(
-                    try connection.query(ChangeFeedTable.page(after: position, limit: Self.feedPage, userId: nil)))
-                guard let last = page.last else { return }
-                let accepted = WebhookPlanner.accepted(page, by: endpoint)
+                // Opened as the pull feed serves them: an erased person's rows get no delivery,
+                // and the cursor still moves past them.
+                let page = try ChangeFeedTable.opened(
+                    try connection.query(ChangeFeedTable.page(after: position, limit: Self.feedPage, userId: nil)),
+                    on: connection)
+                guard let last = page.next else { return }
+                let accepted = WebhookPlanner.accepted(page.changes, by: endpoint)
                 var statements: [Connection.Statement] = []
                 if let create = WebhookDeliveriesTable.create(endpoint: endpoint.name, changes: accepted, now: clock()) {
                     statements.append(create.statement)
                 }
-                statements.append(WebhookDeliveriesTable.advanceCursor(endpoint: endpoint.name, to: last.cursor).statement)
+                statements.append(WebhookDeliveriesTable.advanceCursor(endpoint: endpoint.name, to: last).statement)
                 let fencedStatements = try fenced(statements)
                 try connection.transaction { connection in try connection.commit(after: fencedStatements) }
-                position = last.cursor
-                if page.count < Self.feedPage { return }
+                position = last
+                if page.read < Self.feedPage { return }
             }
         }
 
         private func start(_ sends: [WebhookPlanner.Open], on connection: Connection) throws {
-            let changes: [StoredChange]
+            let page: FeedPage
             do {
-                changes = ChangeFeedTable.decode(try connection.query(ChangeFeedTable.changes(seqs: sends.map(\.seq))))
+                page = try ChangeFeedTable.opened(
+                    try connection.query(ChangeFeedTable.changes(seqs: sends.map(\.seq))), on: connection)
             } catch {
                 planner.abandon(sends.map(\.seq))
                 throw error
             }
             var bySeq: [Int64: StoredChange] = [:]
-            for change in changes { bySeq[change.seq] = change }
-            for delivery in sends {
+            for change in page.changes { bySeq[change.seq] = change }
+            // Read but not served (its person was erased since it was queued): ended unsent, not
+            // retried, so the user's later deliveries are not held behind it.
+            let unserved = page.seqs.filter { bySeq[$0] == nil }
+            if !unserved.isEmpty {
+                do {
+                    let skip = try fenced([WebhookDeliveriesTable.skip(endpoint: endpoint.name, seqs: unserved, now: clock()).statement])
+                    try connection.transaction { connection in try connection.commit(after: skip) }
+                } catch {
+                    planner.abandon(sends.map(\.seq))
+                    throw error
+                }
+                planner.abandon(unserved)
+            }
+            for delivery in sends where !unserved.contains(delivery.seq) {
                 guard sender != nil, let change = bySeq[delivery.seq] else {
                     complete(delivery, .error(sender == nil ? "bad URL" : "change not in the feed"), clock(), freesSlot: false)
                     continue
