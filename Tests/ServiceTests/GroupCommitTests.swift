@@ -117,7 +117,8 @@ import TestSupport
         let rows = try Connection(service.conninfo).query(
             """
             SELECT count(*) FILTER (WHERE n <> 1) AS wrong, count(*) AS users FROM (
-                SELECT user_id, count(*) AS n FROM changes.feed WHERE user_id ~ '^u-50[0-9]{5}$' GROUP BY user_id) s
+                SELECT i.user_id, count(*) AS n FROM changes.feed f JOIN identity.subjects i ON i.subject = f.user_id
+                WHERE i.user_id ~ '^u-50[0-9]{5}$' GROUP BY i.user_id) s
             """)
         #expect(rows[0, "wrong"] == "0")
         #expect(rows[0, "users"] == String(rounds * 24))

@@ -125,12 +125,21 @@ final class WebhookReceiver: Sendable {
                                    productId: "com.example.monthly", entitlementIds: ["pro"]),
                 customer: #"{"userId":"\#(change.user ?? "")","entitlements":{}}"#)
         }
+        // Users as a database from before subjects has them (id = subject, no key): stored in clear.
+        try Self.registerLegacy(changes.compactMap(\.user), on: connection)
+        let insert = ChangeFeedTable.insert(try ChangeSealing.rows(news, subjects: Subjects()), recordedAt: 1_800_000_000_500)!
         let rows = try connection.transaction { connection in
-            try connection.query(ChangeFeedTable.insert(news, recordedAt: 1_800_000_000_500)!.sql + " RETURNING seq",
-                                 ChangeFeedTable.insert(news, recordedAt: 1_800_000_000_500)!.params)
+            try connection.query(insert.sql + " RETURNING seq", insert.params)
         }
         let seqs = (0..<rows.count).compactMap { rows[$0, 0].flatMap { Int64($0) } }
-        return ChangeFeedTable.decode(try connection.query(ChangeFeedTable.changes(seqs: seqs)))
+        return try ChangeFeedTable.opened(try connection.query(ChangeFeedTable.changes(seqs: seqs)), on: connection).changes
+    }
+
+    /// Identity rows of users who never wrote (the feed serves a change only of a known user).
+    static func registerLegacy(_ users: [String], on connection: Connection) throws {
+        _ = try connection.execute(
+            "INSERT INTO identity.subjects (user_id, subject) SELECT u, u FROM unnest($1::text[]) AS u ON CONFLICT DO NOTHING",
+            [PostgresArray.literal(users)])
     }
 
     /// Polls `condition` until it holds (a deadline, not a measured sleep: it fails only if the
@@ -407,7 +416,8 @@ final class WebhookReceiver: Sendable {
             NewChange(userId: "u-\(index % 8)", draft: ChangeDraft(type: .renewal, environment: "Production", occurredAt: 1),
                       customer: "{}")
         }
-        let insert = ChangeFeedTable.insert(news, recordedAt: 2)!
+        try WebhookDeliveryTests.registerLegacy(news.compactMap(\.userId), on: connection)
+        let insert = ChangeFeedTable.insert(try ChangeSealing.rows(news, subjects: Subjects()), recordedAt: 2)!
         let rows = try connection.transaction { connection in try connection.query(insert.sql + " RETURNING seq", insert.params) }
         let ids = (0..<rows.count).compactMap { rows[$0, 0].flatMap { Int64($0) } }.map { StoredChange.id(seq: $0) }
         #expect(ids.count == 40)

@@ -86,14 +86,13 @@ enum CatalogRecorder {
                         let planned = try CatalogChange.plan(catalog: configured, now: now, horizon: false, on: connection)
                         let recorded = try CatalogVersions.record(
                             configured, source: source, head: versions.last?.version ?? 0, on: connection)
+                        // What the new catalog changed for each user, in the same transaction.
+                        let inserts = try NewChange.inserts(planned.corrections(now: now), recordedAt: now, on: connection)
                         try database { () throws(DatabaseError) in
                             for statement in planned.upserts(now: now) {
                                 _ = try connection.execute(statement.sql, statement.params)
                             }
-                            // What the new catalog changed for each user, in the same transaction.
-                            for insert in NewChange.inserts(planned.corrections(now: now), recordedAt: now) {
-                                try connection.execute(insert)
-                            }
+                            for insert in inserts { try connection.execute(insert) }
                         }
                         versions.append(recorded)
                         change = planned

@@ -6,10 +6,11 @@ import Ledger
 /// changes (ingest, debits, the clock, replays) and the horizon reads of the pull feed and of
 /// webhook delivery.
 enum ChangeFeedTable {
-    /// Inserts `changes` in order (their seqs follow it), recorded at `recordedAt`; nil for none.
-    static func insert(_ changes: [NewChange], recordedAt: Int64) -> Query? {
-        guard let first = changes.first else { return nil }
-        if changes.count == 1 {
+    /// Inserts `rows` in order (their seqs follow it), recorded at `recordedAt`; nil for none.
+    /// The rows are sealed already (ChangeSealing): this is the only INSERT of a change.
+    static func insert(_ rows: [FeedRow], recordedAt: Int64) -> Query? {
+        guard let first = rows.first else { return nil }
+        if rows.count == 1 {
             // A plain VALUES row: its plan is cached, where unnest over arrays is planned anew.
             let d = first.draft
             return """
@@ -17,68 +18,92 @@ enum ChangeFeedTable {
                     original_transaction_id, transaction_id, entitlement_ids, details, customer)
                 VALUES (\(d.type.rawValue), \(first.userId), \(d.environment), \(d.occurredAt), \(recordedAt),
                     \(d.productId), \(d.originalTransactionId), \(d.transactionId), \(array: d.entitlementIds)::text[],
-                    \(first.detailsJSON), \(first.customer))
+                    \(first.details), \(first.customer))
                 """
         }
-        let drafts = changes.map(\.draft)
+        let drafts = rows.map(\.draft)
         return """
             INSERT INTO changes.feed (type, user_id, environment, occurred_at, recorded_at, product_id,
                 original_transaction_id, transaction_id, entitlement_ids, details, customer)
             SELECT t, u, e, o, \(recordedAt)::bigint, p, ot, ti, en::text[], d, c
-            FROM unnest(\(array: drafts.map(\.type.rawValue))::text[], \(array: changes.map(\.userId))::text[],
+            FROM unnest(\(array: drafts.map(\.type.rawValue))::text[], \(array: rows.map(\.userId))::text[],
                 \(array: drafts.map(\.environment))::text[], \(array: drafts.map(\.occurredAt))::bigint[],
                 \(array: drafts.map(\.productId))::text[], \(array: drafts.map(\.originalTransactionId))::text[],
                 \(array: drafts.map(\.transactionId))::text[],
                 \(array: drafts.map { PostgresArray.literal($0.entitlementIds) })::text[],
-                \(array: changes.map(\.detailsJSON))::text[], \(array: changes.map(\.customer))::text[])
+                \(array: rows.map(\.details))::text[], \(array: rows.map(\.customer))::text[])
                 WITH ORDINALITY AS x(t, u, e, o, p, ot, ti, en, d, c, n)
             ORDER BY n
             """
     }
 
-    /// The columns `decode` reads, in its order. `tx::text` must not keep the name `tx`: ORDER BY
-    /// takes a bare name for an output column first, and would sort the transaction ids as text
-    /// ("1003" before "960", so a page past a power of ten came out of order).
+    /// The columns `decode` reads, in its order: the row, then the identity row of its subject
+    /// (ChangeSealing opens the row with its key) and whether its user is known at all (a clear
+    /// row names the id itself: a legacy user, or a row from before the feed was sealed).
+    /// `tx::text` must not keep the name `tx`: ORDER BY takes a bare name for an output column
+    /// first, and would sort the transaction ids as text ("1003" before "960", so a page past a
+    /// power of ten came out of order); the reads order by `f.tx` besides.
     private static let columns: StaticString = """
-        seq, tx::text AS tx_text, type, user_id, environment, occurred_at, recorded_at, product_id, original_transaction_id,
-        transaction_id, array_to_json(entitlement_ids)::text, details, customer
+        f.seq, f.tx::text AS tx_text, f.type, f.user_id, f.environment, f.occurred_at, f.recorded_at, f.product_id,
+        f.original_transaction_id, f.transaction_id, array_to_json(f.entitlement_ids)::text, f.details, f.customer,
+        s.user_id AS owner_id, encode(s.key, 'hex') AS owner_key,
+        f.user_id IS NULL OR s.user_id IS NOT NULL
+            OR EXISTS (SELECT 1 FROM identity.subjects u WHERE u.user_id = f.user_id) AS known
         """
 
-    /// Up to `limit` changes after `cursor` (of `userId` and its aliases only, when given), oldest first, among
-    /// those every older transaction has finished writing: a change that commits late can never
-    /// be passed over (the xid horizon, as the log's readers use).
+    /// The feed with each row's identity row (by subject; none for an erased person's rows).
+    private static let source: StaticString = "changes.feed f LEFT JOIN identity.subjects s ON s.subject = f.user_id"
+
+    /// Up to `limit` changes after `cursor` (of `userId` and its aliases only, when given), oldest
+    /// first, among those every older transaction has finished writing: a change that commits late
+    /// can never be passed over (the xid horizon, as the log's readers use). Rows, not yet opened:
+    /// `decode` and `ChangeSealing.open` (what `LedgerService.changes` does).
     ///
-    /// For one user, two index walks in (tx, seq) order, each stopping at `limit`: the user's own
-    /// (as before aliases existed), and its aliases' (api.md §7; none: one index probe). A single
+    /// For one user, index walks in (tx, seq) order, each stopping at `limit`: the user's subject
+    /// (sealed rows), the user id itself (rows in clear: a legacy user, rows from before the feed
+    /// was sealed), and its aliases' ids and subjects (api.md §7; none: one index probe). A single
     /// `user_id = ANY(...)` would read and sort every change of the user past the cursor.
     static func page(after cursor: FeedCursor, limit: Int, userId: String?) -> Query {
         if let userId {
             return """
-                SELECT \(unescaped: columns) FROM changes.feed WHERE seq = ANY(ARRAY(
+                SELECT \(unescaped: columns) FROM \(unescaped: source) WHERE f.seq = ANY(ARRAY(
+                    (SELECT seq FROM changes.feed
+                     WHERE user_id = (SELECT i.subject FROM identity.subjects i
+                                      WHERE i.user_id = \(userId) AND i.subject <> i.user_id)
+                         AND (tx, seq) > (\(cursor.tx)::text::xid8, \(cursor.seq)::bigint)
+                         AND tx < pg_snapshot_xmin(pg_current_snapshot())
+                     ORDER BY tx, seq LIMIT \(limit))
+                    UNION ALL
                     (SELECT seq FROM changes.feed
                      WHERE user_id = \(userId) AND (tx, seq) > (\(cursor.tx)::text::xid8, \(cursor.seq)::bigint)
                          AND tx < pg_snapshot_xmin(pg_current_snapshot())
                      ORDER BY tx, seq LIMIT \(limit))
                     UNION ALL
                     (SELECT seq FROM changes.feed
-                     WHERE user_id IN (SELECT alias FROM proj.user_aliases WHERE user_id = \(userId))
+                     WHERE user_id IN (SELECT a.alias FROM proj.user_aliases a WHERE a.user_id = \(userId)
+                                       UNION ALL
+                                       SELECT i.subject FROM proj.user_aliases a
+                                       JOIN identity.subjects i ON i.user_id = a.alias WHERE a.user_id = \(userId))
                          AND (tx, seq) > (\(cursor.tx)::text::xid8, \(cursor.seq)::bigint)
                          AND tx < pg_snapshot_xmin(pg_current_snapshot())
                      ORDER BY tx, seq LIMIT \(limit))))
-                ORDER BY tx, seq LIMIT \(limit)
+                ORDER BY f.tx, f.seq LIMIT \(limit)
                 """
         }
         return """
-            SELECT \(unescaped: columns) FROM changes.feed
-            WHERE (tx, seq) > (\(cursor.tx)::text::xid8, \(cursor.seq)::bigint)
-                AND tx < pg_snapshot_xmin(pg_current_snapshot())
-            ORDER BY tx, seq LIMIT \(limit)
+            SELECT \(unescaped: columns) FROM \(unescaped: source)
+            WHERE (f.tx, f.seq) > (\(cursor.tx)::text::xid8, \(cursor.seq)::bigint)
+                AND f.tx < pg_snapshot_xmin(pg_current_snapshot())
+            ORDER BY f.tx, f.seq LIMIT \(limit)
             """
     }
 
-    /// The changes with these seqs (an admin's redelivery), in feed order.
+    /// The changes with these seqs (an admin's redelivery, a webhook send), in feed order.
     static func changes(seqs: [Int64]) -> Query {
-        "SELECT \(unescaped: columns) FROM changes.feed WHERE seq = ANY(\(array: seqs)::bigint[]) ORDER BY tx, seq"
+        """
+        SELECT \(unescaped: columns) FROM \(unescaped: source) WHERE f.seq = ANY(\(array: seqs)::bigint[])
+        ORDER BY f.tx, f.seq
+        """
     }
 
     /// The newest change readers can see (one row, or none on an empty feed).
@@ -97,7 +122,8 @@ enum ChangeFeedTable {
     /// Counts per type, for `iap_changes_total` at start-up.
     static let countsByType: Query = "SELECT type, count(*) FROM changes.feed GROUP BY type"
 
-    static func decode(_ rows: Rows) -> [StoredChange] {
+    /// The rows of `page` and `changes(seqs:)` as stored, with their identity rows.
+    static func decode(_ rows: Rows) -> [ChangeSealing.ReadRow] {
         (0..<rows.count).compactMap { row in
             guard let seq = rows[row, 0].flatMap({ Int64($0) }), let tx = rows[row, 1].flatMap({ UInt64($0) }),
                 let type = rows[row, 2], let occurredAt = rows[row, 5].flatMap({ Int64($0) }),
@@ -108,10 +134,36 @@ enum ChangeFeedTable {
             if let text = rows[row, 10], case .array(let items)? = try? JSONValue.parse(text) {
                 entitlements = items.compactMap(\.stringValue)
             }
-            return StoredChange(
-                seq: seq, tx: tx, type: type, userId: rows[row, 3], environment: rows[row, 4], occurredAt: occurredAt,
-                recordedAt: recordedAt, productId: rows[row, 7], originalTransactionId: rows[row, 8],
-                transactionId: rows[row, 9], entitlementIds: entitlements, details: details, customer: customer)
+            let change = StoredChange(
+                seq: seq, tx: tx, type: type, userId: rows[row, 3], subject: rows[row, 3], environment: rows[row, 4],
+                occurredAt: occurredAt, recordedAt: recordedAt, productId: rows[row, 7],
+                originalTransactionId: rows[row, 8], transactionId: rows[row, 9], entitlementIds: entitlements,
+                details: details, customer: customer)
+            return ChangeSealing.ReadRow(
+                change: change, ownerId: rows[row, 13], key: rows[row, 14].flatMap(Hex.decode),
+                known: rows[row, 15] == "t")
         }
     }
+
+    /// `rows` opened (ChangeSealing.open), subjects named inside looked up on `connection`; and
+    /// the cursor of the last row read, served or not (nil: none), where the reader goes on from.
+    static func opened(_ rows: Rows, on connection: Connection) throws(ServiceError) -> FeedPage {
+        let read = decode(rows)
+        let changes = try ChangeSealing.open(read) { subjects throws(ServiceError) in
+            let query = SubjectsTable.existing(subjects: subjects)
+            return SubjectsTable.subjects(
+                from: try database { () throws(DatabaseError) in try connection.query(query.sql, query.params) })
+        }
+        return FeedPage(changes: changes, next: read.last?.change.cursor, read: read.count, seqs: read.map(\.change.seq))
+    }
+}
+
+/// A page of the feed as served: the changes that may be served, and where the reader goes on
+/// from (past rows that are not served: an erased person's). `read` rows were read in all.
+struct FeedPage: Sendable {
+    var changes: [StoredChange]
+    var next: FeedCursor?
+    var read: Int
+    /// The seqs of every row read (served or not).
+    var seqs: [Int64]
 }

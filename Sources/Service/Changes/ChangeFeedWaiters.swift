@@ -48,11 +48,13 @@ final class ChangeFeedWaiters: Sendable {
         // The first page may come from a replica; the long poll below (head, second read,
         // watcher) stays on the primary, where its no-lost-wake-up argument is made.
         let page = try service.changes(after: query.after, limit: query.limit, userId: query.userId, onReplica: true)
-        guard page.isEmpty, query.wait > 0, !stopping.load(ordering: .relaxed) else {
+        // A page that read rows but serves none (an erased person's) answers at once: its `next`
+        // moves past them.
+        guard page.next == nil, query.wait > 0, !stopping.load(ordering: .relaxed) else {
             return .json(200, LedgerService.changesPage(page, after: query.after))
         }
         let handle = HTTPDeferred(
-            timeout: .seconds(query.wait), timeoutResponse: .json(200, LedgerService.changesPage([], after: query.after)))
+            timeout: .seconds(query.wait), timeoutResponse: .json(200, LedgerService.changesPage([], next: query.after)))
         let needsHead = state.withLock { $0.seen == nil }
         let head = needsHead ? try service.changeFeedHead() : nil
         let start = state.withLock { state -> Bool in
@@ -63,15 +65,15 @@ final class ChangeFeedWaiters: Sendable {
         }
         if start { startWatcher() }
         // The second read closes the window between the first one and the registration.
-        let again: [StoredChange]
+        let again: FeedPage
         do {
             again = try service.changes(after: query.after, limit: query.limit, userId: query.userId)
         } catch {
             // The handle never reaches the server: end it, so the watcher drops it.
-            handle.complete(.json(200, LedgerService.changesPage([], after: query.after)))
+            handle.complete(.json(200, LedgerService.changesPage([], next: query.after)))
             throw error
         }
-        if !again.isEmpty { handle.complete(.json(200, LedgerService.changesPage(again, after: query.after))) }
+        if again.next != nil { handle.complete(.json(200, LedgerService.changesPage(again, after: query.after))) }
         return .deferred(handle)
     }
 
@@ -99,17 +101,17 @@ final class ChangeFeedWaiters: Sendable {
                 return (state.seen, true)
             }
             guard any else { return }
-            if let seen, let fresh = try? service.changes(after: seen, limit: 1000, userId: nil), !fresh.isEmpty {
-                deliver(fresh)
-                if fresh.count == 1000 { continue }  // more behind: read on at once
+            if let seen, let fresh = try? service.changes(after: seen, limit: 1000, userId: nil), let next = fresh.next {
+                deliver(fresh.changes, next: next)
+                if fresh.read == 1000 { continue }  // more behind: read on at once
             }
             Thread.sleep(forTimeInterval: interval)
         }
     }
 
-    private func deliver(_ fresh: [StoredChange]) {
+    private func deliver(_ fresh: [StoredChange], next: FeedCursor) {
         let ready = state.withLock { state -> [(Waiter, [StoredChange])] in
-            state.seen = fresh.last!.cursor
+            state.seen = next
             var ready: [(Waiter, [StoredChange])] = []
             state.waiters.removeAll { waiter in
                 let mine = fresh.lazy.filter { $0.cursor > waiter.after && (waiter.userId == nil || $0.userId == waiter.userId) }
@@ -121,7 +123,7 @@ final class ChangeFeedWaiters: Sendable {
             return ready
         }
         for (waiter, changes) in ready {
-            waiter.handle.complete(.json(200, LedgerService.changesPage(changes, after: waiter.after)))
+            waiter.handle.complete(.json(200, LedgerService.changesPage(changes, next: changes.last!.cursor)))
         }
     }
 }

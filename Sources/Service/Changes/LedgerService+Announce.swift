@@ -36,7 +36,13 @@ extension LedgerService {
                 renderedAt: now, validUntil: validUntil
             ).statement,
         ]
-        if let insert = ChangeFeedTable.insert(changes, recordedAt: now) { statements.append(insert.statement) }
+        // The feed stores the changes sealed, by subject: one more indexed read per write that
+        // emits changes (issue 39 weighs reading them with the write's first round trip).
+        if !changes.isEmpty {
+            let rows = try ChangeSealing.rows(
+                changes, subjects: ChangeSealing.subjects(for: changes, on: connection))
+            if let insert = ChangeFeedTable.insert(rows, recordedAt: now) { statements.append(insert.statement) }
+        }
         do {
             _ = try connection.pipeline(statements)
         } catch {

@@ -3,18 +3,19 @@ import JSON
 
 extension LedgerService {
     /// A page of the change feed (api.md §4): up to `limit` changes after `cursor`, of `userId`
-    /// only when given, oldest first. `onReplica`: a history read a replica may answer
-    /// (ReadRouting; its xid horizon is as sound there, docs/operations.md).
+    /// only when given, oldest first, opened (ChangeSealing); `next` passes rows not served (an
+    /// erased person's). `onReplica`: a history read a replica may answer (ReadRouting; its xid
+    /// horizon is as sound there, docs/operations.md).
     func changes(after cursor: FeedCursor, limit: Int, userId: String?, onReplica: Bool = false)
-        throws(ServiceError) -> [StoredChange]
+        throws(ServiceError) -> FeedPage
     {
-        let page = { (connection: Connection) throws(ServiceError) -> Rows in
-            try database { () throws(DatabaseError) in
+        let page = { (connection: Connection) throws(ServiceError) -> FeedPage in
+            let rows = try database { () throws(DatabaseError) in
                 try connection.query(ChangeFeedTable.page(after: cursor, limit: limit, userId: userId))
             }
+            return try ChangeFeedTable.opened(rows, on: connection)
         }
-        let rows = onReplica ? try historyRead(page) : try read(page)
-        return ChangeFeedTable.decode(rows)
+        return onReplica ? try historyRead(page) : try read(page)
     }
 
     /// The newest change readers can see (`.start` on an empty feed).
@@ -25,9 +26,13 @@ extension LedgerService {
         return ChangeFeedTable.cursor(fromHead: rows)
     }
 
-    /// The feed page document: `{"changes": [...], "next": CURSOR}`; `next` is the last change's
-    /// cursor, or `after` itself on an empty page (never null).
-    static func changesPage(_ changes: [StoredChange], after: FeedCursor) -> [UInt8] {
+    /// The feed page document: `{"changes": [...], "next": CURSOR}`; `next` is the last row
+    /// read's cursor (served or not), or `after` itself on an empty page (never null).
+    static func changesPage(_ page: FeedPage, after: FeedCursor) -> [UInt8] {
+        changesPage(page.changes, next: page.next ?? after)
+    }
+
+    static func changesPage(_ changes: [StoredChange], next: FeedCursor) -> [UInt8] {
         var w = JSONWriter(capacity: 256 + changes.reduce(0) { $0 + $1.customer.utf8.count + 512 })
         w.beginObject()
         w.key("changes")
@@ -35,7 +40,7 @@ extension LedgerService {
         for change in changes { change.write(to: &w) }
         w.endArray()
         w.key("next")
-        w.string((changes.last?.cursor ?? after).description)
+        w.string(next.description)
         w.endObject()
         return w.bytes
     }

@@ -47,10 +47,19 @@ extension NewChange {
         return NewChange(userId: userId, draft: draft, customer: String(decoding: after, as: UTF8.self))
     }
 
-    /// `changes` as insert statements of at most 500 changes each (bound arrays stay small).
-    static func inserts(_ changes: [NewChange], recordedAt: Int64) -> [Query] {
-        stride(from: 0, to: changes.count, by: 500).compactMap { start in
-            ChangeFeedTable.insert(Array(changes[start..<min(changes.count, start + 500)]), recordedAt: recordedAt)
+    /// `changes` as insert statements of at most 500 changes each (bound arrays stay small),
+    /// sealed with `subjects` (ChangeSealing).
+    static func inserts(_ changes: [NewChange], subjects: Subjects, recordedAt: Int64) throws(ServiceError) -> [Query] {
+        let rows = try ChangeSealing.rows(changes, subjects: subjects)
+        return stride(from: 0, to: rows.count, by: 500).compactMap { start in
+            ChangeFeedTable.insert(Array(rows[start..<min(rows.count, start + 500)]), recordedAt: recordedAt)
         }
+    }
+
+    /// `inserts`, the subjects read on `connection` first (one indexed read).
+    static func inserts(_ changes: [NewChange], recordedAt: Int64, on connection: Connection) throws(ServiceError)
+        -> [Query]
+    {
+        try inserts(changes, subjects: ChangeSealing.subjects(for: changes, on: connection), recordedAt: recordedAt)
     }
 }

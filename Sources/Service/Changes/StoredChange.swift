@@ -7,6 +7,9 @@ struct StoredChange: Sendable, Hashable {
     var tx: UInt64
     var type: String
     var userId: String?
+    /// The feed row's `user_id` as stored: the owner's subject (ChangeSealing), or the id of a
+    /// row in clear. What webhook deliveries order a user's changes by; never served.
+    var subject: String?
     var environment: String?
     var occurredAt: Int64
     var recordedAt: Int64

@@ -161,7 +161,12 @@ extension LedgerService {
         // decision's own, since its events name its transfers and debits.
         let writer = ChangeWriter(catalog: documents.catalog)
         let changes = writes.flatMap { writer.changes($0, documents: rendered, now: renderedAt) }
-        pipeline.add(ChangeFeedTable.insert(changes, recordedAt: renderedAt)?.statement)
+        // Sealed by subject (ChangeSealing): the append before this saved any subject it minted,
+        // so one indexed read here finds them all (issue 39 weighs reusing the append's instead).
+        if !changes.isEmpty {
+            let rows = try ChangeSealing.rows(changes, subjects: ChangeSealing.subjects(for: changes, on: connection))
+            pipeline.add(ChangeFeedTable.insert(rows, recordedAt: renderedAt)?.statement)
+        }
         // Apple's CONSUMPTION_REQUESTs queued with the notification: never acknowledged and then forgotten.
         pipeline.add(ConsumptionRequestsTable.enqueue(writes.flatMap(\.events), now: now)?.statement)
         _ = try database { () throws(DatabaseError) in try pipeline.commit(on: connection) }

@@ -11,10 +11,27 @@ extension ReplayEngine.Run {
     /// now, as COPY rows for `stageCorrections`, built on several threads. Rendering and writing
     /// them took ~35 µs a user under the writers' locks (3.5 s for a first replay's 100k users);
     /// the locks now cover only moving them into the feed and the users judged again there.
-    mutating func prepareCorrections() {
+    ///
+    /// Sealed (ChangeSealing) with the subjects the replay read: every user it folded, so every
+    /// user a correction names; a changed user missing there (none expected) is looked up.
+    mutating func prepareCorrections() throws(ServiceError) {
         let users = changed.keys.sorted()
         staged = Set(users)
-        stagedRows = Self.correctionRows(users, state: state, catalog: catalog, at: now, against: live)
+        let subjects = try feedSubjects(users)
+        stagedRows = try Self.correctionRows(
+            users, state: state, catalog: catalog, at: now, against: live, subjects: subjects)
+    }
+
+    /// The replay's subjects, with those of `users` it lacks read on the main connection.
+    func feedSubjects(_ users: some Collection<String>) throws(ServiceError) -> Subjects {
+        var known = subjects.subjects
+        let missing = users.filter { known.byUser[$0] == nil }
+        guard !missing.isEmpty else { return known }
+        let query = SubjectsTable.existing(users: Array(missing))
+        known.merge(
+            SubjectsTable.subjects(
+                from: try database { () throws(DatabaseError) in try connection.query(query.sql, query.params) }))
+        return known
     }
 
     /// In the swap's transaction, before its locks: loads the prepared rows into its temporary
@@ -77,7 +94,10 @@ extension ReplayEngine.Run {
             if !staged.isEmpty {
                 try connection.execute(ChangeFeedTable.insertStaged(except: restaged, recordedAt: swapNow))
             }
-            for insert in NewChange.inserts(changes, recordedAt: swapNow) { try connection.execute(insert) }
+        }
+        let feedSubjects = try feedSubjects(ChangeSealing.users(named: changes))
+        for insert in try NewChange.inserts(changes, subjects: feedSubjects, recordedAt: swapNow) {
+            try database { () throws(DatabaseError) in try connection.execute(insert) }
         }
         stagedWritten = staged.count - restaged.count
         corrections = changes
@@ -86,19 +106,28 @@ extension ReplayEngine.Run {
     /// The staging rows of `users`' corrections, in order, rendered on `parallelism` threads
     /// (the state is only read).
     static func correctionRows(
-        _ users: [String], state: ReplayState, catalog: Catalog, at now: Int64, against live: [String: LiveRow]
-    ) -> [UInt8] {
-        ReplayEngine.inParts(users.count) { range -> [UInt8] in
+        _ users: [String], state: ReplayState, catalog: Catalog, at now: Int64, against live: [String: LiveRow],
+        subjects: Subjects
+    ) throws(ServiceError) -> [UInt8] {
+        let parts = ReplayEngine.inParts(users.count) { range -> Result<[UInt8], ServiceError> in
             var out: [UInt8] = []
             for index in range {
                 let userId = users[index]
                 let change = NewChange.correction(
                     userId: userId, before: live[userId]?.document,
                     after: state.render(userId, catalog: catalog, at: now).document, at: now)
-                ChangeFeedTable.appendStagingRow(change, n: index, into: &out)
+                do throws(ServiceError) {
+                    let row = try ChangeSealing.row(change, subjects: subjects)
+                    ChangeFeedTable.appendStagingRow(row, owner: userId, n: index, into: &out)
+                } catch {
+                    return .failure(error)
+                }
             }
-            return out
-        }.flatMap { $0 }
+            return .success(out)
+        }
+        var rows: [UInt8] = []
+        for part in parts { rows += try part.get() }
+        return rows
     }
 
     /// A CORRECTION for `userId`, before as the live document (what was announced) had it.

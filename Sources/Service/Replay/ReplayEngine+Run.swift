@@ -107,7 +107,7 @@ extension ReplayEngine {
             // 5. Swap (under the writers' locks, folding the final delta first), with the
             //    corrections built before them.
             if !options.dryRun {
-                prepareCorrections()
+                try prepareCorrections()
                 phase("corrections")
                 options.beforeSwap?()
                 try swap()

@@ -173,10 +173,10 @@ struct WebhookAdminRoutes: Sendable {
                 }
                 seqs.append(seq)
             }
+            // Opened as the feed serves them: an erased person's change is not found.
             let found = try service.read { connection throws(ServiceError) in
-                try database { () throws(DatabaseError) in
-                    ChangeFeedTable.decode(try connection.query(ChangeFeedTable.changes(seqs: seqs)))
-                }
+                let rows = try database { () throws(DatabaseError) in try connection.query(ChangeFeedTable.changes(seqs: seqs)) }
+                return try ChangeFeedTable.opened(rows, on: connection).changes
             }
             let present = Set(found.map(\.seq))
             notFound = seqs.filter { !present.contains($0) }.map { StoredChange.id(seq: $0) }

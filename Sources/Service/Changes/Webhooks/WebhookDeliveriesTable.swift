@@ -28,13 +28,14 @@ enum WebhookDeliveriesTable {
     }
 
     /// New pending deliveries of `changes` (due at `now`); one already there stays as it is.
+    /// `user_id` is the change's subject as the feed stores it (per-user order needs no id).
     static func create(endpoint: String, changes: [StoredChange], now: Int64) -> Query? {
         guard !changes.isEmpty else { return nil }
         return """
             INSERT INTO webhooks.deliveries (endpoint, seq, tx, user_id, status, next_attempt_at, queued_at, updated_at)
             SELECT \(endpoint), s, t::xid8, u, 'pending', \(now)::bigint, \(now)::bigint, \(now)::bigint
             FROM unnest(\(array: changes.map(\.seq))::bigint[], \(array: changes.map { String($0.tx) })::text[],
-                \(array: changes.map(\.userId))::text[]) AS x(s, t, u)
+                \(array: changes.map(\.subject))::text[]) AS x(s, t, u)
             ON CONFLICT (endpoint, seq) DO NOTHING
             """
     }
@@ -117,7 +118,17 @@ enum WebhookDeliveriesTable {
         return out
     }
 
-    /// A delivery as the admin API shows it.
+    /// Ends open deliveries whose change is not served any more (its person was erased): dead,
+    /// never sent, no attempt recorded; a dead delivery blocks none of the user's later ones.
+    static func skip(endpoint: String, seqs: [Int64], now: Int64) -> Query {
+        """
+        UPDATE webhooks.deliveries SET status = 'dead', last_error = 'not sent: the change is not served (erased)',
+            updated_at = \(now)
+        WHERE endpoint = \(endpoint) AND seq = ANY(\(array: seqs)::bigint[]) AND status IN ('pending', 'failed')
+        """
+    }
+
+    /// A delivery as the admin API shows it (`userId`: the user id, as the feed serves it).
     struct Listed: Sendable {
         var seq: Int64
         var userId: String?
@@ -133,7 +144,8 @@ enum WebhookDeliveriesTable {
     /// Up to `limit` deliveries of `endpoint` (of `status`, when given), newest first.
     static func list(endpoint: String, status: String?, limit: Int) -> Query {
         """
-        SELECT seq, user_id, status, attempts, next_attempt_at, queued_at, delivered_at, last_status, last_error
+        SELECT seq, identity.user_of(user_id), status, attempts, next_attempt_at, queued_at, delivered_at,
+            last_status, last_error
         FROM webhooks.deliveries
         WHERE endpoint = \(endpoint) AND (\(status)::text IS NULL OR status = \(status)::text)
         ORDER BY seq DESC LIMIT \(limit)
@@ -185,7 +197,7 @@ enum WebhookDeliveriesTable {
         INSERT INTO webhooks.deliveries (endpoint, seq, tx, user_id, status, next_attempt_at, queued_at, updated_at)
         SELECT \(endpoint), s, t::xid8, u, 'pending', \(now)::bigint, \(now)::bigint, \(now)::bigint
         FROM unnest(\(array: changes.map(\.seq))::bigint[], \(array: changes.map { String($0.tx) })::text[],
-            \(array: changes.map(\.userId))::text[]) AS x(s, t, u)
+            \(array: changes.map(\.subject))::text[]) AS x(s, t, u)
         ON CONFLICT (endpoint, seq) DO UPDATE SET status = 'pending', failures = 0,
             next_attempt_at = EXCLUDED.next_attempt_at, queued_at = EXCLUDED.queued_at, updated_at = EXCLUDED.updated_at
         RETURNING seq

@@ -179,20 +179,23 @@ extension WebhookDispatcher {
             }
             guard var position = cursor else { return }
             for _ in 0..<10 {
-                let page = ChangeFeedTable.decode(
-                    try connection.query(ChangeFeedTable.page(after: position, limit: Self.feedPage, userId: nil)))
-                guard let last = page.last else { return }
-                let accepted = WebhookPlanner.accepted(page, by: endpoint)
+                // Opened as the pull feed serves them: an erased person's rows get no delivery,
+                // and the cursor still moves past them.
+                let page = try ChangeFeedTable.opened(
+                    try connection.query(ChangeFeedTable.page(after: position, limit: Self.feedPage, userId: nil)),
+                    on: connection)
+                guard let last = page.next else { return }
+                let accepted = WebhookPlanner.accepted(page.changes, by: endpoint)
                 var statements: [Connection.Statement] = []
                 if let create = WebhookDeliveriesTable.create(endpoint: endpoint.name, changes: accepted, now: clock()) {
                     statements.append(create.statement)
                 }
-                statements.append(WebhookDeliveriesTable.advanceCursor(endpoint: endpoint.name, to: last.cursor).statement)
+                statements.append(WebhookDeliveriesTable.advanceCursor(endpoint: endpoint.name, to: last).statement)
                 let fencedStatements = try fenced(statements)
                 try connection.transaction { connection in try connection.commit(after: fencedStatements) }
                 for change in accepted where followed.count < Self.followedLimit { followed[change.seq] = change }
-                position = last.cursor
-                if page.count < Self.feedPage { return }
+                position = last
+                if page.read < Self.feedPage { return }
             }
         }
 
@@ -202,18 +205,34 @@ extension WebhookDispatcher {
             for delivery in sends {
                 if let change = followed.removeValue(forKey: delivery.seq) { bySeq[delivery.seq] = change } else { unread.append(delivery.seq) }
             }
-            // Retries, and deliveries followed by an earlier holder or before a restart.
+            // Retries, and deliveries followed by an earlier holder or before a restart: opened as
+            // the pull feed serves them.
+            var unserved: [Int64] = []
             if !unread.isEmpty {
+                let page: FeedPage
                 do {
-                    for change in ChangeFeedTable.decode(try connection.query(ChangeFeedTable.changes(seqs: unread))) {
-                        bySeq[change.seq] = change
-                    }
+                    page = try ChangeFeedTable.opened(try connection.query(ChangeFeedTable.changes(seqs: unread)), on: connection)
                 } catch {
                     planner.abandon(sends.map(\.seq))
                     throw error
                 }
+                for change in page.changes { bySeq[change.seq] = change }
+                // Read but not served (its person was erased since it was queued): ended unsent, not
+                // retried, so the user's later deliveries are not held behind it.
+                unserved = page.seqs.filter { bySeq[$0] == nil }
+                if !unserved.isEmpty {
+                    do {
+                        let skip = try fenced(
+                            [WebhookDeliveriesTable.skip(endpoint: endpoint.name, seqs: unserved, now: clock()).statement])
+                        try connection.transaction { connection in try connection.commit(after: skip) }
+                    } catch {
+                        planner.abandon(sends.map(\.seq))
+                        throw error
+                    }
+                    planner.abandon(unserved)
+                }
             }
-            for delivery in sends {
+            for delivery in sends where !unserved.contains(delivery.seq) {
                 guard sender != nil, let change = bySeq[delivery.seq] else {
                     complete(delivery, .error(sender == nil ? "bad URL" : "change not in the feed"), clock(), freesSlot: false)
                     continue

@@ -1,0 +1,179 @@
+import AppStore
+import EventStore
+import JSON
+import Ledger
+
+/// A change as `changes.feed` stores it (ChangeFeedTable writes these).
+struct FeedRow: Sendable {
+    /// The owner's subject; the user id itself for a user without a key (legacy); nil for TEST.
+    var userId: String?
+    /// The columns other than these three are the draft's, as they always were.
+    var draft: ChangeDraft
+    var details: String
+    var customer: String
+}
+
+/// How the change feed keeps no user id or personal data in clear (issue 36, erasure step 3;
+/// docs/architecture.md, "Erasure on an append-only log"). For an owner with a key, the row's
+/// `user_id` is the owner's subject and `details` and `customer` are each stored as
+/// `{"sealed":"<base64>"}` (still a JSON object), AES-256-GCM under the owner's key, bound to the
+/// column and the subject. Before sealing, the other users they name become subjects too (a
+/// TRANSFER's `from`/`to`, the customer's `sameAppleAccountAs`): erasing one of them makes the
+/// reference opaque even while the owner's key lives. An owner without a key (legacy, before
+/// 0047) is stored in clear as before; so are rows written before this step.
+///
+/// Reading opens them again and maps subjects back to ids: what the feed and webhooks serve is
+/// byte for byte what they served before. A sealed row whose subject has no identity row any
+/// more (an erased person) is not served; a clear row is served only while its user id is known.
+enum ChangeSealing {
+    private static let prefix = "{\"sealed\":\""
+    private static let suffix = "\"}"
+
+    static func associatedData(column: String, subject: String) -> [UInt8] {
+        Array("changes.feed\n\(column)\n\(subject)".utf8)
+    }
+
+    /// Every user id `changes` name: owners, TRANSFER's `from`/`to` (PRODUCT_CHANGE's are
+    /// products), the customers' `sameAppleAccountAs`. What `rows` needs subjects for.
+    static func users(named changes: [NewChange]) -> [String] {
+        var seen: Set<String> = []
+        var users: [String] = []
+        for change in changes {
+            guard let owner = change.userId else { continue }
+            for id in [owner] + transferSides(change.draft.details, type: change.draft.type.rawValue)
+                + (CustomerText.sameAppleAccountAs(in: change.customer) ?? [])
+            where seen.insert(id).inserted {
+                users.append(id)
+            }
+        }
+        return users
+    }
+
+    /// The subjects `changes` need, read on `connection` (one indexed read; none when the
+    /// changes name nobody). In a write, the subjects written by its append are visible here.
+    static func subjects(for changes: [NewChange], on connection: Connection) throws(ServiceError) -> Subjects {
+        let users = users(named: changes)
+        guard !users.isEmpty else { return Subjects() }
+        let query = SubjectsTable.existing(users: users)
+        return SubjectsTable.subjects(
+            from: try database { () throws(DatabaseError) in try connection.query(query.sql, query.params) })
+    }
+
+    /// `changes` as the feed stores them, sealed for owners `subjects` holds with a key. A user
+    /// named inside without a subject stays as named (none in practice: every user a change
+    /// names has written, so has a row).
+    static func rows(_ changes: [NewChange], subjects: Subjects) throws(ServiceError) -> [FeedRow] {
+        var rows: [FeedRow] = []
+        rows.reserveCapacity(changes.count)
+        for change in changes { rows.append(try row(change, subjects: subjects)) }
+        return rows
+    }
+
+    static func row(_ change: NewChange, subjects: Subjects) throws(ServiceError) -> FeedRow {
+        guard let owner = change.userId, let subject = subjects.byUser[owner], let key = subject.key else {
+            return FeedRow(userId: change.userId, draft: change.draft, details: change.detailsJSON, customer: change.customer)
+        }
+        let rename = { (id: String) -> String in subjects.byUser[id]?.subject ?? id }
+        var named = change
+        if named.draft.type == .transfer {
+            for side in ["from", "to"] {
+                if case .string(let id)? = named.draft.details[side] { named.draft.details[side] = .string(rename(id)) }
+            }
+        }
+        let customer = CustomerText.mappingSameAppleAccountAs(change.customer, rename)
+        do {
+            let details = try Sealing.sealText(
+                Array(named.detailsJSON.utf8), key: key,
+                associatedData: associatedData(column: "details", subject: subject.subject))
+            let sealedCustomer = try Sealing.sealText(
+                Array(customer.utf8), key: key, associatedData: associatedData(column: "customer", subject: subject.subject))
+            return FeedRow(
+                userId: subject.subject, draft: change.draft, details: prefix + details + suffix,
+                customer: prefix + sealedCustomer + suffix)
+        } catch {
+            throw .internalError("sealing a change failed: \(error)")
+        }
+    }
+
+    /// The base64 inside a sealed column; nil for a column in clear.
+    static func sealedText(_ column: String) -> String? {
+        guard column.hasPrefix(prefix), column.hasSuffix(suffix), column.utf8.count > prefix.utf8.count + suffix.utf8.count
+        else { return nil }
+        let body = column.dropFirst(prefix.count).dropLast(suffix.count)
+        // Base64 has no quote: a clear object that merely starts like this is not mistaken.
+        return body.contains("\"") ? nil : String(body)
+    }
+
+    /// The ids of a TRANSFER's sides (nothing for other types).
+    static func transferSides(_ details: [String: JSONValue], type: String) -> [String] {
+        guard type == ChangeType.transfer.rawValue else { return [] }
+        return ["from", "to"].compactMap { details[$0]?.stringValue }
+    }
+}
+
+/// Rows read from the feed with the owner's identity row, opened and named by user ids.
+extension ChangeSealing {
+    /// One row of ChangeFeedTable's reads: the change as stored, and what the join found.
+    struct ReadRow {
+        var change: StoredChange
+        /// The user id of the row's subject, and its key (nil: no identity row has that subject).
+        var ownerId: String?
+        var key: [UInt8]?
+        /// The row names nobody, or its user is still known (by subject, or by id for a clear row).
+        var known: Bool
+    }
+
+    /// The rows that may be served, opened, with user ids in place of subjects. `lookup` reads
+    /// the identity rows of subjects named inside that the page's own rows did not resolve
+    /// (a transfer's other side, a shared Apple Account's other users): one read, when needed.
+    static func open(
+        _ rows: [ReadRow], lookup: ([String]) throws(ServiceError) -> Subjects
+    ) throws(ServiceError) -> [StoredChange] {
+        var opened: [(change: StoredChange, sealed: Bool)] = []
+        var users: [String: String] = [:]  // subject → user id
+        var inside: Set<String> = []
+        for row in rows {
+            guard row.known else { continue }
+            var change = row.change
+            guard let sealedDetails = sealedText(change.details), let subject = change.subject else {
+                opened.append((change, false))
+                continue
+            }
+            guard let owner = row.ownerId, let key = row.key, let sealedCustomer = sealedText(change.customer),
+                let details = try? Sealing.openText(
+                    sealedDetails, key: key, associatedData: associatedData(column: "details", subject: subject)),
+                let customer = try? Sealing.openText(
+                    sealedCustomer, key: key, associatedData: associatedData(column: "customer", subject: subject))
+            else { continue }  // erased (no key), or not authentic: never served
+            users[subject] = owner
+            change.userId = owner
+            change.details = String(decoding: details, as: UTF8.self)
+            change.customer = String(decoding: customer, as: UTF8.self)
+            if change.type == ChangeType.transfer.rawValue, case .object(let object)? = try? JSONValue.parse(change.details) {
+                inside.formUnion(transferSides(object, type: change.type))
+            }
+            inside.formUnion(CustomerText.sameAppleAccountAs(in: change.customer) ?? [])
+            opened.append((change, true))
+        }
+        let unknown = inside.subtracting(users.keys)
+        if !unknown.isEmpty {
+            for (subject, found) in try lookup(unknown.sorted()).bySubject { users[subject] = found.userId }
+        }
+        // A subject nobody resolves any more (an erased other user) stays as the opaque subject.
+        let rename = { (subject: String) -> String in users[subject] ?? subject }
+        return opened.map { entry in
+            guard entry.sealed else { return entry.change }
+            var change = entry.change
+            if change.type == ChangeType.transfer.rawValue, case .object(var object)? = try? JSONValue.parse(change.details) {
+                for side in ["from", "to"] {
+                    if case .string(let id)? = object[side] { object[side] = .string(rename(id)) }
+                }
+                var w = JSONWriter(capacity: change.details.utf8.count + 64)
+                w.value(.object(object), sortedKeys: true)
+                change.details = String(decoding: w.bytes, as: UTF8.self)
+            }
+            change.customer = CustomerText.mappingSameAppleAccountAs(change.customer, rename)
+            return change
+        }
+    }
+}
