@@ -95,7 +95,7 @@ import TestSupport
         expectProblem(try api.get("/v1/users/u/events?limit=0"), 400, "invalid_request")
         expectProblem(try api.get("/v1/subscriptions/nothing-here"), 404, "not_found")
         expectProblem(try api.get("/v1/nowhere"), 404, "not_found")
-        expectProblem(try api.request("DELETE", "/v1/users/u"), 405, "method_not_allowed")
+        expectProblem(try api.request("PUT", "/v1/users/u"), 405, "method_not_allowed")
         expectProblem(try service.client(nil).get("/v1/users/u"), 401, "unauthorized")
         expectProblem(try service.client("write").get("/v1/users/u"), 403, "forbidden")
         #expect(try storedEventCount(service) == 0)
