@@ -52,7 +52,10 @@ struct LedgerRepository: Sendable {
     /// stream and version order. A user's stream is read under its subject (`identity.subjects`,
     /// looked up in the same statement: a user without one has no events); each row carries its
     /// subject's user and key, which `decode` needs to open the sealed parts, and the token
-    /// behind a token subject the event carries.
+    /// behind a token subject the event carries. The stored names are an array the index scan
+    /// takes (`= ANY(ARRAY(…))`): joined as a set, the generic plan hashed the whole log (a seq
+    /// scan of es.events per read: ingest fell from ~2,600 to ~1,000 purchases/s, and kept
+    /// falling as the log grew).
     private func readStatement(streams: [String], recordedUpTo: Int64?) -> Connection.Statement? {
         guard !streams.isEmpty else { return nil }
         return Connection.Statement(
@@ -61,15 +64,16 @@ struct LedgerRepository: Sendable {
                 NULL::text AS payload, floor(extract(epoch FROM e.recorded_at) * 1000)::bigint AS recorded_at_ms,
                 i.user_id AS subject_user, encode(i.key, 'hex') AS subject_key,
                 t.subject AS token_subject, t.token AS token
-            FROM (SELECT DISTINCT CASE WHEN n LIKE 'user:%'
-                    THEN (SELECT 'user:' || s.subject FROM identity.subjects s WHERE s.user_id = substr(n, 6))
-                    ELSE n END AS stored
-                  FROM unnest($2::text[]) AS n) m
-            JOIN es.events e ON e.stream_id = m.stored
+            FROM es.events e
             LEFT JOIN identity.subjects i ON e.stream_id LIKE 'user:%' AND i.subject = substr(e.stream_id, 6)
             LEFT JOIN identity.tokens t ON t.subject = e.data->>'appAccountToken'
-            WHERE $1::bigint IS NULL
-               OR e.recorded_at < 'epoch'::timestamptz + ($1::bigint + 1) * interval '1 millisecond'
+            WHERE e.stream_id = ANY(ARRAY(
+                    SELECT CASE WHEN n LIKE 'user:%'
+                        THEN (SELECT 'user:' || s.subject FROM identity.subjects s WHERE s.user_id = substr(n, 6))
+                        ELSE n END
+                    FROM unnest($2::text[]) AS n))
+              AND ($1::bigint IS NULL
+                OR e.recorded_at < 'epoch'::timestamptz + ($1::bigint + 1) * interval '1 millisecond')
             ORDER BY e.stream_id, e.version
             """, [recordedUpTo.map { String($0) }, PostgresArray.literal(streams)])
     }
