@@ -49,14 +49,20 @@ enum ChangeSealing {
         return users
     }
 
-    /// The subjects `changes` need, read on `connection` (one indexed read; none when the
-    /// changes name nobody). In a write, the subjects written by its append are visible here.
-    static func subjects(for changes: [NewChange], on connection: Connection) throws(ServiceError) -> Subjects {
-        let users = users(named: changes)
-        guard !users.isEmpty else { return Subjects() }
+    /// The subjects `changes` need: those `known` has with a key (the write's append sealed for
+    /// them), the others read on `connection` (one indexed read; none when none is left). In a
+    /// write, the subjects written by its append are visible here.
+    static func subjects(for changes: [NewChange], knowing known: Subjects = Subjects(), on connection: Connection)
+        throws(ServiceError) -> Subjects
+    {
+        let users = users(named: changes).filter { known.byUser[$0]?.key == nil }
+        var subjects = known
+        guard !users.isEmpty else { return subjects }
         let query = SubjectsTable.existing(users: users)
-        return SubjectsTable.subjects(
-            from: try database { () throws(DatabaseError) in try connection.query(query.sql, query.params) })
+        subjects.merge(
+            SubjectsTable.subjects(
+                from: try database { () throws(DatabaseError) in try connection.query(query.sql, query.params) }))
+        return subjects
     }
 
     /// `changes` as the feed stores them, sealed for owners `subjects` holds with a key. A user

@@ -116,6 +116,7 @@ extension LedgerService {
     ) throws(ServiceError) -> [NewChange] {
         var action = planner.start(catalogVersion: documents.catalogVersion)
         var written: [NewChange] = []
+        var subjects = Subjects()
         while true {
             switch action {
             case .lockAndRead(let locks, let ownersOf, let streams):
@@ -126,8 +127,7 @@ extension LedgerService {
 
             case .append(let members, let alsoRead):
                 // Every member's events in one es.append, each with its own request's metadata.
-                let subjects = try repository.subjects(
-                    for: members.flatMap(\.append.events), on: connection)
+                subjects = try repository.subjects(for: members.flatMap(\.append.events), on: connection)
                 let request = try repository.appendRequest(
                     members.map { member in
                         (member.append.events, requests[member.index].context.metadata, member.append.expected)
@@ -145,7 +145,7 @@ extension LedgerService {
                 action = planner.appended(recorded, otherChains: try decodeStreams(results[otherSlot], on: connection))
 
             case .commit(let members):
-                let done = try commit(members.map(\.writes), now: now, documents: documents, on: connection)
+                let done = try commit(members.map(\.writes), now: now, documents: documents, known: subjects, on: connection)
                 written = done.changes
                 action = planner.committed(documents: done.rendered)
 

@@ -72,6 +72,8 @@ extension LedgerService {
         var action = planner.start(catalogVersion: documents.catalogVersion)
         var rendered: [String: [UInt8]] = [:]
         var written: [NewChange] = []
+        // The subjects the append sealed for, which the feed rows of the same write seal for too.
+        var subjects = Subjects()
         while true {
             switch action {
             case .lockAndRead(let locks, let ownersOf, let streams):
@@ -86,10 +88,10 @@ extension LedgerService {
                 return .restart
 
             case .append(let append, let alsoRead):
+                subjects = try repository.subjects(for: append.events, on: connection)
                 let request = try repository.appendRequest(
                     append.events, metadata: metadata, expected: append.expected,
-                    idempotencyKey: append.idempotencyKey,
-                    subjects: repository.subjects(for: append.events, on: connection))
+                    idempotencyKey: append.idempotencyKey, subjects: subjects)
                 // The read of the other chains goes along with the append (reads only).
                 var pipeline = PipelineBatch()
                 let appendSlot = pipeline.add(request.statement)
@@ -108,7 +110,8 @@ extension LedgerService {
                 action = planner.otherChainsRead(try repository.load(streams: streams, on: connection))
 
             case .commit(let writes):
-                (rendered, written) = try commit([writes], now: planner.now, documents: documents, on: connection)
+                (rendered, written) = try commit(
+                    [writes], now: planner.now, documents: documents, known: subjects, on: connection)
                 action = planner.committed(documents: rendered)
 
             case .finishDuplicate(var outcome, let user):
@@ -136,7 +139,8 @@ extension LedgerService {
     /// Writes the projection rows of one or more decisions (of disjoint users), then COMMITs,
     /// in one round trip: what was rendered, by user, and the changes written to the feed.
     func commit(
-        _ writes: [IngestPlanner.ProjectionWrites], now: Int64, documents: UserDocuments, on connection: Connection
+        _ writes: [IngestPlanner.ProjectionWrites], now: Int64, documents: UserDocuments, known: Subjects,
+        on connection: Connection
     ) throws(ServiceError) -> (rendered: [String: [UInt8]], changes: [NewChange]) {
         var pipeline = PipelineBatch()
         // Never judged before what the feed already announced (another instance's clock may
@@ -161,10 +165,11 @@ extension LedgerService {
         // decision's own, since its events name its transfers and debits.
         let writer = ChangeWriter(catalog: documents.catalog)
         let changes = writes.flatMap { writer.changes($0, documents: rendered, now: renderedAt) }
-        // Sealed by subject (ChangeSealing): the append before this saved any subject it minted,
-        // so one indexed read here finds them all (issue 39 weighs reusing the append's instead).
+        // Sealed by subject (ChangeSealing), with the subjects the append sealed for: read only
+        // for a user the append did not name (a neighbour in sameAppleAccountAs, say).
         if !changes.isEmpty {
-            let rows = try ChangeSealing.rows(changes, subjects: ChangeSealing.subjects(for: changes, on: connection))
+            let rows = try ChangeSealing.rows(
+                changes, subjects: ChangeSealing.subjects(for: changes, knowing: known, on: connection))
             pipeline.add(ChangeFeedTable.insert(rows, recordedAt: renderedAt)?.statement)
         }
         // Apple's CONSUMPTION_REQUESTs queued with the notification: never acknowledged and then forgotten.
