@@ -13,13 +13,6 @@ public enum Digest {
             }
         }
         guard ok, length == 32 else { OpenSSLErrors.fatal("SHA-256") }
-        let digits = Array("0123456789abcdef".utf8)
-        var hex: [UInt8] = []
-        hex.reserveCapacity(64)
-        for byte in out {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: hex, as: UTF8.self)
+        return Hex.encode(out)
     }
 }

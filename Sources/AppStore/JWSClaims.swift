@@ -19,7 +19,8 @@ public enum JWSClaims {
         guard let claims = of(jws) else { return nil }
         if let token = claims["appAccountToken"]?.stringValue { return token.lowercased() }
         for nested in ["signedTransactionInfo", "signedRenewalInfo"] {
-            if let inner = claims["data"]?[nested]?.stringValue, let token = of(inner)?["appAccountToken"]?.stringValue {
+            if let inner = claims["data"]?[nested]?.stringValue, let token = of(inner)?["appAccountToken"]?.stringValue
+            {
                 return token.lowercased()
             }
         }

@@ -24,7 +24,8 @@ public enum Sealing {
     public static func newKey() -> [UInt8] { randomBytes(keyLength) }
 
     /// Seals `plaintext` under `key`, bound to `associatedData`.
-    public static func seal(_ plaintext: [UInt8], key: [UInt8], associatedData: [UInt8] = []) throws(Failure) -> [UInt8] {
+    public static func seal(_ plaintext: [UInt8], key: [UInt8], associatedData: [UInt8] = []) throws(Failure) -> [UInt8]
+    {
         try seal(plaintext, key: key, nonce: randomBytes(nonceLength), associatedData: associatedData)
     }
 
@@ -49,8 +50,9 @@ public enum Sealing {
             }
             if ok { ok = EVP_EncryptFinal_ex(context, body + plaintext.count, &length) == 1 }
             if ok {
-                ok = EVP_CIPHER_CTX_ctrl(
-                    context, EVP_CTRL_GCM_GET_TAG, Int32(tagLength), body + plaintext.count) == 1
+                ok =
+                    EVP_CIPHER_CTX_ctrl(
+                        context, EVP_CTRL_GCM_GET_TAG, Int32(tagLength), body + plaintext.count) == 1
             }
         }
         guard ok else { OpenSSLErrors.fatal("AES-256-GCM seal") }

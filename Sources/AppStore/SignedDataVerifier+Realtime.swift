@@ -51,7 +51,8 @@ extension SignedDataVerifier {
         let app = try realtimeApp(appAppleId: appAppleId, environment: environment)
         return RealtimeRequest(
             originalTransactionId: originalTransactionId, appAppleId: appAppleId, productId: productId,
-            userLocale: userLocale, requestIdentifier: requestIdentifier.uuidString.lowercased(), signedDate: signedDate,
+            userLocale: userLocale, requestIdentifier: requestIdentifier.uuidString.lowercased(),
+            signedDate: signedDate,
             environment: environment, bundleId: app.bundleId, rawJSON: raw)
     }
 
@@ -65,7 +66,8 @@ extension SignedDataVerifier {
         }
         if let app = named.first(where: { $0.environments.contains(environment) }) { return app }
         guard named.isEmpty else {
-            throw VerificationError(.wrongEnvironment, "environment \(environment) is not accepted for appAppleId \(appAppleId)")
+            throw VerificationError(
+                .wrongEnvironment, "environment \(environment) is not accepted for appAppleId \(appAppleId)")
         }
         // Outside Production Apple does not check appAppleId (a Sandbox app may have none yet).
         let accepting = apps.filter { $0.environments.contains(environment) }

@@ -72,14 +72,16 @@ extension BenchmarkSuite {
 
         let elapsed = Date().timeIntervalSince(started)
         let focused = groups.sorted().joined(separator: ",")
-        let by = groups == Parameters().groups ? "`make bench`" : "a focused run (`iap-ledger-bench run --only \(focused)`)"
-        let context = [
-            "",
-            "Measured \(ISO8601DateFormatter().string(from: Date())) by \(by) (\(Int(elapsed)) s) on \(machine()).",
-            "Each figure is the median of \(p.runs) runs; each run of ours is interleaved with a run of its baseline, in the same go, on the same cluster.",
-            "The machine is shared (2 vCPU; other builds/tests may run): absolute numbers are noisy, the ratios are what count.",
-            "Load generator, service (`iap-ledger serve`, \(p.serviceThreads) threads, separate process) and PostgreSQL (private cluster, fsync on, synchronous_commit on, unix socket) share the same cores.",
-        ] + notes.map { "- \($0)" }
+        let by =
+            groups == Parameters().groups ? "`make bench`" : "a focused run (`iap-ledger-bench run --only \(focused)`)"
+        let context =
+            [
+                "",
+                "Measured \(ISO8601DateFormatter().string(from: Date())) by \(by) (\(Int(elapsed)) s) on \(machine()).",
+                "Each figure is the median of \(p.runs) runs; each run of ours is interleaved with a run of its baseline, in the same go, on the same cluster.",
+                "The machine is shared (2 vCPU; other builds/tests may run): absolute numbers are noisy, the ratios are what count.",
+                "Load generator, service (`iap-ledger serve`, \(p.serviceThreads) threads, separate process) and PostgreSQL (private cluster, fsync on, synchronous_commit on, unix socket) share the same cores.",
+            ] + notes.map { "- \($0)" }
         try BenchmarkReport.write(BenchmarkReport.render(rows: rows, context: context), to: p.output)
         Self.say("wrote \(p.output)")
         print(BenchmarkReport.render(rows: rows, context: context))
@@ -92,9 +94,13 @@ extension BenchmarkSuite {
         var used = 0
         var recorded = 0
         for _ in 1...20 {
-            let wrk = try ToolOutput.wrk(try Shell.check(
-                ["wrk", "-t\(p.wrkThreads)", "-c\(p.ingestConnections)", "-d5s", "-s", "scripts/bench/post-purchase.lua",
-                 service.url, "--", bodies, key, String(p.wrkThreads), String(used)]))
+            let wrk = try ToolOutput.wrk(
+                try Shell.check(
+                    [
+                        "wrk", "-t\(p.wrkThreads)", "-c\(p.ingestConnections)", "-d5s", "-s",
+                        "scripts/bench/post-purchase.lua",
+                        service.url, "--", bodies, key, String(p.wrkThreads), String(used),
+                    ]))
             used += wrk.requests + 64 * p.ingestConnections
             recorded = Int(try cluster.query("SELECT count(*) FROM proj.users")[0, 0] ?? "0") ?? 0
             Self.say("read: \(recorded) users seeded (unmeasured)")

@@ -152,7 +152,8 @@ public final class HTTPPoster: @unchecked Sendable {
         let timeout = max(1, Int((request.timeoutSeconds * 1000).rounded()))
         let body = request.body.isEmpty ? [0] : request.body  // a valid pointer even for no bytes
         let prepared = body.withUnsafeBytes { bytes in
-            CCURL_prepare_post(easy, request.url, bytes.baseAddress, request.body.count, headers, timeout, Self.onData, context)
+            CCURL_prepare_post(
+                easy, request.url, bytes.baseAddress, request.body.count, headers, timeout, Self.onData, context)
         }
         guard prepared == CURLE_OK, curl_multi_add_handle(multi, easy) == CURLM_OK else {
             Unmanaged<Transfer>.fromOpaque(context).release()

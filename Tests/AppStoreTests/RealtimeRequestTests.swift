@@ -1,7 +1,8 @@
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import AppStore
 
 /// Retention Messaging requests verified as Apple's `verifyAndDecodeRealtimeRequest` does
@@ -28,7 +29,8 @@ import TestSupport
         let verifier = try SignedDataVerifier(
             trustedRootsDER: [Self.vectors.rootDER],
             apps: [AppIdentity(bundleId: "com.example", appAppleId: nil, environments: ["LocalTesting"])])
-        let signer = try JWSSigner(privateKeyPEM: try Fixture.text("test-resources/certs/testSigningKey.p8"), chainDER: [])
+        let signer = try JWSSigner(
+            privateKeyPEM: try Fixture.text("test-resources/certs/testSigningKey.p8"), chainDER: [])
         let request = try verifier.verifyRealtimeRequest(
             signer.sign(payload: try Fixture.bytes("test-resources/models/decodedRealtimeRequest.json")))
         #expect(request.originalTransactionId == "99371282")
@@ -49,7 +51,10 @@ import TestSupport
 
     @Test(arguments: [
         // Apple: a Production verifier refuses another appAppleId (INVALID_APP_IDENTIFIER)...
-        (["environment": "Production", "appAppleId": .int(9999)] as [String: JSONValue], VerificationError.Reason.unknownApp),
+        (
+            ["environment": "Production", "appAppleId": .int(9999)] as [String: JSONValue],
+            VerificationError.Reason.unknownApp
+        ),
         // ...and any environment but its own (INVALID_ENVIRONMENT).
         (["environment": "Sandbox"], .wrongEnvironment),
         // Every field of DecodedRealtimeRequestBody is required, requestIdentifier a UUID.

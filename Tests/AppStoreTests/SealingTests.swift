@@ -48,12 +48,16 @@ import Testing
 
     @Test func anotherKeyAnotherPlaceOrOneFlippedBitDoesNotOpen() throws {
         let sealed = try Sealing.seal(plaintext, key: key, associatedData: associated)
-        #expect(throws: Sealing.Failure.notAuthentic) { try Sealing.open(sealed, key: Sealing.newKey(), associatedData: associated) }
+        #expect(throws: Sealing.Failure.notAuthentic) {
+            try Sealing.open(sealed, key: Sealing.newKey(), associatedData: associated)
+        }
         #expect(throws: Sealing.Failure.notAuthentic) { try Sealing.open(sealed, key: key, associatedData: [1]) }
         for position in [0, 12, sealed.count - 1] {
             var flipped = sealed
             flipped[position] ^= 0x01
-            #expect(throws: Sealing.Failure.notAuthentic) { try Sealing.open(flipped, key: key, associatedData: associated) }
+            #expect(throws: Sealing.Failure.notAuthentic) {
+                try Sealing.open(flipped, key: key, associatedData: associated)
+            }
         }
         #expect(throws: Sealing.Failure.notAuthentic) { try Sealing.open(Array(sealed.prefix(27)), key: key) }
         #expect(throws: Sealing.Failure.badKey) { try Sealing.seal([1], key: [1, 2, 3]) }

@@ -17,7 +17,8 @@ import Testing
             seen.requests.withLock { $0.append(request) }
             return HTTPResponse(status: 201)
         }
-        router.add("POST", "/huge") { _, _ in HTTPResponse(status: 200, body: [UInt8](repeating: 0x61, count: 1 << 20)) }
+        router.add("POST", "/huge") { _, _ in HTTPResponse(status: 200, body: [UInt8](repeating: 0x61, count: 1 << 20))
+        }
         router.add("POST", "/slow") { _, _ in
             Thread.sleep(forTimeInterval: 2)
             return HTTPResponse(status: 200)
@@ -33,7 +34,8 @@ import Testing
     ) throws -> HTTPPoster.Outcome {
         let done = DispatchSemaphore(value: 0)
         let outcomes = Mutex<[HTTPPoster.Outcome]>([])
-        poster.post(.init(url: url, headers: headers, body: body, timeoutSeconds: timeout, maxResponseBytes: cap)) { outcome in
+        poster.post(.init(url: url, headers: headers, body: body, timeoutSeconds: timeout, maxResponseBytes: cap)) {
+            outcome in
             outcomes.withLock { $0.append(outcome) }
             done.signal()
         }
@@ -53,7 +55,8 @@ import Testing
         // Several, one after another: every one answered on the same poster.
         for n in 1...5 {
             let outcome = try Self.post(
-                poster, "http://127.0.0.1:\(port)/in", headers: ["Content-Type: application/json", "webhook-id: n\(n)"], body: body)
+                poster, "http://127.0.0.1:\(port)/in",
+                headers: ["Content-Type: application/json", "webhook-id: n\(n)"], body: body)
             #expect(outcome == .response(status: 201))
         }
         let requests = seen.requests.withLock { $0 }
@@ -90,7 +93,11 @@ import Testing
         let slow = DispatchSemaphore(value: 0)
         let slowOutcome = Mutex<(HTTPPoster.Outcome, Double)?>(nil)
         let started = Date()
-        poster.post(.init(url: "http://127.0.0.1:\(port)/slow", headers: [], body: [1], timeoutSeconds: 0.5, maxResponseBytes: 1024)) {
+        poster.post(
+            .init(
+                url: "http://127.0.0.1:\(port)/slow", headers: [], body: [1], timeoutSeconds: 0.5,
+                maxResponseBytes: 1024)
+        ) {
             outcome in
             slowOutcome.withLock { $0 = (outcome, Date().timeIntervalSince(started)) }
             slow.signal()

@@ -24,9 +24,14 @@ import Testing
 
     @Test func aRenewalInfoStoredBeforeTheNewFieldsReadsAndWritesTheSame() throws {
         let old = F.renewal(signed: F.t0)
-        let stored = Array(#"{"originalTransactionId":"1000","autoRenewProductId":"com.example.monthly","autoRenewStatus":1,"isInBillingRetryPeriod":false,"signedDate":\#(F.t0),"environment":"Production"}"#.utf8)
+        let stored = Array(
+            #"{"originalTransactionId":"1000","autoRenewProductId":"com.example.monthly","autoRenewStatus":1,"isInBillingRetryPeriod":false,"signedDate":\#(F.t0),"environment":"Production"}"#
+                .utf8)
         let read = try LedgerEvent.decode(type: "RenewalInfoRecorded", schemaVersion: 1, data: stored)
-        guard case .renewalInfoRecorded(let info) = read else { Issue.record("\(read)"); return }
+        guard case .renewalInfoRecorded(let info) = read else {
+            Issue.record("\(read)")
+            return
+        }
         #expect(info.renewalPrice == nil && info.currency == nil && info.eligibleWinBackOfferIds == nil)
         #expect(info.offerDiscountType == nil && info.offerPeriod == nil && info.offerIdentifier == nil)
         #expect(info.appAccountToken == nil && info.appTransactionId == nil)
@@ -43,27 +48,32 @@ import Testing
         #expect(try JSONValue.parse(text ?? "") == .array(["wb,1", "wb|2", "wb \"3\""]))
         #expect(json["renewalPrice"]?.int64Value == 4_990)
         #expect(json["offerDiscountType"]?.stringValue == "ONE_TIME")
-        #expect(try LedgerEvent.decode(type: "RenewalInfoRecorded", schemaVersion: 1, data: bytes) == .renewalInfoRecorded(Self.terms))
+        #expect(
+            try LedgerEvent.decode(type: "RenewalInfoRecorded", schemaVersion: 1, data: bytes)
+                == .renewalInfoRecorded(Self.terms))
         // An empty list is kept as such (Apple said: none), apart from an absent one.
         var none = Self.terms
         none.eligibleWinBackOfferIds = []
         let empty = LedgerEvent.renewalInfoRecorded(none).encode()
         #expect(try JSONValue.parse(empty)["eligibleWinBackOfferIds"]?.stringValue == "[]")
-        #expect(try LedgerEvent.decode(type: "RenewalInfoRecorded", schemaVersion: 1, data: empty) == .renewalInfoRecorded(none))
+        #expect(
+            try LedgerEvent.decode(type: "RenewalInfoRecorded", schemaVersion: 1, data: empty)
+                == .renewalInfoRecorded(none))
     }
 
     /// Two versions signed in the same millisecond that differ only in a new field are still
     /// ordered one way, whichever arrives first (the content decides, never arrival).
-    @Test(arguments: [
-        { (r: inout RenewalInfo) in r.renewalPrice = 5_990 },
-        { (r: inout RenewalInfo) in r.currency = "USD" },
-        { (r: inout RenewalInfo) in r.offerDiscountType = "FREE_TRIAL" },
-        { (r: inout RenewalInfo) in r.offerPeriod = "P3M" },
-        { (r: inout RenewalInfo) in r.offerIdentifier = "other" },
-        { (r: inout RenewalInfo) in r.eligibleWinBackOfferIds = ["wb|2", "wb,1"] },
-        { (r: inout RenewalInfo) in r.appAccountToken = "0f9e8d7c-6b5a-4c3d-9e2f-1a0b9c8d7e6f" },
-        { (r: inout RenewalInfo) in r.appTransactionId = "1" },
-    ] as [@Sendable (inout RenewalInfo) -> Void])
+    @Test(
+        arguments: [
+            { (r: inout RenewalInfo) in r.renewalPrice = 5_990 },
+            { (r: inout RenewalInfo) in r.currency = "USD" },
+            { (r: inout RenewalInfo) in r.offerDiscountType = "FREE_TRIAL" },
+            { (r: inout RenewalInfo) in r.offerPeriod = "P3M" },
+            { (r: inout RenewalInfo) in r.offerIdentifier = "other" },
+            { (r: inout RenewalInfo) in r.eligibleWinBackOfferIds = ["wb|2", "wb,1"] },
+            { (r: inout RenewalInfo) in r.appAccountToken = "0f9e8d7c-6b5a-4c3d-9e2f-1a0b9c8d7e6f" },
+            { (r: inout RenewalInfo) in r.appTransactionId = "1" },
+        ] as [@Sendable (inout RenewalInfo) -> Void])
     func sameMillisecondVersionsDifferingInANewFieldAreOrdered(change: @Sendable (inout RenewalInfo) -> Void) {
         let a = Self.terms
         var b = a

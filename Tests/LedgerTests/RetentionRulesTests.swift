@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Ledger
 
 /// The pure choice behind `POST /v1/apple/retention-message` (api.md §8).
@@ -22,21 +23,26 @@ import Testing
     }
 
     static let rules = RetentionRules(rules: [
-        .init(productId: "yearly", locale: nil, minTenureMonths: nil, action: .promotionalOffer(offerId: "o", messageId: nil)),
-        .init(productId: nil, locale: "de", minTenureMonths: nil, action: .alternateProduct(productId: "yearly", messageId: "m2")),
+        .init(
+            productId: "yearly", locale: nil, minTenureMonths: nil,
+            action: .promotionalOffer(offerId: "o", messageId: nil)),
+        .init(
+            productId: nil, locale: "de", minTenureMonths: nil,
+            action: .alternateProduct(productId: "yearly", messageId: "m2")),
         .init(productId: nil, locale: "en-GB", minTenureMonths: 6, action: .message(messageId: "m1")),
     ])
 
-    @Test(arguments: [
-        ("yearly", "de-DE", 0, 0),  // first match wins, though rule 1 matches too
-        ("monthly", "de-DE", 0, 1),
-        ("monthly", "DE_at", 0, 1),  // case and _ do not matter
-        ("monthly", "dea", 0, nil),  // a language matches its regions, not a longer code
-        ("monthly", "en_GB", 6, 2),
-        ("monthly", "en-GB", 5, nil),  // below minTenureMonths
-        ("monthly", "en-US", 12, nil),
-        ("monthly", "en", 12, nil),  // a full rule locale does not match the bare language
-    ] as [(String, String, Int64, Int?)])
+    @Test(
+        arguments: [
+            ("yearly", "de-DE", 0, 0),  // first match wins, though rule 1 matches too
+            ("monthly", "de-DE", 0, 1),
+            ("monthly", "DE_at", 0, 1),  // case and _ do not matter
+            ("monthly", "dea", 0, nil),  // a language matches its regions, not a longer code
+            ("monthly", "en_GB", 6, 2),
+            ("monthly", "en-GB", 5, nil),  // below minTenureMonths
+            ("monthly", "en-US", 12, nil),
+            ("monthly", "en", 12, nil),  // a full rule locale does not match the bare language
+        ] as [(String, String, Int64, Int?)])
     func theFirstMatchingRuleDecides(product: String, locale: String, tenure: Int64, expected: Int?) {
         #expect(Self.rules.choose(productId: product, userLocale: locale, tenureMonths: tenure)?.index == expected)
     }

@@ -1,8 +1,9 @@
 import EventStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// What ChangeFeedSealingTests read the feed and the tables with.
@@ -11,7 +12,9 @@ extension ChangeFeedSealingTests {
         -> String
     {
         Mint.signed(
-            Mint.transaction(transactionId, product: product, type: type, purchase: now - day, expires: nil, signed: now - day, extra))
+            Mint.transaction(
+                transactionId, product: product, type: type, purchase: now - day, expires: nil, signed: now - day, extra
+            ))
     }
 
     /// Every text column of the feed and of the deliveries, as PostgreSQL prints them.
@@ -29,11 +32,12 @@ extension ChangeFeedSealingTests {
     /// running alongside holds it back for a moment): readers see what was written.
     func settle(_ service: TestService) throws {
         let connection = try Connection(service.conninfo)
-        #expect(opsEventually(within: 60) {
-            let rows = try? connection.query(
-                "SELECT coalesce(bool_and(tx < pg_snapshot_xmin(pg_current_snapshot())), true) FROM changes.feed")
-            return rows?[0, 0] == "t"
-        })
+        #expect(
+            opsEventually(within: 60) {
+                let rows = try? connection.query(
+                    "SELECT coalesce(bool_and(tx < pg_snapshot_xmin(pg_current_snapshot())), true) FROM changes.feed")
+                return rows?[0, 0] == "t"
+            })
     }
 
     /// Every change after `after`, page by page (`limit` each), with the raw page texts.

@@ -4,8 +4,9 @@ import Foundation
 import HTTP
 import JSON
 import Ledger
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// The change feed names users by subject and seals what it says of them (docs/architecture.md,
@@ -32,9 +33,10 @@ import TestSupport
         cleanups.append { service.stop() }
         if receiver != nil {
             let connection = try Connection(service.conninfo)
-            #expect(opsEventually(within: 60) {
-                (try? connection.query(WebhookDeliveriesTable.cursor(endpoint: "backend")).isEmpty) == false
-            })
+            #expect(
+                opsEventually(within: 60) {
+                    (try? connection.query(WebhookDeliveriesTable.cursor(endpoint: "backend")).isEmpty) == false
+                })
         }
         return service
     }
@@ -52,7 +54,9 @@ import TestSupport
         let now = service.clock.now
         let users = ["dora-5c1e", "finn-8d2b", "gwen-4a7c", "sami-91e0", "saul-27f4"]
         // A purchase and a debit with personal words.
-        #expect(try api.purchase("dora-5c1e", signed("6400101", product: TestService.coins, type: "Consumable", now: now)).status == 200)
+        #expect(
+            try api.purchase("dora-5c1e", signed("6400101", product: TestService.coins, type: "Consumable", now: now))
+                .status == 200)
         let debit = try api.debit("dora-5c1e", "coins", amount: 30, key: "dora-k-1", reason: reason)
         #expect(debit.status == 200, "\(debit.text)")
         // A transfer: the same purchase posted by another user moves it.
@@ -61,8 +65,13 @@ import TestSupport
         #expect(try api.purchase("gwen-4a7c", moved).status == 200)
         // An Apple Account two users bought with.
         let account: [String: JSONValue] = ["appTransactionId": "704289572399777"]
-        #expect(try api.purchase("sami-91e0", signed("6400301", product: TestService.removeAds, type: "Non-Consumable", account, now: now)).status == 200)
-        let shared = try api.purchase("saul-27f4", signed("6400302", product: TestService.removeAds, type: "Non-Consumable", account, now: now))
+        #expect(
+            try api.purchase(
+                "sami-91e0",
+                signed("6400301", product: TestService.removeAds, type: "Non-Consumable", account, now: now)
+            ).status == 200)
+        let shared = try api.purchase(
+            "saul-27f4", signed("6400302", product: TestService.removeAds, type: "Non-Consumable", account, now: now))
         #expect(shared.json["customer"]?["sameAppleAccountAs"] == .array(["sami-91e0"]), "\(shared.text)")
 
         // Stored: subjects and sealed parts only.
@@ -102,7 +111,10 @@ import TestSupport
             #expect(document.contains(#""userId":"saul-27f4""#) && !document.contains("sami-91e0"))
         }
         let sealedTransfers = try opened("gwen-4a7c", "TRANSFER", "details")
-        #expect(sealedTransfers == [#"{"from":""# + (try subject("finn-8d2b")) + #"","to":""# + (try subject("gwen-4a7c")) + #""}"#])
+        #expect(
+            sealedTransfers == [
+                #"{"from":""# + (try subject("finn-8d2b")) + #"","to":""# + (try subject("gwen-4a7c")) + #""}"#
+            ])
 
         // Served: ids, the words, the documents as stored.
         try settle(service)
@@ -153,13 +165,18 @@ import TestSupport
         let api = writer.client()
         let now = writer.clock.now
         let connection = try Connection(writer.conninfo)
-        #expect(try api.purchase("ivan-3e1f", signed("6400401", product: TestService.coins, type: "Consumable", now: now)).status == 200)
+        #expect(
+            try api.purchase("ivan-3e1f", signed("6400401", product: TestService.coins, type: "Consumable", now: now))
+                .status == 200)
         try settle(writer)
         let ivanEnd = try #require(try pull(api).next)
-        #expect(try api.purchase("hana-77b0", signed("6400402", product: TestService.coins, type: "Consumable", now: now)).status == 200)
+        #expect(
+            try api.purchase("hana-77b0", signed("6400402", product: TestService.coins, type: "Consumable", now: now))
+                .status == 200)
         #expect(try api.debit("hana-77b0", "coins", amount: 1, key: "hana-k", reason: "hana's words").status == 200)
         let hanaRows = try connection.query(
-            "SELECT f.seq, f.tx::text FROM changes.feed f JOIN identity.subjects s ON s.subject = f.user_id WHERE s.user_id = 'hana-77b0' ORDER BY f.tx, f.seq")
+            "SELECT f.seq, f.tx::text FROM changes.feed f JOIN identity.subjects s ON s.subject = f.user_id WHERE s.user_id = 'hana-77b0' ORDER BY f.tx, f.seq"
+        )
         #expect(hanaRows.count == 2)
         let hanaEnd = "\(hanaRows[1, 1]!)-\(hanaRows[1, 0]!)"
         try settle(writer)
@@ -168,7 +185,9 @@ import TestSupport
 
         // The erasure of a later step, simulated: the identity row goes.
         _ = try connection.execute("DELETE FROM identity.subjects WHERE user_id = 'hana-77b0'")
-        #expect(try api.purchase("jack-0c4d", signed("6400403", product: TestService.coins, type: "Consumable", now: now)).status == 200)
+        #expect(
+            try api.purchase("jack-0c4d", signed("6400403", product: TestService.coins, type: "Consumable", now: now))
+                .status == 200)
         try settle(writer)
         let all = try pull(api)
         #expect(all.changes.compactMap { $0["userId"]?.stringValue } == ["ivan-3e1f", "jack-0c4d"])
@@ -197,7 +216,8 @@ import TestSupport
         #expect(opsEventually(within: 60) { Set(receiver.requests.map(\.id)) == Set(served) })
         let hanaIds = (0..<hanaRows.count).map { StoredChange.id(seq: Int64(hanaRows[$0, 0]!)!) }
         #expect(receiver.requests.allSatisfy { !hanaIds.contains($0.id) })
-        let cursor = try connection.query("SELECT tx::text || '-' || seq FROM webhooks.cursors WHERE endpoint = 'backend'")
+        let cursor = try connection.query(
+            "SELECT tx::text || '-' || seq FROM webhooks.cursors WHERE endpoint = 'backend'")
         #expect(cursor[0, 0] == all.next)
         let deliveries = try follower.client("admin").get("/v1/admin/webhooks/backend/deliveries?limit=100")
         #expect(deliveries.json["deliveries"]?.arrayValue?.count == served.count, "\(deliveries.text)")
@@ -210,7 +230,9 @@ import TestSupport
         let api = service.client()
         let admin = service.client("admin")
         let now = service.clock.now
-        #expect(try api.purchase("lena-5d2a", signed("6400501", product: TestService.coins, type: "Consumable", now: now)).status == 200)
+        #expect(
+            try api.purchase("lena-5d2a", signed("6400501", product: TestService.coins, type: "Consumable", now: now))
+                .status == 200)
         try settle(service)
         let id = try #require(try pull(api).changes.first?["id"]?.stringValue)
         func status() throws -> String? {
@@ -227,7 +249,9 @@ import TestSupport
         #expect(opsEventually(within: 60) { (try? status()) == "dead" })
         #expect(receiver.requests(id: id).count == 1)  // never sent again
         // Her later self (a new identity) is delivered, not held behind the dead one.
-        #expect(try api.purchase("lena-5d2a", signed("6400502", product: TestService.coins, type: "Consumable", now: now)).status == 200)
+        #expect(
+            try api.purchase("lena-5d2a", signed("6400502", product: TestService.coins, type: "Consumable", now: now))
+                .status == 200)
         try settle(service)
         let later = try #require(try pull(api).changes.last?["id"]?.stringValue)
         #expect(later != id)
@@ -238,14 +262,19 @@ import TestSupport
         let service = try service(webhook: nil)
         let api = service.client()
         let connection = try Connection(service.conninfo)
-        #expect(try api.purchase("nora-6b3c", signed("6400601", product: TestService.coins, type: "Consumable", now: service.clock.now)).status == 200)
+        #expect(
+            try api.purchase(
+                "nora-6b3c", signed("6400601", product: TestService.coins, type: "Consumable", now: service.clock.now)
+            ).status == 200)
         // A legacy user (registered by 0047: id = subject, no key) and a row of a keyed user
         // written before the feed was sealed: both in clear, as the write paths store them.
-        _ = try connection.execute("INSERT INTO identity.subjects (user_id, subject) VALUES ('kim-legacy', 'kim-legacy')")
+        _ = try connection.execute(
+            "INSERT INTO identity.subjects (user_id, subject) VALUES ('kim-legacy', 'kim-legacy')")
         let legacy = Subjects([Subject(userId: "kim-legacy", subject: "kim-legacy", key: nil)])
         func change(_ user: String) -> NewChange {
             NewChange(
-                userId: user, draft: ChangeDraft(type: .balanceDebit, occurredAt: 1, details: ["reason": "kept in clear"]),
+                userId: user,
+                draft: ChangeDraft(type: .balanceDebit, occurredAt: 1, details: ["reason": "kept in clear"]),
                 customer: #"{"userId":"\#(user)","sameAppleAccountAs":["nora-6b3c"]}"#)
         }
         let rows = try ChangeSealing.rows([change("kim-legacy"), change("nora-6b3c")], subjects: legacy)

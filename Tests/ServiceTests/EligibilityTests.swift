@@ -1,7 +1,8 @@
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// api.md §8, `GET /v1/users/{userId}/eligibility?productId=P`: Apple's rule for introductory
@@ -34,7 +35,8 @@ import TestSupport
 
     @Test func applesRuleUserByUserAndAcrossAnAppleAccount() throws {
         // Never bought anything: eligible (the group is learned from anyone's transactions).
-        try subscribe("u-el-trial", "2760001", product: TestService.monthly, ["offerType": 1, "offerDiscountType": "FREE_TRIAL"])
+        try subscribe(
+            "u-el-trial", "2760001", product: TestService.monthly, ["offerType": 1, "offerDiscountType": "FREE_TRIAL"])
         let fresh = try eligibility("u-el-new", TestService.monthly)
         #expect(fresh.status == 200, "\(fresh.text)")
         #expect(fresh.json["introductoryOffer"] == .bool(true))
@@ -57,8 +59,9 @@ import TestSupport
         #expect(try eligibility("u-el-other", TestService.monthly).json["introductoryOffer"] == .bool(true))
 
         // Another user who bought with the same Apple Account had the trial: not eligible.
-        try subscribe("u-el-shared1", "2760004", product: TestService.monthly,
-                      ["offerType": 1, "appTransactionId": "704289572399401"])
+        try subscribe(
+            "u-el-shared1", "2760004", product: TestService.monthly,
+            ["offerType": 1, "appTransactionId": "704289572399401"])
         let now = service.clock.now
         let ads = Mint.transaction(
             "2760005", product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil,

@@ -1,8 +1,9 @@
 import EventStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import AppStore
 @testable import Service
 
@@ -38,14 +39,20 @@ import TestSupport
                 "5400101", product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil,
                 signed: now - day))
         #expect(try api.purchase(alias, coins).status == 200)
-        #expect(try api.post("/v1/users/\(user)/app-account-token", .object(["appAccountToken": .string(token)])).status == 200)
+        #expect(
+            try api.post("/v1/users/\(user)/app-account-token", .object(["appAccountToken": .string(token)])).status
+                == 200)
         let monthly = Mint.transaction(
             "5400201", product: TestService.monthly, purchase: now - day, expires: now + 20 * day, signed: now - day,
-            ["appAccountToken": .string(token), "appTransactionId": .string(appleAccount), "price": .int(9990),
-             "currency": "EUR"])
+            [
+                "appAccountToken": .string(token), "appTransactionId": .string(appleAccount), "price": .int(9990),
+                "currency": "EUR",
+            ])
         var renewal = Mint.renewal(signed: now - day)
         renewal["appAccountToken"] = .string(token.uppercased())
-        #expect(try api.notify(Mint.notification("SUBSCRIBED", "INITIAL_BUY", transaction: monthly, renewal: renewal)).status == 200)
+        #expect(
+            try api.notify(Mint.notification("SUBSCRIBED", "INITIAL_BUY", transaction: monthly, renewal: renewal))
+                .status == 200)
         #expect(try api.post("/v1/users/\(user)/aliases", .object(["alias": .string(alias)])).status == 200)
         #expect(try api.debit(user, "coins", amount: 10, key: "\(user)-debit-1", reason: reason).status == 200)
         let grant = try api.post(
@@ -64,18 +71,22 @@ import TestSupport
     func revenue() throws -> [String] {
         let connection = try Connection(service.conninfo)
         var found: [String] = []
-        #expect(opsEventually(within: 60) {
-            _ = try? AnalyticsProjector.catchUp(on: connection)
-            guard let lag = try? ProjectionLag.lag(after: AnalyticsProjector.position(on: connection), on: connection),
-                lag == 0, let rows = try? connection.query(
-                    """
-                    SELECT count(*)::text, coalesce(sum(amount_milli), 0)::text, coalesce(sum(proceeds_milli), 0)::text
-                    FROM analytics.revenue_movements
-                    """)
-            else { return false }
-            found = (0..<3).map { rows[0, $0] ?? "" }
-            return true
-        })
+        #expect(
+            opsEventually(within: 60) {
+                _ = try? AnalyticsProjector.catchUp(on: connection)
+                guard
+                    let lag = try? ProjectionLag.lag(
+                        after: AnalyticsProjector.position(on: connection), on: connection),
+                    lag == 0,
+                    let rows = try? connection.query(
+                        """
+                        SELECT count(*)::text, coalesce(sum(amount_milli), 0)::text, coalesce(sum(proceeds_milli), 0)::text
+                        FROM analytics.revenue_movements
+                        """)
+                else { return false }
+                found = (0..<3).map { rows[0, $0] ?? "" }
+                return true
+            })
         return found
     }
 
@@ -95,7 +106,9 @@ import TestSupport
         var decoded: [String] = []
         for word in text.split(whereSeparator: { " \t\n\",{}[]".contains($0) }) {
             let word = String(word)
-            if word.hasPrefix("\\\\x") || word.hasPrefix("\\x"), let bytes = Hex.decode(String(word.drop { $0 == "\\" })) {
+            if word.hasPrefix("\\\\x") || word.hasPrefix("\\x"),
+                let bytes = Hex.decode(String(word.drop { $0 == "\\" }))
+            {
                 decoded.append(String(decoding: bytes, as: UTF8.self))
             }
             guard word.split(separator: ".").count == 3, let claims = JWSClaims.of(word) else { continue }
@@ -155,13 +168,16 @@ import TestSupport
 
         // Replay: nothing to change, and afterwards still nowhere.
         let dry = try api.post("/v1/admin/replay", .object(["dryRun": .bool(true)]))
-        #expect(dry.json["changedUserCount"]?.int64Value == 0 && dry.json["changedChainOwnerCount"]?.int64Value ?? 0 == 0,
+        #expect(
+            dry.json["changedUserCount"]?.int64Value == 0 && dry.json["changedChainOwnerCount"]?.int64Value ?? 0 == 0,
             "\(dry.text)")
         let replay = try api.post("/v1/admin/replay", .object([:]))
         #expect(replay.status == 200 && replay.json["changedUserCount"]?.int64Value == 0, "\(replay.text)")
         let replayed = try dump()
         for secret in secrets() {
-            #expect(!replayed.contains(secret), "after replay the dump holds \(secret): \(lines(of: replayed, holding: secret))")
+            #expect(
+                !replayed.contains(secret),
+                "after replay the dump holds \(secret): \(lines(of: replayed, holding: secret))")
         }
         #expect(try api.user(user).removing("userId") == never.removing("userId"))
         #expect(try revenue() == money)
@@ -192,7 +208,9 @@ import TestSupport
         // As migration 0047 left a user of an older database: named by their id, no key.
         try service.rewriteAsLegacy("legacy-2")
         let refused = try erase("legacy-2")
-        #expect(refused.status == 409 && refused.json["code"]?.stringValue == "erasure_needs_log_migration", "\(refused.text)")
+        #expect(
+            refused.status == 409 && refused.json["code"]?.stringValue == "erasure_needs_log_migration",
+            "\(refused.text)")
         #expect(try api.user("legacy-2")["balances"]?["coins"]?.int64Value == 100)
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// api.md §8, notification types: `ONE_TIME_CHARGE` carries a one-time purchase and is applied as
@@ -52,7 +53,8 @@ import TestSupport
         let chain = String(2_771_000 + type.count)  // one chain per type
         let user = "u-type-\(type.lowercased())"
         let first = Mint.transaction(
-            chain, product: TestService.monthly, purchase: now - 10 * day, expires: now + 20 * day, signed: now - 10 * day)
+            chain, product: TestService.monthly, purchase: now - 10 * day, expires: now + 20 * day,
+            signed: now - 10 * day)
         #expect(try api.purchase(user, Mint.signed(first)).status == 200)
         // What the notification carries is applied: here a renewal info turning auto-renew off.
         let renewal = Mint.renewal(autoRenew: false, signed: now - 1_000)

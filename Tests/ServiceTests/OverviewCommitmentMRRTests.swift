@@ -1,8 +1,9 @@
 import EventStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// api.md §8: "MRR counts a commitment plan's monthly price". Apple's commitment products are
@@ -27,14 +28,16 @@ import TestSupport
             ])
         }
         let a1 = Mint.transaction(
-            "9450001", product: TestService.yearly, purchase: now - 40 * day, expires: now - 10 * day, signed: now - 40 * day,
+            "9450001", product: TestService.yearly, purchase: now - 40 * day, expires: now - 10 * day,
+            signed: now - 40 * day,
             ["price": .int(9_990), "currency": "USD", "billingPlanType": "MONTHLY", "commitmentInfo": commitment(1)])
         let a = Mint.transaction(
             "9450003", chain: "9450001", product: TestService.yearly, purchase: now - 10 * day, expires: now + 20 * day,
             signed: now - 10 * day,
             ["price": .int(9_990), "currency": "USD", "billingPlanType": "MONTHLY", "commitmentInfo": commitment(2)])
         let b = Mint.transaction(
-            "9450002", product: TestService.yearly, purchase: now - 5 * day, expires: now + 360 * day, signed: now - 5 * day,
+            "9450002", product: TestService.yearly, purchase: now - 5 * day, expires: now + 360 * day,
+            signed: now - 5 * day,
             ["price": .int(99_990), "currency": "EUR"])
         #expect(try api.purchase("u-plan", Mint.signed(a1)).status == 200)
         #expect(try api.purchase("u-plan", Mint.signed(a)).status == 200)
@@ -43,7 +46,8 @@ import TestSupport
         // A: 9990 × 1 (P1M) = 9990, not 9990 / 12 = 832.5 as the catalog's P1Y would have it.
         // B: 99990 × 1/12 = 8332.5; the factor is 1/12 to 20 places (0.08333…), so the sum is
         // 8332.4999…, which rounds to 8332 milliunits.
-        let path = "/v1/admin/metrics/overview?from=\(RFC3339.format(now - 15 * day))&to=\(RFC3339.format(now))&environment=Sandbox"
+        let path =
+            "/v1/admin/metrics/overview?from=\(RFC3339.format(now - 15 * day))&to=\(RFC3339.format(now))&environment=Sandbox"
         func mrr(_ answer: JSONValue, _ currency: String) -> Int64? {
             answer["series"]?["mrr"]?[currency]?.arrayValue?.last?["value"]?.int64Value
         }
@@ -70,10 +74,13 @@ import TestSupport
         // 9990 × 0.70 = 6993 each.
         let connection = try Connection(service.conninfo)
         for source in ["analytics.revenue_movements", "analytics.revenue_movements_as_of('infinity')"] {
-            #expect(try AnalyticsTests.scalar(connection, """
-                SELECT string_agg(transaction_id || ' ' || commission_rate || ' ' || proceeds_milli, ',' ORDER BY transaction_id)
-                FROM \(source) WHERE original_transaction_id = '9450001'
-                """) == "9450001 0.30 6993,9450003 0.30 6993", "\(source)")
+            #expect(
+                try AnalyticsTests.scalar(
+                    connection,
+                    """
+                    SELECT string_agg(transaction_id || ' ' || commission_rate || ' ' || proceeds_milli, ',' ORDER BY transaction_id)
+                    FROM \(source) WHERE original_transaction_id = '9450001'
+                    """) == "9450001 0.30 6993,9450003 0.30 6993", "\(source)")
         }
     }
 }

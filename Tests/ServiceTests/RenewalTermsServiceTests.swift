@@ -1,11 +1,12 @@
 import EventStore
 import Foundation
 import JSON
-import Schema
-import Testing
-import TestSupport
-@testable import AppStore
 import Ledger
+import Schema
+import TestSupport
+import Testing
+
+@testable import AppStore
 @testable import Service
 
 /// api.md §8, the renewal info's newer fields end to end: Apple's fixture maps to them, the
@@ -41,7 +42,8 @@ import Ledger
     @Test func theSubscriptionAndAnalyticsShowTheNextRenewalsTerms() throws {
         let now = service.clock.now
         let bought = Mint.transaction(
-            "2760001", product: TestService.monthly, purchase: now - 10 * day, expires: now + 20 * day, signed: now - 10 * day)
+            "2760001", product: TestService.monthly, purchase: now - 10 * day, expires: now + 20 * day,
+            signed: now - 10 * day)
         #expect(try api.purchase("u-terms", Mint.signed(bought)).status == 200)
         #expect(try api.user("u-terms")["subscriptions"]?[0]?["renewal"] == .null)
 
@@ -76,16 +78,24 @@ import Ledger
                 || array_to_string(eligible_win_back_offer_ids, '|') || ' ' || app_account_token || ' ' || app_transaction_id
             FROM SOURCE WHERE original_transaction_id = '2760001'
             """
-        let expected = "4990 EUR win_back ONE_TIME P1M win.back.1 win.back.1|win.back.2 0f9e8d7c-6b5a-4c3d-9e2f-1a0b9c8d7e6f 704289572311524"
+        let expected =
+            "4990 EUR win_back ONE_TIME P1M win.back.1 win.back.1|win.back.2 0f9e8d7c-6b5a-4c3d-9e2f-1a0b9c8d7e6f 704289572311524"
         var seen: String?
-        #expect(opsEventually(within: 20) {
-            seen = try? AnalyticsTests.scalar(connection, columns.replacingOccurrences(of: "SOURCE", with: "analytics.renewal_infos"))
-            return seen == expected
-        }, "\(String(describing: seen))")
-        #expect(try AnalyticsTests.scalar(
-            connection, columns.replacingOccurrences(of: "SOURCE", with: "analytics.renewal_infos_as_of('infinity')")) == expected)
-        #expect(try AnalyticsTests.scalar(
-            connection, columns.replacingOccurrences(of: "SOURCE", with: "analytics.renewal_info_versions")) == expected)
+        #expect(
+            opsEventually(within: 20) {
+                seen = try? AnalyticsTests.scalar(
+                    connection, columns.replacingOccurrences(of: "SOURCE", with: "analytics.renewal_infos"))
+                return seen == expected
+            }, "\(String(describing: seen))")
+        #expect(
+            try AnalyticsTests.scalar(
+                connection,
+                columns.replacingOccurrences(of: "SOURCE", with: "analytics.renewal_infos_as_of('infinity')"))
+                == expected)
+        #expect(
+            try AnalyticsTests.scalar(
+                connection, columns.replacingOccurrences(of: "SOURCE", with: "analytics.renewal_info_versions"))
+                == expected)
     }
 
     /// Migration 0045 fills the new columns of rows projected before it from the event each row
@@ -98,14 +108,19 @@ import Ledger
                 "INSERT INTO es.events (stream_id, version, type, data) VALUES ($1, $2, $3, $4::jsonb)",
                 [stream, String(version), type, data])
         }
-        let plan = #"{"transactionId": "p-1", "originalTransactionId": "p-1", "productId": "com.example.yearly", "bundleId": "com.example", "type": "Auto-Renewable Subscription", "purchaseDate": 1767225600000, "expiresDate": 1769817600000, "signedDate": 1767225600000, "environment": "Production", "price": 9990, "currency": "USD", "billingPlanType": "MONTHLY", "billingPeriodNumber": 1, "totalBillingPeriods": 12}"#
-        let renewal = #"{"originalTransactionId": "p-1", "productId": "com.example.yearly", "autoRenewStatus": 1, "signedDate": 1767225600000, "environment": "Production", "offerType": 3, "renewalPrice": 8990, "currency": "USD", "offerDiscountType": "PAY_AS_YOU_GO", "offerPeriod": "P3M", "offerIdentifier": "code.1", "eligibleWinBackOfferIds": "[\"wb.2\",\"wb.1\"]", "appTransactionId": "7001"}"#
+        let plan =
+            #"{"transactionId": "p-1", "originalTransactionId": "p-1", "productId": "com.example.yearly", "bundleId": "com.example", "type": "Auto-Renewable Subscription", "purchaseDate": 1767225600000, "expiresDate": 1769817600000, "signedDate": 1767225600000, "environment": "Production", "price": 9990, "currency": "USD", "billingPlanType": "MONTHLY", "billingPeriodNumber": 1, "totalBillingPeriods": 12}"#
+        let renewal =
+            #"{"originalTransactionId": "p-1", "productId": "com.example.yearly", "autoRenewStatus": 1, "signedDate": 1767225600000, "environment": "Production", "offerType": 3, "renewalPrice": 8990, "currency": "USD", "offerDiscountType": "PAY_AS_YOU_GO", "offerPeriod": "P3M", "offerIdentifier": "code.1", "eligibleWinBackOfferIds": "[\"wb.2\",\"wb.1\"]", "appTransactionId": "7001"}"#
         try append("s-p", 1, "TransactionRecorded", plan)
         try append("s-p", 2, "RenewalInfoRecorded", renewal)
         try append("s-o", 1, "TransactionRecorded", AnalyticsTests.priced("o-1", price: 990))
         #expect(try AnalyticsTests.catchUp(3, on: connection))
 
-        #expect(try Migrator.migrate(connection: connection, migrations: SchemaMigrations.all).contains { $0.hasPrefix("0045") })
+        #expect(
+            try Migrator.migrate(connection: connection, migrations: SchemaMigrations.all).contains {
+                $0.hasPrefix("0045")
+            })
         let renewalColumns = """
             SELECT renewal_price_milli || ' ' || currency || ' ' || analytics.offer_type_name(offer_type) || ' '
                 || offer_discount_type || ' ' || offer_period || ' ' || offer_identifier || ' '
@@ -114,29 +129,46 @@ import Ledger
             FROM SOURCE
             """
         let expected = "8990 USD offer_code PAY_AS_YOU_GO P3M code.1 wb.2|wb.1 NULL 7001"
-        for source in ["analytics.renewal_infos", "analytics.renewal_info_versions", "analytics.renewal_infos_as_of('infinity')"] {
-            #expect(try AnalyticsTests.scalar(connection, renewalColumns.replacingOccurrences(of: "SOURCE", with: source)) == expected, "\(source)")
+        for source in [
+            "analytics.renewal_infos", "analytics.renewal_info_versions", "analytics.renewal_infos_as_of('infinity')",
+        ] {
+            #expect(
+                try AnalyticsTests.scalar(connection, renewalColumns.replacingOccurrences(of: "SOURCE", with: source))
+                    == expected, "\(source)")
         }
-        for source in ["analytics.transactions", "analytics.transaction_versions", "analytics.transactions_as_of('infinity')"] {
-            #expect(try AnalyticsTests.scalar(
-                connection, "SELECT string_agg(transaction_id || ' ' || coalesce(billing_plan_type, 'NULL'), ',' ORDER BY transaction_id) FROM \(source)")
-                == "o-1 NULL,p-1 MONTHLY", "\(source)")
+        for source in [
+            "analytics.transactions", "analytics.transaction_versions", "analytics.transactions_as_of('infinity')",
+        ] {
+            #expect(
+                try AnalyticsTests.scalar(
+                    connection,
+                    "SELECT string_agg(transaction_id || ' ' || coalesce(billing_plan_type, 'NULL'), ',' ORDER BY transaction_id) FROM \(source)"
+                )
+                    == "o-1 NULL,p-1 MONTHLY", "\(source)")
         }
         // A newer renewal info after the migration: catch_up's, with the new fields; without
         // any of them, every new column is NULL.
-        try append("s-p", 3, "RenewalInfoRecorded",
-                   #"{"originalTransactionId": "p-1", "autoRenewStatus": 0, "signedDate": 1767312000000, "environment": "Production"}"#)
+        try append(
+            "s-p", 3, "RenewalInfoRecorded",
+            #"{"originalTransactionId": "p-1", "autoRenewStatus": 0, "signedDate": 1767312000000, "environment": "Production"}"#
+        )
         #expect(try AnalyticsTests.catchUp(1, on: connection))
-        #expect(try AnalyticsTests.scalar(connection, """
-            SELECT num_nulls(renewal_price_milli, currency, offer_type, offer_discount_type, offer_period, offer_identifier,
-                eligible_win_back_offer_ids, app_account_token, app_transaction_id) FROM analytics.renewal_infos
-            """) == "9")
+        #expect(
+            try AnalyticsTests.scalar(
+                connection,
+                """
+                SELECT num_nulls(renewal_price_milli, currency, offer_type, offer_discount_type, offer_period, offer_identifier,
+                    eligible_win_back_offer_ids, app_account_token, app_transaction_id) FROM analytics.renewal_infos
+                """) == "9")
         #expect(try AnalyticsTests.scalar(connection, "SELECT count(*) FROM analytics.renewal_info_versions") == "2")
-        #expect(try AnalyticsTests.scalar(
-            connection, "SELECT string_agg(offer_type || '=' || name, ',' ORDER BY offer_type) FROM analytics.offer_types")
-            == "1=introductory,2=promotional,3=offer_code,4=win_back")
-        #expect(try AnalyticsTests.scalar(
-            connection, "SELECT string_agg(offer_discount_type, ',') FROM analytics.offer_discount_types")
-            == "FREE_TRIAL,PAY_AS_YOU_GO,PAY_UP_FRONT,ONE_TIME")
+        #expect(
+            try AnalyticsTests.scalar(
+                connection,
+                "SELECT string_agg(offer_type || '=' || name, ',' ORDER BY offer_type) FROM analytics.offer_types")
+                == "1=introductory,2=promotional,3=offer_code,4=win_back")
+        #expect(
+            try AnalyticsTests.scalar(
+                connection, "SELECT string_agg(offer_discount_type, ',') FROM analytics.offer_discount_types")
+                == "FREE_TRIAL,PAY_AS_YOU_GO,PAY_UP_FRONT,ONE_TIME")
     }
 }

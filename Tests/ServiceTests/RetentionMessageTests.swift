@@ -2,8 +2,9 @@ import EventStore
 import Foundation
 import JSON
 import Ledger
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// `POST /v1/apple/retention-message` (api.md §8) over real HTTP: Apple's signed realtime request
@@ -19,13 +20,16 @@ import TestSupport
     static func configuration() -> Configuration {
         var configuration = TestService.configuration()
         configuration.apps[0].retention = RetentionRules(rules: [
-            .init(productId: TestService.yearly, locale: nil, minTenureMonths: nil,
-                  action: .promotionalOffer(offerId: "stay50", messageId: m3)),
-            .init(productId: nil, locale: "de", minTenureMonths: nil,
-                  action: .alternateProduct(productId: TestService.yearly, messageId: m2)),
+            .init(
+                productId: TestService.yearly, locale: nil, minTenureMonths: nil,
+                action: .promotionalOffer(offerId: "stay50", messageId: m3)),
+            .init(
+                productId: nil, locale: "de", minTenureMonths: nil,
+                action: .alternateProduct(productId: TestService.yearly, messageId: m2)),
             .init(productId: nil, locale: nil, minTenureMonths: 6, action: .message(messageId: m1)),
-            .init(productId: TestService.monthly, locale: "fr-FR", minTenureMonths: nil,
-                  action: .alternateProduct(productId: TestService.yearly, messageId: nil)),
+            .init(
+                productId: TestService.monthly, locale: "fr-FR", minTenureMonths: nil,
+                action: .alternateProduct(productId: TestService.yearly, messageId: nil)),
         ])
         return configuration
     }
@@ -39,31 +43,36 @@ import TestSupport
         chain: String, product: String, locale: String, signed: Int64, id: String = UUID().uuidString,
         environment: String = "Sandbox", appAppleId: Int64 = TestVectors.appAppleId
     ) -> String {
-        Mint.vectors.sign(.object([
-            "originalTransactionId": .string(chain), "appAppleId": .int(appAppleId), "productId": .string(product),
-            "userLocale": .string(locale), "requestIdentifier": .string(id), "signedDate": .int(signed),
-            "environment": .string(environment),
-        ]))
+        Mint.vectors.sign(
+            .object([
+                "originalTransactionId": .string(chain), "appAppleId": .int(appAppleId), "productId": .string(product),
+                "userLocale": .string(locale), "requestIdentifier": .string(id), "signedDate": .int(signed),
+                "environment": .string(environment),
+            ]))
     }
 
     static func ask(_ api: ServiceHTTPClient, _ signedPayload: String) throws -> HTTPTestConnection.Response {
-        try api.post("/v1/apple/retention-message", .object(["signedPayload": .string(signedPayload)]), apiKey: .some(nil))
+        try api.post(
+            "/v1/apple/retention-message", .object(["signedPayload": .string(signedPayload)]), apiKey: .some(nil))
     }
 
     static func recorded(_ service: TestService) throws -> (events: String?, rows: String?) {
         let c = try Connection(service.conninfo)
         return (
             try AnalyticsTests.scalar(c, "SELECT count(*) FROM es.events WHERE type = 'RetentionRequestAnswered'"),
-            try AnalyticsTests.scalar(c, "SELECT count(*) FROM apple.retention_requests"))
+            try AnalyticsTests.scalar(c, "SELECT count(*) FROM apple.retention_requests")
+        )
     }
 
     /// Chain 3100001 bought 200 days ago (tenure 6: 7 months would be ≥ 212 days), chain 3100002
     /// 40 days ago (tenure 1: 2 months would be ≥ 59 days).
     static func purchaseChains(_ api: ServiceHTTPClient, now: Int64) throws {
-        let a = Mint.transaction("3100001", product: TestService.monthly, purchase: now - 200 * day,
-                                 expires: now + 10 * day, signed: now - 200 * day)
-        let b = Mint.transaction("3100002", product: TestService.monthly, purchase: now - 40 * day,
-                                 expires: now - 10 * day, signed: now - 40 * day)
+        let a = Mint.transaction(
+            "3100001", product: TestService.monthly, purchase: now - 200 * day,
+            expires: now + 10 * day, signed: now - 200 * day)
+        let b = Mint.transaction(
+            "3100002", product: TestService.monthly, purchase: now - 40 * day,
+            expires: now - 10 * day, signed: now - 40 * day)
         #expect(try api.purchase("u-a", Mint.signed(a)).status == 200)
         #expect(try api.purchase("u-b", Mint.signed(b)).status == 200)
     }
@@ -75,18 +84,28 @@ import TestSupport
         let now = service.clock.now
         try Self.purchaseChains(api, now: now)
 
-        let none = try Self.ask(api, Self.request(chain: "3100002", product: TestService.monthly, locale: "en-US", signed: now - 60 * second))
+        let none = try Self.ask(
+            api,
+            Self.request(chain: "3100002", product: TestService.monthly, locale: "en-US", signed: now - 60 * second))
         #expect(none.status == 200, "\(none.text)")
         #expect(none.text == "{}", "tenure 1, monthly, en-US: no rule")
 
-        let message = try Self.ask(api, Self.request(chain: "3100001", product: TestService.monthly, locale: "en-US", signed: now - 59 * second))
+        let message = try Self.ask(
+            api,
+            Self.request(chain: "3100001", product: TestService.monthly, locale: "en-US", signed: now - 59 * second))
         #expect(message.text == #"{"message":{"messageIdentifier":"\#(Self.m1.uppercased())"}}"#, "\(message.text)")
 
-        let alternate = try Self.ask(api, Self.request(chain: "3100002", product: TestService.monthly, locale: "de-DE", signed: now - 58 * second))
-        #expect(alternate.text == #"{"alternateProduct":{"messageIdentifier":"\#(Self.m2.uppercased())","productId":"\#(TestService.yearly)"}}"#,
-                "\(alternate.text)")
+        let alternate = try Self.ask(
+            api,
+            Self.request(chain: "3100002", product: TestService.monthly, locale: "de-DE", signed: now - 58 * second))
+        #expect(
+            alternate.text
+                == #"{"alternateProduct":{"messageIdentifier":"\#(Self.m2.uppercased())","productId":"\#(TestService.yearly)"}}"#,
+            "\(alternate.text)")
 
-        let offer = try Self.ask(api, Self.request(chain: "3100002", product: TestService.yearly, locale: "en-US", signed: now - 57 * second))
+        let offer = try Self.ask(
+            api, Self.request(chain: "3100002", product: TestService.yearly, locale: "en-US", signed: now - 57 * second)
+        )
         #expect(offer.status == 200, "\(offer.text)")
         let promotional = try #require(offer.json["promotionalOffer"]?.objectValue, "\(offer.text)")
         #expect(Set(promotional.keys) == ["messageIdentifier", "promotionalOfferSignatureV2"])
@@ -102,20 +121,27 @@ import TestSupport
         #expect(claims["aud"]?.stringValue == "promotional-offer")
 
         // A chain the ledger never saw: tenure 0; fr_FR is fr-FR; no messageId, no messageIdentifier.
-        let unknown = try Self.ask(api, Self.request(chain: "3199999", product: TestService.monthly, locale: "fr_FR", signed: now - 56 * second))
+        let unknown = try Self.ask(
+            api,
+            Self.request(chain: "3199999", product: TestService.monthly, locale: "fr_FR", signed: now - 56 * second))
         #expect(unknown.text == #"{"alternateProduct":{"productId":"\#(TestService.yearly)"}}"#, "\(unknown.text)")
 
         let c = try Connection(service.conninfo)
-        let rows = try AnalyticsTests.scalar(c, """
+        let rows = try AnalyticsTests.scalar(
+            c,
+            """
             SELECT string_agg(original_transaction_id || ' ' || coalesce(rule_index::text, '-') || ' ' || answer_kind
                               || ' ' || tenure_months || ' ' || coalesce(offer_identifier, answer_product_id, message_identifier, '-'),
                               ',' ORDER BY requested_at)
             FROM apple.retention_requests
             """)
-        #expect(rows == [
-            "3100002 - none 1 -", "3100001 2 message 6 \(Self.m1)", "3100002 1 alternateProduct 1 \(TestService.yearly)",
-            "3100002 0 promotionalOffer 1 stay50", "3199999 3 alternateProduct 0 \(TestService.yearly)",
-        ].joined(separator: ","))
+        #expect(
+            rows
+                == [
+                    "3100002 - none 1 -", "3100001 2 message 6 \(Self.m1)",
+                    "3100002 1 alternateProduct 1 \(TestService.yearly)",
+                    "3100002 0 promotionalOffer 1 stay50", "3199999 3 alternateProduct 0 \(TestService.yearly)",
+                ].joined(separator: ","))
         #expect(try Self.recorded(service) == ("5", "5"))
     }
 
@@ -134,11 +160,17 @@ import TestSupport
             (forged, "verification_failed"),
             ("not-a-jws", "verification_failed"),
             // Production names appAppleId 9999, not the app's 1234 (Apple: INVALID_APP_IDENTIFIER).
-            (Self.request(chain: "3100001", product: TestService.monthly, locale: "en-US", signed: now,
-                          environment: "Production", appAppleId: 9999), "unknown_app"),
+            (
+                Self.request(
+                    chain: "3100001", product: TestService.monthly, locale: "en-US", signed: now,
+                    environment: "Production", appAppleId: 9999), "unknown_app"
+            ),
             // Xcode is not an environment this app accepts (Apple: INVALID_ENVIRONMENT).
-            (Self.request(chain: "3100001", product: TestService.monthly, locale: "en-US", signed: now,
-                          environment: "Xcode"), "wrong_environment"),
+            (
+                Self.request(
+                    chain: "3100001", product: TestService.monthly, locale: "en-US", signed: now,
+                    environment: "Xcode"), "wrong_environment"
+            ),
         ]
         for (payload, expected) in refusals {
             let response = try Self.ask(api, payload)
@@ -151,8 +183,11 @@ import TestSupport
         #expect(empty.status == 400)
         #expect(try Self.recorded(service) == ("0", "0"))
         // The app's own Production appAppleId gets in.
-        let production = try Self.ask(api, Self.request(
-            chain: "3100001", product: TestService.monthly, locale: "en-US", signed: now, environment: "Production"))
+        let production = try Self.ask(
+            api,
+            Self.request(
+                chain: "3100001", product: TestService.monthly, locale: "en-US", signed: now, environment: "Production")
+        )
         #expect(production.status == 200, "\(production.text)")
         #expect(try Self.recorded(service) == ("1", "1"))
     }
@@ -162,7 +197,8 @@ import TestSupport
         let service = try Self.start()
         defer { service.stop() }
         let api = service.client()
-        let payload = Self.request(chain: "3100009", product: TestService.monthly, locale: "de", signed: service.clock.now)
+        let payload = Self.request(
+            chain: "3100009", product: TestService.monthly, locale: "de", signed: service.clock.now)
         let first = try Self.ask(api, payload)
         let second = try Self.ask(api, payload)
         #expect(first.status == 200 && first.text == second.text, "\(first.text) \(second.text)")
@@ -182,9 +218,13 @@ import TestSupport
             """
         #expect(try AnalyticsTests.scalar(try Connection(service.conninfo), feed) != "0")
         let announced = try AnalyticsTests.scalar(try Connection(service.conninfo), feed)
-        for (chain, locale, at) in [("3100001", "en-US", now - 60 * second), ("3100002", "de-DE", now - 59 * second),
-                                    ("3199999", "en-US", now - 58 * second)] {
-            #expect(try Self.ask(api, Self.request(chain: chain, product: TestService.monthly, locale: locale, signed: at)).status == 200)
+        for (chain, locale, at) in [
+            ("3100001", "en-US", now - 60 * second), ("3100002", "de-DE", now - 59 * second),
+            ("3199999", "en-US", now - 58 * second),
+        ] {
+            #expect(
+                try Self.ask(api, Self.request(chain: chain, product: TestService.monthly, locale: locale, signed: at))
+                    .status == 200)
         }
         // A request changes no one's entitlements: nothing is announced in the feed.
         #expect(try AnalyticsTests.scalar(try Connection(service.conninfo), feed) == announced)
@@ -201,9 +241,12 @@ import TestSupport
             FROM analytics.retention_requests
             """
         let expected = "3100001 2 message false,3100002 1 alternateProduct true,3199999 - none false"
-        #expect(opsEventually(within: 30) { (try? AnalyticsTests.scalar(c, funnel)) == expected },
-                "\(String(describing: try? AnalyticsTests.scalar(c, funnel)))")
-        let renewedAt = try AnalyticsTests.scalar(c, """
+        #expect(
+            opsEventually(within: 30) { (try? AnalyticsTests.scalar(c, funnel)) == expected },
+            "\(String(describing: try? AnalyticsTests.scalar(c, funnel)))")
+        let renewedAt = try AnalyticsTests.scalar(
+            c,
+            """
             SELECT (extract(epoch FROM renewed_at) * 1000)::bigint FROM analytics.retention_requests
             WHERE original_transaction_id = '3100002'
             """)
@@ -216,8 +259,9 @@ import TestSupport
         // A replay (users and analytics rebuilt from the log) keeps every record and the funnel.
         let replay = try api.post("/v1/admin/replay", .object([:]))
         #expect(replay.status == 200, "\(replay.text)")
-        #expect(opsEventually(within: 30) { (try? AnalyticsTests.scalar(c, funnel)) == expected },
-                "\(String(describing: try? AnalyticsTests.scalar(c, funnel)))")
+        #expect(
+            opsEventually(within: 30) { (try? AnalyticsTests.scalar(c, funnel)) == expected },
+            "\(String(describing: try? AnalyticsTests.scalar(c, funnel)))")
         #expect(try Self.recorded(service) == ("3", "3"))
         #expect(try api.get("/v1/subscriptions/3100002").status == 200)
     }
@@ -233,7 +277,8 @@ import TestSupport
         var millis: [Double] = []
         for index in 0..<200 {
             let payload = Self.request(
-                chain: index % 2 == 0 ? "3100001" : "3100002", product: index % 3 == 0 ? TestService.yearly : TestService.monthly,
+                chain: index % 2 == 0 ? "3100001" : "3100002",
+                product: index % 3 == 0 ? TestService.yearly : TestService.monthly,
                 locale: "en-US", signed: now - Int64(index))
             let start = DispatchTime.now().uptimeNanoseconds
             let response = try Self.ask(api, payload)
@@ -241,7 +286,9 @@ import TestSupport
             #expect(response.status == 200, "\(response.text)")
         }
         millis.sort()
-        print("retention-message latency over 200 local requests: p50 \(millis[99]) ms, p99 \(millis[197]) ms, max \(millis[199]) ms")
+        print(
+            "retention-message latency over 200 local requests: p50 \(millis[99]) ms, p99 \(millis[197]) ms, max \(millis[199]) ms"
+        )
         #expect(try Self.recorded(service) == ("200", "200"))
     }
 }

@@ -1,6 +1,7 @@
 import JSON
 import Ledger
 import Testing
+
 @testable import AppStore
 @testable import Service
 
@@ -36,13 +37,15 @@ import Testing
         .balanceCredited(
             userId: "alice@example.com", currency: "coins", amount: 5, idempotencyKey: "alice-credit",
             reason: "private words", at: 13),
-        .entitlementGranted(userId: "alice@example.com", entitlement: "pro", reason: "private words", expiresAt: 99, at: 14),
+        .entitlementGranted(
+            userId: "alice@example.com", entitlement: "pro", reason: "private words", expiresAt: 99, at: 14),
         .entitlementRevoked(userId: "alice@example.com", entitlement: "pro", reason: "private words", at: 15),
         .promotionalGranted(
             PromotionalGrant(
                 userId: "alice@example.com", grantId: "grt_1", entitlement: "pro", expiresAt: 100, duration: "P7D",
                 reason: "private words", idempotencyKey: "alice-grant", at: 16)),
-        .promotionalRevoked(PromotionalRevocation(userId: "alice@example.com", grantId: "grt_1", entitlement: "pro", at: 17)),
+        .promotionalRevoked(
+            PromotionalRevocation(userId: "alice@example.com", grantId: "grt_1", entitlement: "pro", at: 17)),
         .appleAccountShared(userId: "alice@example.com", appTransactionId: "705", sharedWith: "bob-4471", at: 18),
         .consentRescinded(userId: "alice@example.com", appTransactionId: "705", at: 19),
         .aliasMerged(userId: "alice@example.com", alias: "bob-4471", moved: moved, at: 20),
@@ -96,7 +99,8 @@ import Testing
     @Test func withoutTheKeyTheMoneyStaysAndTheWordsAreGone() throws {
         let debit = try SubjectCodec.stored(Self.events[2], subjects: Self.subjects)
         let erased = try #require(
-            try SubjectCodec.unsealed(type: "BalanceDebited", stream: debit.stream, data: debit.data, seq: 41, key: nil))
+            try SubjectCodec.unsealed(type: "BalanceDebited", stream: debit.stream, data: debit.data, seq: 41, key: nil)
+        )
         #expect(
             erased
                 == .balanceDebited(

@@ -2,8 +2,9 @@ import EventStore
 import Foundation
 import JSON
 import Ledger
-import Testing
 import TestSupport
+import Testing
+
 @testable import AppStore
 @testable import Service
 
@@ -59,10 +60,11 @@ import TestSupport
     /// Runs the analytics catch-up until `probe` finds a row (the xid horizon is the whole
     /// cluster's: under a parallel suite a batch may not be visible at the first try).
     func caughtUp(_ connection: Connection, _ probe: String) throws {
-        #expect(opsEventually(within: 60) {
-            _ = try? AnalyticsProjector.catchUp(on: connection)
-            return ((try? connection.query(probe))?.count ?? 0) > 0
-        })
+        #expect(
+            opsEventually(within: 60) {
+                _ = try? AnalyticsProjector.catchUp(on: connection)
+                return ((try? connection.query(probe))?.count ?? 0) > 0
+            })
     }
 
     func subjectRow(of userId: String) throws -> (subject: String, keyLength: Int)? {
@@ -76,7 +78,8 @@ import TestSupport
         let user = "alice-7f3a"
         #expect(try api.purchase(user, coins("5300101")).status == 200)
         #expect(try api.purchase(user, coins("5300102")).status == 200)
-        let debit = try api.debit(user, "coins", amount: 30, key: "alice-7f3a-msg-1", reason: "a hello to bob@example.com")
+        let debit = try api.debit(
+            user, "coins", amount: 30, key: "alice-7f3a-msg-1", reason: "a hello to bob@example.com")
         #expect(debit.status == 200, "\(debit.text)")
         let grant = try api.post(
             "/v1/users/\(user)/grants",
@@ -95,7 +98,10 @@ import TestSupport
         let rows = try Connection(service.conninfo).query(
             "SELECT type, schema_version, data->>'userId', data ? 'sealed', data->>'amount' FROM es.events WHERE stream_id = $1 ORDER BY version",
             ["user:" + subject])
-        #expect((0..<rows.count).map { rows[$0, 0] ?? "" } == ["ChainClaimed", "ChainClaimed", "BalanceDebited", "PromotionalGranted"])
+        #expect(
+            (0..<rows.count).map { rows[$0, 0] ?? "" } == [
+                "ChainClaimed", "ChainClaimed", "BalanceDebited", "PromotionalGranted",
+            ])
         #expect((0..<rows.count).allSatisfy { rows[$0, 1] == "2" && rows[$0, 2] == subject })
         // Only what is personal is sealed: a claim has nothing to seal; the debit's amount is in clear.
         #expect((0..<rows.count).map { rows[$0, 3] ?? "" } == ["f", "f", "t", "t"])
@@ -113,7 +119,8 @@ import TestSupport
         #expect(debited["data"]?["reason"]?.stringValue == "a hello to bob@example.com")
         #expect(debited["data"]?["idempotencyKey"]?.stringValue == "alice-7f3a-msg-1")
         // The same debit again is the same answer (its key is read back from the sealed part).
-        let again = try api.debit(user, "coins", amount: 30, key: "alice-7f3a-msg-1", reason: "a hello to bob@example.com")
+        let again = try api.debit(
+            user, "coins", amount: 30, key: "alice-7f3a-msg-1", reason: "a hello to bob@example.com")
         #expect(again.status == 200 && again.json["balance"] == debit.json["balance"], "\(again.text)")
         #expect(try api.user(user)["balances"]?["coins"]?.int64Value == 170)
 
@@ -127,7 +134,8 @@ import TestSupport
         // Analytics name the user, not the subject.
         let analytics = try Connection(service.conninfo)
         try caughtUp(analytics, "SELECT 1 FROM analytics.balance_movements")
-        let movements = try analytics.query("SELECT user_id, amount::text FROM analytics.balance_movements ORDER BY seq")
+        let movements = try analytics.query(
+            "SELECT user_id, amount::text FROM analytics.balance_movements ORDER BY seq")
         #expect(movements.count == 1 && movements[0, 0] == user && movements[0, 1] == "-30")
         let owners = try analytics.query("SELECT DISTINCT user_id FROM analytics.chain_owners")
         #expect(owners.count == 1 && owners[0, 0] == user)
@@ -162,9 +170,11 @@ import TestSupport
         #expect(debit.status == 200, "\(debit.text)")
         #expect(try subjectRow(of: "legacy-1")?.keyLength == 32)
         let rows = try admin.query(
-            "SELECT type, schema_version, data ? 'sealed' FROM es.events WHERE stream_id = 'user:legacy-1' ORDER BY version")
-        #expect((0..<rows.count).map { "\(rows[$0, 0]!) \(rows[$0, 1]!) \(rows[$0, 2]!)" }
-            == ["ChainClaimed 1 f", "BalanceDebited 2 t"])
+            "SELECT type, schema_version, data ? 'sealed' FROM es.events WHERE stream_id = 'user:legacy-1' ORDER BY version"
+        )
+        #expect(
+            (0..<rows.count).map { "\(rows[$0, 0]!) \(rows[$0, 1]!) \(rows[$0, 2]!)" }
+                == ["ChainClaimed 1 f", "BalanceDebited 2 t"])
         #expect(!(try logText()).contains("legacy words"))
         #expect(try api.user("legacy-1")["balances"]?["coins"]?.int64Value == 95)
         let types = try api.events("legacy-1").compactMap { $0["type"]?.stringValue }
@@ -176,7 +186,9 @@ import TestSupport
     @Test func aTokenIsStoredByItsSubjectAndThePayloadsCarryingItAreSealed() throws {
         let now = service.clock.now
         let token = UUID().uuidString.lowercased()
-        #expect(try api.post("/v1/users/dana-1/app-account-token", .object(["appAccountToken": .string(token)])).status == 200)
+        #expect(
+            try api.post("/v1/users/dana-1/app-account-token", .object(["appAccountToken": .string(token)])).status
+                == 200)
         // Apple's facts carry it (in upper case here: tokens compare case-insensitively).
         let transaction = Mint.transaction(
             "5300401", product: TestService.monthly, purchase: now - day, expires: now + 20 * day, signed: now - day,
@@ -188,14 +200,18 @@ import TestSupport
 
         // Not in the log, in any case, nor the user id; three payloads carried it and are sealed.
         let log = try logText()
-        for secret in [token, token.uppercased(), "dana-1"] { #expect(!log.contains(secret), "the log holds \(secret)") }
+        for secret in [token, token.uppercased(), "dana-1"] {
+            #expect(!log.contains(secret), "the log holds \(secret)")
+        }
         let admin = try Connection(service.conninfo)
         let rows = try admin.query("SELECT token, subject FROM identity.tokens")
         #expect(rows.count == 1 && rows[0, 0] == token && rows[0, 1]?.hasPrefix("t_") == true)
         let sealed = try admin.query("SELECT type FROM es.events WHERE payload LIKE 'sealed:%' ORDER BY seq")
-        #expect(Set((0..<sealed.count).compactMap { sealed[$0, 0] })
-            == ["NotificationReceived", "TransactionRecorded", "RenewalInfoRecorded"])
-        let stored = try admin.query("SELECT DISTINCT data->>'appAccountToken' FROM es.events WHERE data ? 'appAccountToken'")
+        #expect(
+            Set((0..<sealed.count).compactMap { sealed[$0, 0] })
+                == ["NotificationReceived", "TransactionRecorded", "RenewalInfoRecorded"])
+        let stored = try admin.query(
+            "SELECT DISTINCT data->>'appAccountToken' FROM es.events WHERE data ? 'appAccountToken'")
         #expect(stored.count == 1 && stored[0, 0] == rows[0, 1])
 
         // Every read gives the token back: the user's document, history, support lookup, analytics.
@@ -204,7 +220,9 @@ import TestSupport
         let registered = try api.events("dana-1").first { $0["type"]?.stringValue == "AppAccountTokenRegistered" }
         #expect(registered?["data"]?["appAccountToken"]?.stringValue == token)
         let found = try api.get("/v1/lookup?appAccountToken=" + token)
-        #expect(found.json["userId"]?.stringValue == "dana-1" && found.json["originalTransactionId"]?.stringValue == "5300401",
+        #expect(
+            found.json["userId"]?.stringValue == "dana-1"
+                && found.json["originalTransactionId"]?.stringValue == "5300401",
             "\(found.text)")
         try caughtUp(admin, "SELECT 1 FROM analytics.renewal_infos")
         let analytics = try admin.query("SELECT app_account_token FROM analytics.renewal_infos")
@@ -227,7 +245,9 @@ extension TestService {
     func rewriteAsLegacy(_ userId: String) throws {
         let admin = try Connection(conninfo)
         let rows = try admin.query("SELECT subject FROM identity.subjects WHERE user_id = $1", [userId])
-        guard rows.count == 1, let subject = rows[0, 0] else { throw LegacyFailure(description: "no subject for \(userId)") }
+        guard rows.count == 1, let subject = rows[0, 0] else {
+            throw LegacyFailure(description: "no subject for \(userId)")
+        }
         _ = try admin.execute("ALTER TABLE es.events DISABLE TRIGGER USER")
         _ = try admin.query(
             """
@@ -235,7 +255,8 @@ extension TestService {
                 data = jsonb_set(data, '{userId}', to_jsonb($2::text)) WHERE stream_id = $1
             """, ["user:" + subject, userId])
         _ = try admin.execute("ALTER TABLE es.events ENABLE TRIGGER USER")
-        _ = try admin.query("UPDATE es.streams SET stream_id = 'user:' || $2 WHERE stream_id = $1", ["user:" + subject, userId])
+        _ = try admin.query(
+            "UPDATE es.streams SET stream_id = 'user:' || $2 WHERE stream_id = $1", ["user:" + subject, userId])
         _ = try admin.query("UPDATE identity.subjects SET subject = user_id, key = NULL WHERE user_id = $1", [userId])
     }
 

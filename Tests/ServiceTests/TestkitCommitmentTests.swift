@@ -1,7 +1,8 @@
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// `testkit purchase --billing-plan monthly-commitment` (api.md §8, issue: the test store mints
@@ -34,8 +35,10 @@ import TestSupport
         #expect(renewal["autoRenewStatus"]?.int64Value == 1, "the remaining periods are still billed")
 
         let refused = try OpsBinary.run(
-            ["testkit", "purchase", "--product", TestkitStore.coins, "--billing-plan", "monthly-commitment",
-             "--data-dir", data, "--print"])
+            [
+                "testkit", "purchase", "--product", TestkitStore.coins, "--billing-plan", "monthly-commitment",
+                "--data-dir", data, "--print",
+            ])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("--billing-plan is only for auto-renewable subscriptions"), "\(refused.stderr)")
     }

@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import TestSupport
 import Testing
+
 @testable import Service
 
 /// `testkit retention-message` (docs/testkit.md): Apple's Retention Messaging request minted by
@@ -21,17 +22,23 @@ import Testing
         let none = try ask([])
         #expect(none.status == 0, "\(none.stderr)")
         #expect(none.stdout == "{}\n", "en-US matches no rule: Apple's default message")
-        #expect(none.stderr.contains("minted retention request about \(chain) (\(TestkitStore.subscription), en-US"), "\(none.stderr)")
+        #expect(
+            none.stderr.contains("minted retention request about \(chain) (\(TestkitStore.subscription), en-US"),
+            "\(none.stderr)")
 
         let message = try ask(["--locale", "fr-FR"])
-        #expect(message.stdout == #"{"message":{"messageIdentifier":"\#(TestkitStore.retentionMessage.uppercased())"}}"# + "\n",
-                "\(message.stdout) \(message.stderr)")
+        #expect(
+            message.stdout == #"{"message":{"messageIdentifier":"\#(TestkitStore.retentionMessage.uppercased())"}}"#
+                + "\n",
+            "\(message.stdout) \(message.stderr)")
 
         let offer = try ask(["--locale", "de-DE"])
         let answer = try JSONValue.parse(Array(offer.stdout.utf8))
-        #expect(answer["promotionalOffer"]?["messageIdentifier"]?.stringValue == TestkitStore.retentionMessage.uppercased(),
-                "\(offer.stdout)")
-        let signature = try #require(answer["promotionalOffer"]?["promotionalOfferSignatureV2"]?.stringValue, "\(offer.stdout)")
+        #expect(
+            answer["promotionalOffer"]?["messageIdentifier"]?.stringValue == TestkitStore.retentionMessage.uppercased(),
+            "\(offer.stdout)")
+        let signature = try #require(
+            answer["promotionalOffer"]?["promotionalOfferSignatureV2"]?.stringValue, "\(offer.stdout)")
         let claims = try OfferRoutesTests().claims(signature)
         #expect(claims["offerIdentifier"]?.stringValue == TestkitStore.retentionOffer)
         #expect(claims["productId"]?.stringValue == TestkitStore.subscription)
@@ -41,7 +48,8 @@ import Testing
         // --product: the product Apple names; --print: Apple's request, signed, not posted.
         let printed = try ask(["--product", "com.example.game.pro.yearly", "--print"])
         #expect(printed.status == 0, "\(printed.stderr)")
-        let request = try #require(TestkitAppleTests.payload(printed.stdout.trimmingCharacters(in: .newlines)), "\(printed.stdout)")
+        let request = try #require(
+            TestkitAppleTests.payload(printed.stdout.trimmingCharacters(in: .newlines)), "\(printed.stdout)")
         #expect(request["originalTransactionId"]?.stringValue == chain)
         #expect(request["productId"]?.stringValue == "com.example.game.pro.yearly")
         #expect(request["userLocale"]?.stringValue == "en-US")
@@ -65,7 +73,9 @@ import Testing
         let metrics = try OpsHTTP.get(port: world.serve.port, "/metrics").body
         for (result, count) in [("none", 1), ("message", 1), ("promotional_offer", 1), ("alternate_product", 0)] {
             let line = #"iap_retention_requests_total{bundle_id="com.example.game",result="\#(result)"} \#(count)"#
-            #expect(metrics.contains(line) || (count == 0 && !metrics.contains(#"result="\#(result)""#)), "\(line): \(metrics)")
+            #expect(
+                metrics.contains(line) || (count == 0 && !metrics.contains(#"result="\#(result)""#)),
+                "\(line): \(metrics)")
         }
         #expect(metrics.contains(#"iap_retention_requests_total{bundle_id="",result="rejected"} 1"#), "\(metrics)")
     }

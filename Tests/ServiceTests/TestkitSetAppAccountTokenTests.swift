@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import TestSupport
 import Testing
+
 @testable import Service
 
 /// `PUT /v1/subscriptions/{otid}/app-account-token` (api.md §8) against the test store, every
@@ -27,7 +28,9 @@ import Testing
         #expect(set.json["environment"]?.stringValue == "LocalTesting", "\(set.text)")
         #expect(set.json["appAccountToken"]?.stringValue == lower, "\(set.text)")
         let apple = world.apple
-        #expect(opsEventually(within: 10) { apple.stderr.contains("set appAccountToken \(lower) on \(chain)") }, "\(apple.stderr)")
+        #expect(
+            opsEventually(within: 10) { apple.stderr.contains("set appAccountToken \(lower) on \(chain)") },
+            "\(apple.stderr)")
 
         // Apple's state: the current period and the renewal info carry it, the first period not.
         var state = try TestkitStore(dataDirectory: world.data).loadState()
@@ -39,16 +42,23 @@ import Testing
         #expect(registered.json["originalTransactionId"] == .null, "\(registered.text)")
 
         // A renewal only Apple knows, then sync: Apple's history answers it with the token.
-        let hidden = try world.testkit(["notify", "--type", "DID_RENEW", "--original-transaction-id", chain, "--apple-only"])
+        let hidden = try world.testkit([
+            "notify", "--type", "DID_RENEW", "--original-transaction-id", chain, "--apple-only",
+        ])
         #expect(hidden.status == 0, "\(hidden.stderr)")  // 2000000003
         let synced = try world.api.post("/v1/users/u-1/sync", ["transactionId": .string(chain)])
         #expect(synced.status == 200, "\(synced.text)")
         let results = synced.json["transactions"]?.arrayValue ?? []
-        #expect(results.contains { $0["transactionId"]?.stringValue == "2000000003" && $0["result"]?.stringValue == "recorded" },
-                "\(synced.text)")
+        #expect(
+            results.contains {
+                $0["transactionId"]?.stringValue == "2000000003" && $0["result"]?.stringValue == "recorded"
+            },
+            "\(synced.text)")
         let carried = try world.api.get("/v1/lookup?appAccountToken=\(lower)")
         #expect(carried.json["userId"]?.stringValue == "u-1", "\(carried.text)")
-        #expect(carried.json["originalTransactionId"]?.stringValue == chain, "a recorded transaction carries it now: \(carried.text)")
+        #expect(
+            carried.json["originalTransactionId"]?.stringValue == chain,
+            "a recorded transaction carries it now: \(carried.text)")
 
         // A renewal posted by `testkit notify`: its transaction and renewal info carry it.
         #expect(try world.testkit(["notify", "--type", "DID_RENEW", "--original-transaction-id", chain]).status == 0)

@@ -78,12 +78,15 @@ public struct RetentionAnswer: Sendable, Hashable {
             throw EventDecodingError(type: f.type, schemaVersion: f.schemaVersion, message: "unknown answer")
         }
         self.init(
-            requestIdentifier: try f.string(.requestIdentifier), originalTransactionId: try f.string(.originalTransactionId),
+            requestIdentifier: try f.string(.requestIdentifier),
+            originalTransactionId: try f.string(.originalTransactionId),
             productId: try f.string(.productId), userLocale: try f.string(.userLocale),
             environment: try f.string(.environment), signedDate: try f.int(.signedDate),
-            bundleId: try f.string(.bundleId), tenureMonths: try f.int(.tenureMonths), ruleIndex: f.optionalInt(.ruleIndex),
+            bundleId: try f.string(.bundleId), tenureMonths: try f.int(.tenureMonths),
+            ruleIndex: f.optionalInt(.ruleIndex),
             answer: kind, messageIdentifier: f.optionalString(.messageIdentifier),
-            alternateProductId: f.optionalString(.alternateProductId), offerIdentifier: f.optionalString(.offerIdentifier),
+            alternateProductId: f.optionalString(.alternateProductId),
+            offerIdentifier: f.optionalString(.offerIdentifier),
             at: try f.int(.at))
     }
 }

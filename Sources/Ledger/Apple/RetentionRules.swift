@@ -44,7 +44,8 @@ public struct RetentionRules: Sendable, Hashable {
 
         static func locale(_ userLocale: String, matches wanted: String) -> Bool {
             func normal(_ text: String) -> String { text.lowercased().replacingOccurrences("_", "-") }
-            let user = normal(userLocale), rule = normal(wanted)
+            let user = normal(userLocale)
+            let rule = normal(wanted)
             return user == rule || user.hasPrefix(rule + "-")
         }
     }
@@ -73,7 +74,8 @@ public struct RetentionRules: Sendable, Hashable {
             let (year, month, _) = ISODuration.civil(fromDays: day)
             return (year, month)
         }
-        let (y1, m1) = civil(start), (y2, m2) = civil(end)
+        let (y1, m1) = civil(start)
+        let (y2, m2) = civil(end)
         var months = (y2 * 12 + m2) - (y1 * 12 + m1)
         while months > 0, ISODuration("P\(months)M")!.adding(to: start) > end { months -= 1 }
         return max(months, 0)

@@ -26,7 +26,8 @@ public struct IntroductoryOfferEligibility: Sendable, Hashable {
             guard transaction.type == "Auto-Renewable Subscription" else { return false }
             if transaction.productId == productId { return true }
             guard let group else { return false }
-            return transaction.subscriptionGroupIdentifier == group || catalog.products[transaction.productId]?.group == group
+            return transaction.subscriptionGroupIdentifier == group
+                || catalog.products[transaction.productId]?.group == group
         }
         func judge(_ chains: [ChainState]) -> Reason {
             var subscribed = false

@@ -31,7 +31,8 @@ extension LedgerEvent {
         switch type {
         case "AppAccountTokenRegistered":
             guard let minted = fields.optionalBool(.minted) else {
-                throw EventDecodingError(type: type, schemaVersion: schemaVersion, message: "missing or mistyped minted")
+                throw EventDecodingError(
+                    type: type, schemaVersion: schemaVersion, message: "missing or mistyped minted")
             }
             return .appAccountTokenRegistered(
                 userId: try fields.string(.userId), appAccountToken: try fields.string(.appAccountToken),

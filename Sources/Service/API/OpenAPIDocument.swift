@@ -54,36 +54,6 @@ public enum OpenAPIDocument {
         }
       }
     },
-    "/v1/users/{userId}": {
-      "get": {
-        "summary": "The user's entitlements, subscriptions, non-consumables and balances",
-        "security": [{"bearer": ["read"]}],
-        "parameters": [
-          {"name": "userId", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/UserId"}},
-          {"name": "asOf", "in": "query", "required": false, "schema": {"type": "string", "format": "date-time"}, "description": "The document as it would have been answered at that instant, from the events recorded up to it, under the catalog version in force then."}
-        ],
-        "responses": {
-          "200": {"description": "Customer (empty collections for a user never seen)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Customer"}}}},
-          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
-          "403": {"$ref": "#/components/responses/Problem"}, "503": {"$ref": "#/components/responses/Problem"}
-        }
-      },
-      "delete": {
-        "summary": "Erase a person: the user, their aliases and their appAccountTokens (api.md §7)",
-        "description": "Crypto-shredding: their keys are destroyed, so their sealed events, feed rows and signed payloads are unreadable for good; every row naming them is deleted or names their opaque subject. Their purchases and the revenue they count stay, under that opaque id. Afterwards the id reads as never seen, at every asOf. A user recorded before the log named users by subject (migration 0047) is refused (409 erasure_needs_log_migration). Again: 200, nothing changes.",
-        "security": [{"bearer": ["admin"]}],
-        "parameters": [
-          {"name": "userId", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/UserId"}, "description": "The user, or one of its aliases (the target is erased with all its aliases)."}
-        ],
-        "responses": {
-          "200": {"description": "Erased (or never seen)", "content": {"application/json": {"schema": {"type": "object", "required": ["erased"], "properties": {"erased": {"type": "boolean", "enum": [true]}}}}}},
-          "400": {"$ref": "#/components/responses/Problem"}, "401": {"$ref": "#/components/responses/Problem"},
-          "403": {"$ref": "#/components/responses/Problem"},
-          "409": {"$ref": "#/components/responses/Problem", "description": "erasure_needs_log_migration, or conflict: concurrent writers kept winning over the retries"},
-          "503": {"$ref": "#/components/responses/Problem"}
-        }
-      }
-    },
     "/v1/users/{userId}/events": {
       "get": {
         "summary": "The user's history, oldest first (newest first with before)",

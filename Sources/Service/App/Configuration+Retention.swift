@@ -24,30 +24,39 @@ extension ConfigurationReader {
         try allowOnly(
             ["productId", "locale", "minTenureMonths", "message", "alternateProduct", "promotionalOffer"], in: members,
             at: key)
-        func text(_ name: String, in members: [String: JSONValue], at key: String) throws(ConfigurationError) -> String? {
+        func text(_ name: String, in members: [String: JSONValue], at key: String) throws(ConfigurationError) -> String?
+        {
             guard let entry = members[name], !entry.isNull else { return nil }
             let word = try string(entry, at: "\(key).\(name)")
             guard !word.isEmpty else { throw error("\(key).\(name)", "must not be empty") }
             return word
         }
         // Apple's messageIdentifier is a UUID (the message's id in App Store Connect).
-        func messageId(_ name: String, in members: [String: JSONValue], at key: String) throws(ConfigurationError) -> String? {
+        func messageId(_ name: String, in members: [String: JSONValue], at key: String) throws(ConfigurationError)
+            -> String?
+        {
             guard let word = try text(name, in: members, at: key) else { return nil }
             guard let uuid = UUID(uuidString: word) else {
-                throw error("\(key).\(name)", "must be a UUID (Apple's messageIdentifier of a message in App Store Connect), got \"\(word)\"")
+                throw error(
+                    "\(key).\(name)",
+                    "must be a UUID (Apple's messageIdentifier of a message in App Store Connect), got \"\(word)\"")
             }
             return uuid.uuidString.lowercased()
         }
         var minTenure: Int64?
         if let entry = members["minTenureMonths"], !entry.isNull {
-            guard let number = entry.int64Value, number >= 0, case .number(let lexeme) = entry, Int64(lexeme) != nil else {
+            guard let number = entry.int64Value, number >= 0, case .number(let lexeme) = entry, Int64(lexeme) != nil
+            else {
                 throw error("\(key).minTenureMonths", "expected a whole number of months (0 or more)")
             }
             minTenure = number
         }
-        let answers = ["message", "alternateProduct", "promotionalOffer"].filter { members[$0].map { !$0.isNull } ?? false }
+        let answers = ["message", "alternateProduct", "promotionalOffer"].filter {
+            members[$0].map { !$0.isNull } ?? false
+        }
         guard answers.count == 1 else {
-            throw error(key, "needs exactly one of message, alternateProduct, promotionalOffer (found \(answers.count))")
+            throw error(
+                key, "needs exactly one of message, alternateProduct, promotionalOffer (found \(answers.count))")
         }
         let action: RetentionRules.Action
         switch answers[0] {

@@ -6,7 +6,9 @@ extension LedgerService {
     /// an event appended to the chain can be followed by `restoreOwnerDocument`. Owners change
     /// only under the chain's lock; chain before user is the order every sorted lock takes.
     func lockOwner(ofChain chainId: String, on connection: Connection) throws(ServiceError) -> String? {
-        let owners = try database { () throws(DatabaseError) in try connection.query(ChainOwnersTable.owner(of: chainId)) }
+        let owners = try database { () throws(DatabaseError) in
+            try connection.query(ChainOwnersTable.owner(of: chainId))
+        }
         guard !owners.isEmpty, let owner = owners[0, 0] else { return nil }
         try database { () throws(DatabaseError) in try repository.lock([LedgerStream.user(owner)], on: connection) }
         return owner

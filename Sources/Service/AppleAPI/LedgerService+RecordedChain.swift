@@ -20,8 +20,10 @@ extension LedgerService {
     /// The App Store Server API client of the app `bundleId` names; `asking` says what needs it
     /// (the 422 when the app has no serverAPI key).
     func serverAPIClient(bundleId: String, asking: String) throws(ServiceError) -> AppStoreServerClient {
-        guard let app = configuration.apps.first(where: { $0.bundleId == bundleId }), let serverAPI = app.serverAPI else {
-            throw .serverAPINotConfigured("app \(bundleId) has no serverAPI key: \(asking) asks Apple's App Store Server API")
+        guard let app = configuration.apps.first(where: { $0.bundleId == bundleId }), let serverAPI = app.serverAPI
+        else {
+            throw .serverAPINotConfigured(
+                "app \(bundleId) has no serverAPI key: \(asking) asks Apple's App Store Server API")
         }
         return serverAPI.client(bundleId: app.bundleId)
     }

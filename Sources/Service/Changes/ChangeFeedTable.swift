@@ -1,3 +1,4 @@
+import AppStore
 import EventStore
 import JSON
 import Ledger

@@ -77,7 +77,8 @@ enum ChangeSealing {
 
     static func row(_ change: NewChange, subjects: Subjects) throws(ServiceError) -> FeedRow {
         guard let owner = change.userId, let subject = subjects.byUser[owner], let key = subject.key else {
-            return FeedRow(userId: change.userId, draft: change.draft, details: change.detailsJSON, customer: change.customer)
+            return FeedRow(
+                userId: change.userId, draft: change.draft, details: change.detailsJSON, customer: change.customer)
         }
         let rename = { (id: String) -> String in subjects.byUser[id]?.subject ?? id }
         var named = change
@@ -92,7 +93,8 @@ enum ChangeSealing {
                 Array(named.detailsJSON.utf8), key: key,
                 associatedData: associatedData(column: "details", subject: subject.subject))
             let sealedCustomer = try Sealing.sealText(
-                Array(customer.utf8), key: key, associatedData: associatedData(column: "customer", subject: subject.subject))
+                Array(customer.utf8), key: key,
+                associatedData: associatedData(column: "customer", subject: subject.subject))
             return FeedRow(
                 userId: subject.subject, draft: change.draft, details: prefix + details + suffix,
                 customer: prefix + sealedCustomer + suffix)
@@ -103,7 +105,8 @@ enum ChangeSealing {
 
     /// The base64 inside a sealed column; nil for a column in clear.
     static func sealedText(_ column: String) -> String? {
-        guard column.hasPrefix(prefix), column.hasSuffix(suffix), column.utf8.count > prefix.utf8.count + suffix.utf8.count
+        guard column.hasPrefix(prefix), column.hasSuffix(suffix),
+            column.utf8.count > prefix.utf8.count + suffix.utf8.count
         else { return nil }
         let body = column.dropFirst(prefix.count).dropLast(suffix.count)
         // Base64 has no quote: a clear object that merely starts like this is not mistaken.
@@ -155,7 +158,9 @@ extension ChangeSealing {
             change.userId = owner
             change.details = String(decoding: details, as: UTF8.self)
             change.customer = String(decoding: customer, as: UTF8.self)
-            if change.type == ChangeType.transfer.rawValue, case .object(let object)? = try? JSONValue.parse(change.details) {
+            if change.type == ChangeType.transfer.rawValue,
+                case .object(let object)? = try? JSONValue.parse(change.details)
+            {
                 inside.formUnion(transferSides(object, type: change.type))
             }
             inside.formUnion(CustomerText.sameAppleAccountAs(in: change.customer) ?? [])
@@ -170,7 +175,9 @@ extension ChangeSealing {
         return opened.map { entry in
             guard entry.sealed else { return entry.change }
             var change = entry.change
-            if change.type == ChangeType.transfer.rawValue, case .object(var object)? = try? JSONValue.parse(change.details) {
+            if change.type == ChangeType.transfer.rawValue,
+                case .object(var object)? = try? JSONValue.parse(change.details)
+            {
                 for side in ["from", "to"] {
                     if case .string(let id)? = object[side] { object[side] = .string(rename(id)) }
                 }

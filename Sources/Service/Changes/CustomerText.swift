@@ -60,7 +60,9 @@ enum CustomerText {
         guard haystack.count >= needle.count else { return nil }
         var index = 0
         while index <= haystack.count - needle.count {
-            if haystack[index] == needle[0], haystack[index..<(index + needle.count)].elementsEqual(needle) { return index }
+            if haystack[index] == needle[0], haystack[index..<(index + needle.count)].elementsEqual(needle) {
+                return index
+            }
             index += 1
         }
         return nil

@@ -12,7 +12,8 @@ struct ErasureRoutes: Sendable {
         router.add("DELETE", "/v1/users/{userId}", scope: "admin") { request, parameters in
             ErrorMapping.respond(service.logger, request) { () throws(ServiceError) in
                 let userId = try APIRoutes.validUserId(parameters["userId"])
-                let context = RequestContext(requestId: request.requestId, keyName: keyNames(request), source: "erasure")
+                let context = RequestContext(
+                    requestId: request.requestId, keyName: keyNames(request), source: "erasure")
                 try service.erase(userId: userId, context: context)
                 // Never the id in the log line: the person is gone.
                 service.logger.info("erasure", ["request.id": request.requestId])

@@ -33,7 +33,9 @@ extension LedgerService {
             let registered = try column(AppAccountTokensTable.tokens(of: people), on: connection)
             var tokens = Subjects()
             if !registered.isEmpty {
-                for token in SubjectsTable.tokens(from: try rows(SubjectsTable.tokenSubjects(of: registered), on: connection)) {
+                for token in SubjectsTable.tokens(
+                    from: try rows(SubjectsTable.tokenSubjects(of: registered), on: connection))
+                {
                     tokens.insert(token)
                 }
             }
@@ -44,7 +46,8 @@ extension LedgerService {
                     if TokenSubject.isSubject(stored) { continue }  // erased already with another person
                     throw .erasureNeedsLogMigration(
                         "a purchase of \(userId) was recorded with its appAccountToken in clear (before migration "
-                            + "0049); erasing it needs the log migration, which this version does not have; nothing changed")
+                            + "0049); erasing it needs the log migration, which this version does not have; nothing changed"
+                    )
                 }
                 tokens.insert(TokenSubject(token: token, subject: stored, key: []))
             }

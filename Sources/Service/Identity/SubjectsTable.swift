@@ -1,3 +1,4 @@
+import AppStore
 import EventStore
 
 /// The one owner of the SQL of `identity.subjects` (migration 0047: each user id's subject and

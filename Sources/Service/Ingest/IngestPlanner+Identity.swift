@@ -7,8 +7,10 @@ extension IngestPlanner {
     /// `registeredTokens` (none: nothing to read).
     var tokensToLookUp: [String] {
         guard claimant == nil else { return [] }  // the posting user claims every chain
-        return Array(Set(batch.transactions.compactMap { $0.fact.appAccountToken?.lowercased() }.filter { !$0.isEmpty }))
-            .sorted()
+        return Array(
+            Set(batch.transactions.compactMap { $0.fact.appAccountToken?.lowercased() }.filter { !$0.isEmpty })
+        )
+        .sorted()
     }
 
     /// The batch's appTransactionIds (api.md §7's `sameAppleAccountAs`), whose users the shell

@@ -45,12 +45,7 @@ extension LedgerRepository {
             }
         }
         let unknown = Set(opened.filter(\.sealed).flatMap(\.event.userIds)).subtracting(subjects.bySubject.keys)
-        if !unknown.isEmpty {
-            let query = SubjectsTable.existing(subjects: Array(unknown))
-            subjects.merge(
-                SubjectsTable.subjects(
-                    from: try database { () throws(DatabaseError) in try connection.query(query.sql, query.params) }))
-        }
+        subjects.merge(try existingSubjects(subjects: unknown, on: connection))
         let tokenSubjects = Set(opened.flatMap(\.event.tokens).filter(TokenSubject.isSubject))
         if !tokenSubjects.isEmpty {
             let query = SubjectsTable.existing(tokenSubjects: Array(tokenSubjects))
@@ -63,13 +58,23 @@ extension LedgerRepository {
         var restored: [Int64: RecordedEvent] = [:]
         for (row, event, sealed) in opened {
             var domain = row
-            let named = subjects.restoringTokens(sealed ? SubjectCodec.restoringUserIds(event, subjects: subjects) : event)
+            let named = subjects.restoringTokens(
+                sealed ? SubjectCodec.restoringUserIds(event, subjects: subjects) : event)
             domain.stream = named.stream
             domain.schemaVersion = named.schemaVersion
             domain.data = named.encode()
             restored[row.seq] = domain
         }
         return rows.compactMap { row in erased.contains(row.seq) ? nil : restored[row.seq] ?? row }
+    }
+
+    /// The rows of these subject ids that still exist (an event naming another user names their
+    /// subject); none read when there are none.
+    func existingSubjects(subjects ids: Set<String>, on connection: Connection) throws(ServiceError) -> Subjects {
+        guard !ids.isEmpty else { return Subjects() }
+        let query = SubjectsTable.existing(subjects: Array(ids))
+        return SubjectsTable.subjects(
+            from: try database { () throws(DatabaseError) in try connection.query(query.sql, query.params) })
     }
 
     /// The subjects of `users` that have one (no minting: a read).

@@ -1,3 +1,4 @@
+import AppStore
 import EventStore
 import JSON
 import Ledger
@@ -107,12 +108,7 @@ struct LedgerRepository: Sendable {
             decoded.append((row, stream, event, true))
         }
         let unknown = Set(decoded.lazy.filter(\.named).flatMap(\.event.userIds)).subtracting(subjects.bySubject.keys)
-        if !unknown.isEmpty {
-            let query = SubjectsTable.existing(subjects: Array(unknown))
-            subjects.merge(SubjectsTable.subjects(from: try database { () throws(DatabaseError) in
-                try connection.query(query.sql, query.params)
-            }))
-        }
+        subjects.merge(try existingSubjects(subjects: unknown, on: connection))
         var loaded: [String: LoadedStream] = [:]
         for (row, stream, event, named) in decoded {
             loaded[stream, default: LoadedStream()].events.append(

@@ -17,7 +17,8 @@ extension LedgerService {
         let catalog = documents.catalog
         let configured = catalog.products[productId]
         if let configured, configured.type != .subscription {
-            throw .notAutoRenewable("\(productId) is a \(configured.type.rawValue) product: only subscriptions have introductory offers")
+            throw .notAutoRenewable(
+                "\(productId) is a \(configured.type.rawValue) product: only subscriptions have introductory offers")
         }
         return try read { connection throws(ServiceError) in
             let user = try resolveUser(named, on: connection)

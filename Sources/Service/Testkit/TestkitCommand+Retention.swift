@@ -15,10 +15,13 @@ extension TestkitCommand {
         }
         let chain = try transactionId(text, flag: "original-transaction-id")
         let locale = parsed.options["locale"] ?? "en-US"
-        guard !locale.isEmpty, locale.count <= 35, locale.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+        guard !locale.isEmpty, locale.count <= 35,
+            locale.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
         else { throw usageError("--locale must be a locale such as en-US, got \"\(locale)\"") }
         if let product = parsed.options["product"], product.isEmpty { throw usageError("--product must not be empty") }
-        if parsed.options["key"] != nil { throw usageError("--key has no use here: Apple calls the endpoint without one") }
+        if parsed.options["key"] != nil {
+            throw usageError("--key has no use here: Apple calls the endpoint without one")
+        }
         let target = try destination(parsed, path: "/v1/apple/retention-message", printOnly: printOnly)
 
         let store = try store(parsed)
@@ -29,11 +32,13 @@ extension TestkitCommand {
             originalTransactionId: chain, productId: parsed.options["product"], userLocale: locale,
             appAppleId: app.appAppleId, now: nowMillis(), uuid: uuid, state: try store.loadState())
         let jws = signer.sign(payload: payload.serialized())
-        let note = "minted retention request about \(chain) (\(payload["productId"]?.stringValue ?? ""), \(locale), requestIdentifier \(uuid))"
+        let note =
+            "minted retention request about \(chain) (\(payload["productId"]?.stringValue ?? ""), \(locale), requestIdentifier \(uuid))"
         if printOnly {
             print(jws)
         } else {
-            try deliver(JSONValue.object(["signedPayload": .string(jws)]).serialized(), to: target!, key: nil, minted: note)
+            try deliver(
+                JSONValue.object(["signedPayload": .string(jws)]).serialized(), to: target!, key: nil, minted: note)
         }
         CommandLineInterface.printError("testkit: " + note)
         return 0

@@ -18,7 +18,8 @@ extension TestkitMinter {
             throw TestkitError("no transaction with originalTransactionId \(chainId) was minted by this test store")
         }
         guard state.transactions[latest]["type"]?.stringValue == TestkitProductType.autoRenewable.appleType else {
-            throw TestkitError("Apple asks for retention messages about auto-renewable subscriptions; \(chainId) is not one")
+            throw TestkitError(
+                "Apple asks for retention messages about auto-renewable subscriptions; \(chainId) is not one")
         }
         let product = productId ?? state.transactions[latest]["productId"]?.stringValue ?? ""
         return .object([

@@ -30,7 +30,9 @@ extension LedgerService {
         let rules = configuration.apps.first { $0.bundleId == request.bundleId }?.retention
         let chainId = request.originalTransactionId
         return try unitOfWork { connection throws(ServiceError) -> RetentionOutcome in
-            try database { () throws(DatabaseError) in try repository.lock([LedgerStream.chain(chainId)], on: connection) }
+            try database { () throws(DatabaseError) in
+                try repository.lock([LedgerStream.chain(chainId)], on: connection)
+            }
             // The owner's document is stored again after the append (`restoreOwnerDocument`).
             let owner = try lockOwner(ofChain: chainId, on: connection)
             let seen = try database { () throws(DatabaseError) in
@@ -42,7 +44,8 @@ extension LedgerService {
             // yet has tenure 0 (rules with minTenureMonths > 0 then do not match).
             let firstPurchase = chain.latestTransactions.map { $0.originalPurchaseDate ?? $0.purchaseDate }.min()
             let tenure = firstPurchase.map { RetentionRules.tenureMonths(from: $0, to: request.signedDate) } ?? 0
-            let chosen = rules?.choose(productId: request.productId, userLocale: request.userLocale, tenureMonths: tenure)
+            let chosen = rules?.choose(
+                productId: request.productId, userLocale: request.userLocale, tenureMonths: tenure)
             var answer = RetentionAnswer(
                 requestIdentifier: request.requestIdentifier, originalTransactionId: chainId,
                 productId: request.productId, userLocale: request.userLocale, environment: request.environment,
@@ -100,19 +103,28 @@ extension LedgerService.RetentionOutcome {
         case .message:
             w.key("message")
             w.beginObject()
-            w.key("messageIdentifier"); w.string(uuid(answer.messageIdentifier!))
+            w.key("messageIdentifier")
+            w.string(uuid(answer.messageIdentifier!))
             w.endObject()
         case .alternateProduct:
             w.key("alternateProduct")
             w.beginObject()
-            if let id = answer.messageIdentifier { w.key("messageIdentifier"); w.string(uuid(id)) }
-            w.key("productId"); w.string(answer.alternateProductId!)
+            if let id = answer.messageIdentifier {
+                w.key("messageIdentifier")
+                w.string(uuid(id))
+            }
+            w.key("productId")
+            w.string(answer.alternateProductId!)
             w.endObject()
         case .promotionalOffer:
             w.key("promotionalOffer")
             w.beginObject()
-            if let id = answer.messageIdentifier { w.key("messageIdentifier"); w.string(uuid(id)) }
-            w.key("promotionalOfferSignatureV2"); w.string(offerSignature!)
+            if let id = answer.messageIdentifier {
+                w.key("messageIdentifier")
+                w.string(uuid(id))
+            }
+            w.key("promotionalOfferSignatureV2")
+            w.string(offerSignature!)
             w.endObject()
         case .none:
             break

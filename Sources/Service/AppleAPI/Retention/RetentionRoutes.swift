@@ -22,7 +22,8 @@ struct RetentionRoutes: Sendable {
         self.signers = signers
         requests = registry.counter(
             "iap_retention_requests_total",
-            help: "Retention Messaging requests by app and what they got (message, alternate_product, promotional_offer, none; rejected, failed).",
+            help:
+                "Retention Messaging requests by app and what they got (message, alternate_product, promotional_offer, none; rejected, failed).",
             labels: ["bundle_id", "result"])
     }
 
@@ -68,11 +69,13 @@ struct RetentionRoutes: Sendable {
             signedPayload: signedPayload, signers: signers,
             context: RequestContext(requestId: request.requestId, source: "retention"))
         requests.increment([outcome.answer.bundleId, Self.result(of: outcome.answer.answer)])
-        service.logger.info("retention", [
-            "request.id": request.requestId, "requestIdentifier": outcome.answer.requestIdentifier,
-            "originalTransactionId": outcome.answer.originalTransactionId, "answer": outcome.answer.answer.rawValue,
-            "rule": outcome.answer.ruleIndex.map(String.init) ?? "none",
-        ])
+        service.logger.info(
+            "retention",
+            [
+                "request.id": request.requestId, "requestIdentifier": outcome.answer.requestIdentifier,
+                "originalTransactionId": outcome.answer.originalTransactionId, "answer": outcome.answer.answer.rawValue,
+                "rule": outcome.answer.ruleIndex.map(String.init) ?? "none",
+            ])
         return .json(200, outcome.responseBody)
     }
 }
