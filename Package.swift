@@ -32,21 +32,29 @@ let package = Package(
         // runs every command and never reads a .sql file.
         .target(name: "Schema", dependencies: ["EventStore"]),
         // The only target that imports several siblings.
-        .target(name: "Service", dependencies: ["Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema", "SystemCalls"]),
+        .target(
+            name: "Service",
+            dependencies: ["Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema", "SystemCalls"]),
         .executableTarget(name: "iap-ledger", dependencies: ["Service"]),
 
         // Shared by the test targets and the benchmarks: a private PostgreSQL per test run, signed
         // App Store vectors minted with the test PKI, one seeded generator and one HTTP test client,
         // and Apple's Server API served over the HTTP target's server.
         // It never imports Service: the service's tests build on it, not the other way round.
-        .target(name: "TestSupport", dependencies: ["EventStore", "AppStore", "Ledger", "JSON", "Schema", "SystemCalls", "HTTP"]),
-        .executableTarget(name: "Benchmarks", dependencies: ["Service", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema"]),
+        .target(
+            name: "TestSupport",
+            dependencies: ["EventStore", "AppStore", "Ledger", "JSON", "Schema", "SystemCalls", "HTTP"]),
+        .executableTarget(
+            name: "Benchmarks",
+            dependencies: ["Service", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema"]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "JSON", "TestSupport"]),
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "TestSupport", "JSON"]),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "Schema", "TestSupport"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "JSON", "TestSupport"]),
-        .testTarget(name: "ServiceTests", dependencies: ["Service", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema"]),
+        .testTarget(
+            name: "ServiceTests",
+            dependencies: ["Service", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema"]),
     ]
 )

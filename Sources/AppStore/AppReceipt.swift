@@ -29,7 +29,8 @@ public enum AppReceipt {
     /// characters, ignored) to bytes.
     static func decoded(_ receipt: String) throws(ReceiptError) -> [UInt8] {
         guard !receipt.isEmpty else { throw .notAReceipt("receipt is empty") }
-        let text = receipt.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A })
+        let text =
+            receipt.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A })
             ? String(decoding: receipt.utf8.filter { $0 != 0x0D && $0 != 0x0A }, as: UTF8.self) : receipt
         guard let der = Base64.decodeStandard(text), !der.isEmpty else {
             throw .notAReceipt("receipt is not standard base64")
@@ -65,7 +66,8 @@ public enum AppReceipt {
         guard let signers = CMS_get0_SignerInfos(cms), OPENSSL_sk_num(signers) > 0 else {
             throw .notAReceipt("receipt is PKCS#7 SignedData signed by no one")
         }
-        return Array(UnsafeBufferPointer(start: ASN1_STRING_get0_data(content), count: Int(ASN1_STRING_length(content))))
+        return Array(
+            UnsafeBufferPointer(start: ASN1_STRING_get0_data(content), count: Int(ASN1_STRING_length(content))))
     }
 }
 
@@ -81,7 +83,8 @@ public final class AppReceiptSigner: @unchecked Sendable {
     ///   - privateKeyPEM: the signer's private key, PEM.
     ///   - certificateDER: the signer's certificate, DER.
     ///   - chainDER: certificates to embed beside it, so a verifier can build the path to its root.
-    public init(privateKeyPEM: String, certificateDER: [UInt8], chainDER: [[UInt8]] = []) throws(VerificationSetupError) {
+    public init(privateKeyPEM: String, certificateDER: [UInt8], chainDER: [[UInt8]] = []) throws(VerificationSetupError)
+    {
         let parsedKey: OpaquePointer? = privateKeyPEM.withCString { pem in
             guard let bio = BIO_new_mem_buf(pem, -1) else { return nil }
             defer { BIO_free(bio) }

@@ -24,14 +24,18 @@ enum ASN1 {
     static func set(_ elements: [[UInt8]]) -> [UInt8] { collection(elements.map(constructed), set: true) }
 
     private static func primitive(_ tag: Int32, _ bytes: [UInt8]) -> TypePointer {
-        guard let type = ASN1_TYPE_new(), let string = ASN1_STRING_type_new(tag) else { OpenSSLErrors.fatal("ASN1_TYPE_new") }
+        guard let type = ASN1_TYPE_new(), let string = ASN1_STRING_type_new(tag) else {
+            OpenSSLErrors.fatal("ASN1_TYPE_new")
+        }
         guard ASN1_STRING_set(string, bytes, Int32(bytes.count)) == 1 else { OpenSSLErrors.fatal("ASN1_STRING_set") }
         ASN1_TYPE_set(type, tag, UnsafeMutableRawPointer(string))  // the type owns the string now
         return type
     }
 
     private static func integerType(_ value: Int64) -> TypePointer {
-        guard let type = ASN1_TYPE_new(), let integer = ASN1_INTEGER_new() else { OpenSSLErrors.fatal("ASN1_INTEGER_new") }
+        guard let type = ASN1_TYPE_new(), let integer = ASN1_INTEGER_new() else {
+            OpenSSLErrors.fatal("ASN1_INTEGER_new")
+        }
         guard ASN1_INTEGER_set_int64(integer, value) == 1 else { OpenSSLErrors.fatal("ASN1_INTEGER_set_int64") }
         ASN1_TYPE_set(type, V_ASN1_INTEGER, UnsafeMutableRawPointer(integer))
         return type
@@ -55,7 +59,9 @@ enum ASN1 {
     private static func collection(_ elements: [TypePointer], set: Bool) -> [UInt8] {
         guard let stack = COpenSSL_sk_ASN1_TYPE_new_null() else { OpenSSLErrors.fatal("sk_ASN1_TYPE_new_null") }
         defer { COpenSSL_sk_ASN1_TYPE_pop_free(stack) }
-        for element in elements where COpenSSL_sk_ASN1_TYPE_push(stack, element) <= 0 { OpenSSLErrors.fatal("sk_ASN1_TYPE_push") }
+        for element in elements where COpenSSL_sk_ASN1_TYPE_push(stack, element) <= 0 {
+            OpenSSLErrors.fatal("sk_ASN1_TYPE_push")
+        }
         guard let out = DEREncoding.bytes({ set ? i2d_ASN1_SET_ANY(stack, $0) : i2d_ASN1_SEQUENCE_ANY(stack, $0) })
         else { OpenSSLErrors.fatal(set ? "i2d_ASN1_SET_ANY" : "i2d_ASN1_SEQUENCE_ANY") }
         return out
@@ -85,7 +91,8 @@ enum ASN1 {
     private static func elements(_ der: [UInt8], set: Bool) -> [Element]? {
         der.withUnsafeBufferPointer { buffer -> [Element]? in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
-            let parsed = set ? d2i_ASN1_SET_ANY(nil, &cursor, buffer.count) : d2i_ASN1_SEQUENCE_ANY(nil, &cursor, buffer.count)
+            let parsed =
+                set ? d2i_ASN1_SET_ANY(nil, &cursor, buffer.count) : d2i_ASN1_SEQUENCE_ANY(nil, &cursor, buffer.count)
             guard let stack = parsed else {
                 _ = OpenSSLErrors.drain()
                 return nil
@@ -118,8 +125,8 @@ enum ASN1 {
         var attributes: [(Int, [UInt8])] = []
         for member in members {
             guard case .string(V_ASN1_SEQUENCE, let bytes) = member, let fields = elements(bytes, set: false),
-                  fields.count == 3, case .integer(let type?) = fields[0], case .integer(_?) = fields[1],
-                  case .string(V_ASN1_OCTET_STRING, let value) = fields[2], let exact = Int(exactly: type)
+                fields.count == 3, case .integer(let type?) = fields[0], case .integer(_?) = fields[1],
+                case .string(V_ASN1_OCTET_STRING, let value) = fields[2], let exact = Int(exactly: type)
             else { throw .notAReceipt("\(what) holds something other than SEQUENCE { type, version, OCTET STRING }") }
             attributes.append((exact, value))
         }
@@ -127,21 +134,24 @@ enum ASN1 {
     }
 
     static func string(_ value: [UInt8], field: String) throws(ReceiptError) -> String {
-        guard case .string(let tag, let bytes)? = self.value(value), tag == V_ASN1_UTF8STRING || tag == V_ASN1_IA5STRING,
-              let text = String(validating: bytes, as: UTF8.self)
+        guard case .string(let tag, let bytes)? = self.value(value),
+            tag == V_ASN1_UTF8STRING || tag == V_ASN1_IA5STRING,
+            let text = String(validating: bytes, as: UTF8.self)
         else { throw .notAReceipt("receipt \(field) is not a UTF8String") }
         return text
     }
 
     static func dateValue(_ value: [UInt8], field: String) throws(ReceiptError) -> Int64 {
         guard case .string(V_ASN1_IA5STRING, let bytes)? = self.value(value),
-              let millis = RFC3339.parse(String(decoding: bytes, as: UTF8.self))
+            let millis = RFC3339.parse(String(decoding: bytes, as: UTF8.self))
         else { throw .notAReceipt("receipt \(field) is not an IA5String RFC 3339 date") }
         return millis
     }
 
     static func integerValue(_ value: [UInt8], field: String) throws(ReceiptError) -> Int64 {
-        guard case .integer(let number?)? = self.value(value) else { throw .notAReceipt("receipt \(field) is not an INTEGER") }
+        guard case .integer(let number?)? = self.value(value) else {
+            throw .notAReceipt("receipt \(field) is not an INTEGER")
+        }
         return number
     }
 }

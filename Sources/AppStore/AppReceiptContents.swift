@@ -80,7 +80,9 @@ public struct AppReceiptContents: Sendable, Equatable {
             ASN1.attribute(Field.bundleId, ASN1.utf8(bundleId)),
             ASN1.attribute(Field.appVersion, ASN1.utf8(appVersion)),
         ]
-        if let originalAppVersion { attributes.append(ASN1.attribute(Field.originalAppVersion, ASN1.utf8(originalAppVersion))) }
+        if let originalAppVersion {
+            attributes.append(ASN1.attribute(Field.originalAppVersion, ASN1.utf8(originalAppVersion)))
+        }
         if let creationDate { attributes.append(ASN1.attribute(Field.creationDate, ASN1.date(creationDate))) }
         for purchase in purchases { attributes.append(ASN1.attribute(Field.inApp, purchase.der())) }
         return ASN1.set(attributes)
@@ -105,7 +107,8 @@ public struct AppReceiptContents: Sendable, Equatable {
             switch type {
             case Field.bundleId: bundleId = try ASN1.string(value, field: "bundle id (2)")
             case Field.appVersion: appVersion = try ASN1.string(value, field: "app version (3)")
-            case Field.originalAppVersion: originalAppVersion = try ASN1.string(value, field: "original app version (19)")
+            case Field.originalAppVersion:
+                originalAppVersion = try ASN1.string(value, field: "original app version (19)")
             case Field.creationDate: creationDate = try ASN1.dateValue(value, field: "creation date (12)")
             case Field.inApp: purchases.append(try Purchase(der: value))
             default: continue
@@ -131,8 +134,12 @@ extension AppReceiptContents.Purchase {
             ASN1.attribute(Field.originalPurchaseDate, ASN1.date(originalPurchaseDate)),
         ]
         if let expiresDate { attributes.append(ASN1.attribute(Field.expiresDate, ASN1.date(expiresDate))) }
-        if let webOrderLineItemId { attributes.append(ASN1.attribute(Field.webOrderLineItemId, ASN1.integer(webOrderLineItemId))) }
-        if let cancellationDate { attributes.append(ASN1.attribute(Field.cancellationDate, ASN1.date(cancellationDate))) }
+        if let webOrderLineItemId {
+            attributes.append(ASN1.attribute(Field.webOrderLineItemId, ASN1.integer(webOrderLineItemId)))
+        }
+        if let cancellationDate {
+            attributes.append(ASN1.attribute(Field.cancellationDate, ASN1.date(cancellationDate)))
+        }
         if let isInIntroOfferPeriod {
             attributes.append(ASN1.attribute(Field.introductoryPricePeriod, ASN1.integer(isInIntroOfferPeriod ? 1 : 0)))
         }
@@ -154,17 +161,23 @@ extension AppReceiptContents.Purchase {
             switch type {
             case Field.quantity:
                 let number = try ASN1.integerValue(value, field: "quantity (1701)")
-                guard let exact = Int(exactly: number), exact > 0 else { throw .notAReceipt("in-app quantity (1701) is \(number)") }
+                guard let exact = Int(exactly: number), exact > 0 else {
+                    throw .notAReceipt("in-app quantity (1701) is \(number)")
+                }
                 quantity = exact
             case Field.productId: productId = try ASN1.string(value, field: "product id (1702)")
             case Field.transactionId: transactionId = try ASN1.string(value, field: "transaction id (1703)")
-            case Field.originalTransactionId: originalTransactionId = try ASN1.string(value, field: "original transaction id (1705)")
+            case Field.originalTransactionId:
+                originalTransactionId = try ASN1.string(value, field: "original transaction id (1705)")
             case Field.purchaseDate: purchaseDate = try ASN1.dateValue(value, field: "purchase date (1704)")
-            case Field.originalPurchaseDate: originalPurchaseDate = try ASN1.dateValue(value, field: "original purchase date (1706)")
+            case Field.originalPurchaseDate:
+                originalPurchaseDate = try ASN1.dateValue(value, field: "original purchase date (1706)")
             case Field.expiresDate: expiresDate = try ASN1.dateValue(value, field: "expires date (1708)")
-            case Field.webOrderLineItemId: webOrderLineItemId = try ASN1.integerValue(value, field: "web order line item id (1711)")
+            case Field.webOrderLineItemId:
+                webOrderLineItemId = try ASN1.integerValue(value, field: "web order line item id (1711)")
             case Field.cancellationDate: cancellationDate = try ASN1.dateValue(value, field: "cancellation date (1712)")
-            case Field.introductoryPricePeriod: intro = try ASN1.integerValue(value, field: "introductory price period (1719)") != 0
+            case Field.introductoryPricePeriod:
+                intro = try ASN1.integerValue(value, field: "introductory price period (1719)") != 0
             default: continue
             }
         }

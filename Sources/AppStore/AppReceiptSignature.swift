@@ -41,6 +41,8 @@ public enum AppReceiptSignature {
         var data: UnsafeMutablePointer<CChar>?
         let length = COpenSSL_BIO_get_mem_data(out, &data)
         guard length > 0, let data else { return [] }
-        return data.withMemoryRebound(to: UInt8.self, capacity: Int(length)) { Array(UnsafeBufferPointer(start: $0, count: Int(length))) }
+        return data.withMemoryRebound(to: UInt8.self, capacity: Int(length)) {
+            Array(UnsafeBufferPointer(start: $0, count: Int(length)))
+        }
     }
 }

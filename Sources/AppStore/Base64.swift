@@ -42,8 +42,14 @@ enum Base64 {
             var i = 0
             var o = 0
             while i + 4 <= n {
-                let a = t[Int(input[i])], b = t[Int(input[i + 1])], c = t[Int(input[i + 2])], d = t[Int(input[i + 3])]
-                if (a | b | c | d) & 0x80 != 0 { ok = false; return }
+                let a = t[Int(input[i])]
+                let b = t[Int(input[i + 1])]
+                let c = t[Int(input[i + 2])]
+                let d = t[Int(input[i + 3])]
+                if (a | b | c | d) & 0x80 != 0 {
+                    ok = false
+                    return
+                }
                 out[o] = a << 2 | b >> 4
                 out[o + 1] = b << 4 | c >> 2
                 out[o + 2] = c << 6 | d
@@ -52,12 +58,21 @@ enum Base64 {
             }
             // Reject non-canonical encodings: the leftover bits of the last character must be zero.
             if rest == 2 {
-                let a = t[Int(input[i])], b = t[Int(input[i + 1])]
-                if (a | b) & 0x80 != 0 || b & 0x0F != 0 { ok = false; return }
+                let a = t[Int(input[i])]
+                let b = t[Int(input[i + 1])]
+                if (a | b) & 0x80 != 0 || b & 0x0F != 0 {
+                    ok = false
+                    return
+                }
                 out[o] = a << 2 | b >> 4
             } else if rest == 3 {
-                let a = t[Int(input[i])], b = t[Int(input[i + 1])], c = t[Int(input[i + 2])]
-                if (a | b | c) & 0x80 != 0 || c & 0x03 != 0 { ok = false; return }
+                let a = t[Int(input[i])]
+                let b = t[Int(input[i + 1])]
+                let c = t[Int(input[i + 2])]
+                if (a | b | c) & 0x80 != 0 || c & 0x03 != 0 {
+                    ok = false
+                    return
+                }
                 out[o] = a << 2 | b >> 4
                 out[o + 1] = b << 4 | c >> 2
             }

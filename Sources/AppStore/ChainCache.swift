@@ -1,6 +1,6 @@
 import COpenSSL
-import Synchronization
 import Glibc
+import Synchronization
 
 /// Chains already validated, keyed by the JWS header segment (alg + x5c certificates), so a hit
 /// skips header parsing, certificate parsing and X509_verify_cert and keeps the parsed leaf key.
@@ -49,9 +49,10 @@ final class ChainCache: Sendable {
         func covers(_ time: Int64) -> Bool { windows.allSatisfy { $0.contains(time) } }
 
         func matches(_ segment: UnsafeBufferPointer<UInt8>) -> Bool {
-            header.count == segment.count && header.withUnsafeBufferPointer { mine in
-                segment.count == 0 || memcmp(mine.baseAddress!, segment.baseAddress!, segment.count) == 0
-            }
+            header.count == segment.count
+                && header.withUnsafeBufferPointer { mine in
+                    segment.count == 0 || memcmp(mine.baseAddress!, segment.baseAddress!, segment.count) == 0
+                }
         }
     }
 
@@ -110,7 +111,7 @@ final class SHA256Prefix: @unchecked Sendable {
     init(_ prefix: UnsafeBufferPointer<UInt8>) {
         guard let ctx = EVP_MD_CTX_new() else { OpenSSLErrors.fatal("EVP_MD_CTX_new") }
         guard EVP_DigestInit_ex(ctx, Self.md, nil) == 1,
-              EVP_DigestUpdate(ctx, prefix.baseAddress, prefix.count) == 1
+            EVP_DigestUpdate(ctx, prefix.baseAddress, prefix.count) == 1
         else { OpenSSLErrors.fatal("SHA-256 of the header") }
         self.ctx = ctx
     }
@@ -123,8 +124,8 @@ final class SHA256Prefix: @unchecked Sendable {
             defer { EVP_MD_CTX_free(work) }
             var length: UInt32 = 0
             guard EVP_MD_CTX_copy_ex(work, ctx) == 1,
-                  EVP_DigestUpdate(work, rest.baseAddress, rest.count) == 1,
-                  EVP_DigestFinal_ex(work, out, &length) == 1, length == 32
+                EVP_DigestUpdate(work, rest.baseAddress, rest.count) == 1,
+                EVP_DigestFinal_ex(work, out, &length) == 1, length == 32
             else { OpenSSLErrors.fatal("SHA-256 of the signing input") }
         }
     }

@@ -63,11 +63,17 @@ public final class JWSSigner: @unchecked Sendable {
         guard let ctx = EVP_MD_CTX_new() else { OpenSSLErrors.fatal("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(ctx) }
         return withExtendedLifetime(self) {
-            guard EVP_DigestSignInit(ctx, nil, EVP_sha256(), nil, key) == 1 else { OpenSSLErrors.fatal("EVP_DigestSignInit") }
+            guard EVP_DigestSignInit(ctx, nil, EVP_sha256(), nil, key) == 1 else {
+                OpenSSLErrors.fatal("EVP_DigestSignInit")
+            }
             var length = 0
-            guard EVP_DigestSign(ctx, nil, &length, message, message.count) == 1 else { OpenSSLErrors.fatal("EVP_DigestSign") }
+            guard EVP_DigestSign(ctx, nil, &length, message, message.count) == 1 else {
+                OpenSSLErrors.fatal("EVP_DigestSign")
+            }
             var der = [UInt8](repeating: 0, count: length)
-            guard EVP_DigestSign(ctx, &der, &length, message, message.count) == 1 else { OpenSSLErrors.fatal("EVP_DigestSign") }
+            guard EVP_DigestSign(ctx, &der, &length, message, message.count) == 1 else {
+                OpenSSLErrors.fatal("EVP_DigestSign")
+            }
             return Array(der.prefix(length))
         }
     }
@@ -97,7 +103,10 @@ public enum PEMCertificate {
             let n = i2d_X509(x, nil)
             guard n > 0 else { return nil }
             var out = [UInt8](repeating: 0, count: Int(n))
-            out.withUnsafeMutableBufferPointer { buf in var p = buf.baseAddress; _ = i2d_X509(x, &p) }
+            out.withUnsafeMutableBufferPointer { buf in
+                var p = buf.baseAddress
+                _ = i2d_X509(x, &p)
+            }
             return try? X509Certificate(der: out)
         }
         return cert?.der

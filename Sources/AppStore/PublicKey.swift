@@ -54,7 +54,9 @@ final class PublicKey: @unchecked Sendable {
             if let idle = idleContexts.withLock({ $0.popLast() }) {
                 ctx = idle.ctx
             } else {
-                guard let fresh = EVP_PKEY_CTX_new_from_pkey(nil, raw, nil) else { OpenSSLErrors.fatal("EVP_PKEY_CTX_new") }
+                guard let fresh = EVP_PKEY_CTX_new_from_pkey(nil, raw, nil) else {
+                    OpenSSLErrors.fatal("EVP_PKEY_CTX_new")
+                }
                 guard EVP_PKEY_verify_init(fresh) == 1 else {
                     EVP_PKEY_CTX_free(fresh)
                     return false
@@ -63,11 +65,13 @@ final class PublicKey: @unchecked Sendable {
             }
             let verified = EVP_PKEY_verify(ctx, der.baseAddress, der.count, digest.baseAddress, 32)
             // A context that hit an internal error (< 0) is not trusted again.
-            let keep = verified >= 0 && idleContexts.withLock { idle in
-                guard idle.count < Self.maxIdleContexts else { return false }
-                idle.append(IdleContext(ctx: ctx))
-                return true
-            }
+            let keep =
+                verified >= 0
+                && idleContexts.withLock { idle in
+                    guard idle.count < Self.maxIdleContexts else { return false }
+                    idle.append(IdleContext(ctx: ctx))
+                    return true
+                }
             if !keep { EVP_PKEY_CTX_free(ctx) }
             return verified == 1
         }
@@ -81,8 +85,15 @@ enum ECDSASignature {
         guard let sig = ECDSA_SIG_new() else { OpenSSLErrors.fatal("ECDSA_SIG_new") }
         defer { ECDSA_SIG_free(sig) }
         guard let r = BN_bin2bn(raw.baseAddress, 32, nil) else { return 0 }
-        guard let s = BN_bin2bn(raw.baseAddress! + 32, 32, nil) else { BN_free(r); return 0 }
-        guard ECDSA_SIG_set0(sig, r, s) == 1 else { BN_free(r); BN_free(s); return 0 }
+        guard let s = BN_bin2bn(raw.baseAddress! + 32, 32, nil) else {
+            BN_free(r)
+            return 0
+        }
+        guard ECDSA_SIG_set0(sig, r, s) == 1 else {
+            BN_free(r)
+            BN_free(s)
+            return 0
+        }
         let n = Int(i2d_ECDSA_SIG(sig, nil))
         guard n > 0, n <= out.count else { return 0 }
         var p = out.baseAddress

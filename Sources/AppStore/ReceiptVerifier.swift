@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
 import JSON
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Client for Apple's legacy `verifyReceipt` endpoint (docs/FORMATS.md §3): production first, 21007 → sandbox,
@@ -22,9 +23,10 @@ public final class ReceiptVerifier: Sendable {
     ///   - timeout: seconds per HTTP attempt.
     ///   - maxRetries: extra attempts after a temporary failure (network, 5xx, 21002/21005/21009, retryable 211xx).
     ///   - backoff: first retry delay in seconds, doubled each retry.
-    public init(productionURL: URL = ReceiptVerifier.appleProduction, sandboxURL: URL = ReceiptVerifier.appleSandbox,
-                timeout: Double = 15, maxRetries: Int = 3, backoff: Double = 0.5)
-    {
+    public init(
+        productionURL: URL = ReceiptVerifier.appleProduction, sandboxURL: URL = ReceiptVerifier.appleSandbox,
+        timeout: Double = 15, maxRetries: Int = 3, backoff: Double = 0.5
+    ) {
         self.productionURL = productionURL
         self.sandboxURL = sandboxURL
         self.timeout = timeout
@@ -48,9 +50,16 @@ public final class ReceiptVerifier: Sendable {
         try AppReceipt.checkShape(receiptData)
         var writer = JSONWriter(capacity: receiptData.utf8.count + 128)
         writer.beginObject()
-        writer.key("receipt-data"); writer.string(receiptData)
-        if let password { writer.key("password"); writer.string(password) }
-        if excludeOldTransactions { writer.key("exclude-old-transactions"); writer.bool(true) }
+        writer.key("receipt-data")
+        writer.string(receiptData)
+        if let password {
+            writer.key("password")
+            writer.string(password)
+        }
+        if excludeOldTransactions {
+            writer.key("exclude-old-transactions")
+            writer.bool(true)
+        }
         writer.endObject()
         let body = writer.bytes
 
@@ -69,7 +78,9 @@ public final class ReceiptVerifier: Sendable {
                 continue
             case .success(let status, let data):
                 if status >= 500 || status == 429 {
-                    guard retries < maxRetries else { throw .unavailable("HTTP \(status) (after \(retries + 1) attempts)") }
+                    guard retries < maxRetries else {
+                        throw .unavailable("HTTP \(status) (after \(retries + 1) attempts)")
+                    }
                     retries += 1
                     pause(retries)
                     continue
@@ -116,7 +127,10 @@ public final class ReceiptVerifier: Sendable {
         if seconds > 0 { usleep(useconds_t(seconds * 1_000_000)) }
     }
 
-    private enum Outcome { case success(status: Int, body: [UInt8]), failure(String) }
+    private enum Outcome {
+        case success(status: Int, body: [UInt8])
+        case failure(String)
+    }
 
     private final class Box: @unchecked Sendable { var outcome: Outcome = .failure("no response") }
 

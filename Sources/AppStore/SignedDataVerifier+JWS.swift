@@ -1,5 +1,5 @@
-import JSON
 import Glibc
+import JSON
 
 extension SignedDataVerifier {
     /// Steps 1–8 of docs/FORMATS.md §1.2: returns the payload once its signature and chain check out.
@@ -23,8 +23,8 @@ extension SignedDataVerifier {
     ) throws(VerificationError) -> (JSONValue, [UInt8]) {
         // 1. Exactly three segments.
         guard let firstDot = Self.indexOfDot(in: bytes, from: 0),
-              let secondDot = Self.indexOfDot(in: bytes, from: firstDot + 1),
-              Self.indexOfDot(in: bytes, from: secondDot + 1) == nil
+            let secondDot = Self.indexOfDot(in: bytes, from: firstDot + 1),
+            Self.indexOfDot(in: bytes, from: secondDot + 1) == nil
         else {
             throw VerificationError(.malformed, "a compact JWS has exactly 3 segments")
         }
@@ -83,7 +83,7 @@ extension SignedDataVerifier {
 
     private static func indexOfDot(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
         guard start < bytes.count, let base = bytes.baseAddress,
-              let hit = memchr(base + start, Int32(UInt8(ascii: ".")), bytes.count - start)
+            let hit = memchr(base + start, Int32(UInt8(ascii: ".")), bytes.count - start)
         else { return nil }
         return UnsafeRawPointer(hit) - UnsafeRawPointer(base)
     }
@@ -100,7 +100,9 @@ extension SignedDataVerifier {
             throw VerificationError(.malformed, "header is not JSON: \(error)")
         }
         guard header.objectValue != nil else { throw VerificationError(.malformed, "header is not a JSON object") }
-        guard let alg = header["alg"]?.stringValue else { throw VerificationError(.unsupportedAlgorithm, "header has no alg") }
+        guard let alg = header["alg"]?.stringValue else {
+            throw VerificationError(.unsupportedAlgorithm, "header has no alg")
+        }
         guard alg == "ES256" else { throw VerificationError(.unsupportedAlgorithm, "alg \(alg) is not ES256") }
         guard let x5cValues = header["x5c"]?.arrayValue else {
             throw VerificationError(.malformed, "header has no x5c certificate chain")
@@ -114,8 +116,10 @@ extension SignedDataVerifier {
         return try validateChain(leaf: x5c[0], intermediate: x5c[1], at: time, header: headerPart)
     }
 
-    private func validateChain(leaf leafText: String, intermediate intermediateText: String, at time: Int64,
-                               header headerPart: UnsafeBufferPointer<UInt8>)
+    private func validateChain(
+        leaf leafText: String, intermediate intermediateText: String, at time: Int64,
+        header headerPart: UnsafeBufferPointer<UInt8>
+    )
         throws(VerificationError) -> ChainCache.Entry
     {
         guard let leafDER = Base64.decodeStandard(leafText) else {
@@ -131,7 +135,8 @@ extension SignedDataVerifier {
             throw VerificationError(.invalidCertificate, "intermediate lacks Apple WWDR OID 1.2.840.113635.100.6.2.1")
         }
         guard leaf.hasExtension(leafOIDObject) else {
-            throw VerificationError(.invalidCertificate, "leaf lacks Apple receipt-signing OID 1.2.840.113635.100.6.11.1")
+            throw VerificationError(
+                .invalidCertificate, "leaf lacks Apple receipt-signing OID 1.2.840.113635.100.6.11.1")
         }
         let key = try leaf.publicKey()
         guard key.isP256 else { throw VerificationError(.invalidCertificate, "leaf key is not P-256") }

@@ -1,5 +1,5 @@
-import JSON
 import Glibc
+import JSON
 
 /// Verifies App Store signed data (JWS) the way Apple's SignedDataVerifier does (docs/FORMATS.md §1.2),
 /// then checks the payload against the configured apps. Thread-safe; share one instance.
@@ -43,7 +43,8 @@ public final class SignedDataVerifier: Sendable {
         let (json, raw) = try verifiedPayload(jws, claimedEnvironment: { $0.string("environment") })
         let info = JWSRenewalInfo(json: json, rawJSON: raw)
         guard let env = info.environment, environments.contains(env) else {
-            throw VerificationError(.wrongEnvironment, "renewal info environment \(info.environment ?? "missing") is not accepted")
+            throw VerificationError(
+                .wrongEnvironment, "renewal info environment \(info.environment ?? "missing") is not accepted")
         }
         return info
     }
@@ -62,11 +63,13 @@ public final class SignedDataVerifier: Sendable {
 
     /// Verifies a notification's `signedPayload` and the signed transaction and renewal info inside it.
     public func verifyNotification(_ jws: String) throws(VerificationError) -> VerifiedNotification {
-        let (json, raw) = try verifiedPayload(jws, claimedEnvironment: { NotificationPayload(json: $0, rawJSON: []).appClaim.environment })
+        let (json, raw) = try verifiedPayload(
+            jws, claimedEnvironment: { NotificationPayload(json: $0, rawJSON: []).appClaim.environment })
         let payload = NotificationPayload(json: json, rawJSON: raw)
         let claim = payload.appClaim
-        try checkApp(bundleId: claim.bundleId, appAppleId: claim.appAppleId, environment: claim.environment,
-                     checksAppAppleId: true)
+        try checkApp(
+            bundleId: claim.bundleId, appAppleId: claim.appAppleId, environment: claim.environment,
+            checksAppAppleId: true)
         var result = VerifiedNotification(payload: payload, transaction: nil, renewalInfo: nil)
         if let nested = payload.data?.signedTransactionInfo { result.transaction = try verifyTransaction(nested) }
         if let nested = payload.data?.signedRenewalInfo { result.renewalInfo = try verifyRenewalInfo(nested) }
@@ -74,7 +77,8 @@ public final class SignedDataVerifier: Sendable {
             let app = try verifyAppTransaction(nested)
             // The app transaction speaks for the app the notification names (RESCIND_CONSENT).
             guard app.bundleId == claim.bundleId, app.receiptType == claim.environment else {
-                throw VerificationError(.unknownApp, "the app transaction is not of the notification's app and environment")
+                throw VerificationError(
+                    .unknownApp, "the app transaction is not of the notification's app and environment")
             }
             result.appTransaction = app
         }
@@ -98,12 +102,14 @@ public final class SignedDataVerifier: Sendable {
                 return appAppleId == nil || app.appAppleId == nil || app.appAppleId == appAppleId
             }
             guard !matches.isEmpty else {
-                throw VerificationError(.unknownApp, "appAppleId \(appAppleId.map(String.init) ?? "missing") does not match \(bundleId!)")
+                throw VerificationError(
+                    .unknownApp, "appAppleId \(appAppleId.map(String.init) ?? "missing") does not match \(bundleId!)")
             }
             candidates = matches
         }
         guard candidates.contains(where: { app in environment.map(app.environments.contains) ?? false }) else {
-            throw VerificationError(.wrongEnvironment, "environment \(environment ?? "missing") is not accepted for \(bundleId!)")
+            throw VerificationError(
+                .wrongEnvironment, "environment \(environment ?? "missing") is not accepted for \(bundleId!)")
         }
     }
 }

@@ -27,7 +27,8 @@ public struct TestCertificateAuthority: Sendable {
 
     /// Generates fresh keys and the three certificates, valid from a day before `now` (seconds
     /// since the epoch, so a slightly slow clock elsewhere still accepts them) for `years`.
-    public static func generate(now: Int64, years: Int = 10) throws(VerificationSetupError) -> TestCertificateAuthority {
+    public static func generate(now: Int64, years: Int = 10) throws(VerificationSetupError) -> TestCertificateAuthority
+    {
         let rootKey = try Key.generate()
         let intermediateKey = try Key.generate()
         let leafKey = try Key.generate()
@@ -124,14 +125,14 @@ public struct TestCertificateAuthority: Sendable {
             guard let x = X509_new() else { OpenSSLErrors.fatal("X509_new") }
             let built = withExtendedLifetime((key, issuerKey)) { () -> Bool in
                 guard X509_set_version(x, 2) == 1,  // v3
-                      ASN1_INTEGER_set_uint64(X509_get_serialNumber(x), UInt64.random(in: 1...(UInt64.max >> 1))) == 1,
-                      ASN1_TIME_set(X509_getm_notBefore(x), time_t(from)) != nil,
-                      ASN1_TIME_set(X509_getm_notAfter(x), time_t(until)) != nil,
-                      X509_set_pubkey(x, key.raw) == 1,
-                      let name = X509_get_subject_name(x),
-                      X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, subject, -1, -1, 0) == 1,
-                      X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, "iap-ledger testkit", -1, -1, 0) == 1,
-                      X509_set_issuer_name(x, issuer.map { X509_get_subject_name($0) } ?? name) == 1
+                    ASN1_INTEGER_set_uint64(X509_get_serialNumber(x), UInt64.random(in: 1...(UInt64.max >> 1))) == 1,
+                    ASN1_TIME_set(X509_getm_notBefore(x), time_t(from)) != nil,
+                    ASN1_TIME_set(X509_getm_notAfter(x), time_t(until)) != nil,
+                    X509_set_pubkey(x, key.raw) == 1,
+                    let name = X509_get_subject_name(x),
+                    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, subject, -1, -1, 0) == 1,
+                    X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, "iap-ledger testkit", -1, -1, 0) == 1,
+                    X509_set_issuer_name(x, issuer.map { X509_get_subject_name($0) } ?? name) == 1
                 else { return false }
                 var context = X509V3_CTX()
                 COpenSSL_X509V3_set_ctx_nodb(&context)

@@ -36,14 +36,17 @@ final class TrustStore: @unchecked Sendable {
         guard let untrusted = COpenSSL_sk_X509_new_null() else { OpenSSLErrors.fatal("sk_X509_new_null") }
         defer { COpenSSL_sk_X509_free(untrusted) }
 
-        let outcome: Result<[ClosedRange<Int64>], VerificationError> = withExtendedLifetime((leaf, intermediate, self)) {
+        let outcome: Result<[ClosedRange<Int64>], VerificationError> = withExtendedLifetime((leaf, intermediate, self))
+        {
             intermediate.withRaw { _ = COpenSSL_sk_X509_push(untrusted, $0) }
             let initialised = leaf.withRaw { X509_STORE_CTX_init(ctx, store, $0, untrusted) }
             guard initialised == 1 else { OpenSSLErrors.fatal("X509_STORE_CTX_init") }
             X509_VERIFY_PARAM_set_time(X509_STORE_CTX_get0_param(ctx), time_t(time))
             guard X509_verify_cert(ctx) == 1 else {
-                return .failure(OpenSSLErrors.chain(code: X509_STORE_CTX_get_error(ctx),
-                                                    depth: X509_STORE_CTX_get_error_depth(ctx)))
+                return .failure(
+                    OpenSSLErrors.chain(
+                        code: X509_STORE_CTX_get_error(ctx),
+                        depth: X509_STORE_CTX_get_error_depth(ctx)))
             }
             guard let chain = X509_STORE_CTX_get0_chain(ctx), COpenSSL_sk_X509_num(chain) == 3 else {
                 return .failure(VerificationError(.invalidChain, "path is not leaf → intermediate → root"))

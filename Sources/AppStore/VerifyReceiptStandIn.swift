@@ -71,7 +71,9 @@ public struct VerifyReceiptStandIn: Sendable {
             return Self.status(21004)
         }
 
-        let inApp = contents.purchases.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
+        let inApp = contents.purchases.sorted {
+            ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId)
+        }
         let created = contents.creationDate ?? now
         var receiptJSON: [String: JSONValue] = [
             "receipt_type": .string(environment), "adam_id": 0, "app_item_id": 0, "download_id": 0,

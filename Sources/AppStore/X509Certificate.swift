@@ -10,7 +10,10 @@ final class X509Certificate: @unchecked Sendable {
         let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buf in
             var p = buf.baseAddress
             guard let x = d2i_X509(nil, &p, buf.count) else { return nil }
-            if p != buf.baseAddress! + buf.count { X509_free(x); return nil }
+            if p != buf.baseAddress! + buf.count {
+                X509_free(x)
+                return nil
+            }
             return x
         }
         guard let parsed else { throw OpenSSLErrors.certificate("not a DER certificate") }

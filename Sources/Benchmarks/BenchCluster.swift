@@ -29,7 +29,8 @@ final class BenchCluster {
         try Shell.check(["pgbench", "-i", "-q", "-s", String(scale)] + clientFlags + ["pgbench"])
         let connection = try Connection(server.connectionString(database: "pgbench"))
         try connection.executeScript(
-            "CREATE TABLE IF NOT EXISTS bench_insert (id bigint NOT NULL, created_at timestamptz NOT NULL, payload text NOT NULL)")
+            "CREATE TABLE IF NOT EXISTS bench_insert (id bigint NOT NULL, created_at timestamptz NOT NULL, payload text NOT NULL)"
+        )
     }
 
     func query(_ sql: String, database: String = "iap_ledger") throws -> Rows {
@@ -55,8 +56,11 @@ final class ServiceProcess {
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["serve", "--config", configPath, "--port", "0", "--host", "127.0.0.1", "--threads", String(threads)]
-        process.environment = ProcessInfo.processInfo.environment.merging(["DATABASE_URL": databaseURL]) { _, new in new }
+        process.arguments = [
+            "serve", "--config", configPath, "--port", "0", "--host", "127.0.0.1", "--threads", String(threads),
+        ]
+        process.environment = ProcessInfo.processInfo.environment.merging(["DATABASE_URL": databaseURL]) { _, new in new
+        }
         process.standardOutput = log
         process.standardError = log
         process.standardInput = FileHandle.nullDevice

@@ -23,16 +23,20 @@ enum BenchmarkReport {
     static func render(rows: [BenchmarkRow], context: [String]) -> String {
         var text = "\(begin)\n"
         for line in context { text += "\(line)\n" }
-        text += "\n| benchmark | ours (median) | runs | baseline (median, same go) | baseline runs | ratio | aim | met |\n"
+        text +=
+            "\n| benchmark | ours (median) | runs | baseline (median, same go) | baseline runs | ratio | aim | met |\n"
         text += "|---|---|---|---|---|---|---|---|\n"
         for row in rows {
             let met = row.met.map { $0 ? "yes" : "**no**" } ?? "—"
-            text += "| \(row.name) | \(row.figure) | \(list(row.runs)) | \(row.baseline) | \(list(row.baselineRuns)) | \(row.ratio) | \(row.aim) | \(met) |\n"
+            text +=
+                "| \(row.name) | \(row.figure) | \(list(row.runs)) | \(row.baseline) | \(list(row.baselineRuns)) | \(row.ratio) | \(row.aim) | \(met) |\n"
         }
-        text += "\nCommands (run from the repository root; `$PORT`, `$KEY`, `$PGHOST` are the bench run's service port, API key and cluster socket directory, printed by `iap-ledger-bench run`):\n\n"
+        text +=
+            "\nCommands (run from the repository root; `$PORT`, `$KEY`, `$PGHOST` are the bench run's service port, API key and cluster socket directory, printed by `iap-ledger-bench run`):\n\n"
         text += "| benchmark | ours | baseline |\n|---|---|---|\n"
         for row in rows {
-            text += "| \(row.name) | `\(row.command)` | \(row.baselineCommand.isEmpty ? "—" : "`\(row.baselineCommand)`") |\n"
+            text +=
+                "| \(row.name) | `\(row.command)` | \(row.baselineCommand.isEmpty ? "—" : "`\(row.baselineCommand)`") |\n"
         }
         text += "\(end)\n"
         return text
@@ -55,7 +59,9 @@ enum BenchmarkReport {
     /// Replaces the generated block of `path` (or appends it; creates the file with a title).
     static func write(_ block: String, to path: String) throws {
         var document = (try? String(contentsOfFile: path, encoding: .utf8)) ?? "# iap-ledger benchmarks\n\n"
-        if let start = document.range(of: begin), let stop = document.range(of: end, range: start.upperBound..<document.endIndex) {
+        if let start = document.range(of: begin),
+            let stop = document.range(of: end, range: start.upperBound..<document.endIndex)
+        {
             var after = stop.upperBound
             if after < document.endIndex, document[after] == "\n" { after = document.index(after: after) }
             document.replaceSubrange(start.lowerBound..<after, with: block)

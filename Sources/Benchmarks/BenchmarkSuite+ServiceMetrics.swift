@@ -7,7 +7,7 @@ extension BenchmarkSuite {
     /// nil when the service could not be asked.
     static func samples(_ series: [String], of service: ServiceProcess, key: String) -> [String: Double]? {
         guard let port = URL(string: service.url)?.port,
-              let text = try? ServiceHTTPClient(port: port, apiKey: key).get("/metrics").text
+            let text = try? ServiceHTTPClient(port: port, apiKey: key).get("/metrics").text
         else { return nil }
         var found: [String: Double] = [:]
         for line in text.split(separator: "\n") {
@@ -21,10 +21,11 @@ extension BenchmarkSuite {
     /// What the service's durable commits of ingest carried (`iap_ingest_batch_size`): "N
     /// purchases in M commits (mean …, K alone)".
     static func batchSizes(of service: ServiceProcess, key: String) -> String {
-        let sum = "iap_ingest_batch_size_sum", count = "iap_ingest_batch_size_count"
+        let sum = "iap_ingest_batch_size_sum"
+        let count = "iap_ingest_batch_size_count"
         let alone = #"iap_ingest_batch_size_bucket{le="1"}"#
         guard let found = samples([sum, count, alone], of: service, key: key),
-              let purchases = found[sum], let commits = found[count], commits > 0, let single = found[alone]
+            let purchases = found[sum], let commits = found[count], commits > 0, let single = found[alone]
         else { return "unavailable" }
         return String(
             format: "%.0f purchases in %.0f commits (mean %.1f per commit, %.0f recorded alone)", purchases, commits,

@@ -1,13 +1,14 @@
-import Service
 import EventStore
 import Foundation
 import Ledger
+import Service
 import TestSupport
 
 /// What every benchmark run sets up: the machine line of the report and the service config.
 extension BenchmarkSuite {
     func machine() -> String {
-        let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+        let cpu =
+            (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
             .split(separator: "\n").first { $0.hasPrefix("model name") }
             .map { $0.split(separator: ":", maxSplits: 1).last!.trimmingCharacters(in: .whitespaces) } ?? "unknown CPU"
         return "\(ProcessInfo.processInfo.activeProcessorCount) vCPU (\(cpu))"

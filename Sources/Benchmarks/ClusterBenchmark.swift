@@ -48,9 +48,14 @@ struct ClusterBenchmark {
         let cluster = try LocalCluster(directory: directory, binary: binary, configPath: configPath)
         defer { cluster.down() }
         let key = try cluster.createKey()
-        say("cluster: HAProxy at \(cluster.haproxyURL), node1 at \(cluster.nodeURL(1)); primary \(cluster.primaryConninfo)")
+        say(
+            "cluster: HAProxy at \(cluster.haproxyURL), node1 at \(cluster.nodeURL(1)); primary \(cluster.primaryConninfo)"
+        )
 
-        var ingest = [Path(name: "HAProxy, 3 instances", url: cluster.haproxyURL), Path(name: "node1 direct", url: cluster.nodeURL(1))]
+        var ingest = [
+            Path(name: "HAProxy, 3 instances", url: cluster.haproxyURL),
+            Path(name: "node1 direct", url: cluster.nodeURL(1)),
+        ]
         var used = 0
         var lagBytes: [Double] = []
         var lagMilliseconds: [Double] = []
@@ -60,9 +65,14 @@ struct ClusterBenchmark {
                 let sampler = try ReplicationLagSampler(conninfo: cluster.primaryConninfo)
                 let cpuBefore = cluster.cpuSeconds()
                 let replicaBefore = cluster.replicaCPUSeconds()
-                let wrk = try ToolOutput.wrk(try Shell.check(
-                    ["wrk", "-t\(options.wrkThreads)", "-c\(options.ingestConnections)", "-d\(options.seconds)s", "--latency",
-                     "-s", IngestBenchmark.script, ingest[index].url, "--", bodies, key, String(options.wrkThreads), String(used)]))
+                let wrk = try ToolOutput.wrk(
+                    try Shell.check(
+                        [
+                            "wrk", "-t\(options.wrkThreads)", "-c\(options.ingestConnections)", "-d\(options.seconds)s",
+                            "--latency",
+                            "-s", IngestBenchmark.script, ingest[index].url, "--", bodies, key,
+                            String(options.wrkThreads), String(used),
+                        ]))
                 let samples = sampler.stop()
                 lagBytes += samples.bytes
                 lagMilliseconds += samples.milliseconds
@@ -73,9 +83,12 @@ struct ClusterBenchmark {
                 ingest[index].p99s.append(wrk.p99Milliseconds ?? .nan)
                 ingest[index].errors += wrk.errors
                 used += wrk.requests + 64 * options.ingestConnections  // in flight at the end were sent too
-                say(String(format: "cluster ingest run %d/%d [%@]: %.0f req/s, p99 %.1f ms, %.0f µs CPU/req, errors %d; replay lag max %.0f bytes",
-                           run, options.runs, ingest[index].name, wrk.requestsPerSecond, wrk.p99Milliseconds ?? .nan,
-                           ingest[index].cpuPerRequest.last!, wrk.errors, samples.bytes.max() ?? 0))
+                say(
+                    String(
+                        format:
+                            "cluster ingest run %d/%d [%@]: %.0f req/s, p99 %.1f ms, %.0f µs CPU/req, errors %d; replay lag max %.0f bytes",
+                        run, options.runs, ingest[index].name, wrk.requestsPerSecond, wrk.p99Milliseconds ?? .nan,
+                        ingest[index].cpuPerRequest.last!, wrk.errors, samples.bytes.max() ?? 0))
             }
         }
 
@@ -85,28 +98,42 @@ struct ClusterBenchmark {
         try ((0..<users.count).compactMap { users[$0, 0] }.joined(separator: "\n") + "\n")
             .write(toFile: usersFile, atomically: true, encoding: .utf8)
         let script = "scripts/bench/get-user.lua"
-        var read = [Path(name: "HAProxy, 3 instances", url: cluster.haproxyURL), Path(name: "node1 direct", url: cluster.nodeURL(1))]
+        var read = [
+            Path(name: "HAProxy, 3 instances", url: cluster.haproxyURL),
+            Path(name: "node1 direct", url: cluster.nodeURL(1)),
+        ]
         // Warm every instance's document cache (HAProxy spreads the users over all three).
         for url in [cluster.haproxyURL, cluster.nodeURL(1)] {
-            _ = try Shell.check(["wrk", "-t\(options.wrkThreads)", "-c\(options.readConnections)", "-d3s", "-s", script, url, "--", usersFile, key])
+            _ = try Shell.check([
+                "wrk", "-t\(options.wrkThreads)", "-c\(options.readConnections)", "-d3s", "-s", script, url, "--",
+                usersFile, key,
+            ])
         }
         for run in 1...options.runs {
             for index in read.indices {
                 let cpuBefore = cluster.cpuSeconds()
-                let wrk = try ToolOutput.wrk(try Shell.check(
-                    ["wrk", "-t\(options.wrkThreads)", "-c\(options.readConnections)", "-d\(options.seconds)s", "--latency",
-                     "-s", script, read[index].url, "--", usersFile, key]))
-                read[index].cpuPerRequest.append((cluster.cpuSeconds() - cpuBefore) * 1e6 / Double(max(wrk.requests, 1)))
+                let wrk = try ToolOutput.wrk(
+                    try Shell.check(
+                        [
+                            "wrk", "-t\(options.wrkThreads)", "-c\(options.readConnections)", "-d\(options.seconds)s",
+                            "--latency",
+                            "-s", script, read[index].url, "--", usersFile, key,
+                        ]))
+                read[index].cpuPerRequest.append(
+                    (cluster.cpuSeconds() - cpuBefore) * 1e6 / Double(max(wrk.requests, 1)))
                 read[index].rates.append(wrk.requestsPerSecond)
                 read[index].p99s.append(wrk.p99Milliseconds ?? .nan)
                 read[index].errors += wrk.errors
-                say(String(format: "cluster read run %d/%d [%@]: %.0f req/s, p99 %.2f ms, %.0f µs CPU/req, errors %d",
-                           run, options.runs, read[index].name, wrk.requestsPerSecond, wrk.p99Milliseconds ?? .nan,
-                           read[index].cpuPerRequest.last!, wrk.errors))
+                say(
+                    String(
+                        format: "cluster read run %d/%d [%@]: %.0f req/s, p99 %.2f ms, %.0f µs CPU/req, errors %d",
+                        run, options.runs, read[index].name, wrk.requestsPerSecond, wrk.p99Milliseconds ?? .nan,
+                        read[index].cpuPerRequest.last!, wrk.errors))
             }
         }
-        return Result(ingest: ingest, read: read, lagBytes: lagBytes, lagMilliseconds: lagMilliseconds,
-                      replicaCPUPerWrite: replicaCPU)
+        return Result(
+            ingest: ingest, read: read, lagBytes: lagBytes, lagMilliseconds: lagMilliseconds,
+            replicaCPUPerWrite: replicaCPU)
     }
 }
 
@@ -123,11 +150,13 @@ final class ReplicationLagSampler: @unchecked Sendable {
         connection = try Connection(conninfo, connectTimeout: 5)
         Thread { [self] in
             while lock.withLock({ running }) {
-                if let rows = try? connection.query("""
+                if let rows = try? connection.query(
+                    """
                     SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::float8 AS bytes,
                            COALESCE(extract(epoch FROM replay_lag) * 1000, 0)::float8 AS ms
                     FROM pg_stat_replication
-                    """), rows.count > 0 {
+                    """), rows.count > 0
+                {
                     let sample = (rows[0, "bytes"].flatMap(Double.init) ?? 0, rows[0, "ms"].flatMap(Double.init) ?? 0)
                     lock.withLock {
                         bytes.append(sample.0)

@@ -19,40 +19,58 @@ extension IngestBenchmark {
                 .write(toFile: file, atomically: true, encoding: .utf8)
             files.append(file)
             // Warm: every user's document in the cache, as in `run`.
-            _ = try Shell.check(["wrk", "-t\(p.wrkThreads)", "-c\(p.readConnections)", "-d3s", "-s", script,
-                                 target.service.url, "--", file, target.key])
+            _ = try Shell.check([
+                "wrk", "-t\(p.wrkThreads)", "-c\(p.readConnections)", "-d3s", "-s", script,
+                target.service.url, "--", file, target.key,
+            ])
         }
-        let select = ["pgbench", "-S", "-n", "-M", "prepared", "-c", String(p.readConnections), "-j", String(p.wrkThreads),
-                      "-T", String(options.seconds)]
+        let select = [
+            "pgbench", "-S", "-n", "-M", "prepared", "-c", String(p.readConnections), "-j", String(p.wrkThreads),
+            "-T", String(options.seconds),
+        ]
         var baseline: [Double] = []
         var rates = Array(repeating: [Double](), count: targets.count)
-        var p99s = rates, cpus = rates
+        var p99s = rates
+        var cpus = rates
         for run in 1...options.runs {
             baseline.append(try ToolOutput.pgbench(try Shell.check(select + cluster.clientFlags + ["pgbench"])).tps)
             var line = "read run \(run)/\(options.runs): pgbench -S \(Int(baseline.last!)) tps"
             for (index, target) in targets.enumerated() {
-                let before = cpuSeconds(of: [target.service.pid]) + cpuSeconds(ofChildrenOf: cluster.server.postmasterPID)
-                let wrk = try ToolOutput.wrk(try Shell.check(
-                    ["wrk", "-t\(p.wrkThreads)", "-c\(p.readConnections)", "-d\(options.seconds)s", "--latency", "-s", script,
-                     target.service.url, "--", files[index], target.key]))
-                let cpu = cpuSeconds(of: [target.service.pid]) + cpuSeconds(ofChildrenOf: cluster.server.postmasterPID) - before
+                let before =
+                    cpuSeconds(of: [target.service.pid]) + cpuSeconds(ofChildrenOf: cluster.server.postmasterPID)
+                let wrk = try ToolOutput.wrk(
+                    try Shell.check(
+                        [
+                            "wrk", "-t\(p.wrkThreads)", "-c\(p.readConnections)", "-d\(options.seconds)s", "--latency",
+                            "-s", script,
+                            target.service.url, "--", files[index], target.key,
+                        ]))
+                let cpu =
+                    cpuSeconds(of: [target.service.pid]) + cpuSeconds(ofChildrenOf: cluster.server.postmasterPID)
+                    - before
                 rates[index].append(wrk.requestsPerSecond)
                 p99s[index].append(wrk.p99Milliseconds ?? .nan)
                 cpus[index].append(cpu * 1e6 / Double(max(wrk.requests, 1)))
-                line += String(format: "; [%d] %.0f req/s p99 %.2f ms %.1f µs CPU/read errors %d", index + 1,
-                               wrk.requestsPerSecond, wrk.p99Milliseconds ?? .nan, cpus[index].last!, wrk.errors)
+                line += String(
+                    format: "; [%d] %.0f req/s p99 %.2f ms %.1f µs CPU/read errors %d", index + 1,
+                    wrk.requestsPerSecond, wrk.p99Milliseconds ?? .nan, cpus[index].last!, wrk.errors)
             }
             say(line)
         }
-        print(String(format: "pgbench -S: median %.0f tps (runs %@)", baseline.median!,
-                     baseline.map { String(format: "%.0f", $0) }.joined(separator: ", ")))
+        print(
+            String(
+                format: "pgbench -S: median %.0f tps (runs %@)", baseline.median!,
+                baseline.map { String(format: "%.0f", $0) }.joined(separator: ", ")))
         for (index, target) in targets.enumerated() {
-            print(String(format: "[%d] %@ reads: median %.0f req/s (runs %@), p99 median %.2f ms, ratio %.3f×, service+PostgreSQL CPU %.1f µs/read (runs %@); cache %@",
-                         index + 1, target.binary, rates[index].median!,
-                         rates[index].map { String(format: "%.0f", $0) }.joined(separator: ", "),
-                         p99s[index].median ?? .nan, rates[index].median! / baseline.median!, cpus[index].median!,
-                         cpus[index].map { String(format: "%.1f", $0) }.joined(separator: ", "),
-                         BenchmarkSuite.cacheReads(of: target.service, key: target.key)))
+            print(
+                String(
+                    format:
+                        "[%d] %@ reads: median %.0f req/s (runs %@), p99 median %.2f ms, ratio %.3f×, service+PostgreSQL CPU %.1f µs/read (runs %@); cache %@",
+                    index + 1, target.binary, rates[index].median!,
+                    rates[index].map { String(format: "%.0f", $0) }.joined(separator: ", "),
+                    p99s[index].median ?? .nan, rates[index].median! / baseline.median!, cpus[index].median!,
+                    cpus[index].map { String(format: "%.1f", $0) }.joined(separator: ", "),
+                    BenchmarkSuite.cacheReads(of: target.service, key: target.key)))
         }
     }
 }

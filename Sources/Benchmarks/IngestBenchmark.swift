@@ -90,38 +90,56 @@ struct IngestBenchmark {
             sleep(UInt32(options.pause))
         }
 
-        let insert = ["pgbench", "-n", "-M", "prepared", "-f", "scripts/bench/insert.sql", "-c", String(options.connections),
-                      "-j", String(options.wrkThreads), "-T", String(options.seconds)]
+        let insert = [
+            "pgbench", "-n", "-M", "prepared", "-f", "scripts/bench/insert.sql", "-c", String(options.connections),
+            "-j", String(options.wrkThreads), "-T", String(options.seconds),
+        ]
         var baseline: [Double] = []
         for run in 1...options.runs {
             baseline.append(try ToolOutput.pgbench(try Shell.check(insert + cluster.clientFlags + ["pgbench"])).tps)
             var line = "run \(run)/\(options.runs): pgbench \(Int(baseline.last!)) tps"
             for (index, target) in targets.enumerated() {
-                let cpuBefore = Self.cpuSeconds(of: [target.service.pid]) + Self.cpuSeconds(ofChildrenOf: cluster.server.postmasterPID)
-                let wrk = try ToolOutput.wrk(try Shell.check(
-                    ["wrk", "-t\(options.wrkThreads)", "-c\(options.connections)", "-d\(options.seconds)s", "--latency",
-                     "-s", script, target.service.url, "--", bodies, target.key, String(options.wrkThreads), String(target.used)]))
-                let cpu = Self.cpuSeconds(of: [target.service.pid]) + Self.cpuSeconds(ofChildrenOf: cluster.server.postmasterPID) - cpuBefore
+                let cpuBefore =
+                    Self.cpuSeconds(of: [target.service.pid])
+                    + Self.cpuSeconds(ofChildrenOf: cluster.server.postmasterPID)
+                let wrk = try ToolOutput.wrk(
+                    try Shell.check(
+                        [
+                            "wrk", "-t\(options.wrkThreads)", "-c\(options.connections)", "-d\(options.seconds)s",
+                            "--latency",
+                            "-s", script, target.service.url, "--", bodies, target.key, String(options.wrkThreads),
+                            String(target.used),
+                        ]))
+                let cpu =
+                    Self.cpuSeconds(of: [target.service.pid])
+                    + Self.cpuSeconds(ofChildrenOf: cluster.server.postmasterPID) - cpuBefore
                 target.cpuPerRequest.append(cpu * 1e6 / Double(max(wrk.requests, 1)))
                 target.rates.append(wrk.requestsPerSecond)
                 target.p99s.append(wrk.p99Milliseconds ?? .nan)
                 target.used += wrk.requests + 64 * options.connections  // in flight at the end were sent too
                 target.errors += wrk.errors
-                line += String(format: "; [%d] %.0f req/s p99 %.1f ms %.0f µs CPU/req errors %d", index + 1,
-                               wrk.requestsPerSecond, wrk.p99Milliseconds ?? .nan, target.cpuPerRequest.last!, wrk.errors)
+                line += String(
+                    format: "; [%d] %.0f req/s p99 %.1f ms %.0f µs CPU/req errors %d", index + 1,
+                    wrk.requestsPerSecond, wrk.p99Milliseconds ?? .nan, target.cpuPerRequest.last!, wrk.errors)
             }
             say(line)
         }
-        print(String(format: "pgbench INSERT: median %.0f tps (runs %@)", baseline.median!,
-                     baseline.map { String(format: "%.0f", $0) }.joined(separator: ", ")))
+        print(
+            String(
+                format: "pgbench INSERT: median %.0f tps (runs %@)", baseline.median!,
+                baseline.map { String(format: "%.0f", $0) }.joined(separator: ", ")))
         for (index, target) in targets.enumerated() {
             let duplicates = target.used > options.purchases ? " (bodies ran out: some posts were duplicates)" : ""
-            print(String(format: "[%d] %@: median %.0f req/s (runs %@), p99 median %.1f ms, ratio %.3f×, service+PostgreSQL CPU %.0f µs/req (runs %@), errors %d%@",
-                         index + 1, target.binary, target.rates.median!,
-                         target.rates.map { String(format: "%.0f", $0) }.joined(separator: ", "),
-                         target.p99s.median ?? .nan, target.rates.median! / baseline.median!,
-                         target.cpuPerRequest.median!, target.cpuPerRequest.map { String(format: "%.0f", $0) }.joined(separator: ", "),
-                         target.errors, duplicates))
+            print(
+                String(
+                    format:
+                        "[%d] %@: median %.0f req/s (runs %@), p99 median %.1f ms, ratio %.3f×, service+PostgreSQL CPU %.0f µs/req (runs %@), errors %d%@",
+                    index + 1, target.binary, target.rates.median!,
+                    target.rates.map { String(format: "%.0f", $0) }.joined(separator: ", "),
+                    target.p99s.median ?? .nan, target.rates.median! / baseline.median!,
+                    target.cpuPerRequest.median!,
+                    target.cpuPerRequest.map { String(format: "%.0f", $0) }.joined(separator: ", "),
+                    target.errors, duplicates))
         }
         if options.reads { try reads(options, cluster: cluster, targets: targets, work: work) }
     }
@@ -132,11 +150,13 @@ struct IngestBenchmark {
         var total = 0.0
         for pid in pids {
             guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { continue }
+                let close = stat.lastIndex(of: ")")
+            else { continue }
             // Fields after "pid (comm) ": state is field 3, utime 14, stime 15, cutime 16, cstime 17.
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             if fields.count > 14, let user = Double(fields[11]), let system = Double(fields[12]),
-               let childUser = Double(fields[13]), let childSystem = Double(fields[14]) {
+                let childUser = Double(fields[13]), let childSystem = Double(fields[14])
+            {
                 total += (user + system + (reapedChildren ? childUser + childSystem : 0)) / ticks
             }
         }
@@ -149,6 +169,7 @@ struct IngestBenchmark {
     /// time out of the second sum: the first target's figure came out too low, even negative.
     static func cpuSeconds(ofChildrenOf parent: Int32) -> Double {
         let children = (try? String(contentsOfFile: "/proc/\(parent)/task/\(parent)/children", encoding: .utf8)) ?? ""
-        return cpuSeconds(of: [parent], reapedChildren: true) + cpuSeconds(of: children.split(separator: " ").compactMap { Int32($0) })
+        return cpuSeconds(of: [parent], reapedChildren: true)
+            + cpuSeconds(of: children.split(separator: " ").compactMap { Int32($0) })
     }
 }

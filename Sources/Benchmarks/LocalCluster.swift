@@ -17,8 +17,10 @@ final class LocalCluster {
         self.binary = binary
         basePort = try Self.freeBasePort(span: 8)
         BenchmarkSuite.say("deploy/local-cluster up --dir \(directory) --base-port \(basePort)")
-        try Shell.check(["deploy/local-cluster", "up", "--dir", directory, "--base-port", String(basePort),
-                         "--binary", binary, "--config", configPath])
+        try Shell.check([
+            "deploy/local-cluster", "up", "--dir", directory, "--base-port", String(basePort),
+            "--binary", binary, "--config", configPath,
+        ])
         isUp = true
     }
 
@@ -45,8 +47,9 @@ final class LocalCluster {
     func primary() throws -> Connection { try Connection(primaryConninfo, connectTimeout: 5) }
 
     func createKey() throws -> String {
-        let output = try Shell.check([binary, "keys", "create", "--name", "bench", "--scopes", "read,write"],
-                                     environment: ["DATABASE_URL": primaryConninfo])
+        let output = try Shell.check(
+            [binary, "keys", "create", "--name", "bench", "--scopes", "read,write"],
+            environment: ["DATABASE_URL": primaryConninfo])
         guard let key = output.split(separator: "\n").last.map(String.init), key.hasPrefix("iap_") else {
             throw Shell.Failure(description: "no key in: \(output)")
         }
@@ -54,7 +57,9 @@ final class LocalCluster {
     }
 
     private func pid(_ file: String) -> Int32? {
-        (try? String(contentsOfFile: file, encoding: .utf8))?.split(separator: "\n").first.flatMap { Int32($0.trimmingCharacters(in: .whitespaces)) }
+        (try? String(contentsOfFile: file, encoding: .utf8))?.split(separator: "\n").first.flatMap {
+            Int32($0.trimmingCharacters(in: .whitespaces))
+        }
     }
 
     /// CPU seconds of every process on the write path: the instances, HAProxy, PgBouncer and the
@@ -67,7 +72,8 @@ final class LocalCluster {
 
     /// CPU seconds of the replica (startup process replaying WAL, walreceiver, …).
     func replicaCPUSeconds() -> Double {
-        pid(directory + "/\(state("REPLICA") ?? "pg2")/postmaster.pid").map(IngestBenchmark.cpuSeconds(ofChildrenOf:)) ?? 0
+        pid(directory + "/\(state("REPLICA") ?? "pg2")/postmaster.pid").map(IngestBenchmark.cpuSeconds(ofChildrenOf:))
+            ?? 0
     }
 
     /// A base port whose next `span` ports are all free on 127.0.0.1.

@@ -29,12 +29,15 @@ enum LongPollBenchmark {
         let limit = OpenFileLimit.raiseToHard()
         guard limit >= 2 * waiters + 64 else {
             throw Shell.Failure(
-                description: "\(waiters) waiters need \(2 * waiters + 64) open files; the hard limit is \(limit) (raise ulimit -Hn)")
+                description:
+                    "\(waiters) waiters need \(2 * waiters + 64) open files; the hard limit is \(limit) (raise ulimit -Hn)"
+            )
         }
         let handles = HandleList()
         var router = Router()
         router.add("GET", "/v1/changes") { _, _ in
-            let deferred = HTTPDeferred(timeout: .seconds(60), timeoutResponse: .json(200, Array(#"{"changes":[],"next":"c-1"}"#.utf8)))
+            let deferred = HTTPDeferred(
+                timeout: .seconds(60), timeoutResponse: .json(200, Array(#"{"changes":[],"next":"c-1"}"#.utf8)))
             handles.append(deferred)
             return .deferred(deferred)
         }
@@ -94,11 +97,13 @@ extension BenchmarkSuite {
         let result = try LongPollBenchmark.measure(waiters: waiters)
         Self.say("  \(result)")
         notes.append("long-poll: \(result) (clients in the same process, soft open-file limit raised to the hard one).")
-        rows.append(BenchmarkRow(
-            name: "\(BenchmarkReport.number(Double(waiters))) idle long-poll waiters (in-process HTTPServer, 32 workers)",
-            figure: String(format: "+%.1f MB RSS", result.addedMB), runs: [result.addedMB],
-            baseline: "aim 20 MB", baselineRuns: [], ratio: String(format: "%.2f× aim", result.addedMB / 20),
-            aim: "≤ 20 MB", met: result.addedMB <= 20,
-            command: ".build/release/iap-ledger-bench long-poll --waiters \(waiters)", baselineCommand: ""))
+        rows.append(
+            BenchmarkRow(
+                name:
+                    "\(BenchmarkReport.number(Double(waiters))) idle long-poll waiters (in-process HTTPServer, 32 workers)",
+                figure: String(format: "+%.1f MB RSS", result.addedMB), runs: [result.addedMB],
+                baseline: "aim 20 MB", baselineRuns: [], ratio: String(format: "%.2f× aim", result.addedMB / 20),
+                aim: "≤ 20 MB", met: result.addedMB <= 20,
+                command: ".build/release/iap-ledger-bench long-poll --waiters \(waiters)", baselineCommand: ""))
     }
 }

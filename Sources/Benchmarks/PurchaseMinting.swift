@@ -44,8 +44,10 @@ enum PurchaseMinting {
     static func body(userId: String, vectors: TestVectors = .shared) -> [UInt8] {
         var writer = JSONWriter(capacity: 3000)
         writer.beginObject()
-        writer.key("userId"); writer.string(userId)
-        writer.key("signedTransaction"); writer.string(vectors.signedTransaction())
+        writer.key("userId")
+        writer.string(userId)
+        writer.key("signedTransaction")
+        writer.string(vectors.signedTransaction())
         writer.endObject()
         return writer.bytes
     }

@@ -37,9 +37,10 @@ enum ReplayRuns {
             print("replay run \(run): \(result)")
             results.append(result)
         }
-        print(String(
-            format: "replay median: %.2f s (%.0f events/s); COPY median %.2f s; ratio median %.2f×",
-            results.map(\.replaySeconds).median!, results.map(\.eventsPerSecond).median!,
-            results.map(\.copySeconds).median!, results.map(\.ratioToCopy).median!))
+        print(
+            String(
+                format: "replay median: %.2f s (%.0f events/s); COPY median %.2f s; ratio median %.2f×",
+                results.map(\.replaySeconds).median!, results.map(\.eventsPerSecond).median!,
+                results.map(\.copySeconds).median!, results.map(\.ratioToCopy).median!))
     }
 }

@@ -13,7 +13,8 @@ enum ServiceLongPollBenchmark {
     {
         let limit = OpenFileLimit.raiseToHard()
         guard limit >= waiters + 64 else {
-            throw Shell.Failure(description: "\(waiters) waiters need \(waiters + 64) open files; the hard limit is \(limit)")
+            throw Shell.Failure(
+                description: "\(waiters) waiters need \(waiters + 64) open files; the hard limit is \(limit)")
         }
         let port = Int(service.url.split(separator: ":").last ?? "") ?? 0
         let head = try HTTPTestConnection(port: port).request(
@@ -33,7 +34,8 @@ enum ServiceLongPollBenchmark {
         for _ in 0..<waiters {
             let client = try HTTPTestConnection(port: port, receiveTimeout: 90)
             try client.send(
-                "GET /v1/changes?after=\(cursor)&wait=60 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(key)\r\n\r\n")
+                "GET /v1/changes?after=\(cursor)&wait=60 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(key)\r\n\r\n"
+            )
             clients.append(client)
         }
         let deadline = Date().addingTimeInterval(60)
@@ -54,7 +56,9 @@ enum ServiceLongPollBenchmark {
                 answered += 1
             }
         }
-        guard answered == waiters else { throw Shell.Failure(description: "\(answered) of \(waiters) long polls got the change") }
+        guard answered == waiters else {
+            throw Shell.Failure(description: "\(answered) of \(waiters) long polls got the change")
+        }
         return LongPollBenchmark.Result(waiters: waiters, rssBeforeMB: before, rssAfterMB: during)
     }
 
@@ -81,13 +85,18 @@ extension BenchmarkSuite {
         // they used up the minted file, as a fast machine does.
         let body = String(decoding: PurchaseMinting.body(userId: "bench-long-poll"), as: UTF8.self)
         let waiters = parameters.longPollWaiters
-        let result = try ServiceLongPollBenchmark.measure(service: service, key: key, purchaseBody: body, waiters: waiters)
-        rows.append(BenchmarkRow(
-            name: "\(waiters) idle GET /v1/changes?wait=60 long polls on iap-ledger serve (VmRSS added)",
-            figure: String(format: "+%.1f MB (%.1f → %.1f MB)", result.addedMB, result.rssBeforeMB, result.rssAfterMB),
-            runs: [result.addedMB], baseline: "aim 20 MB", baselineRuns: [],
-            ratio: String(format: "%.2f× aim", result.addedMB / 20), aim: "≤ 20 MB (#13)", met: result.addedMB <= 20,
-            command: "\(waiters) × curl 'localhost:$PORT/v1/changes?after=$HEAD&wait=60' while grep VmRSS /proc/$PID/status",
-            baselineCommand: ""))
+        let result = try ServiceLongPollBenchmark.measure(
+            service: service, key: key, purchaseBody: body, waiters: waiters)
+        rows.append(
+            BenchmarkRow(
+                name: "\(waiters) idle GET /v1/changes?wait=60 long polls on iap-ledger serve (VmRSS added)",
+                figure: String(
+                    format: "+%.1f MB (%.1f → %.1f MB)", result.addedMB, result.rssBeforeMB, result.rssAfterMB),
+                runs: [result.addedMB], baseline: "aim 20 MB", baselineRuns: [],
+                ratio: String(format: "%.2f× aim", result.addedMB / 20), aim: "≤ 20 MB (#13)",
+                met: result.addedMB <= 20,
+                command:
+                    "\(waiters) × curl 'localhost:$PORT/v1/changes?after=$HEAD&wait=60' while grep VmRSS /proc/$PID/status",
+                baselineCommand: ""))
     }
 }

@@ -28,7 +28,8 @@ enum Shell {
     static func check(_ argv: [String], environment: [String: String] = [:]) throws -> String {
         let outcome = try run(argv, environment: environment)
         guard outcome.status == 0 else {
-            throw Failure(description: "\(argv.joined(separator: " ")) exited \(outcome.status): \(outcome.output.suffix(800))")
+            throw Failure(
+                description: "\(argv.joined(separator: " ")) exited \(outcome.status): \(outcome.output.suffix(800))")
         }
         return outcome.output
     }
@@ -42,13 +43,15 @@ enum Shell {
             let candidate = "\(directory)/\(name)"
             if access(candidate, X_OK) == 0 { return candidate }
         }
-        throw Failure(description: "\(name) not found on PATH (make bench-deps installs wrk; pgbench comes with postgresql)")
+        throw Failure(
+            description: "\(name) not found on PATH (make bench-deps installs wrk; pgbench comes with postgresql)")
     }
 
     /// A command line as a reader would type it (arguments with spaces quoted).
     static func display(_ argv: [String]) -> String {
         argv.map { arg in
-            arg.contains(" ") || arg.contains("'") || arg.isEmpty ? "'" + arg.replacingOccurrences(of: "'", with: "'\\''") + "'" : arg
+            arg.contains(" ") || arg.contains("'") || arg.isEmpty
+                ? "'" + arg.replacingOccurrences(of: "'", with: "'\\''") + "'" : arg
         }.joined(separator: " ")
     }
 }

@@ -112,7 +112,8 @@ struct WebhookBenchmark {
                 let cpuBefore = serviceBefore + IngestBenchmark.cpuSeconds(ofChildrenOf: cluster.server.postmasterPID)
                 let wrk = try ToolOutput.wrk(
                     try Shell.check([
-                        "wrk", "-t\(options.wrkThreads)", "-c\(options.connections)", "-d\(options.seconds)s", "--latency",
+                        "wrk", "-t\(options.wrkThreads)", "-c\(options.connections)", "-d\(options.seconds)s",
+                        "--latency",
                         "-s", script, target.service.url, "--", bodies, target.key, String(options.wrkThreads),
                         String(used[index]),
                     ]))
@@ -141,11 +142,14 @@ struct WebhookBenchmark {
                 }
                 say(
                     String(
-                        format: "webhooks run %d/%d [%@]: %.0f req/s, %.0f µs CPU/purchase (service %.0f, PostgreSQL %.0f)%@",
-                        run, options.runs, index == 0 ? "no endpoint" : "one endpoint", wrk.requestsPerSecond, perRequest,
+                        format:
+                            "webhooks run %d/%d [%@]: %.0f req/s, %.0f µs CPU/purchase (service %.0f, PostgreSQL %.0f)%@",
+                        run, options.runs, index == 0 ? "no endpoint" : "one endpoint", wrk.requestsPerSecond,
+                        perRequest,
                         servicePerRequest, perRequest - servicePerRequest,
                         index == 1
-                            ? String(format: ", delivered %d/%d, drained %.1f s after wrk", receiver.count, result.recorded,
+                            ? String(
+                                format: ", delivered %d/%d, drained %.1f s after wrk", receiver.count, result.recorded,
                                 result.drainSeconds.last ?? 0) : ""))
             }
         }
@@ -176,9 +180,13 @@ extension WebhookBenchmark {
         let bodies = work + "/purchases.jsonl"
         try PurchaseMinting.write(count: options.purchases, to: bodies)
         let result = try run(options, cluster: cluster, work: work, bodies: bodies)
-        print(String(format: "CPU per purchase: %.0f µs with one endpoint, %.0f µs without (%.2f×); lag p50 %.0f ms p99 %.0f ms; delivered %d of %d",
-                     result.withCPU.median!, result.withoutCPU.median!, result.withCPU.median! / result.withoutCPU.median!,
-                     percentile(result.lags, 50) ?? .nan, percentile(result.lags, 99) ?? .nan, result.delivered, result.recorded))
+        print(
+            String(
+                format:
+                    "CPU per purchase: %.0f µs with one endpoint, %.0f µs without (%.2f×); lag p50 %.0f ms p99 %.0f ms; delivered %d of %d",
+                result.withCPU.median!, result.withoutCPU.median!, result.withCPU.median! / result.withoutCPU.median!,
+                percentile(result.lags, 50) ?? .nan, percentile(result.lags, 99) ?? .nan, result.delivered,
+                result.recorded))
     }
 }
 
@@ -195,22 +203,31 @@ extension BenchmarkSuite {
         let result = try WebhookBenchmark.run(options, cluster: cluster, work: work, bodies: bodies)
         let ratio = result.withCPU.median! / result.withoutCPU.median!
         let command = "iap-ledger-bench webhooks --runs \(p.runs) --seconds \(p.seconds)"
-        rows.append(BenchmarkRow(
-            name: "Ingest CPU per purchase with one webhook endpoint (delivered to a local receiver)",
-            figure: String(format: "%.0f µs (%@ req/s)", result.withCPU.median!, BenchmarkReport.number(result.withRates.median!)),
-            runs: result.withCPU,
-            baseline: String(format: "%.0f µs without an endpoint (%@ req/s)", result.withoutCPU.median!,
-                             BenchmarkReport.number(result.withoutRates.median!)),
-            baselineRuns: result.withoutCPU, ratio: String(format: "%.2f×", ratio), aim: "≤ 1.10× (#13)",
-            met: ratio <= 1.10, command: command, baselineCommand: "the same, the service's config without `webhooks`"))
+        rows.append(
+            BenchmarkRow(
+                name: "Ingest CPU per purchase with one webhook endpoint (delivered to a local receiver)",
+                figure: String(
+                    format: "%.0f µs (%@ req/s)", result.withCPU.median!,
+                    BenchmarkReport.number(result.withRates.median!)),
+                runs: result.withCPU,
+                baseline: String(
+                    format: "%.0f µs without an endpoint (%@ req/s)", result.withoutCPU.median!,
+                    BenchmarkReport.number(result.withoutRates.median!)),
+                baselineRuns: result.withoutCPU, ratio: String(format: "%.2f×", ratio), aim: "≤ 1.10× (#13)",
+                met: ratio <= 1.10, command: command,
+                baselineCommand: "the same, the service's config without `webhooks`"))
         let p99 = WebhookBenchmark.percentile(result.lags, 99) ?? .nan
-        rows.append(BenchmarkRow(
-            name: "Webhook delivery lag at the ingest rate, p99 (write → receiver)",
-            figure: String(format: "%.0f ms (p50 %.0f ms; %d of %d delivered)", p99,
-                           WebhookBenchmark.percentile(result.lags, 50) ?? .nan, result.delivered, result.recorded),
-            runs: result.drainSeconds, baseline: "aim 1,000 ms", baselineRuns: [],
-            ratio: String(format: "%.2f× aim", p99 / 1000), aim: "≤ 1 s, all delivered (#13)",
-            met: p99 <= 1000 && result.delivered >= result.recorded, command: command, baselineCommand: ""))
-        notes.append("webhooks: runs of the endpoint's service last until every change is delivered; drain after wrk per run \(result.drainSeconds.map { String(format: "%.1f s", $0) }.joined(separator: " / ")) (the row's runs column).")
+        rows.append(
+            BenchmarkRow(
+                name: "Webhook delivery lag at the ingest rate, p99 (write → receiver)",
+                figure: String(
+                    format: "%.0f ms (p50 %.0f ms; %d of %d delivered)", p99,
+                    WebhookBenchmark.percentile(result.lags, 50) ?? .nan, result.delivered, result.recorded),
+                runs: result.drainSeconds, baseline: "aim 1,000 ms", baselineRuns: [],
+                ratio: String(format: "%.2f× aim", p99 / 1000), aim: "≤ 1 s, all delivered (#13)",
+                met: p99 <= 1000 && result.delivered >= result.recorded, command: command, baselineCommand: ""))
+        notes.append(
+            "webhooks: runs of the endpoint's service last until every change is delivered; drain after wrk per run \(result.drainSeconds.map { String(format: "%.1f s", $0) }.joined(separator: " / ")) (the row's runs column)."
+        )
     }
 }

@@ -1,6 +1,6 @@
+import AppStore
 import Foundation
 import Ledger
-import AppStore
 import TestSupport
 
 // iap-ledger-bench: the benchmarks of `make bench`. Every figure it prints can be reproduced with
@@ -71,7 +71,8 @@ func problem(with arguments: ArraySlice<String>, of command: String) -> String? 
         }
         index += 1
     }
-    if repositoryCommands.contains(command), !FileManager.default.fileExists(atPath: "scripts/bench/post-purchase.lua") {
+    if repositoryCommands.contains(command), !FileManager.default.fileExists(atPath: "scripts/bench/post-purchase.lua")
+    {
         return "run it from the repository root (no scripts/bench/ in \(FileManager.default.currentDirectoryPath))"
     }
     return nil
@@ -128,7 +129,8 @@ func main() -> Int32 {
         case "pool":
             try PoolRuns.run()
         case "mint-purchases":
-            guard let count = option("count", in: arguments).flatMap(Int.init), let out = option("out", in: arguments) else {
+            guard let count = option("count", in: arguments).flatMap(Int.init), let out = option("out", in: arguments)
+            else {
                 print(usage)
                 return 2
             }
@@ -141,7 +143,9 @@ func main() -> Int32 {
             if let pause = option("pause", in: arguments).flatMap(Int.init) { options.pause = pause }
             options.reads = arguments.contains("--reads")
             if let threads = option("threads", in: arguments).flatMap(Int.init) { options.serviceThreads = threads }
-            options.binaries = arguments.indices.dropLast().filter { arguments[$0] == "--serve" }.map { arguments[$0 + 1] }
+            options.binaries = arguments.indices.dropLast().filter { arguments[$0] == "--serve" }.map {
+                arguments[$0 + 1]
+            }
             try IngestBenchmark.run(options)
         case "run":
             var parameters = BenchmarkSuite.Parameters()
@@ -153,12 +157,15 @@ func main() -> Int32 {
                 parameters.groups = Set(only.split(separator: ",").map(String.init))
                 let unknown = parameters.groups.subtracting(BenchmarkSuite.Parameters.knownGroups)
                 guard unknown.isEmpty else {
-                    FileHandle.standardError.write(Data("iap-ledger-bench: no group \(unknown.sorted().joined(separator: ", "))\n".utf8))
+                    FileHandle.standardError.write(
+                        Data("iap-ledger-bench: no group \(unknown.sorted().joined(separator: ", "))\n".utf8))
                     return 2
                 }
                 // A focused run must not replace the full table of BENCHMARKS.md with its few rows.
                 if option("out", in: arguments) == nil {
-                    parameters.output = NSTemporaryDirectory() + "iap-ledger-bench-\(parameters.groups.sorted().joined(separator: "-")).md"
+                    parameters.output =
+                        NSTemporaryDirectory()
+                        + "iap-ledger-bench-\(parameters.groups.sorted().joined(separator: "-")).md"
                 }
             }
             var suite = BenchmarkSuite(parameters: parameters)

@@ -57,7 +57,9 @@ extension Connection {
     private func startCopy(_ sql: String, expecting expected: ExecStatusType) throws(DatabaseError) {
         // A deferred BEGIN, and in transaction pool mode the settings, go ahead in the same
         // simple query: PQexec stops at the COPY's result.
-        guard let result = PQexec(handle, scriptPrologue() + sql) else { throw DatabaseError.from(result: nil, connection: handle) }
+        guard let result = PQexec(handle, scriptPrologue() + sql) else {
+            throw DatabaseError.from(result: nil, connection: handle)
+        }
         defer { PQclear(result) }
         guard PQresultStatus(result) == expected else {
             let error = DatabaseError.from(result: result, connection: handle)

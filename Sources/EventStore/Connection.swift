@@ -37,7 +37,9 @@ public final class Connection: @unchecked Sendable {
 
     /// Connects with a conninfo (`host=/tmp port=5432 dbname=x`) or URL (`postgresql://…`) string.
     /// `connectTimeout` (seconds) applies unless the string sets `connect_timeout` itself.
-    public init(_ conninfo: String, connectTimeout: Int? = nil, session: SessionSettings = .direct) throws(DatabaseError) {
+    public init(_ conninfo: String, connectTimeout: Int? = nil, session: SessionSettings = .direct)
+        throws(DatabaseError)
+    {
         var keywords: [String?] = []
         var values: [String?] = []
         if let connectTimeout {

@@ -50,7 +50,8 @@ public struct ConnectionTarget: Sendable, CustomStringConvertible {
         var cursor = options
         while let keyword = cursor.pointee.keyword {
             if let raw = cursor.pointee.val, raw.pointee != 0 {
-                set.append((String(cString: keyword), String(cString: raw), cursor.pointee.envvar.map { String(cString: $0) }))
+                set.append(
+                    (String(cString: keyword), String(cString: raw), cursor.pointee.envvar.map { String(cString: $0) }))
             }
             cursor += 1
         }

@@ -64,11 +64,13 @@ final class LingeringCloser: Sendable {
             state.stopping = false
             var thread = pthread_t()
             let box = Unmanaged.passRetained(self).toOpaque()
-            let created = pthread_create(&thread, nil, { box in
-                let closer = Unmanaged<LingeringCloser>.fromOpaque(box!).takeRetainedValue()
-                closer.drainLoop()
-                return nil
-            }, box)
+            let created = pthread_create(
+                &thread, nil,
+                { box in
+                    let closer = Unmanaged<LingeringCloser>.fromOpaque(box!).takeRetainedValue()
+                    closer.drainLoop()
+                    return nil
+                }, box)
             if created == 0 {
                 state.thread = thread
             } else {
@@ -145,10 +147,11 @@ final class LingeringCloser: Sendable {
             var polled = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
             polled += sockets.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
             let now = ContinuousClock.now
-            let timeout: Int32 = sockets.map { $0.deadline }.min().map { deadline in
-                let left = now.duration(to: deadline).components
-                return Int32(clamping: max(0, left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000 + 1))
-            } ?? -1
+            let timeout: Int32 =
+                sockets.map { $0.deadline }.min().map { deadline in
+                    let left = now.duration(to: deadline).components
+                    return Int32(clamping: max(0, left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000 + 1))
+                } ?? -1
             _ = poll(&polled, nfds_t(polled.count), timeout)
             if polled[0].revents != 0 {
                 while read(wakeRead, &scratch, scratch.count) > 0 {}

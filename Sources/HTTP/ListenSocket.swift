@@ -1,9 +1,10 @@
+import SystemCalls
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import SystemCalls
 
 /// Binds and listens ourselves (instead of letting MHD do it) so that the address is explicit
 /// (MHD alone binds 0.0.0.0) and a failure comes back as errno, i.e. "port N is already in use".

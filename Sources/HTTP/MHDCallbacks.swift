@@ -17,7 +17,8 @@ enum MHDCallbacks {
     /// the client may still be sending, so its connection lingers when MHD closes it.
     static let completed: MHD_RequestCompletedCallback = { cls, connection, conCls, toe in
         if toe == .REQUEST_TERMINATED_WITH_ERROR, let cls {
-            Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue().lingering.flag(CMHD_connection_fd(connection))
+            Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue().lingering.flag(
+                CMHD_connection_fd(connection))
         }
         guard let conCls, let raw = conCls.pointee else { return }
         Unmanaged<RequestState>.fromOpaque(raw).release()

@@ -47,7 +47,8 @@ public enum JSONValue: Sendable, Hashable {
         guard case .number(let lexeme) = self else { return nil }
         if let exact = Int64(lexeme) { return exact }
         guard let double = Double(lexeme), double.isFinite,
-              double >= -9.2e18, double <= 9.2e18 else { return nil }
+            double >= -9.2e18, double <= 9.2e18
+        else { return nil }
         return Int64(double)  // Int64(_:) truncates toward zero
     }
 

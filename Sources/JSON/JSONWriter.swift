@@ -136,9 +136,12 @@ public struct JSONWriter: Sendable {
         }
         var magnitude = value.magnitude
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var count = 0
         withUnsafeMutableBytes(of: &digits) { buffer in
             while magnitude > 0 {
@@ -183,18 +186,25 @@ public struct JSONWriter: Sendable {
     private mutating func appendEscaped(_ byte: UInt8) {
         switch byte {
         case UInt8(ascii: "\""):
-            bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "\""))
+            bytes.append(UInt8(ascii: "\\"))
+            bytes.append(UInt8(ascii: "\""))
         case UInt8(ascii: "\\"):
-            bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "\\"))
+            bytes.append(UInt8(ascii: "\\"))
+            bytes.append(UInt8(ascii: "\\"))
         case 0x0A:
-            bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "n"))
+            bytes.append(UInt8(ascii: "\\"))
+            bytes.append(UInt8(ascii: "n"))
         case 0x0D:
-            bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "r"))
+            bytes.append(UInt8(ascii: "\\"))
+            bytes.append(UInt8(ascii: "r"))
         case 0x09:
-            bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "t"))
+            bytes.append(UInt8(ascii: "\\"))
+            bytes.append(UInt8(ascii: "t"))
         default:
-            bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), 0x30, 0x30,
-                                      Self.hex[Int(byte >> 4)], Self.hex[Int(byte & 0xF)]])
+            bytes.append(contentsOf: [
+                UInt8(ascii: "\\"), UInt8(ascii: "u"), 0x30, 0x30,
+                Self.hex[Int(byte >> 4)], Self.hex[Int(byte & 0xF)],
+            ])
         }
     }
 }

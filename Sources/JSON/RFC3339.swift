@@ -33,10 +33,20 @@ public enum RFC3339 {
                 divisor /= 10
             }
         }
-        digits(year, 4); bytes.append(0x2D); digits(month, 2); bytes.append(0x2D); digits(day, 2)
+        digits(year, 4)
+        bytes.append(0x2D)
+        digits(month, 2)
+        bytes.append(0x2D)
+        digits(day, 2)
         bytes.append(0x54)
-        digits(secondOfDay / 3600, 2); bytes.append(0x3A); digits(secondOfDay / 60 % 60, 2); bytes.append(0x3A)
-        digits(secondOfDay % 60, 2); bytes.append(0x2E); digits(fraction, 3); bytes.append(0x5A)
+        digits(secondOfDay / 3600, 2)
+        bytes.append(0x3A)
+        digits(secondOfDay / 60 % 60, 2)
+        bytes.append(0x3A)
+        digits(secondOfDay % 60, 2)
+        bytes.append(0x2E)
+        digits(fraction, 3)
+        bytes.append(0x5A)
     }
 
     /// Parses RFC 3339 (`Z` or `±hh:mm` offsets, optional fraction beyond milliseconds
@@ -53,10 +63,10 @@ public enum RFC3339 {
             return value
         }
         guard bytes.count >= 20, let year = number(0, 4), bytes[4] == 0x2D, let month = number(5, 2),
-              bytes[7] == 0x2D, let day = number(8, 2), bytes[10] == 0x54 || bytes[10] == 0x74,
-              let hour = number(11, 2), bytes[13] == 0x3A, let minute = number(14, 2), bytes[16] == 0x3A,
-              let second = number(17, 2), (1...12).contains(month), (1...31).contains(day), hour < 24,
-              minute < 60, second < 61
+            bytes[7] == 0x2D, let day = number(8, 2), bytes[10] == 0x54 || bytes[10] == 0x74,
+            let hour = number(11, 2), bytes[13] == 0x3A, let minute = number(14, 2), bytes[16] == 0x3A,
+            let second = number(17, 2), (1...12).contains(month), (1...31).contains(day), hour < 24,
+            minute < 60, second < 61
         else { return nil }
         var index = 19
         var millis = 0
@@ -77,7 +87,8 @@ public enum RFC3339 {
             index += 1
         } else if bytes[index] == 0x2B || bytes[index] == 0x2D {
             guard let offsetHours = number(index + 1, 2), bytes.count > index + 3, bytes[index + 3] == 0x3A,
-                  let offsetMinutes = number(index + 4, 2) else { return nil }
+                let offsetMinutes = number(index + 4, 2)
+            else { return nil }
             offsetSeconds = (offsetHours * 3600 + offsetMinutes * 60) * (bytes[index] == 0x2D ? -1 : 1)
             index += 6
         } else {

@@ -16,7 +16,9 @@ public enum AppStoreBenchmark {
         var elapsed: UInt64 = 0
         while elapsed < budget {
             for token in jws {
-                guard (try? verifier.verifyTransaction(token)) != nil else { preconditionFailure("bench vector rejected") }
+                guard (try? verifier.verifyTransaction(token)) != nil else {
+                    preconditionFailure("bench vector rejected")
+                }
             }
             count += jws.count
             elapsed = DispatchTime.now().uptimeNanoseconds - start

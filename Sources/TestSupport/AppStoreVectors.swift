@@ -71,7 +71,8 @@ public final class TestVectors: Sendable {
             "type": .string("Auto-Renewable Subscription"), "inAppOwnershipType": .string("PURCHASED"),
             "signedDate": .number(String(now)), "environment": .string("Sandbox"),
             "transactionReason": .string("PURCHASE"), "storefront": .string("USA"), "storefrontId": .string("143441"),
-            "price": .number("9990"), "currency": .string("USD"), "appTransactionId": .string(String(704_289_570_000_000_000 + id)),
+            "price": .number("9990"), "currency": .string("USD"),
+            "appTransactionId": .string(String(704_289_570_000_000_000 + id)),
         ]
         Self.merge(fields, into: &p)
         return .object(p)
@@ -102,8 +103,10 @@ public final class TestVectors: Sendable {
         transaction: [String: JSONValue]? = [:], renewal: [String: JSONValue]? = nil,
         data: [String: JSONValue] = [:], fields: [String: JSONValue] = [:]
     ) -> String {
-        sign(notificationPayload(type: type, subtype: subtype, transaction: transaction, renewal: renewal,
-                                 data: data, fields: fields))
+        sign(
+            notificationPayload(
+                type: type, subtype: subtype, transaction: transaction, renewal: renewal,
+                data: data, fields: fields))
     }
 
     public func notificationPayload(
@@ -148,7 +151,8 @@ public final class TestVectors: Sendable {
             "receiptType": .string("Sandbox"), "bundleId": .string(Self.bundleId),
             "applicationVersion": .string("1.0"), "receiptCreationDate": .number(String(now)),
             "originalPurchaseDate": .number(String(now - 86_400_000)), "originalApplicationVersion": .string("1.0"),
-            "deviceVerification": .string("dGVzdA=="), "deviceVerificationNonce": .string(UUID().uuidString.lowercased()),
+            "deviceVerification": .string("dGVzdA=="),
+            "deviceVerificationNonce": .string(UUID().uuidString.lowercased()),
             "appTransactionId": .string(appTransactionId), "originalPlatform": .string("iOS"),
         ]
         if fields["receiptType"]?.stringValue == "Production" { p["appAppleId"] = .number(String(Self.appAppleId)) }
@@ -171,7 +175,8 @@ public final class TestVectors: Sendable {
         Self.merge(appData, into: &data)
         return sign(
             .object([
-                "notificationType": .string("RESCIND_CONSENT"), "notificationUUID": .string(UUID().uuidString.lowercased()),
+                "notificationType": .string("RESCIND_CONSENT"),
+                "notificationUUID": .string(UUID().uuidString.lowercased()),
                 "version": .string("2.0"), "signedDate": .number(String(signedDate ?? Self.nowMillis)),
                 "appData": .object(data),
             ]))

@@ -33,7 +33,8 @@ public final class AppleServerAPIStandIn: @unchecked Sendable {
         configuration.threadCount = 2
         configuration.maxDeferredSeconds = 60
         configuration.shutdownGraceSeconds = 0.2
-        let production = production, sandbox = sandbox
+        let production = production
+        let sandbox = sandbox
         server = HTTPServer(configuration: configuration) { request in
             Self.handle(request, production: production, sandbox: sandbox, now: clock())
         }

@@ -40,7 +40,9 @@ public struct JSONSchemaValidator {
             out.append("\(path): the validator does not know the keyword \"\(keyword)\"; teach it")
         }
         if let reference = keywords["$ref"]?.stringValue {
-            guard let target = resolve(reference) else { return out + ["\(path): $ref \(reference) resolves to nothing"] }
+            guard let target = resolve(reference) else {
+                return out + ["\(path): $ref \(reference) resolves to nothing"]
+            }
             out += errors(value, target, at: path)
         }
         if let types = Self.types(schema), !types.contains(where: { Self.matches(value, $0) }) {
@@ -76,8 +78,12 @@ public struct JSONSchemaValidator {
             }
         case .number(let lexeme):
             if let number = Double(lexeme) {
-                if let min = keywords["minimum"]?.doubleValue, number < min { out.append("\(path): \(lexeme) < \(min)") }
-                if let max = keywords["maximum"]?.doubleValue, number > max { out.append("\(path): \(lexeme) > \(max)") }
+                if let min = keywords["minimum"]?.doubleValue, number < min {
+                    out.append("\(path): \(lexeme) < \(min)")
+                }
+                if let max = keywords["maximum"]?.doubleValue, number > max {
+                    out.append("\(path): \(lexeme) > \(max)")
+                }
             }
         case .array(let items):
             if let min = keywords["minItems"]?.int64Value, Int64(items.count) < min {
@@ -119,7 +125,9 @@ public struct JSONSchemaValidator {
                 }
             }
         }
-        if let choices = keywords["anyOf"]?.arrayValue, !choices.contains(where: { errors(value, $0, at: path).isEmpty }) {
+        if let choices = keywords["anyOf"]?.arrayValue,
+            !choices.contains(where: { errors(value, $0, at: path).isEmpty })
+        {
             out.append("\(path): \(Self.show(value)) matches none of the anyOf choices")
         }
         for part in keywords["allOf"]?.arrayValue ?? [] { out += errors(value, part, at: path) }
@@ -165,7 +173,8 @@ public struct JSONSchemaValidator {
     /// RFC 3339 date-time (section 5.6), with field ranges.
     static func isDateTime(_ text: String) -> Bool {
         text.range(
-            of: #"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"#,
+            of:
+                #"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"#,
             options: .regularExpression) != nil
     }
 }

@@ -4,12 +4,16 @@ import Foundation
 /// OpenSSL's own verifier and the key's public half, not against our own code.
 public enum OpenSSLCommandLine {
     /// Apple's test `.p8` (the key Apple's libraries sign offers with in their tests).
-    public static let testSigningKey = TestVectors.fixtures.appendingPathComponent("test-resources/certs/testSigningKey.p8")
+    public static let testSigningKey = TestVectors.fixtures.appendingPathComponent(
+        "test-resources/certs/testSigningKey.p8")
 
     /// Whether `signatureDER` (ECDSA-SHA256, DER) over `message` verifies with the public key
     /// `openssl pkey -pubout` derives from the private key at `privateKey`.
-    public static func verifies(signatureDER: [UInt8], message: [UInt8], privateKey: URL = testSigningKey) throws -> Bool {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("openssl-verify-\(UUID().uuidString)")
+    public static func verifies(signatureDER: [UInt8], message: [UInt8], privateKey: URL = testSigningKey) throws
+        -> Bool
+    {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "openssl-verify-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let publicKey = directory.appendingPathComponent("public.pem")
@@ -20,7 +24,9 @@ public enum OpenSSLCommandLine {
         guard try run(["pkey", "-in", privateKey.path, "-pubout", "-out", publicKey.path]) == 0 else {
             throw CommandFailure(description: "openssl pkey -pubout failed for \(privateKey.path)")
         }
-        return try run(["dgst", "-sha256", "-verify", publicKey.path, "-signature", signatureFile.path, messageFile.path]) == 0
+        return try run([
+            "dgst", "-sha256", "-verify", publicKey.path, "-signature", signatureFile.path, messageFile.path,
+        ]) == 0
     }
 
     /// Whether a compact ES256 JWS verifies with that key (R‖S re-encoded as DER for OpenSSL).

@@ -44,7 +44,8 @@ public final class PgBouncer: Sendable {
         let directory = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         let asPostgres = geteuid() == 0
         if asPostgres {
-            guard let user = getpwnam("postgres"), chown(directory, user.pointee.pw_uid, user.pointee.pw_gid) == 0 else {
+            guard let user = getpwnam("postgres"), chown(directory, user.pointee.pw_uid, user.pointee.pw_gid) == 0
+            else {
                 throw TestDatabaseError(message: "cannot give \(directory) to the postgres OS user")
             }
         }

@@ -22,7 +22,9 @@ public final class StandInServer: @unchecked Sendable {
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         addr.sin_port = 0
         let bound = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -47,7 +49,10 @@ public final class StandInServer: @unchecked Sendable {
     private func serve() {
         while true {
             let client = accept(fd, nil, nil)
-            if client < 0 { close(fd); return }
+            if client < 0 {
+                close(fd)
+                return
+            }
             handle(client)
             close(client)
         }
@@ -82,7 +87,8 @@ public final class StandInServer: @unchecked Sendable {
             return next
         }
         let body = Array(response.body.utf8)
-        let text = "HTTP/1.1 \(response.status) X\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n"
+        let text =
+            "HTTP/1.1 \(response.status) X\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n"
             + "Connection: close\r\n\r\n"
         let out = Array(text.utf8) + body
         _ = out.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }

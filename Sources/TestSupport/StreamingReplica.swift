@@ -142,10 +142,13 @@ public final class StreamingReplica: Sendable {
             "SELECT current_setting('wal_level'), current_setting('max_wal_senders')::int")
         guard settings[0, 0] != "minimal", (settings[0, 1].flatMap { Int($0) } ?? 0) > 0 else {
             throw TestDatabaseError(
-                message: "the primary cannot serve replicas (wal_level \(settings[0, 0] ?? "?"), max_wal_senders \(settings[0, 1] ?? "?")): start it with StreamingReplica.primarySettings")
+                message:
+                    "the primary cannot serve replicas (wal_level \(settings[0, 0] ?? "?"), max_wal_senders \(settings[0, 1] ?? "?")): start it with StreamingReplica.primarySettings"
+            )
         }
         let rules = try connection.query(
-            "SELECT count(*) FROM pg_hba_file_rules WHERE type = 'local' AND 'replication' = ANY(database) AND error IS NULL")
+            "SELECT count(*) FROM pg_hba_file_rules WHERE type = 'local' AND 'replication' = ANY(database) AND error IS NULL"
+        )
         guard rules[0, 0] == "0" else { return }
         guard let hbaFile = try connection.query("SHOW hba_file")[0, 0],
             let handle = FileHandle(forWritingAtPath: hbaFile)
@@ -191,9 +194,11 @@ public final class StreamingReplica: Sendable {
     static func runAsPostgres(_ argv: [String]) throws -> (status: Int32, output: String) {
         var command = argv
         if geteuid() == 0 {
-            guard let runuser = ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"].first(where: {
-                FileManager.default.isExecutableFile(atPath: $0)
-            }) else { throw TestDatabaseError(message: "running as root needs `runuser` (util-linux)") }
+            guard
+                let runuser = ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"].first(where: {
+                    FileManager.default.isExecutableFile(atPath: $0)
+                })
+            else { throw TestDatabaseError(message: "running as root needs `runuser` (util-linux)") }
             command = [runuser, "-u", "postgres", "--"] + argv
         }
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("replica-\(UUID().uuidString).log")

@@ -46,7 +46,8 @@ public final class TestDatabase: Sendable {
         try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".sql") }.sorted()
             .map { name in
                 let bytes = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name))
-                return Migration(version: Int(name.prefix(4)) ?? -1, name: name, sql: String(decoding: bytes, as: UTF8.self))
+                return Migration(
+                    version: Int(name.prefix(4)) ?? -1, name: name, sql: String(decoding: bytes, as: UTF8.self))
             }
     }
 

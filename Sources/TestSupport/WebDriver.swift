@@ -23,8 +23,10 @@ public final class WebDriver: @unchecked Sendable {
 
     /// Starts chromedriver and one headless Chromium session. `hostResolverRules` keeps every
     /// name but 127.0.0.1 unresolvable, so nothing the page asks for can leave the machine.
-    public init(windowWidth: Int = 1280, windowHeight: Int = 800, chromedriver: String = "/usr/bin/chromedriver",
-                chromium: String = "/usr/bin/chromium") throws {
+    public init(
+        windowWidth: Int = 1280, windowHeight: Int = 800, chromedriver: String = "/usr/bin/chromedriver",
+        chromium: String = "/usr/bin/chromium"
+    ) throws {
         guard FileManager.default.isExecutableFile(atPath: chromedriver) else {
             throw Failure("\(chromedriver) is missing: `make browser` installs chromium and chromium-driver")
         }
@@ -143,7 +145,8 @@ public final class WebDriver: @unchecked Sendable {
     }
 
     public func setWindowSize(width: Int, height: Int) throws {
-        try command("POST", "/window/rect", .object(["width": .number(String(width)), "height": .number(String(height))]))
+        try command(
+            "POST", "/window/rect", .object(["width": .number(String(width)), "height": .number(String(height))]))
     }
 
     /// The text of an open alert/confirm/prompt, or nil when none is open.

@@ -1,8 +1,8 @@
 import AppStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
 
 /// The app receipt's contents in Apple's receipt format, as `testkit receipt` mints them, and the
 /// verifyReceipt stand-in that answers for them: held against the `openssl` command line (an
@@ -14,15 +14,21 @@ import TestSupport
     static let contents = AppReceiptContents(
         bundleId: "com.example.game", appVersion: "1.0", originalAppVersion: "0.9", creationDate: bought + 5_000,
         purchases: [
-            .init(productId: "com.example.game.pro.monthly", transactionId: "2000000001", originalTransactionId: "2000000001",
-                  purchaseDate: bought, originalPurchaseDate: bought, expiresDate: bought + 2_592_000_000,
-                  webOrderLineItemId: 92_000_000_001, isInIntroOfferPeriod: false),
+            .init(
+                productId: "com.example.game.pro.monthly", transactionId: "2000000001",
+                originalTransactionId: "2000000001",
+                purchaseDate: bought, originalPurchaseDate: bought, expiresDate: bought + 2_592_000_000,
+                webOrderLineItemId: 92_000_000_001, isInIntroOfferPeriod: false),
             // A renewal dated with milliseconds (as `testkit notify` mints them), later refunded.
-            .init(productId: "com.example.game.pro.monthly", transactionId: "2000000003", originalTransactionId: "2000000001",
-                  purchaseDate: bought + 2_592_000_123, originalPurchaseDate: bought, expiresDate: bought + 5_184_000_123,
-                  webOrderLineItemId: 92_000_000_003, cancellationDate: bought + 2_600_000_000, isInIntroOfferPeriod: true),
-            .init(quantity: 3, productId: "com.example.game.coins100", transactionId: "2000000002",
-                  originalTransactionId: "2000000002", purchaseDate: bought + 1_000, originalPurchaseDate: bought + 1_000),
+            .init(
+                productId: "com.example.game.pro.monthly", transactionId: "2000000003",
+                originalTransactionId: "2000000001",
+                purchaseDate: bought + 2_592_000_123, originalPurchaseDate: bought, expiresDate: bought + 5_184_000_123,
+                webOrderLineItemId: 92_000_000_003, cancellationDate: bought + 2_600_000_000, isInIntroOfferPeriod: true
+            ),
+            .init(
+                quantity: 3, productId: "com.example.game.coins100", transactionId: "2000000002",
+                originalTransactionId: "2000000002", purchaseDate: bought + 1_000, originalPurchaseDate: bought + 1_000),
         ])
 
     // MARK: - contents
@@ -75,7 +81,10 @@ import TestSupport
 
     @Test func whatIsNotApplesFormatIsRefusedWithItsReason() throws {
         func reason(_ der: [UInt8]) -> String? {
-            do { _ = try AppReceiptContents(der: der); return nil } catch {
+            do {
+                _ = try AppReceiptContents(der: der)
+                return nil
+            } catch {
                 guard case .notAReceipt(let detail) = error else { return "\(error)" }
                 return detail
             }
@@ -97,7 +106,8 @@ import TestSupport
         init() throws {
             authority = try TestCertificateAuthority.generate(now: Int64(Date().timeIntervalSince1970))
             signer = try AppReceiptSigner(
-                privateKeyPEM: authority.leafKeyPEM, certificateDER: authority.leafDER, chainDER: [authority.intermediateDER])
+                privateKeyPEM: authority.leafKeyPEM, certificateDER: authority.leafDER,
+                chainDER: [authority.intermediateDER])
         }
         func receipt(_ contents: AppReceiptContents = AppReceiptContentsTests.contents) -> String {
             signer.signedReceipt(contents.der())
@@ -127,29 +137,38 @@ import TestSupport
         try Data(Base64Decoding.decode(receipt)).write(to: directory.appendingPathComponent("r.der"))
         try #require(TestCertificateAuthority.pem(certificateDER: store.authority.rootDER))
             .write(to: directory.appendingPathComponent("root.pem"), atomically: true, encoding: .utf8)
-        let verified = try Self.run("/usr/bin/openssl", [
-            "cms", "-verify", "-inform", "DER", "-in", directory.appendingPathComponent("r.der").path, "-binary",
-            "-CAfile", directory.appendingPathComponent("root.pem").path, "-out", directory.appendingPathComponent("c.der").path,
-        ])
+        let verified = try Self.run(
+            "/usr/bin/openssl",
+            [
+                "cms", "-verify", "-inform", "DER", "-in", directory.appendingPathComponent("r.der").path, "-binary",
+                "-CAfile", directory.appendingPathComponent("root.pem").path, "-out",
+                directory.appendingPathComponent("c.der").path,
+            ])
         #expect(verified.status == 0, "\(verified.output)")
         #expect(Array(try Data(contentsOf: directory.appendingPathComponent("c.der"))) == Self.contents.der())
 
         let now = Self.bought + 60_000
         let answer = Self.standIn(store).answer(Self.request(receipt), now: now) { chain in
-            chain == "2000000001" ? .init(autoRenewProductId: "com.example.game.pro.monthly", autoRenewStatus: false, expirationIntent: 1) : nil
+            chain == "2000000001"
+                ? .init(autoRenewProductId: "com.example.game.pro.monthly", autoRenewStatus: false, expirationIntent: 1)
+                : nil
         }
         #expect(answer["status"]?.int64Value == 0)
         #expect(answer["environment"]?.stringValue == "LocalTesting")
         #expect(answer["receipt"]?["bundle_id"]?.stringValue == "com.example.game")
         #expect(answer["receipt"]?["request_date_ms"]?.stringValue == String(now))
         let inApp = try #require(answer["receipt"]?["in_app"]?.arrayValue)
-        #expect(inApp.map { $0["transaction_id"]?.stringValue } == ["2000000001", "2000000002", "2000000003"], "oldest first")
+        #expect(
+            inApp.map { $0["transaction_id"]?.stringValue } == ["2000000001", "2000000002", "2000000003"],
+            "oldest first")
         #expect(inApp[1]["quantity"]?.stringValue == "3")
         #expect(inApp[0]["purchase_date"]?.stringValue == "2026-12-01 23:35:25 Etc/GMT")
         #expect(inApp[2]["purchase_date_ms"]?.stringValue == String(Self.bought + 2_592_000_123))
         #expect(inApp[2]["cancellation_date_ms"]?.stringValue == String(Self.bought + 2_600_000_000))
         let latest = try #require(answer["latest_receipt_info"]?.arrayValue)
-        #expect(latest.map { $0["transaction_id"]?.stringValue } == ["2000000003", "2000000002", "2000000001"], "newest first")
+        #expect(
+            latest.map { $0["transaction_id"]?.stringValue } == ["2000000003", "2000000002", "2000000001"],
+            "newest first")
         #expect(answer["latest_receipt"]?.stringValue == receipt)
         let pending = try #require(answer["pending_renewal_info"]?.arrayValue)
         #expect(pending.count == 1)
@@ -158,12 +177,17 @@ import TestSupport
 
         // exclude-old-transactions: each subscription's latest period only (the coins stay).
         let recent = Self.standIn(store).answer(Self.request(receipt, excludeOld: true), now: now)
-        #expect(recent["latest_receipt_info"]?.arrayValue?.map { $0["transaction_id"]?.stringValue } == ["2000000003", "2000000002"])
+        #expect(
+            recent["latest_receipt_info"]?.arrayValue?.map { $0["transaction_id"]?.stringValue } == [
+                "2000000003", "2000000002",
+            ])
 
         // What the service makes of the answer, through its own verifyReceipt client.
-        let server = try StandInServer(["/verifyReceipt": [(200, String(decoding: answer.serialized(), as: UTF8.self))]])
+        let server = try StandInServer(["/verifyReceipt": [(200, String(decoding: answer.serialized(), as: UTF8.self))]]
+        )
         defer { server.stop() }
-        let client = ReceiptVerifier(productionURL: server.url("/verifyReceipt"), sandboxURL: server.url("/verifyReceipt"), maxRetries: 0)
+        let client = ReceiptVerifier(
+            productionURL: server.url("/verifyReceipt"), sandboxURL: server.url("/verifyReceipt"), maxRetries: 0)
         let legacy = try client.verify(receiptData: receipt, password: "secret", askedAt: 0)
         #expect(legacy.environment == "LocalTesting")
         #expect(legacy.bundleId == "com.example.game")
@@ -182,21 +206,37 @@ import TestSupport
         let standIn = Self.standIn(store)
         #expect(standIn.answer(Self.request(other.receipt()), now: 0)["status"]?.int64Value == 21003)
         // The same signer's certificate without the intermediate it chains through: no path to the root.
-        let bare = try AppReceiptSigner(privateKeyPEM: store.authority.leafKeyPEM, certificateDER: store.authority.leafDER)
-        #expect(standIn.answer(Self.request(bare.signedReceipt(Self.contents.der())), now: 0)["status"]?.int64Value == 21003)
+        let bare = try AppReceiptSigner(
+            privateKeyPEM: store.authority.leafKeyPEM, certificateDER: store.authority.leafDER)
+        #expect(
+            standIn.answer(Self.request(bare.signedReceipt(Self.contents.der())), now: 0)["status"]?.int64Value == 21003
+        )
         #expect(standIn.answer(Self.request("!!!"), now: 0)["status"]?.int64Value == 21002)
-        #expect(standIn.answer(Self.request(JWSSigner.base64(Self.contents.der())), now: 0)["status"]?.int64Value == 21002,
-                "the contents without a signature")
+        #expect(
+            standIn.answer(Self.request(JWSSigner.base64(Self.contents.der())), now: 0)["status"]?.int64Value == 21002,
+            "the contents without a signature")
         // Signed by the store, but not Apple's receipt format inside.
-        #expect(standIn.answer(Self.request(store.signer.signedReceipt(Array("hello".utf8))), now: 0)["status"]?.int64Value == 21002)
+        #expect(
+            standIn.answer(Self.request(store.signer.signedReceipt(Array("hello".utf8))), now: 0)["status"]?.int64Value
+                == 21002)
         #expect(standIn.answer(Array("{".utf8), now: 0)["status"]?.int64Value == 21000)
         #expect(standIn.answer(Array(#"{"password":"secret"}"#.utf8), now: 0)["status"]?.int64Value == 21002)
 
         // The service hears 21003 as a final rejection, not as "try again".
-        let server = try StandInServer(["/verifyReceipt": [(200, String(decoding: standIn.answer(Self.request(other.receipt()), now: 0).serialized(), as: UTF8.self))]])
+        let server = try StandInServer([
+            "/verifyReceipt": [
+                (
+                    200,
+                    String(decoding: standIn.answer(Self.request(other.receipt()), now: 0).serialized(), as: UTF8.self)
+                )
+            ]
+        ])
         defer { server.stop() }
-        let client = ReceiptVerifier(productionURL: server.url("/verifyReceipt"), sandboxURL: server.url("/verifyReceipt"), maxRetries: 0)
-        #expect(throws: ReceiptError.rejected(status: 21003)) { try client.verify(receiptData: other.receipt(), askedAt: 0) }
+        let client = ReceiptVerifier(
+            productionURL: server.url("/verifyReceipt"), sandboxURL: server.url("/verifyReceipt"), maxRetries: 0)
+        #expect(throws: ReceiptError.rejected(status: 21003)) {
+            try client.verify(receiptData: other.receipt(), askedAt: 0)
+        }
     }
 
     @Test func theWrongPasswordIs21004AndNoneIsOnlyEnoughWithoutASubscription() throws {
@@ -204,18 +244,24 @@ import TestSupport
         let standIn = Self.standIn(store)
         #expect(standIn.answer(Self.request(store.receipt(), password: "guess"), now: 0)["status"]?.int64Value == 21004)
         #expect(standIn.answer(Self.request(store.receipt(), password: nil), now: 0)["status"]?.int64Value == 21004)
-        let coins = AppReceiptContents(bundleId: "com.example.game", appVersion: "1.0", purchases: [Self.contents.purchases[2]])
+        let coins = AppReceiptContents(
+            bundleId: "com.example.game", appVersion: "1.0", purchases: [Self.contents.purchases[2]])
         let answer = standIn.answer(Self.request(store.receipt(coins), password: nil), now: 0)
         #expect(answer["status"]?.int64Value == 0)
-        #expect(answer["latest_receipt_info"] == nil, "Apple sends latest_receipt_info only for receipts with subscriptions")
+        #expect(
+            answer["latest_receipt_info"] == nil, "Apple sends latest_receipt_info only for receipts with subscriptions"
+        )
         // An app the stand-in has no secret for: any password is wrong.
-        let stranger = AppReceiptContents(bundleId: "com.example.other", appVersion: "1.0", purchases: [Self.contents.purchases[2]])
+        let stranger = AppReceiptContents(
+            bundleId: "com.example.other", appVersion: "1.0", purchases: [Self.contents.purchases[2]])
         #expect(standIn.answer(Self.request(store.receipt(stranger)), now: 0)["status"]?.int64Value == 21004)
     }
 
     // MARK: - helpers
 
-    static func run(_ executable: String, _ arguments: [String], input: [UInt8]? = nil) throws -> (status: Int32, output: String) {
+    static func run(_ executable: String, _ arguments: [String], input: [UInt8]? = nil) throws -> (
+        status: Int32, output: String
+    ) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -235,7 +281,8 @@ import TestSupport
         try Data(der).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let result = try run(
-            "/usr/bin/openssl", ["asn1parse", "-inform", "DER", "-in", file.path] + (strparse.map { ["-strparse", String($0)] } ?? []))
+            "/usr/bin/openssl",
+            ["asn1parse", "-inform", "DER", "-in", file.path] + (strparse.map { ["-strparse", String($0)] } ?? []))
         #expect(result.status == 0, "\(result.output)")
         return result.output.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
     }

@@ -1,7 +1,7 @@
 import AppStore
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The local receipt gate: only base64 of a PKCS#7 SignedData with embedded pkcs7-data passes.
 /// The shapes are made by the `openssl` command line as well as by `AppReceiptSigner`, so the
@@ -21,7 +21,8 @@ import TestSupport
         let out = directory.appendingPathComponent("out-\(UUID().uuidString).der")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments + ["-in", directory.appendingPathComponent("payload").path, "-outform", "DER", "-out", out.path]
+        process.arguments =
+            arguments + ["-in", directory.appendingPathComponent("payload").path, "-outform", "DER", "-out", out.path]
         process.standardError = FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()
@@ -30,7 +31,10 @@ import TestSupport
     }
 
     var signerArguments: [String] {
-        ["-signer", pki.appendingPathComponent("testLeaf.pem").path, "-inkey", pki.appendingPathComponent("testLeaf.key").path]
+        [
+            "-signer", pki.appendingPathComponent("testLeaf.pem").path, "-inkey",
+            pki.appendingPathComponent("testLeaf.key").path,
+        ]
     }
 
     func refusal(_ receipt: String) -> String? {
@@ -54,7 +58,9 @@ import TestSupport
         }
         #expect(refusal(TestReceipts.receipt()) == nil)
         // Wrapped at 64 characters, as some encoders do.
-        let wrapped = JWSSigner.base64(cms).enumerated().map { $0.offset > 0 && $0.offset % 64 == 0 ? "\r\n\($0.element)" : "\($0.element)" }.joined()
+        let wrapped = JWSSigner.base64(cms).enumerated().map {
+            $0.offset > 0 && $0.offset % 64 == 0 ? "\r\n\($0.element)" : "\($0.element)"
+        }.joined()
         #expect(wrapped.contains("\r\n"))
         #expect(refusal(wrapped) == nil)
     }
@@ -68,8 +74,13 @@ import TestSupport
             (JWSSigner.base64(Array(try Data(contentsOf: pki.appendingPathComponent("testCA.der")))), "not a PKCS#7"),
             (JWSSigner.base64(try openssl(["cms", "-data_create"])), "not SignedData"),
             (JWSSigner.base64(try openssl(["cms", "-sign", "-binary"] + signerArguments)), "without its content"),
-            (JWSSigner.base64(try openssl(["cms", "-sign", "-nodetach", "-binary", "-econtent_type", "1.2.840.113549.1.9.16.1.4"] + signerArguments)),
-             "not pkcs7-data"),
+            (
+                JWSSigner.base64(
+                    try openssl(
+                        ["cms", "-sign", "-nodetach", "-binary", "-econtent_type", "1.2.840.113549.1.9.16.1.4"]
+                            + signerArguments)),
+                "not pkcs7-data"
+            ),
             (JWSSigner.base64(signed + [0x00, 0x00]), "2 bytes after"),
             (JWSSigner.base64(Array(signed.dropLast(10))), "not a PKCS#7"),
             (JWSSigner.base64URL(signed).replacingOccurrences(of: "=", with: "") + "-_", "not standard base64"),

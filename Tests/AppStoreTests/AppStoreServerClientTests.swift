@@ -3,6 +3,7 @@ import JSON
 import Synchronization
 import TestSupport
 import Testing
+
 @testable import AppStore
 
 /// The Server API client over real HTTP against the stand-in (which checks every token as Apple
@@ -27,7 +28,10 @@ import Testing
 
     /// The client's typed error (any other error is a test failure, as is none when one is expected).
     static func error(_ body: () throws -> Void) -> AppStoreServerError? {
-        do { try body(); return nil } catch let error as AppStoreServerError { return error } catch {
+        do {
+            try body()
+            return nil
+        } catch let error as AppStoreServerError { return error } catch {
             Issue.record("untyped error \(error)")
             return nil
         }
@@ -67,7 +71,13 @@ import Testing
         let start = TestVectors.nowMillis
         let client = AppStoreServerClient(
             key: Self.key, bundleId: TestVectors.bundleId, productionURL: apple.productionURL,
-            sandboxURL: apple.sandboxURL, clock: { start + ticks.withLock { $0 += 1; return $0 } * 1000 })
+            sandboxURL: apple.sandboxURL,
+            clock: {
+                start + ticks.withLock {
+                    $0 += 1
+                    return $0
+                } * 1000
+            })
         _ = try client.transactionHistory(id)
         let issued = try apple.production.requests.map { request -> Int64 in
             let token = try #require(request.authorization?.dropFirst("Bearer ".count))
@@ -107,10 +117,12 @@ import Testing
         #expect(try client.transactionInfo(id) == TransactionInfo(environment: .sandbox, signedTransactionInfo: jws))
 
         // Unknown in both: Apple's error, typed.
-        #expect(Self.error { _ = try client.transactionInfo("999") }
-                == .rejected(status: 404, errorCode: 4040010, errorMessage: "Transaction id not found."))
+        #expect(
+            Self.error { _ = try client.transactionInfo("999") }
+                == .rejected(status: 404, errorCode: 4_040_010, errorMessage: "Transaction id not found."))
         // Told the environment, it asks only there.
-        #expect(Self.error { _ = try client.transactionInfo(id, environment: .production) }?.appleErrorCode == 4040010)
+        #expect(
+            Self.error { _ = try client.transactionInfo(id, environment: .production) }?.appleErrorCode == 4_040_010)
     }
 
     @Test func tooManyRequestsWaitsForRetryAfter() throws {
@@ -134,7 +146,10 @@ import Testing
         apple.production.enqueue([.tooManyRequests(retryAfterSeconds: 3600)])
         let sleeps = Sleeps()
         let error = Self.error { _ = try Self.client(apple, sleeps: sleeps).transactionInfo("1") }
-        guard case .unavailable = error else { Issue.record("expected unavailable, got \(String(describing: error))"); return }
+        guard case .unavailable = error else {
+            Issue.record("expected unavailable, got \(String(describing: error))")
+            return
+        }
         #expect(sleeps.recorded.isEmpty)
         #expect(apple.production.requests.count == 1)
     }
@@ -144,7 +159,10 @@ import Testing
         apple.production.enqueue(Array(repeating: .serverError(status: 500), count: 3) + [.serverError(status: 503)])
         let sleeps = Sleeps()
         let error = Self.error { _ = try Self.client(apple, sleeps: sleeps).transactionHistory("1") }
-        guard case .unavailable(let detail) = error else { Issue.record("got \(String(describing: error))"); return }
+        guard case .unavailable(let detail) = error else {
+            Issue.record("got \(String(describing: error))")
+            return
+        }
         #expect(detail.contains("after 4 attempts"))
         #expect(apple.production.requests.map(\.status) == [500, 500, 500, 503])
         #expect(sleeps.recorded == [0.5, 1, 2])
@@ -166,7 +184,10 @@ import Testing
         let client = Self.client(
             apple, sleeps: sleeps, policy: .init(timeoutSeconds: 2, maxRetries: 1, backoffSeconds: 0.25))
         let error = Self.error { _ = try client.transactionInfo("1") }
-        guard case .unavailable = error else { Issue.record("got \(String(describing: error))"); return }
+        guard case .unavailable = error else {
+            Issue.record("got \(String(describing: error))")
+            return
+        }
         // The retry is proven by its backoff: one sleep, then a second attempt. How many of the two
         // the stand-in saw is not: on a loaded machine a timed-out attempt can end before the
         // stand-in has read it (seen once in a release run while builds shared the cores).
@@ -176,13 +197,18 @@ import Testing
 
     @Test func applesErrorBodiesAreTyped() throws {
         let apple = try AppleServerAPIStandIn(key: Self.key)
-        apple.production.enqueue([.raw(status: 400, body: #"{"errorCode":4000006,"errorMessage":"Invalid transaction id."}"#)])
+        apple.production.enqueue([
+            .raw(status: 400, body: #"{"errorCode":4000006,"errorMessage":"Invalid transaction id."}"#)
+        ])
         let client = Self.client(apple)
-        #expect(Self.error { _ = try client.transactionInfo("1") }
-                == .rejected(status: 400, errorCode: 4000006, errorMessage: "Invalid transaction id."))
+        #expect(
+            Self.error { _ = try client.transactionInfo("1") }
+                == .rejected(status: 400, errorCode: 4_000_006, errorMessage: "Invalid transaction id."))
         // A 4xx without Apple's body is still typed, without a code.
         apple.production.enqueue([.raw(status: 403, body: "forbidden")])
-        #expect(Self.error { _ = try client.transactionInfo("1") } == .rejected(status: 403, errorCode: nil, errorMessage: nil))
+        #expect(
+            Self.error { _ = try client.transactionInfo("1") }
+                == .rejected(status: 403, errorCode: nil, errorMessage: nil))
         // Apple's retryable codes are retried.
         let jws = Self.transaction()
         apple.production.addTransaction(jws)
@@ -191,9 +217,10 @@ import Testing
         #expect(try client.transactionInfo(id).signedTransactionInfo == jws)
         // Ids that cannot be Apple's never leave.
         let before = apple.production.requests.count
-        #expect(Self.error { _ = try client.transactionInfo("../notifications/test") }.map {
-            if case .invalidArgument = $0 { true } else { false }
-        } == true)
+        #expect(
+            Self.error { _ = try client.transactionInfo("../notifications/test") }.map {
+                if case .invalidArgument = $0 { true } else { false }
+            } == true)
         #expect(apple.production.requests.count == before)
     }
 
@@ -207,11 +234,15 @@ import Testing
         for body in cases {
             apple.production.enqueue([.raw(status: 200, body: body)])
             let error = Self.error { _ = try client.transactionHistory("1") }
-            guard case .malformedResponse = error else { Issue.record("\(body): got \(String(describing: error))"); continue }
+            guard case .malformedResponse = error else {
+                Issue.record("\(body): got \(String(describing: error))")
+                continue
+            }
         }
         apple.production.enqueue([.raw(status: 200, body: #"{"signedTransactionInfo":42}"#)])
         guard case .malformedResponse = Self.error({ _ = try client.transactionInfo("1") }) else {
-            Issue.record("transaction info not a string"); return
+            Issue.record("transaction info not a string")
+            return
         }
     }
 
@@ -222,19 +253,27 @@ import Testing
         let id = try #require(AppStoreServerAPIStandIn.payload(jws)?.string("transactionId"))
         // Same key, another key id: Apple cannot find the key, 401 (not retried, never sent to Sandbox).
         let wrongKid = AppStoreServerKey.testKey(issuerId: Self.key.issuerId, keyId: "OTHERKEY99")
-        #expect(Self.error { _ = try Self.client(apple, key: wrongKid).transactionInfo(id) }
+        #expect(
+            Self.error { _ = try Self.client(apple, key: wrongKid).transactionInfo(id) }
                 == .rejected(status: 401, errorCode: nil, errorMessage: nil))
         let wrongIssuer = AppStoreServerKey.testKey(issuerId: "other-issuer", keyId: Self.key.keyId)
-        #expect(Self.error { _ = try Self.client(apple, key: wrongIssuer).transactionInfo(id) }?.description.contains("401") == true)
+        #expect(
+            Self.error { _ = try Self.client(apple, key: wrongIssuer).transactionInfo(id) }?.description.contains("401")
+                == true)
         // A client for another bundle id.
         let other = AppStoreServerClient(
-            key: Self.key, bundleId: "com.example.other", productionURL: apple.productionURL, sandboxURL: apple.sandboxURL)
-        #expect(Self.error { _ = try other.transactionInfo(id) } == .rejected(status: 401, errorCode: nil, errorMessage: nil))
+            key: Self.key, bundleId: "com.example.other", productionURL: apple.productionURL,
+            sandboxURL: apple.sandboxURL)
+        #expect(
+            Self.error { _ = try other.transactionInfo(id) }
+                == .rejected(status: 401, errorCode: nil, errorMessage: nil))
         // A clock an hour behind makes expired tokens.
         let late = AppStoreServerClient(
             key: Self.key, bundleId: TestVectors.bundleId, productionURL: apple.productionURL,
             sandboxURL: apple.sandboxURL, clock: { Int64(Date().timeIntervalSince1970 * 1000) - 3_600_000 })
-        #expect(Self.error { _ = try late.transactionInfo(id) } == .rejected(status: 401, errorCode: nil, errorMessage: nil))
+        #expect(
+            Self.error { _ = try late.transactionInfo(id) } == .rejected(status: 401, errorCode: nil, errorMessage: nil)
+        )
         #expect(apple.production.requests.map(\.status) == [401, 401, 401, 401])
         #expect(apple.sandbox.requests.isEmpty)
         // The control: the right client is answered.
@@ -247,11 +286,14 @@ import Testing
             publicKeyPEM: Self.key.publicKeyPEM)
         let now: Int64 = 1_767_000_000_000
         func status(_ token: String?) -> Int {
-            standIn.answer(method: "GET", path: "/inApps/v1/transactions/1", query: [:],
-                           authorization: token.map { "Bearer " + $0 }, body: [], nowMillis: now).status
+            standIn.answer(
+                method: "GET", path: "/inApps/v1/transactions/1", query: [:],
+                authorization: token.map { "Bearer " + $0 }, body: [], nowMillis: now
+            ).status
         }
         func forge(_ claims: JSONValue, kid: String = Self.key.keyId) -> String {
-            Self.key.signer.sign(payload: claims.serialized(), header: Array(#"{"alg":"ES256","kid":"\#(kid)","typ":"JWT"}"#.utf8))
+            Self.key.signer.sign(
+                payload: claims.serialized(), header: Array(#"{"alg":"ES256","kid":"\#(kid)","typ":"JWT"}"#.utf8))
         }
         let good: [String: JSONValue] = [
             "iss": .string(Self.key.issuerId), "iat": .int(now / 1000), "exp": .int(now / 1000 + 300),
@@ -261,7 +303,9 @@ import Testing
         #expect(status(nil) == 401)
         #expect(status(forge(.object(good.merging(["aud": "appstoreconnect-v2"]) { $1 }))) == 401)
         #expect(status(forge(.object(good), kid: "OTHERKEY99")) == 401)
-        #expect(status(forge(.object(good.merging(["iat": .int(now / 1000 - 600), "exp": .int(now / 1000 - 1)]) { $1 }))) == 401)
+        #expect(
+            status(forge(.object(good.merging(["iat": .int(now / 1000 - 600), "exp": .int(now / 1000 - 1)]) { $1 })))
+                == 401)
         #expect(status(forge(.object(good.merging(["exp": .int(now / 1000 + 3601)]) { $1 }))) == 401)
     }
 
@@ -281,22 +325,28 @@ import Testing
 
         let statuses = try client.allSubscriptionStatuses("7000000001")
         #expect(statuses.environment == .production)
-        #expect(statuses.items == [.init(
-            subscriptionGroupIdentifier: "21000001", originalTransactionId: "7000000001", status: 4,
-            signedTransactionInfo: renewal, signedRenewalInfo: info)])
+        #expect(
+            statuses.items == [
+                .init(
+                    subscriptionGroupIdentifier: "21000001", originalTransactionId: "7000000001", status: 4,
+                    signedTransactionInfo: renewal, signedRenewalInfo: info)
+            ])
 
         // Notification history: two pages of 2 + 1, the same query with each token.
         standIn.setPageSizes(notifications: 2)
         let now = TestVectors.nowMillis
         let sent = (0..<3).map { _ in TestVectors.shared.signedNotification(type: "DID_RENEW") }
         for (index, payload) in sent.enumerated() {
-            standIn.addNotification(payload, sendAttempts: [SendAttempt(attemptDate: now, sendAttemptResult: index == 1 ? "SUCCESS" : "TIMED_OUT")])
+            standIn.addNotification(
+                payload,
+                sendAttempts: [SendAttempt(attemptDate: now, sendAttemptResult: index == 1 ? "SUCCESS" : "TIMED_OUT")])
         }
         let query = NotificationHistoryQuery(startDate: now - 3_600_000, endDate: now + 3_600_000)
         let page1 = try client.notificationHistory(query, environment: .production)
         #expect(page1.items.map(\.signedPayload) == Array(sent.prefix(2)))
         #expect(page1.hasMore)
-        let page2 = try client.notificationHistory(query, paginationToken: page1.paginationToken, environment: .production)
+        let page2 = try client.notificationHistory(
+            query, paginationToken: page1.paginationToken, environment: .production)
         #expect(page2.items.map(\.signedPayload) == [sent[2]])
         #expect(!page2.hasMore)
         #expect(page2.items[0].sendAttempts == [SendAttempt(attemptDate: now, sendAttemptResult: "TIMED_OUT")])
@@ -310,25 +360,34 @@ import Testing
 
         // Consumption (v2): the body Apple gets, and 202.
         try client.sendConsumptionInformation(
-            "7000000002", ConsumptionInformation(
+            "7000000002",
+            ConsumptionInformation(
                 customerConsented: true, sampleContentProvided: false, deliveryStatus: "DELIVERED",
                 consumptionPercentage: 30_000, refundPreference: "DECLINE"))
         let consumption = try #require(standIn.requests.last)
         #expect(consumption.method == "PUT")
         #expect(consumption.path == "/inApps/v2/transactions/consumption/7000000002")
         #expect(consumption.status == 202)
-        #expect(try JSONValue.parse(consumption.body) == [
-            "customerConsented": true, "sampleContentProvided": false, "deliveryStatus": "DELIVERED",
-            "consumptionPercentage": 30000, "refundPreference": "DECLINE",
-        ])
+        #expect(
+            try JSONValue.parse(consumption.body) == [
+                "customerConsented": true, "sampleContentProvided": false, "deliveryStatus": "DELIVERED",
+                "consumptionPercentage": 30000, "refundPreference": "DECLINE",
+            ])
 
         // Test notification and its status.
         let token = try client.requestTestNotification(environment: .production)
         #expect(standIn.testNotificationTokens == [token])
-        #expect(try client.testNotificationStatus(token, environment: .production) == TestNotificationStatus(signedPayload: nil, sendAttempts: []))
-        standIn.setTestNotificationStatus(token, .init(signedPayload: "x.y.z", sendAttempts: [.init(attemptDate: now, sendAttemptResult: "SUCCESS")]))
-        #expect(try client.testNotificationStatus(token, environment: .production).sendAttempts.map(\.sendAttemptResult) == ["SUCCESS"])
-        #expect(Self.error { _ = try client.testNotificationStatus("unknown-token", environment: .production) }?.appleErrorCode == 4040008)
+        #expect(
+            try client.testNotificationStatus(token, environment: .production)
+                == TestNotificationStatus(signedPayload: nil, sendAttempts: []))
+        standIn.setTestNotificationStatus(
+            token, .init(signedPayload: "x.y.z", sendAttempts: [.init(attemptDate: now, sendAttemptResult: "SUCCESS")]))
+        #expect(
+            try client.testNotificationStatus(token, environment: .production).sendAttempts.map(\.sendAttemptResult)
+                == ["SUCCESS"])
+        #expect(
+            Self.error { _ = try client.testNotificationStatus("unknown-token", environment: .production) }?
+                .appleErrorCode == 4_040_008)
 
         // Extend a renewal date.
         let extended = try client.extendRenewalDate(
@@ -336,8 +395,15 @@ import Testing
         #expect(extended.success)
         #expect(extended.environment == .production)
         #expect(extended.originalTransactionId == "7000000001")
-        #expect(try JSONValue.parse(standIn.requests.last!.body) == ["extendByDays": 3, "extendReasonCode": 1, "requestIdentifier": "req-1"])
-        #expect(Self.error { _ = try client.extendRenewalDate("1", RenewalDateExtension(extendByDays: 91, extendReasonCode: 1, requestIdentifier: "r")) }
-                .map { if case .invalidArgument = $0 { true } else { false } } == true)
+        #expect(
+            try JSONValue.parse(standIn.requests.last!.body) == [
+                "extendByDays": 3, "extendReasonCode": 1, "requestIdentifier": "req-1",
+            ])
+        #expect(
+            Self.error {
+                _ = try client.extendRenewalDate(
+                    "1", RenewalDateExtension(extendByDays: 91, extendReasonCode: 1, requestIdentifier: "r"))
+            }
+            .map { if case .invalidArgument = $0 { true } else { false } } == true)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import TestSupport
 import Testing
+
 @testable import AppStore
 
 /// The Server API token against Apple's rules (AppStoreServerTokenCheck is Apple's side): what
@@ -13,7 +14,8 @@ import Testing
     static func check(keyId: String = key.keyId, issuerId: String = key.issuerId, bundleId: String = "com.example")
         throws -> AppStoreServerTokenCheck
     {
-        try AppStoreServerTokenCheck(issuerId: issuerId, keyId: keyId, bundleId: bundleId, publicKeyPEM: key.publicKeyPEM)
+        try AppStoreServerTokenCheck(
+            issuerId: issuerId, keyId: keyId, bundleId: bundleId, publicKeyPEM: key.publicKeyPEM)
     }
 
     static func decode(_ segment: Substring) throws -> JSONValue {
@@ -23,7 +25,8 @@ import Testing
     }
 
     /// Signs arbitrary header and claims with the same key (what a buggy builder could make).
-    static func forge(header: String = #"{"alg":"ES256","kid":"2X9R4HXF34","typ":"JWT"}"#, claims: JSONValue) -> String {
+    static func forge(header: String = #"{"alg":"ES256","kid":"2X9R4HXF34","typ":"JWT"}"#, claims: JSONValue) -> String
+    {
         key.signer.sign(payload: claims.serialized(), header: Array(header.utf8))
     }
 
@@ -85,12 +88,17 @@ import Testing
             ("expired", Self.forge(claims: Self.claims(iat: Self.now / 1000 - 400, exp: Self.now / 1000 - 100))),
             ("wrong iss", Self.forge(claims: Self.claims(iss: "someone-else"))),
             ("wrong bid", Self.forge(claims: Self.claims(bid: "com.example.other"))),
-            ("wrong kid", Self.forge(header: #"{"alg":"ES256","kid":"OTHERKEY99","typ":"JWT"}"#, claims: Self.claims())),
+            (
+                "wrong kid",
+                Self.forge(header: #"{"alg":"ES256","kid":"OTHERKEY99","typ":"JWT"}"#, claims: Self.claims())
+            ),
             ("alg none", Self.forge(header: #"{"alg":"none","kid":"2X9R4HXF34","typ":"JWT"}"#, claims: Self.claims())),
             ("not a JWS", "a.b"),
         ]
         for (why, token) in refused {
-            #expect(throws: AppStoreServerTokenCheck.Refusal.self, "\(why)") { try check.check(token, nowMillis: Self.now) }
+            #expect(throws: AppStoreServerTokenCheck.Refusal.self, "\(why)") {
+                try check.check(token, nowMillis: Self.now)
+            }
         }
         // The control: the same forging with every rule kept is accepted.
         try check.check(Self.forge(claims: Self.claims()), nowMillis: Self.now)
@@ -101,7 +109,9 @@ import Testing
     }
 
     @Test func keysThatAreNotP256AreRefused() {
-        for (why, pem) in [("P-384", NotAppStoreKeys.p384PEM), ("Ed25519", NotAppStoreKeys.ed25519PEM), ("not PEM", "hello")] {
+        for (why, pem) in [
+            ("P-384", NotAppStoreKeys.p384PEM), ("Ed25519", NotAppStoreKeys.ed25519PEM), ("not PEM", "hello"),
+        ] {
             #expect(throws: AppStoreServerKey.LoadError.self, "\(why)") {
                 _ = try AppStoreServerKey(issuerId: "i", keyId: "k", privateKeyPEM: pem)
             }

@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import Testing
+
 @testable import AppStore
 
 /// Apple's own vectors (docs/FORMATS.md §5) give the verdicts Apple's libraries give.
@@ -8,11 +9,14 @@ import Testing
     let testCA: [UInt8]
     init() throws { testCA = try Fixture.bytes("test-resources/certs/testCA.der") }
 
-    func verifier(_ environments: Set<String> = ["Sandbox"], bundleId: String = "com.example", appAppleId: Int64? = 1234)
+    func verifier(
+        _ environments: Set<String> = ["Sandbox"], bundleId: String = "com.example", appAppleId: Int64? = 1234
+    )
         throws -> SignedDataVerifier
     {
-        try SignedDataVerifier(trustedRootsDER: [testCA],
-                               apps: [AppIdentity(bundleId: bundleId, appAppleId: appAppleId, environments: environments)])
+        try SignedDataVerifier(
+            trustedRootsDER: [testCA],
+            apps: [AppIdentity(bundleId: bundleId, appAppleId: appAppleId, environments: environments)])
     }
 
     func mock(_ name: String) throws -> String { try Fixture.text("test-resources/mock_signed_data/\(name)") }
@@ -62,14 +66,18 @@ import Testing
 
     @Test func productionWithoutAppAppleIdIsASetupError() {
         #expect(throws: VerificationSetupError.self) {
-            _ = try SignedDataVerifier(trustedRootsDER: [testCA],
-                                       apps: [AppIdentity(bundleId: "com.example", appAppleId: nil, environments: ["Production"])])
+            _ = try SignedDataVerifier(
+                trustedRootsDER: [testCA],
+                apps: [AppIdentity(bundleId: "com.example", appAppleId: nil, environments: ["Production"])])
         }
     }
 
     @Test func realAppleNotificationVerifiesWithBundledG3AtItsSignedDate() throws {
-        let v = try SignedDataVerifier(apps: [AppIdentity(bundleId: "com.loki-project.loki-messenger", appAppleId: nil,
-                                                          environments: ["Sandbox"])])
+        let v = try SignedDataVerifier(apps: [
+            AppIdentity(
+                bundleId: "com.loki-project.loki-messenger", appAppleId: nil,
+                environments: ["Sandbox"])
+        ])
         let n = try v.verifyNotification(try Fixture.text("real-signed/sandbox-TEST-notification-2025-09-05.jws"))
         #expect(n.payload.notificationType == "TEST")
         #expect(n.payload.notificationUUID == "592751ef-c1b8-47fc-929e-d62dee66df4c")
@@ -121,7 +129,10 @@ extension Base64 {
 
 /// The rejection reason `body` throws, or nil when it succeeds (any other error fails the test).
 func rejection(_ body: () throws -> Void) -> VerificationError.Reason? {
-    do { try body(); return nil } catch let error as VerificationError { return error.reason } catch {
+    do {
+        try body()
+        return nil
+    } catch let error as VerificationError { return error.reason } catch {
         Issue.record("unexpected error \(error)")
         return nil
     }

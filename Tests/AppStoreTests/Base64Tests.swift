@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AppStore
 
 /// The strict decoders on the JWS hot path: round trips at every length and alignment, and the

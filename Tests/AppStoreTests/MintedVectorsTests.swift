@@ -1,7 +1,8 @@
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import AppStore
 
 /// Vectors minted with the test PKI: each defect is rejected with its own reason.
@@ -31,8 +32,10 @@ import TestSupport
         #expect(t.price == 9990)
         let r = try verifier.verifyRenewalInfo(vectors.signedRenewalInfo(["autoRenewStatus": .number("0")]))
         #expect(r.autoRenewStatus == 0)
-        let n = try verifier.verifyNotification(vectors.signedNotification(
-            type: "SUBSCRIBED", subtype: "INITIAL_BUY", transaction: ["transactionId": .string("42")], renewal: [:]))
+        let n = try verifier.verifyNotification(
+            vectors.signedNotification(
+                type: "SUBSCRIBED", subtype: "INITIAL_BUY", transaction: ["transactionId": .string("42")], renewal: [:])
+        )
         #expect(n.payload.subtype == "INITIAL_BUY")
         #expect(n.transaction?.transactionId == "42")
         #expect(n.renewalInfo?.originalTransactionId == n.transaction?.originalTransactionId)
@@ -47,7 +50,9 @@ import TestSupport
     @Test func tamperedPayloadIsASignatureMismatch() throws {
         let jws = vectors.signedTransaction()
         let other = JWSSigner.base64URL(vectors.transactionPayload(["price": .number("1")]).serialized())
-        #expect(rejection { _ = try verifier.verifyTransaction(replacing(jws, segment: 1, with: other)) } == .signatureMismatch)
+        #expect(
+            rejection { _ = try verifier.verifyTransaction(replacing(jws, segment: 1, with: other)) }
+                == .signatureMismatch)
     }
 
     @Test func flippedSignatureIsASignatureMismatch() throws {
@@ -61,7 +66,9 @@ import TestSupport
     }
 
     @Test func foreignRootIsAnInvalidChain() throws {
-        let g3Only = try SignedDataVerifier(apps: [AppIdentity(bundleId: "com.example", appAppleId: 1, environments: ["Sandbox"])])
+        let g3Only = try SignedDataVerifier(apps: [
+            AppIdentity(bundleId: "com.example", appAppleId: 1, environments: ["Sandbox"])
+        ])
         #expect(rejection { _ = try g3Only.verifyTransaction(vectors.signedTransaction()) } == .invalidChain)
     }
 
@@ -71,7 +78,9 @@ import TestSupport
         let payload = vectors.transactionPayload().serialized()
         #expect(rejection { _ = try verifier.verifyTransaction(badLeaf.sign(payload: payload)) } == .invalidCertificate)
         let badIntermediate = try signer(chain: [vectors.leafDER, try pem("testInvalidOIDIntermediate.pem"), root])
-        #expect(rejection { _ = try verifier.verifyTransaction(badIntermediate.sign(payload: payload)) } == .invalidCertificate)
+        #expect(
+            rejection { _ = try verifier.verifyTransaction(badIntermediate.sign(payload: payload)) }
+                == .invalidCertificate)
     }
 
     @Test func leafOutsideItsValidityAtSignedDateIsAnInvalidChain() throws {
@@ -93,15 +102,21 @@ import TestSupport
 
     @Test func twoCertificateChainIsAnInvalidChain() throws {
         let short = try signer(chain: [vectors.leafDER, vectors.intermediateDER])
-        #expect(rejection { _ = try verifier.verifyTransaction(short.sign(payload: vectors.transactionPayload().serialized())) }
-            == .invalidChain)
+        #expect(
+            rejection {
+                _ = try verifier.verifyTransaction(short.sign(payload: vectors.transactionPayload().serialized()))
+            }
+                == .invalidChain)
     }
 
     @Test func leafSignedDirectlyByRootIsAnInvalidChain() throws {
         // x5c[1] is not the leaf's issuer: the path cannot be built through it.
         let swapped = try signer(chain: [vectors.leafDER, vectors.rootDER, vectors.rootDER])
-        #expect(rejection { _ = try verifier.verifyTransaction(swapped.sign(payload: vectors.transactionPayload().serialized())) }
-            == .invalidChain)
+        #expect(
+            rejection {
+                _ = try verifier.verifyTransaction(swapped.sign(payload: vectors.transactionPayload().serialized()))
+            }
+                == .invalidChain)
     }
 
     @Test func missingX5cIsMalformed() throws {
@@ -124,11 +139,18 @@ import TestSupport
 
     @Test func garbageBase64IsMalformed() throws {
         let jws = vectors.signedTransaction()
-        #expect(rejection { _ = try verifier.verifyTransaction(replacing(jws, segment: 1, with: "!!!not base64")) } == .malformed)
-        #expect(rejection { _ = try verifier.verifyTransaction(replacing(jws, segment: 0, with: "e30*")) } == .malformed)
+        #expect(
+            rejection { _ = try verifier.verifyTransaction(replacing(jws, segment: 1, with: "!!!not base64")) }
+                == .malformed)
+        #expect(
+            rejection { _ = try verifier.verifyTransaction(replacing(jws, segment: 0, with: "e30*")) } == .malformed)
         #expect(rejection { _ = try verifier.verifyTransaction(replacing(jws, segment: 2, with: "%%")) } == .malformed)
-        #expect(rejection { _ = try verifier.verifyTransaction(replacing(jws, segment: 1, with: JWSSigner.base64URL(Array("[1,2".utf8)))) }
-            == .malformed)
+        #expect(
+            rejection {
+                _ = try verifier.verifyTransaction(
+                    replacing(jws, segment: 1, with: JWSSigner.base64URL(Array("[1,2".utf8))))
+            }
+                == .malformed)
     }
 
     @Test func garbageCertificateIsAnInvalidCertificate() throws {
@@ -136,43 +158,64 @@ import TestSupport
         let jws = vectors.signer.sign(payload: vectors.transactionPayload().serialized(), header: Array(header.utf8))
         #expect(rejection { _ = try verifier.verifyTransaction(jws) } == .invalidCertificate)
         let notBase64 = #"{"alg":"ES256","x5c":["$$","AAAA","AAAA"]}"#
-        let jws2 = vectors.signer.sign(payload: vectors.transactionPayload().serialized(), header: Array(notBase64.utf8))
+        let jws2 = vectors.signer.sign(
+            payload: vectors.transactionPayload().serialized(), header: Array(notBase64.utf8))
         #expect(rejection { _ = try verifier.verifyTransaction(jws2) } == .invalidCertificate)
     }
 
     @Test func wrongBundleIsAnUnknownApp() throws {
-        #expect(rejection { _ = try verifier.verifyTransaction(vectors.signedTransaction(["bundleId": .string("com.other")])) }
-            == .unknownApp)
-        #expect(rejection { _ = try verifier.verifyTransaction(vectors.signedTransaction(["bundleId": .null])) } == .unknownApp)
-        #expect(rejection { _ = try verifier.verifyNotification(vectors.signedNotification(type: "TEST", transaction: nil,
-            data: ["bundleId": .string("com.other")])) } == .unknownApp)
+        #expect(
+            rejection {
+                _ = try verifier.verifyTransaction(vectors.signedTransaction(["bundleId": .string("com.other")]))
+            }
+                == .unknownApp)
+        #expect(
+            rejection { _ = try verifier.verifyTransaction(vectors.signedTransaction(["bundleId": .null])) }
+                == .unknownApp)
+        #expect(
+            rejection {
+                _ = try verifier.verifyNotification(
+                    vectors.signedNotification(
+                        type: "TEST", transaction: nil,
+                        data: ["bundleId": .string("com.other")]))
+            } == .unknownApp)
     }
 
     @Test func wrongEnvironmentIsRejected() throws {
         let sandboxOnly = vectors.verifier(environments: ["Sandbox"])
         let production = vectors.signedTransaction(["environment": .string("Production")])
         #expect(rejection { _ = try sandboxOnly.verifyTransaction(production) } == .wrongEnvironment)
-        #expect(rejection { _ = try sandboxOnly.verifyRenewalInfo(vectors.signedRenewalInfo(["environment": .string("Production")])) }
-            == .wrongEnvironment)
+        #expect(
+            rejection {
+                _ = try sandboxOnly.verifyRenewalInfo(vectors.signedRenewalInfo(["environment": .string("Production")]))
+            }
+                == .wrongEnvironment)
         // Claiming Xcode (which skips cryptography) is refused unless Xcode is configured.
-        #expect(rejection { _ = try sandboxOnly.verifyTransaction(vectors.signedTransaction(["environment": .string("Xcode")])) }
-            == .wrongEnvironment)
+        #expect(
+            rejection {
+                _ = try sandboxOnly.verifyTransaction(vectors.signedTransaction(["environment": .string("Xcode")]))
+            }
+                == .wrongEnvironment)
     }
 
     @Test func productionNotificationNeedsTheAppsAppleId() throws {
         let ok = vectors.signedNotification(type: "DID_RENEW", transaction: ["environment": .string("Production")])
         #expect(try verifier.verifyNotification(ok).payload.data?.appAppleId == 1234)
-        let other = vectors.signedNotification(type: "DID_RENEW", transaction: ["environment": .string("Production")],
-                                               data: ["appAppleId": .number("99")])
+        let other = vectors.signedNotification(
+            type: "DID_RENEW", transaction: ["environment": .string("Production")],
+            data: ["appAppleId": .number("99")])
         #expect(rejection { _ = try verifier.verifyNotification(other) } == .unknownApp)
-        let missing = vectors.signedNotification(type: "DID_RENEW", transaction: ["environment": .string("Production")],
-                                                 data: ["appAppleId": .null])
+        let missing = vectors.signedNotification(
+            type: "DID_RENEW", transaction: ["environment": .string("Production")],
+            data: ["appAppleId": .null])
         #expect(rejection { _ = try verifier.verifyNotification(missing) } == .unknownApp)
     }
 
     @Test func nestedTransactionOfANotificationIsVerifiedToo() throws {
-        let nested = replacing(vectors.signedTransaction(), segment: 2, with: JWSSigner.base64URL([UInt8](repeating: 1, count: 64)))
-        let n = vectors.signedNotification(type: "DID_RENEW", transaction: nil, data: ["signedTransactionInfo": .string(nested)])
+        let nested = replacing(
+            vectors.signedTransaction(), segment: 2, with: JWSSigner.base64URL([UInt8](repeating: 1, count: 64)))
+        let n = vectors.signedNotification(
+            type: "DID_RENEW", transaction: nil, data: ["signedTransactionInfo": .string(nested)])
         #expect(rejection { _ = try verifier.verifyNotification(n) } == .signatureMismatch)
         let foreign = vectors.signedNotification(type: "DID_RENEW", transaction: ["bundleId": .string("com.other")])
         #expect(rejection { _ = try verifier.verifyNotification(foreign) } == .unknownApp)

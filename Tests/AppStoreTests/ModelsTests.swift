@@ -1,7 +1,8 @@
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import AppStore
 
 /// Apple's unsigned model payloads, signed with a throwaway key and verified in LocalTesting (no chain),
@@ -142,6 +143,8 @@ import TestSupport
         let parsed = try JSONValue.parse(text)
         #expect(parsed["data"]?["transactionInfo"]?["transactionId"]?.stringValue == "777")
         #expect(parsed["notificationType"]?.stringValue == "DID_RENEW")
-        #expect(throws: VerificationError.self) { _ = try vectors.verifier().decodedJSON(kind: .transaction, jws: "a.b.c") }
+        #expect(throws: VerificationError.self) {
+            _ = try vectors.verifier().decodedJSON(kind: .transaction, jws: "a.b.c")
+        }
     }
 }

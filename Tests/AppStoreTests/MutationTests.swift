@@ -1,5 +1,6 @@
-import Testing
 import TestSupport
+import Testing
+
 @testable import AppStore
 
 /// Random byte flips, truncations, deletions and insertions of valid vectors are rejected with a
@@ -20,7 +21,8 @@ import TestSupport
     @Test func mutatedTransactionsAreRejectedOrIdentical() throws {
         let vectors = TestVectors.shared
         let verifier = vectors.verifier()
-        let originals = (0..<4).map { _ in vectors.signedTransaction() }
+        let originals =
+            (0..<4).map { _ in vectors.signedTransaction() }
             + [try Fixture.text("test-resources/mock_signed_data/transactionInfo")]
         var rng = SplitMix64(seed: 0x1A9_1ED6E5)
         var rejected = 0

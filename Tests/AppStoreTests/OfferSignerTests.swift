@@ -1,8 +1,8 @@
 import AppStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
 
 /// Offer signatures as Apple's app-store-server-library makes them (JWSSignatureCreatorTests and
 /// PromotionalOfferSignatureCreatorTests use the same key, ids and inputs), each checked with the
@@ -28,11 +28,12 @@ import TestSupport
             productId: "productId", offerIdentifier: "offerIdentifier", transactionId: "transactionId",
             nonce: Self.nonce, now: Self.now)
         #expect(try segment(jws, 0) == ["alg": "ES256", "kid": "keyId", "typ": "JWT"])
-        #expect(try segment(jws, 1) == [
-            "iss": "issuerId", "iat": .int(1_698_148_900), "aud": "promotional-offer", "bid": "bundleId",
-            "nonce": "20fba8a0-2b80-4a7d-a17f-85c1854727f8", "productId": "productId",
-            "offerIdentifier": "offerIdentifier", "transactionId": "transactionId",
-        ])
+        #expect(
+            try segment(jws, 1) == [
+                "iss": "issuerId", "iat": .int(1_698_148_900), "aud": "promotional-offer", "bid": "bundleId",
+                "nonce": "20fba8a0-2b80-4a7d-a17f-85c1854727f8", "productId": "productId",
+                "offerIdentifier": "offerIdentifier", "transactionId": "transactionId",
+            ])
         #expect(try OpenSSLCommandLine.verifiesJWS(jws))
         // The check can fail: another payload under the same signature does not verify.
         var parts = jws.split(separator: ".").map(String.init)
@@ -55,8 +56,9 @@ import TestSupport
         let payload = signer.legacyPayload(
             productIdentifier: "productId", offerIdentifier: "offerId", applicationUsername: "AppAccountToken",
             nonce: Self.nonce, timestamp: 1_698_148_900_000)
-        #expect(payload == "bundleId\u{2063}keyId\u{2063}productId\u{2063}offerId\u{2063}appaccounttoken"
-            + "\u{2063}20fba8a0-2b80-4a7d-a17f-85c1854727f8\u{2063}1698148900000")
+        #expect(
+            payload == "bundleId\u{2063}keyId\u{2063}productId\u{2063}offerId\u{2063}appaccounttoken"
+                + "\u{2063}20fba8a0-2b80-4a7d-a17f-85c1854727f8\u{2063}1698148900000")
         #expect(Array(payload.utf8).filter { $0 == 0xE2 }.count == 6, "U+2063 is E2 81 A3 in UTF-8")
     }
 
@@ -82,7 +84,9 @@ import TestSupport
         #expect(throws: OfferSignerError.notP256) {
             try OfferSigner(
                 bundleId: "b", keyId: "k", issuerId: "i",
-                privateKeyPEM: try OpenSSLCommandLine.generateKey(["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384"]))
+                privateKeyPEM: try OpenSSLCommandLine.generateKey([
+                    "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384",
+                ]))
         }
         #expect(throws: OfferSignerError.notP256) {
             try OfferSigner(

@@ -1,7 +1,8 @@
-import TestSupport
 import Foundation
 import JSON
+import TestSupport
 import Testing
+
 @testable import AppStore
 
 /// verifyReceipt against a stand-in server on loopback.
@@ -23,15 +24,20 @@ import Testing
     static let receipt = TestReceipts.receipt()
     static let askedAt: Int64 = 1_700_000_123_456
 
-    static let validProduction = #"{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example","in_app":[]}}"#
+    static let validProduction =
+        #"{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example","in_app":[]}}"#
 
     func verifier(_ server: StandInServer, retries: Int = 3) -> ReceiptVerifier {
-        ReceiptVerifier(productionURL: server.url("/prod"), sandboxURL: server.url("/sandbox"),
-                        timeout: 5, maxRetries: retries, backoff: 0.01)
+        ReceiptVerifier(
+            productionURL: server.url("/prod"), sandboxURL: server.url("/sandbox"),
+            timeout: 5, maxRetries: retries, backoff: 0.01)
     }
 
     func error(_ body: () throws(ReceiptError) -> Void) -> ReceiptError? {
-        do { try body(); return nil } catch { return error }
+        do {
+            try body()
+            return nil
+        } catch { return error }
     }
 
     @Test func sandboxReceiptFallsBackOn21007AndMapsEntries() throws {
@@ -80,10 +86,13 @@ import Testing
     }
 
     @Test func temporaryStatusesAreRetried() throws {
-        let server = try StandInServer(["/prod": [
-            (200, #"{"status":21005}"#), (200, #"{"status":21002}"#), (500, "oops"),
-            (200, #"{"status":21104,"is-retryable":true}"#), (200, #"{"status":21009}"#), (200, Self.validProduction),
-        ]])
+        let server = try StandInServer([
+            "/prod": [
+                (200, #"{"status":21005}"#), (200, #"{"status":21002}"#), (500, "oops"),
+                (200, #"{"status":21104,"is-retryable":true}"#), (200, #"{"status":21009}"#),
+                (200, Self.validProduction),
+            ]
+        ])
         defer { server.stop() }
         let receipt = try verifier(server, retries: 5).verify(receiptData: Self.receipt, askedAt: Self.askedAt)
         #expect(receipt.status == 0)
@@ -93,8 +102,14 @@ import Testing
     @Test func exhaustedRetriesAreUnavailable() throws {
         let server = try StandInServer(["/prod": [(200, #"{"status":21005}"#)]])
         defer { server.stop() }
-        guard case .unavailable? = error({ () throws(ReceiptError) in _ = try verifier(server, retries: 2).verify(receiptData: Self.receipt, askedAt: Self.askedAt) })
-        else { Issue.record("expected unavailable"); return }
+        guard
+            case .unavailable? = error({ () throws(ReceiptError) in
+                _ = try verifier(server, retries: 2).verify(receiptData: Self.receipt, askedAt: Self.askedAt)
+            })
+        else {
+            Issue.record("expected unavailable")
+            return
+        }
         #expect(server.hitCount("/prod") == 3)
     }
 
@@ -102,35 +117,59 @@ import Testing
         for status in [21003, 21004, 21010, 21000] {
             let server = try StandInServer(["/prod": [(200, #"{"status":\#(status)}"#)]])
             defer { server.stop() }
-            #expect(error { () throws(ReceiptError) in _ = try verifier(server).verify(receiptData: Self.receipt, askedAt: Self.askedAt) }
-                == .rejected(status: status))
+            #expect(
+                error { () throws(ReceiptError) in
+                    _ = try verifier(server).verify(receiptData: Self.receipt, askedAt: Self.askedAt)
+                }
+                    == .rejected(status: status))
             #expect(server.hitCount("/prod") == 1)
         }
         let server = try StandInServer(["/prod": [(200, #"{"status":21199,"is_retryable":false}"#)]])
         defer { server.stop() }
-        #expect(error { () throws(ReceiptError) in _ = try verifier(server).verify(receiptData: Self.receipt, askedAt: Self.askedAt) } == .rejected(status: 21199))
+        #expect(
+            error { () throws(ReceiptError) in
+                _ = try verifier(server).verify(receiptData: Self.receipt, askedAt: Self.askedAt)
+            } == .rejected(status: 21199))
     }
 
     @Test func serverDownIsUnavailable() throws {
         let server = try StandInServer([:])
         server.stop()
-        guard case .unavailable? = error({ () throws(ReceiptError) in _ = try verifier(server, retries: 1).verify(receiptData: Self.receipt, askedAt: Self.askedAt) })
-        else { Issue.record("expected unavailable"); return }
+        guard
+            case .unavailable? = error({ () throws(ReceiptError) in
+                _ = try verifier(server, retries: 1).verify(receiptData: Self.receipt, askedAt: Self.askedAt)
+            })
+        else {
+            Issue.record("expected unavailable")
+            return
+        }
     }
 
     @Test func malformedJSONIsAMalformedResponse() throws {
         let server = try StandInServer(["/prod": [(200, "<html>not json")]])
         defer { server.stop() }
-        let outcome = error({ () throws(ReceiptError) in _ = try verifier(server).verify(receiptData: Self.receipt, askedAt: Self.askedAt) })
-        guard case .malformedResponse? = outcome else { Issue.record("expected malformedResponse, got \(String(describing: outcome))"); return }
+        let outcome = error({ () throws(ReceiptError) in
+            _ = try verifier(server).verify(receiptData: Self.receipt, askedAt: Self.askedAt)
+        })
+        guard case .malformedResponse? = outcome else {
+            Issue.record("expected malformedResponse, got \(String(describing: outcome))")
+            return
+        }
         let noStatus = try StandInServer(["/prod": [(200, #"{"receipt":{}}"#)]])
         defer { noStatus.stop() }
-        guard case .malformedResponse? = error({ () throws(ReceiptError) in _ = try verifier(noStatus).verify(receiptData: Self.receipt, askedAt: Self.askedAt) })
-        else { Issue.record("expected malformedResponse"); return }
+        guard
+            case .malformedResponse? = error({ () throws(ReceiptError) in
+                _ = try verifier(noStatus).verify(receiptData: Self.receipt, askedAt: Self.askedAt)
+            })
+        else {
+            Issue.record("expected malformedResponse")
+            return
+        }
     }
 
     @Test func anAnswerWithoutRequestDateIsDatedWhenTheCallerAsked() throws {
-        let undated = #"{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example","in_app":[{"transaction_id":"5","original_transaction_id":"5","product_id":"p","purchase_date_ms":"1699990000000"}]},"pending_renewal_info":[{"original_transaction_id":"5","auto_renew_status":"1"}]}"#
+        let undated =
+            #"{"status":0,"environment":"Production","receipt":{"bundle_id":"com.example","in_app":[{"transaction_id":"5","original_transaction_id":"5","product_id":"p","purchase_date_ms":"1699990000000"}]},"pending_renewal_info":[{"original_transaction_id":"5","auto_renew_status":"1"}]}"#
         let server = try StandInServer(["/prod": [(200, undated)]])
         defer { server.stop() }
         let receipt = try verifier(server).verify(receiptData: Self.receipt, askedAt: Self.askedAt)
@@ -142,8 +181,14 @@ import Testing
         let server = try StandInServer(["/prod": [(200, Self.validProduction)]])
         defer { server.stop() }
         for bad in ["!!!not base64!!!", "", "x", "MIIabc+/=", JWSSigner.base64(Array("not der at all".utf8))] {
-            guard case .notAReceipt? = error({ () throws(ReceiptError) in _ = try verifier(server).verify(receiptData: bad, askedAt: Self.askedAt) })
-            else { Issue.record("\(bad) was not refused locally"); continue }
+            guard
+                case .notAReceipt? = error({ () throws(ReceiptError) in
+                    _ = try verifier(server).verify(receiptData: bad, askedAt: Self.askedAt)
+                })
+            else {
+                Issue.record("\(bad) was not refused locally")
+                continue
+            }
         }
         #expect(server.hitCount("/prod") == 0)
         #expect(server.hitCount("/sandbox") == 0)

@@ -1,7 +1,8 @@
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import AppStore
 
 /// The testkit's generated CA must make data that Apple's verification procedure accepts in full
@@ -15,7 +16,8 @@ import TestSupport
 
     func verifier(trusting roots: [[UInt8]], environment: String = "Sandbox") throws -> SignedDataVerifier {
         try SignedDataVerifier(
-            trustedRootsDER: roots, apps: [AppIdentity(bundleId: "com.example", appAppleId: nil, environments: [environment])])
+            trustedRootsDER: roots,
+            apps: [AppIdentity(bundleId: "com.example", appAppleId: nil, environments: [environment])])
     }
 
     func transaction(_ fields: [String: JSONValue] = [:]) -> JSONValue {
@@ -27,7 +29,8 @@ import TestSupport
     @Test func theGeneratedChainVerifiesLikeApplesAndDecodes() throws {
         let signer = try Self.authority.signer()
         let verifier = try verifier(trusting: [Self.authority.rootDER])
-        let t = try verifier.verifyTransaction(signer.sign(payload: transaction(["productId": "com.example.pro"]).serialized()))
+        let t = try verifier.verifyTransaction(
+            signer.sign(payload: transaction(["productId": "com.example.pro"]).serialized()))
         #expect(t.productId == "com.example.pro")
 
         let inner = signer.sign(payload: transaction(["transactionId": "77"]).serialized())

@@ -1,6 +1,6 @@
 import EventStore
-import Testing
 import TestSupport
+import Testing
 
 /// The SQL contract of `es.append` itself (docs/eventstore.md §6), called directly: refused
 /// arguments, interleaved streams, streams listed only for their expectation, the inbox row.
@@ -17,7 +17,8 @@ import TestSupport
     ) throws -> Rows {
         try connection.transaction { connection in
             try connection.query(
-                Self.call, [streams, expected, source, externalId, eventStreams, types, schemaVersions, data, metadata, payloads])
+                Self.call,
+                [streams, expected, source, externalId, eventStreams, types, schemaVersions, data, metadata, payloads])
         }
     }
 
@@ -25,16 +26,16 @@ import TestSupport
         let connection = try Connection(try TestDatabase.shared.freshDatabase())
         // (streams, expected, source, external id, event streams, types): one defect each.
         let cases: [(String, String, String?, String?, String, String)] = [
-            ("{a,a}", "{NULL,NULL}", nil, nil, "{a}", "{T}"),        // a stream twice
+            ("{a,a}", "{NULL,NULL}", nil, nil, "{a}", "{T}"),  // a stream twice
             ("{a,b,a}", "{NULL,NULL,NULL}", nil, nil, "{a}", "{T}"),  // a stream twice, not adjacent
-            ("{a,NULL}", "{NULL,NULL}", nil, nil, "{a}", "{T}"),     // a NULL stream
-            ("{a}", "{NULL}", nil, nil, "{b}", "{T}"),               // an event of an unlisted stream
-            ("{a}", "{NULL}", nil, nil, "{NULL}", "{T}"),            // an event of no stream
-            ("{a}", "{NULL,NULL}", nil, nil, "{a}", "{T}"),          // expectations do not match streams
-            ("{a}", "{NULL}", nil, nil, "{a}", "{T,U}"),             // types do not match events
-            ("{}", "{}", nil, nil, "{a}", "{T}"),                    // no stream
-            ("{a}", "{NULL}", nil, nil, "{}", "{}"),                 // no event
-            ("{a}", "{NULL}", "apple", nil, "{a}", "{T}"),           // a source without an external id
+            ("{a,NULL}", "{NULL,NULL}", nil, nil, "{a}", "{T}"),  // a NULL stream
+            ("{a}", "{NULL}", nil, nil, "{b}", "{T}"),  // an event of an unlisted stream
+            ("{a}", "{NULL}", nil, nil, "{NULL}", "{T}"),  // an event of no stream
+            ("{a}", "{NULL,NULL}", nil, nil, "{a}", "{T}"),  // expectations do not match streams
+            ("{a}", "{NULL}", nil, nil, "{a}", "{T,U}"),  // types do not match events
+            ("{}", "{}", nil, nil, "{a}", "{T}"),  // no stream
+            ("{a}", "{NULL}", nil, nil, "{}", "{}"),  // no event
+            ("{a}", "{NULL}", "apple", nil, "{a}", "{T}"),  // a source without an external id
         ]
         for (streams, expected, source, externalId, eventStreams, types) in cases {
             let n = eventStreams == "{}" ? 0 : 1 + eventStreams.filter { $0 == "," }.count
@@ -68,7 +69,7 @@ import TestSupport
             "SELECT stream_id, version, type, schema_version, metadata::text AS m, payload FROM es.events ORDER BY seq")
         #expect((0..<4).map { stored[$0, "type"] } == ["A1", "B1", "A2", "A3"])
         #expect((0..<4).map { stored.int64($0, "schema_version") } == [1, 2, 1, 1])  // NULL means 1
-        #expect((0..<4).map { stored[$0, "m"] } == ["{}", "{}", "{}", "{}"])         // NULL means {}
+        #expect((0..<4).map { stored[$0, "m"] } == ["{}", "{}", "{}", "{}"])  // NULL means {}
         #expect((0..<4).map { stored[$0, "payload"] } == ["p1", nil, "p3", nil])
         let heads = try connection.query("SELECT stream_id, version FROM es.streams ORDER BY stream_id")
         #expect((0..<heads.count).map { "\(heads[$0, 0]!)=\(heads[$0, 1]!)" } == ["a=3", "b=1"])
@@ -103,7 +104,8 @@ import TestSupport
             eventStreams: "{x,y,x}", types: "{T,U,V}", schemaVersions: "{1,1,1}", data: #"{"{}","{}","{}"}"#,
             metadata: "{NULL,NULL,NULL}", payloads: "{NULL,NULL,NULL}")
         #expect((0..<rows.count).map { rows.int64($0, "version") } == [2, 1, 3])
-        let inbox = try connection.query("SELECT stream_id, version FROM es.inbox WHERE source = 'apple' AND external_id = 'n-1'")
+        let inbox = try connection.query(
+            "SELECT stream_id, version FROM es.inbox WHERE source = 'apple' AND external_id = 'n-1'")
         #expect(inbox.count == 1 && inbox[0, "stream_id"] == "x" && inbox.int64(0, "version") == 3)
         let again = try append(
             connection, streams: "{x}", expected: "{NULL}", source: "apple", externalId: "n-1", eventStreams: "{x}",

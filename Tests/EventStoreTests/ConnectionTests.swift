@@ -23,7 +23,9 @@ import Testing
     /// the statements are prepared again once the refresh wait (first 5 s) has passed.
     @Test func preparedStatementsArePlannedAgainAfterTheRefreshWait() throws {
         let connection = try Connection(try TestDatabase.shared.freshDatabase(migrated: false))
-        try connection.executeScript("CREATE TABLE t (k text PRIMARY KEY); INSERT INTO t SELECT i::text FROM generate_series(1, 20) i; ANALYZE t")
+        try connection.executeScript(
+            "CREATE TABLE t (k text PRIMARY KEY); INSERT INTO t SELECT i::text FROM generate_series(1, 20) i; ANALYZE t"
+        )
         let probe = "SELECT k FROM t WHERE k = ANY($1::text[])"
         let statements = "SELECT name, generic_plans FROM pg_prepared_statements WHERE statement = $1"
         for _ in 0..<7 { #expect(try connection.query(probe, ["{1,2}"]).count == 2) }

@@ -67,9 +67,11 @@ private struct Retry: Error {}
         // A conflict leaves the transaction usable: nothing was written, so it may even retry in place
         // (the Service instead rolls back and redoes the whole unit of work).
         let retried = try connection.transaction { connection in
-            let first = try store.append(to: "user:a", expectedVersion: .exactly(1), events: [event("Retry")], on: connection)
+            let first = try store.append(
+                to: "user:a", expectedVersion: .exactly(1), events: [event("Retry")], on: connection)
             #expect(first == .conflict(stream: "user:a", expected: 1, actual: 2))
-            return try store.append(to: "user:a", expectedVersion: .exactly(2), events: [event("Retry")], on: connection)
+            return try store.append(
+                to: "user:a", expectedVersion: .exactly(2), events: [event("Retry")], on: connection)
         }
         guard case .appended(let retriedEvents) = retried else {
             Issue.record("expected appended, got \(retried)")
@@ -151,9 +153,8 @@ private struct Retry: Error {}
         #expect(try store.streamVersion("user:hot", on: connection) == total)
         // Global (tx, seq) order agrees with version order within the stream (docs/eventstore.md §1.1).
         // (Polling: other suites' open transactions may hold the cluster-wide horizon back.)
-        let all = try eventually(until: { $0.count == Int(total) }) {
-            try store.readAll(after: .start, limit: 10_000, on: connection)
-        }
+        let all = try eventually(
+            until: { $0.count == Int(total) }, { try store.readAll(after: .start, limit: 10_000, on: connection) })
         #expect(all.map(\.version) == (1...total).map { $0 })
     }
 
@@ -209,7 +210,8 @@ private struct Retry: Error {}
         try writerA.executeScript("COMMIT")
         // The horizon is cluster-wide: other tests' open transactions can hold it back briefly,
         // so read as a catch-up loop does, polling.
-        let both = try eventually(until: { $0.count == 2 }) { try store.readAll(after: .start, limit: 100, on: reader) }
+        let both = try eventually(
+            until: { $0.count == 2 }, { try store.readAll(after: .start, limit: 100, on: reader) })
         #expect(both.map(\.type) == ["A", "B"])
         try #require(both.count == 2)
         #expect(both.map(\.seq) == [a[0].seq, b[0].seq])

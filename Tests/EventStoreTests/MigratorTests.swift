@@ -36,8 +36,10 @@ import Testing
         #expect(try connection.query("SELECT to_regclass('public.half_done') AS t")[0, "t"] == nil)
 
         // Fixed, it applies on the next run.
-        let fixed = Migration(version: 99, name: "0099_break_things.sql", sql: "CREATE TABLE public.half_done (id int);\n")
-        #expect(try Migrator.migrate(connection: connection, migrations: SchemaMigrations.all + [fixed]) == [fixed.name])
+        let fixed = Migration(
+            version: 99, name: "0099_break_things.sql", sql: "CREATE TABLE public.half_done (id int);\n")
+        #expect(
+            try Migrator.migrate(connection: connection, migrations: SchemaMigrations.all + [fixed]) == [fixed.name])
     }
 
     @Test func twoProcessesMigratingAtOnceDoNotCollide() throws {
@@ -64,16 +66,19 @@ import Testing
         let connection = try Connection(try TestDatabase.shared.freshDatabase(migrated: false))
         let a = Migration(version: 1, name: "0001_a.sql", sql: "SELECT 1;")
         let duplicate = #expect(throws: MigrationError.self) {
-            try Migrator.migrate(connection: connection, migrations: [a, Migration(version: 1, name: "0001_b.sql", sql: "SELECT 1;")])
+            try Migrator.migrate(
+                connection: connection, migrations: [a, Migration(version: 1, name: "0001_b.sql", sql: "SELECT 1;")])
         }
         #expect(duplicate?.file == "0001_b.sql")
         #expect(duplicate?.message.contains("also used by 0001_a.sql") == true)
         let misnamed = #expect(throws: MigrationError.self) {
-            try Migrator.migrate(connection: connection, migrations: [a, Migration(version: 2, name: "2_bad.sql", sql: "SELECT 1;")])
+            try Migrator.migrate(
+                connection: connection, migrations: [a, Migration(version: 2, name: "2_bad.sql", sql: "SELECT 1;")])
         }
         #expect(misnamed?.file == "2_bad.sql")
         let unordered = #expect(throws: MigrationError.self) {
-            try Migrator.migrate(connection: connection, migrations: [Migration(version: 2, name: "0002_b.sql", sql: "SELECT 1;"), a])
+            try Migrator.migrate(
+                connection: connection, migrations: [Migration(version: 2, name: "0002_b.sql", sql: "SELECT 1;"), a])
         }
         #expect(unordered?.file == "0001_a.sql")
         // Refused before anything ran: not even the bookkeeping table exists.

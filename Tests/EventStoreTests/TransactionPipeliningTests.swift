@@ -1,6 +1,6 @@
 import EventStore
-import Testing
 import TestSupport
+import Testing
 
 /// `Connection.transaction` sends BEGIN with the body's first statement, and `commit(after:)`
 /// sends the last statements with COMMIT: fewer round trips, the same all-or-nothing outcome.
@@ -20,7 +20,9 @@ import TestSupport
         let (connection, other) = try connections()
         try connection.transaction { connection in
             // The deferred BEGIN went out with this statement: it is already in a transaction block.
-            #expect(try connection.query("SELECT pg_current_xact_id_if_assigned() IS NULL AS noxid").bool(0, "noxid") == true)
+            #expect(
+                try connection.query("SELECT pg_current_xact_id_if_assigned() IS NULL AS noxid").bool(0, "noxid")
+                    == true)
             try connection.execute("INSERT INTO t VALUES (1, 'a')")
             #expect(try count(other) == 0)  // not committed yet
             // now() is the transaction's start, so it differs from a later statement's timestamp.
@@ -81,7 +83,9 @@ import TestSupport
     @Test func commitAfterAsTheOnlyCallOpensAndCommitsTheTransaction() throws {
         let (connection, other) = try connections()
         try connection.transaction { connection in
-            _ = try connection.commit(after: [.init("INSERT INTO t VALUES (1, 'a')"), .init("INSERT INTO t VALUES (2, 'b')")])
+            _ = try connection.commit(after: [
+                .init("INSERT INTO t VALUES (1, 'a')"), .init("INSERT INTO t VALUES (2, 'b')"),
+            ])
         }
         #expect(try count(other) == 2)
     }

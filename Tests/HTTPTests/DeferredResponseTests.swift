@@ -2,8 +2,8 @@ import Foundation
 import HTTP
 import JSON
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// Deferred responses (long polls) through a real server and real sockets: the handler returns
 /// `.deferred(handle)`, the connection is suspended, and `complete` answers it later.
@@ -204,9 +204,11 @@ import TestSupport
     @Test func theRouterObservesTheFinalStatusNotThePlaceholder() throws {
         let waiters = Waiters()
         let seen = Mutex<[(String, Int)]>([])
-        let (server, port) = try Self.server(waiters, observer: { _, route, status, _ in
-            seen.withLock { $0.append((route, status)) }
-        })
+        let (server, port) = try Self.server(
+            waiters,
+            observer: { _, route, status, _ in
+                seen.withLock { $0.append((route, status)) }
+            })
         defer { server.stop() }
         let client = try HTTPTestConnection(port: port)
         try client.send("GET /wait/o HTTP/1.1\r\nHost: x\r\n\r\n")

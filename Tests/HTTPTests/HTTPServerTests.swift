@@ -2,8 +2,8 @@ import Foundation
 import HTTP
 import JSON
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct HTTPServerTests {
     @Test func pathParametersAndQueryValuesArriveDecoded() throws {
@@ -67,7 +67,8 @@ import TestSupport
         defer { server.stop() }
         let client = try HTTPTestConnection(port: port)
         try client.send(
-            "POST /upload HTTP/1.1\r\nHost: x\r\nX-Request-Id: big-upload-1\r\nContent-Length: \((1 << 20) + 1)\r\n\r\n")
+            "POST /upload HTTP/1.1\r\nHost: x\r\nX-Request-Id: big-upload-1\r\nContent-Length: \((1 << 20) + 1)\r\n\r\n"
+        )
         let response = try client.readResponse()
         try expectProblem(response, status: 413, code: "payload_too_large")
         // Refused before any handler runs, yet traceable like every other problem.

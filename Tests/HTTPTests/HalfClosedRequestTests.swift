@@ -1,8 +1,8 @@
 import Foundation
 import HTTP
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// A client that shuts its writing side once the request is sent (`shutdown(SHUT_WR)`, as
 /// `nc -N`, some proxies and HTTP/1.0 clients do) has still sent a whole request: it is
@@ -34,7 +34,8 @@ import TestSupport
         func take(_ name: String) -> HTTPDeferred? { handles.withLock { $0.removeValue(forKey: name) } }
     }
 
-    static func server(_ gates: Gates, _ waiters: Waiters, pool: HandlerPool) throws -> (server: HTTPServer, port: Int) {
+    static func server(_ gates: Gates, _ waiters: Waiters, pool: HandlerPool) throws -> (server: HTTPServer, port: Int)
+    {
         var router = Router(authenticator: { _ in nil })
         router.pool = pool
         router.add("POST", "/inline", inline: true) { request, _ in .text(200, TestRoutes.checksum(request.body)) }
@@ -60,7 +61,8 @@ import TestSupport
 
     /// Sends `method target` with a `Content-Length` body, shuts the writing side, and reads
     /// the one answer and then end-of-file.
-    private func halfClosedExchange(_ port: Int, _ method: String, _ target: String, body: [UInt8]?,
+    private func halfClosedExchange(
+        _ port: Int, _ method: String, _ target: String, body: [UInt8]?,
         beforeAnswer: () throws -> Void = {}
     ) throws -> HTTPTestConnection.Response {
         let client = try HTTPTestConnection(port: port, receiveTimeout: 20)
@@ -129,7 +131,11 @@ import TestSupport
         defer { server.stop() }
         let response = try halfClosedExchange(port, "POST", "/poll/w", body: Array("{}".utf8)) {
             var handle: HTTPDeferred?
-            #expect(waitUntil { handle = waiters.take("w"); return handle != nil })
+            #expect(
+                waitUntil {
+                    handle = waiters.take("w")
+                    return handle != nil
+                })
             #expect(waitUntil { server.deferredRequests == 1 })
             handle?.complete(.text(200, "completed"))
         }

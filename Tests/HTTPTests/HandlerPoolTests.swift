@@ -1,8 +1,8 @@
 import Foundation
 import HTTP
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// Routes on a `HandlerPool` run off MHD's workers: a blocked handler holds a pool thread, not a
 /// worker, and `stop()` lets it finish where it answers a long poll at once.
@@ -27,7 +27,8 @@ import TestSupport
         }
     }
 
-    static func server(_ gates: Gates, pool: HandlerPool, grace: Double = 10) throws -> (server: HTTPServer, port: Int) {
+    static func server(_ gates: Gates, pool: HandlerPool, grace: Double = 10) throws -> (server: HTTPServer, port: Int)
+    {
         var router = Router(authenticator: { $0 == "k" ? ["read"] : nil })
         router.pool = pool
         router.add("GET", "/block/{name}") { _, parameters in
@@ -63,9 +64,12 @@ import TestSupport
         #expect(waitUntil { gates.entered.load(ordering: .relaxed) == 3 })
         // The only worker still answers: inline routes, and pooled ones on a free thread.
         #expect(try HTTPTestConnection(port: port).request("GET", "/inline").text == "inline")
-        let secret = try HTTPTestConnection(port: port).request("GET", "/secret", headers: ["Authorization": "Bearer k"])
+        let secret = try HTTPTestConnection(port: port).request(
+            "GET", "/secret", headers: ["Authorization": "Bearer k"])
         #expect(secret.status == 200 && secret.text == "secret")
-        #expect(try HTTPTestConnection(port: port).request("GET", "/secret").status == 401, "keys are checked on the pool too")
+        #expect(
+            try HTTPTestConnection(port: port).request("GET", "/secret").status == 401,
+            "keys are checked on the pool too")
         for (index, client) in blocked.enumerated() {
             gates.gate("b\(index)").signal()
             let response = try client.readResponse()

@@ -1,8 +1,8 @@
 import Foundation
 import HTTP
 import JSON
-import Testing
 import TestSupport
+import Testing
 
 /// A client that is still sending when the server refuses its request (413 body too large, 431
 /// head too large) must be able to read the refusal. Closing a socket with unread input makes
@@ -18,7 +18,8 @@ import TestSupport
             let client = try HTTPTestConnection(port: port)
             let size = 2 << 20
             try client.send(
-                "POST /upload HTTP/1.1\r\nHost: x\r\nX-Request-Id: linger-\(attempt)\r\nContent-Length: \(size)\r\n\r\n")
+                "POST /upload HTTP/1.1\r\nHost: x\r\nX-Request-Id: linger-\(attempt)\r\nContent-Length: \(size)\r\n\r\n"
+            )
             let chunk = [UInt8](repeating: UInt8(ascii: "a"), count: 64 * 1024)
             for _ in 0..<(size / chunk.count) { try client.send(chunk) }
             let response = try client.readResponse()
@@ -61,7 +62,10 @@ import TestSupport
         var sent = 0
         var failed = false
         while sent < 64 << 20 {
-            do { try client.send(chunk) } catch { failed = true; break }
+            do { try client.send(chunk) } catch {
+                failed = true
+                break
+            }
             sent += chunk.count
         }
         #expect(failed, "the server read all of an endless upload")
@@ -75,11 +79,15 @@ import TestSupport
         defer { server.stop() }
         let client = try HTTPTestConnection(port: port)
         try client.send("POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
-        let chunk = Array(String(65_536, radix: 16).utf8) + [13, 10] + [UInt8](repeating: 0x64, count: 65_536) + [13, 10]
+        let chunk =
+            Array(String(65_536, radix: 16).utf8) + [13, 10] + [UInt8](repeating: 0x64, count: 65_536) + [13, 10]
         var sent = 0
         var failed = false
         while sent < 64 << 20 {
-            do { try client.send(chunk) } catch { failed = true; break }
+            do { try client.send(chunk) } catch {
+                failed = true
+                break
+            }
             sent += 65_536
         }
         #expect(failed, "the server read all of an endless chunked upload")

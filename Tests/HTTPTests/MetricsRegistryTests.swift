@@ -122,7 +122,8 @@ import Testing
         let registry = MetricsRegistry()
         let counter = registry.counter("striped_total", help: "Hits.", labels: ["k"])
         let latency = registry.histogram("striped_seconds", help: "Latency.", labels: ["k"])
-        let threads = 16, perThread = 2000
+        let threads = 16
+        let perThread = 2000
         let done = DispatchGroup()
         for t in 0..<threads {
             done.enter()

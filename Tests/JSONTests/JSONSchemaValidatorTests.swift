@@ -1,11 +1,12 @@
 import JSON
-import Testing
 import TestSupport
+import Testing
 
 /// The validator the OpenAPI answer tests rely on: each keyword it knows refuses what it should,
 /// so a document that says less than the service answers cannot pass by the validator's leniency.
 @Suite struct JSONSchemaValidatorTests {
-    static let root = try! JSONValue.parse(#"""
+    static let root = try! JSONValue.parse(
+        #"""
         {"components": {"schemas": {
           "Entitlement": {"type": "object", "required": ["productId", "source"], "properties": {
             "productId": {"type": "string"}, "expiresAt": {"type": ["string", "null"], "format": "date-time"},
@@ -27,7 +28,8 @@ import TestSupport
     }
 
     @Test func aConformingValuePasses() throws {
-        let customer = #"{"entitlements": {"pro": {"productId": "p", "source": "promotional", "expiresAt": null, "grantId": "grt_00af"}}, "version": 3, "tags": ["ab"]}"#
+        let customer =
+            #"{"entitlements": {"pro": {"productId": "p", "source": "promotional", "expiresAt": null, "grantId": "grt_00af"}}, "version": 3, "tags": ["ab"]}"#
         #expect(try errors(customer, "Customer") == [])
         #expect(try errors("null", "MaybeCustomer") == [])
         #expect(try errors(customer, "MaybeCustomer") == [])
@@ -36,15 +38,26 @@ import TestSupport
 
     @Test func eachKeywordRefusesWhatItShould() throws {
         let cases: [(String, String, String)] = [
-            (#"{"entitlements": {"pro": {"productId": null, "source": "promotional"}}, "version": 1}"#, "Customer",
-             "$.entitlements.pro.productId: null is not of type string"),
-            (#"{"entitlements": {"pro": {"source": "promotional"}}, "version": 1}"#, "Customer",
-             "$.entitlements.pro: required member \"productId\" is missing"),
-            (#"{"entitlements": {"pro": {"productId": "p", "source": "gift"}}, "version": 1}"#, "Customer", "is not one of"),
-            (#"{"entitlements": {"pro": {"productId": "p", "source": "promotional", "grantId": "grt_XYZ0"}}, "version": 1}"#,
-             "Customer", "does not match"),
-            (#"{"entitlements": {"pro": {"productId": "p", "source": "promotional", "expiresAt": "2026-13-01T00:00:00Z"}}, "version": 1}"#,
-             "Customer", "is not an RFC 3339 date-time"),
+            (
+                #"{"entitlements": {"pro": {"productId": null, "source": "promotional"}}, "version": 1}"#, "Customer",
+                "$.entitlements.pro.productId: null is not of type string"
+            ),
+            (
+                #"{"entitlements": {"pro": {"source": "promotional"}}, "version": 1}"#, "Customer",
+                "$.entitlements.pro: required member \"productId\" is missing"
+            ),
+            (
+                #"{"entitlements": {"pro": {"productId": "p", "source": "gift"}}, "version": 1}"#, "Customer",
+                "is not one of"
+            ),
+            (
+                #"{"entitlements": {"pro": {"productId": "p", "source": "promotional", "grantId": "grt_XYZ0"}}, "version": 1}"#,
+                "Customer", "does not match"
+            ),
+            (
+                #"{"entitlements": {"pro": {"productId": "p", "source": "promotional", "expiresAt": "2026-13-01T00:00:00Z"}}, "version": 1}"#,
+                "Customer", "is not an RFC 3339 date-time"
+            ),
             (#"{"entitlements": {}, "version": 1.5}"#, "Customer", "is not of type integer"),
             (#"{"entitlements": {}, "version": -1}"#, "Customer", "< 0"),
             (#"{"entitlements": {}, "version": 1, "tags": []}"#, "Customer", "fewer than 1"),
@@ -61,11 +74,13 @@ import TestSupport
 
     @Test func anUnknownKeywordOrReferenceIsAnErrorNotAPass() {
         let validator = JSONSchemaValidator(root: Self.root)
-        #expect(validator.errors(.string("x"), .object(["type": "string", "multipleOf": .int(2)])).contains {
-            $0.contains("does not know the keyword \"multipleOf\"")
-        })
-        #expect(validator.errors(.string("x"), .object(["$ref": "#/components/schemas/Nowhere"])).contains {
-            $0.contains("resolves to nothing")
-        })
+        #expect(
+            validator.errors(.string("x"), .object(["type": "string", "multipleOf": .int(2)])).contains {
+                $0.contains("does not know the keyword \"multipleOf\"")
+            })
+        #expect(
+            validator.errors(.string("x"), .object(["$ref": "#/components/schemas/Nowhere"])).contains {
+                $0.contains("resolves to nothing")
+            })
     }
 }

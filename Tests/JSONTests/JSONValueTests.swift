@@ -1,6 +1,6 @@
-import Testing
 import JSON
 import TestSupport
+import Testing
 
 @Suite struct JSONValueTests {
     @Test func parsesEveryKindOfValue() throws {
@@ -56,21 +56,32 @@ import TestSupport
     @Test func roundTripsThroughTheWriter() throws {
         let original: JSONValue = ["b": [1, "two", nil, true], "a": "line\nbreak\t\u{01}", "c": ["x": -7]]
         let bytes = original.serialized(sortedKeys: true)
-        #expect(String(decoding: bytes, as: UTF8.self)
-            == #"{"a":"line\nbreak\t\u0001","b":[1,"two",null,true],"c":{"x":-7}}"#)
+        #expect(
+            String(decoding: bytes, as: UTF8.self)
+                == #"{"a":"line\nbreak\t\u0001","b":[1,"two",null,true],"c":{"x":-7}}"#)
         #expect(try JSONValue.parse(bytes) == original)
     }
 
     @Test func writerPlacesCommasAndKeys() {
         var writer = JSONWriter()
         writer.beginObject()
-        writer.key("n"); writer.int(Int64.min)
-        writer.key("list"); writer.beginArray(); writer.int(0); writer.double(1.5); writer.stringOrNull(nil); writer.endArray()
-        writer.key("empty"); writer.beginObject(); writer.endObject()
-        writer.key("raw"); writer.raw(Array("{\"k\":1}".utf8))
+        writer.key("n")
+        writer.int(Int64.min)
+        writer.key("list")
+        writer.beginArray()
+        writer.int(0)
+        writer.double(1.5)
+        writer.stringOrNull(nil)
+        writer.endArray()
+        writer.key("empty")
+        writer.beginObject()
         writer.endObject()
-        #expect(String(decoding: writer.bytes, as: UTF8.self)
-            == #"{"n":-9223372036854775808,"list":[0,1.5,null],"empty":{},"raw":{"k":1}}"#)
+        writer.key("raw")
+        writer.raw(Array("{\"k\":1}".utf8))
+        writer.endObject()
+        #expect(
+            String(decoding: writer.bytes, as: UTF8.self)
+                == #"{"n":-9223372036854775808,"list":[0,1.5,null],"empty":{},"raw":{"k":1}}"#)
     }
 
     @Test func fuzzedInputNeverCrashes() {

@@ -1,5 +1,5 @@
-import Testing
 import JSON
+import Testing
 
 @Suite struct RFC3339Tests {
     @Test(arguments: [
@@ -20,15 +20,20 @@ import JSON
         #expect(RFC3339.parse("2026-12-29T10:00:00.123456Z") == 1_798_538_400_123)
     }
 
-    @Test(arguments: ["", "2026-12-29", "2026-13-01T00:00:00Z", "2026-12-29T10:00:00", "2026-12-29T10:00:00.Z",
-                      "2026-12-29T25:00:00Z", "2026-12-29T10:00:00Zjunk"])
+    @Test(arguments: [
+        "", "2026-12-29", "2026-13-01T00:00:00Z", "2026-12-29T10:00:00", "2026-12-29T10:00:00.Z",
+        "2026-12-29T25:00:00Z", "2026-12-29T10:00:00Zjunk",
+    ])
     func rejectsWhatIsNotRFC3339(text: String) {
         #expect(RFC3339.parse(text) == nil)
     }
 
     @Test func writerEmitsQuotedTimestamps() {
         var writer = JSONWriter()
-        writer.beginArray(); writer.timestamp(0); writer.timestampOrNull(nil); writer.endArray()
+        writer.beginArray()
+        writer.timestamp(0)
+        writer.timestampOrNull(nil)
+        writer.endArray()
         #expect(String(decoding: writer.bytes, as: UTF8.self) == #"["1970-01-01T00:00:00.000Z",null]"#)
     }
 }

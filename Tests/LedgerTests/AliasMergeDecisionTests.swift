@@ -56,7 +56,9 @@ import Testing
         #expect(alias.chains.isEmpty && alias.debited.isEmpty && alias.grants.isEmpty)
         #expect(alias.aliasOf == "u")
         // The same pair again decides nothing.
-        #expect(try Account.decide(.mergeAlias(userId: "u", alias: "anon", aliasAccount: alias, at: F.t0 + 20), merged) == [])
+        #expect(
+            try Account.decide(.mergeAlias(userId: "u", alias: "anon", aliasAccount: alias, at: F.t0 + 20), merged)
+                == [])
     }
 
     @Test func conflictsAndTheSameIdAreRefused() throws {

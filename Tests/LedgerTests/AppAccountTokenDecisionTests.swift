@@ -24,10 +24,12 @@ import Testing
         let state = Account.fold(registered)
         #expect(state.mintedAppAccountToken == nil)
         #expect(
-            try Account.decide(.registerAppAccountToken(userId: "u-1", appAccountToken: b, owner: "u-1", at: F.t0), state)
+            try Account.decide(
+                .registerAppAccountToken(userId: "u-1", appAccountToken: b, owner: "u-1", at: F.t0), state)
                 == [])
         #expect(throws: Rejection.appAccountTokenTaken(owner: "u-2")) {
-            try Account.decide(.registerAppAccountToken(userId: "u-1", appAccountToken: a, owner: "u-2", at: F.t0), state)
+            try Account.decide(
+                .registerAppAccountToken(userId: "u-1", appAccountToken: a, owner: "u-2", at: F.t0), state)
         }
         #expect(Rejection.appAccountTokenTaken(owner: "u-2").code == "app_account_token_taken")
     }

@@ -21,7 +21,8 @@ import Testing
         let again = try Account.decide(
             .noteAppleAccount(userId: "u-2", appTransactionId: account, others: ["u-1", "u-3", "u-4"], at: F.t0 + 1),
             state)
-        #expect(again == [.appleAccountShared(userId: "u-2", appTransactionId: account, sharedWith: "u-4", at: F.t0 + 1)])
+        #expect(
+            again == [.appleAccountShared(userId: "u-2", appTransactionId: account, sharedWith: "u-4", at: F.t0 + 1)])
         // Another Apple Account shared with a user already listed lists them once.
         let other = Account.fold(
             try Account.decide(

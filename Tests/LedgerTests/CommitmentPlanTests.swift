@@ -40,7 +40,8 @@ import Testing
         if last >= 3 { for n in Int64(3)...last { facts.append(.recordTransaction(period(n))) } }
         if last == 12 {
             facts.append(
-                .recordRenewalInfo(renewal(signed: F.t0 + 11 * F.month + F.day, commitmentRenews: false, autoRenew: false)))
+                .recordRenewalInfo(
+                    renewal(signed: F.t0 + 11 * F.month + F.day, commitmentRenews: false, autoRenew: false)))
         }
         return facts
     }

@@ -78,8 +78,11 @@ import Testing
 
     @Test func adminCreditsTakeTheirPlaceInTheQueueByTime() throws {
         var world = World()
-        try world.command("u-1", .credit(userId: "u-1", currency: "coins", amount: 50, idempotencyKey: "sorry",
-                                         reason: "outage", at: F.t0 - 1))
+        try world.command(
+            "u-1",
+            .credit(
+                userId: "u-1", currency: "coins", amount: 50, idempotencyKey: "sorry",
+                reason: "outage", at: F.t0 - 1))
         try world.claim("5001", for: "u-1")
         world.record(F.consumable("5001", at: F.t0))
         try world.debit("u-1", "coins", 75, key: "a", at: F.t0 + 1)
@@ -129,8 +132,11 @@ import Testing
         world.record(F.period("1000", start: F.t0))
         world.record(F.period("1001", start: F.t0 + F.month))
         let removeAds = try #require(info(world, "3000"))
-        #expect(removeAds == ConsumptionInfo(
-            transactionId: "3000", productType: .nonConsumable, deliveryStatus: .delivered, consumptionPercentage: nil))
+        #expect(
+            removeAds
+                == ConsumptionInfo(
+                    transactionId: "3000", productType: .nonConsumable, deliveryStatus: .delivered,
+                    consumptionPercentage: nil))
         let renewal = try #require(info(world, "1001"))
         #expect(renewal.productType == .subscription)
         #expect(renewal.deliveryStatus == .delivered)
@@ -160,15 +166,18 @@ import Testing
 
     @Test func theRequestBodyKeepsApplesRules() throws {
         func body(_ info: ConsumptionInfo, _ preference: ConsumptionInfo.RefundPreference?) throws -> JSONValue {
-            try JSONValue.parse(info.requestBody(.init(
-                customerConsented: true, sampleContentProvided: false, refundPreference: preference)))
+            try JSONValue.parse(
+                info.requestBody(
+                    .init(
+                        customerConsented: true, sampleContentProvided: false, refundPreference: preference)))
         }
         let coins = ConsumptionInfo(
             transactionId: "5", productType: .consumable, deliveryStatus: .delivered, consumptionPercentage: 30_000)
-        #expect(try body(coins, .grantProrated) == [
-            "customerConsented": true, "consumptionPercentage": .int(30_000), "deliveryStatus": "DELIVERED",
-            "refundPreference": "GRANT_PRORATED", "sampleContentProvided": false,
-        ])
+        #expect(
+            try body(coins, .grantProrated) == [
+                "customerConsented": true, "consumptionPercentage": .int(30_000), "deliveryStatus": "DELIVERED",
+                "refundPreference": "GRANT_PRORATED", "sampleContentProvided": false,
+            ])
         // GRANT_PRORATED with 0 % or 100 % would be a 400: the preference is left out.
         var spent = coins
         spent.consumptionPercentage = 100_000
@@ -182,8 +191,9 @@ import Testing
         let removeAds = ConsumptionInfo(
             transactionId: "3", productType: .nonConsumable, deliveryStatus: .delivered, consumptionPercentage: nil)
         #expect(try body(removeAds, .grantProrated)["refundPreference"] == nil)
-        #expect(try body(removeAds, nil) == [
-            "customerConsented": true, "deliveryStatus": "DELIVERED", "sampleContentProvided": false,
-        ])
+        #expect(
+            try body(removeAds, nil) == [
+                "customerConsented": true, "deliveryStatus": "DELIVERED", "sampleContentProvided": false,
+            ])
     }
 }

@@ -23,7 +23,8 @@ import Testing
         bundleId: "com.example.game", type: "Auto-Renewable Subscription", purchaseDate: F.t0,
         originalPurchaseDate: F.t0 - F.month, expiresDate: F.t0 + F.month, quantity: 1,
         inAppOwnershipType: "FAMILY_SHARED", signedDate: F.t0 + 5, revocationDate: F.t0 + 6, revocationReason: 1,
-        revocationType: "REFUND_PRORATED", revocationPercentage: 50_000, isUpgraded: true, offerType: 2, offerDiscountType: "PAY_AS_YOU_GO",
+        revocationType: "REFUND_PRORATED", revocationPercentage: 50_000, isUpgraded: true, offerType: 2,
+        offerDiscountType: "PAY_AS_YOU_GO",
         offerIdentifier: "promo \"q\"", environment: "Sandbox", appAccountToken: "7e3fb20b-4cdb-47cc-936d-99d65f608138",
         webOrderLineItemId: "2000000000000001", transactionReason: "RENEWAL", price: 4990, currency: "USD",
         storefront: "USA", subscriptionGroupIdentifier: "21000000", appTransactionId: "704289572311524")
@@ -40,7 +41,9 @@ import Testing
         #expect(read.encode() == stored)
         let withIt = LedgerEvent.transactionRecorded(Self.full).encode()
         #expect(String(decoding: withIt, as: UTF8.self).hasSuffix(#","appTransactionId":"704289572311524"}"#))
-        #expect(try LedgerEvent.decode(type: "TransactionRecorded", schemaVersion: 1, data: withIt) == .transactionRecorded(Self.full))
+        #expect(
+            try LedgerEvent.decode(type: "TransactionRecorded", schemaVersion: 1, data: withIt)
+                == .transactionRecorded(Self.full))
     }
 
     /// A period of a monthly plan with a 12-month commitment (API 1.21), and its renewal info.
@@ -110,7 +113,7 @@ import Testing
                 notificationUUID: "0f6b2c1e", transactionId: "5000", originalTransactionId: "5000", environment: nil,
                 customerConsented: false, sampleContentProvided: true, deliveryStatus: "UNDELIVERED_OTHER",
                 consumptionPercentage: nil, refundPreference: nil, outcome: .unavailable,
-                appleErrorCode: 5000000, detail: "HTTP 503 \"busy\"", attempt: 3, at: F.t0)),
+                appleErrorCode: 5_000_000, detail: "HTTP 503 \"busy\"", attempt: 3, at: F.t0)),
         .retentionAnswered(
             RetentionAnswer(
                 requestIdentifier: "3db5c98d-8acf-4e29-831e-8e1f82f9f6e9", originalTransactionId: "2000000001",
@@ -130,7 +133,7 @@ import Testing
         .renewalExtensionRequested(
             RenewalExtension(
                 originalTransactionId: "2000000001", environment: nil, extendByDays: 90, extendReasonCode: 0,
-                requestIdentifier: "r", outcome: .rejected, appleErrorCode: 4000009, detail: "too many", at: F.t0)),
+                requestIdentifier: "r", outcome: .rejected, appleErrorCode: 4_000_009, detail: "too many", at: F.t0)),
         .promotionalGranted(
             PromotionalGrant(
                 userId: "u-1", grantId: "grt_0123456789abcdef0123456789abcdef", entitlement: "pro",
@@ -190,7 +193,9 @@ import Testing
         }
         let after = LedgerEvent.entitlementRevoked(userId: "u-1", entitlement: "pro", reason: "abuse", at: F.t0)
         let bytes = after.encode()
-        #expect(try bytes.withUnsafeBufferPointer { try decoder.decode(type: after.typeName, schemaVersion: 1, data: $0) } == after)
+        #expect(
+            try bytes.withUnsafeBufferPointer { try decoder.decode(type: after.typeName, schemaVersion: 1, data: $0) }
+                == after)
     }
 
     @Test func everyEventTypeIsCovered() {

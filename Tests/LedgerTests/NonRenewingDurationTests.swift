@@ -26,7 +26,9 @@ import Testing
         #expect(world.customer(at: end - 1).entitlements["vip"]?.expiresAt == end)
         #expect(world.customer(at: end).entitlements["vip"]?.active == false)
         #expect(world.customer(at: end).subscriptions.first?.status == .expired)
-        #expect(CustomerView.nextChange(account: world.accounts["u-1"]!, chains: world.chains, catalog: world.catalog, after: F.t0) == end)
+        #expect(
+            CustomerView.nextChange(
+                account: world.accounts["u-1"]!, chains: world.chains, catalog: world.catalog, after: F.t0) == end)
     }
 
     @Test func aSecondPurchaseWhileRunningStacksFromTheEnd() throws {

@@ -1,7 +1,7 @@
+import TestSupport
 import Testing
 
 @testable import Ledger
-import TestSupport
 
 /// The same events, in any arrival order and with redeliveries, give the same answer.
 @Suite struct OrderIndependenceTests {
@@ -19,7 +19,9 @@ import TestSupport
                 let expected = baseline.customer(at: now)
                 let actual = world.customer(at: now)
                 #expect(actual == expected, "seed \(seed) at \(now)")
-                #expect(String(decoding: actual.jsonBytes(), as: UTF8.self) == String(decoding: expected.jsonBytes(), as: UTF8.self))
+                #expect(
+                    String(decoding: actual.jsonBytes(), as: UTF8.self)
+                        == String(decoding: expected.jsonBytes(), as: UTF8.self))
                 #expect(
                     CustomerView.nextChange(account: world.accounts["u-1"]!, chains: world.chains, after: now)
                         == CustomerView.nextChange(

@@ -38,7 +38,9 @@ import Testing
         let bought = F.consumable("5000")
         #expect(bought.takenBack(of: 100) == 0, "not revoked: nothing taken back")
         #expect(refunded(bought, at: refundedAt, percentage: 50_000).takenBack(of: 100) == 50, "100 × 50 % = 50")
-        #expect(refunded(bought, at: refundedAt, percentage: 33_333).takenBack(of: 100) == 33, "100 × 33.333 % = 33.333 → 33")
+        #expect(
+            refunded(bought, at: refundedAt, percentage: 33_333).takenBack(of: 100) == 33,
+            "100 × 33.333 % = 33.333 → 33")
         #expect(refunded(bought, at: refundedAt, percentage: 33_333).kept(of: 100) == 67, "the customer keeps 100 − 33")
         #expect(refunded(bought, at: refundedAt, percentage: 50_000).takenBack(of: 300) == 150, "300 × 50 % = 150")
         #expect(refunded(bought, at: refundedAt, percentage: 100_000).takenBack(of: 100) == 100)
@@ -48,7 +50,9 @@ import Testing
         #expect(refunded(bought, at: refundedAt, percentage: 150_000).takenBack(of: 100) == 100)
         #expect(refunded(bought, at: refundedAt, percentage: -5).takenBack(of: 100) == 0)
         // 10¹⁵ × 50000 overflows Int64 on the way; the share (5·10¹⁴) does not.
-        #expect(refunded(bought, at: refundedAt, percentage: 50_000).takenBack(of: 1_000_000_000_000_000) == 500_000_000_000_000)
+        #expect(
+            refunded(bought, at: refundedAt, percentage: 50_000).takenBack(of: 1_000_000_000_000_000)
+                == 500_000_000_000_000)
     }
 
     // MARK: Balances
@@ -141,7 +145,10 @@ import Testing
         reversal.signedDate = reversedAt
         var run = ChangeRun(catalog: Scenario.catalog, users: ["u-1"])
         run.deliver(.post("u-1", [bought], at: F.t0))
-        run.deliver(.notify("REFUND", at: refundedAt, otid: "5000", transaction: refunded(bought, at: refundedAt, percentage: 33_333)))
+        run.deliver(
+            .notify(
+                "REFUND", at: refundedAt, otid: "5000",
+                transaction: refunded(bought, at: refundedAt, percentage: 33_333)))
         run.deliver(.notify("REFUND_REVERSED", at: reversedAt, otid: "5000", transaction: reversal))
         let changes = run.changes("u-1")
         #expect(changes.map(\.type) == [.consumablePurchase, .refund, .refundReversed])
@@ -151,22 +158,34 @@ import Testing
                 "currency": .string("coins"), "amount": .number("99"), "balance": .number("201"),
                 "revocationPercentage": .number("33333"),
             ])
-        #expect(changes[2].details == ["currency": .string("coins"), "amount": .number("99"), "balance": .number("300")])
+        #expect(
+            changes[2].details == ["currency": .string("coins"), "amount": .number("99"), "balance": .number("300")])
     }
 
     @Test func aFullRefundAnnouncesTheWholeCreditWithoutAShare() {
         var run = ChangeRun(catalog: Scenario.catalog, users: ["u-1"])
         run.deliver(.post("u-1", [F.consumable("5000")], at: F.t0))
-        run.deliver(.notify("REFUND", at: refundedAt, otid: "5000", transaction: refunded(F.consumable("5000"), at: refundedAt, percentage: nil)))
-        #expect(run.changes("u-1").last?.details == ["currency": .string("coins"), "amount": .number("100"), "balance": .number("0")])
+        run.deliver(
+            .notify(
+                "REFUND", at: refundedAt, otid: "5000",
+                transaction: refunded(F.consumable("5000"), at: refundedAt, percentage: nil)))
+        #expect(
+            run.changes("u-1").last?.details == [
+                "currency": .string("coins"), "amount": .number("100"), "balance": .number("0"),
+            ])
     }
 
     @Test func aRefundReSignedWithALargerShareAnnouncesTheDifference() {
         let bought = F.consumable("5000")
         var run = ChangeRun(catalog: Scenario.catalog, users: ["u-1"])
         run.deliver(.post("u-1", [bought], at: F.t0))
-        run.deliver(.notify("REFUND", at: refundedAt, otid: "5000", transaction: refunded(bought, at: refundedAt, percentage: 50_000)))
-        run.deliver(.notify("REFUND", at: reversedAt, otid: "5000", transaction: refunded(bought, at: reversedAt, percentage: nil)))
+        run.deliver(
+            .notify(
+                "REFUND", at: refundedAt, otid: "5000",
+                transaction: refunded(bought, at: refundedAt, percentage: 50_000)))
+        run.deliver(
+            .notify(
+                "REFUND", at: reversedAt, otid: "5000", transaction: refunded(bought, at: reversedAt, percentage: nil)))
         let last = run.changes("u-1").last
         #expect(last?.type == .refund)
         #expect(last?.details["amount"] == .number("50"), "all 100 now, 50 of it taken before")
@@ -247,9 +266,12 @@ import Testing
         let json = try JSONValue.parse(bytes)
         #expect(json["revocationPercentage"]?.int64Value == 50_000)
         #expect(json["revocationType"]?.stringValue == "REFUND_PRORATED")
-        #expect(try LedgerEvent.decode(type: "TransactionRecorded", schemaVersion: 1, data: bytes) == .transactionRecorded(refund))
-        #expect(!String(decoding: LedgerEvent.transactionRecorded(F.consumable("5000")).encode(), as: UTF8.self)
-            .contains("revocationPercentage"))
+        #expect(
+            try LedgerEvent.decode(type: "TransactionRecorded", schemaVersion: 1, data: bytes)
+                == .transactionRecorded(refund))
+        #expect(
+            !String(decoding: LedgerEvent.transactionRecorded(F.consumable("5000")).encode(), as: UTF8.self)
+                .contains("revocationPercentage"))
     }
 }
 

@@ -1,6 +1,7 @@
-import Testing
-@testable import Ledger
 import TestSupport
+import Testing
+
+@testable import Ledger
 
 /// Projections are derived data: rebuilding them from the stored log gives what incremental
 /// updates gave, and `asOf` is the fold of a prefix judged at that instant.
@@ -9,8 +10,9 @@ import TestSupport
     func replay(_ log: [LedgerEvent]) throws -> (chains: [String: ChainState], accounts: [String: Account]) {
         var world = LedgerWorld()
         for (index, event) in log.enumerated() {
-            let stored = try LedgerEvent.decode(type: event.typeName, schemaVersion: event.schemaVersion,
-                                                data: event.encode())
+            let stored = try LedgerEvent.decode(
+                type: event.typeName, schemaVersion: event.schemaVersion,
+                data: event.encode())
             world.apply(stored, seq: Int64(index + 1))
         }
         return (world.chains, world.accounts)

@@ -17,7 +17,8 @@ import Testing
         var refunded = p1
         refunded.signedDate = F.t0 + 5 * F.day
         refunded.revocationDate = refunded.signedDate
-        #expect(given([.recordTransaction(p1)]).when(.recordTransactionCopy(refunded)) == [.transactionRecorded(refunded)])
+        #expect(
+            given([.recordTransaction(p1)]).when(.recordTransactionCopy(refunded)) == [.transactionRecorded(refunded)])
     }
 
     @Test func aReversalCopyAfterTheRefundIsRecordedAndWins() {
@@ -28,8 +29,9 @@ import Testing
         reversed.signedDate = F.t0 + 6 * F.day
         let state = given([.recordTransaction(p1), .recordTransaction(refunded)])
         #expect(state.when(.recordTransactionCopy(reversed)) == [.transactionRecorded(reversed)])
-        #expect(given([.recordTransaction(p1), .recordTransaction(refunded), .recordTransactionCopy(reversed)])
-            .status(at: F.t0 + 7 * F.day)?.status == .active)
+        #expect(
+            given([.recordTransaction(p1), .recordTransaction(refunded), .recordTransactionCopy(reversed)])
+                .status(at: F.t0 + 7 * F.day)?.status == .active)
     }
 
     @Test func anOlderCopyOfASupersededVersionIsADuplicate() {
@@ -38,7 +40,9 @@ import Testing
         refunded.revocationDate = refunded.signedDate
         var olderCopy = p1
         olderCopy.signedDate = F.t0 + F.day
-        #expect(given([.recordTransaction(p1), .recordTransaction(refunded)]).when(.recordTransactionCopy(olderCopy)).isEmpty)
+        #expect(
+            given([.recordTransaction(p1), .recordTransaction(refunded)]).when(.recordTransactionCopy(olderCopy))
+                .isEmpty)
     }
 
     @Test func aPushedFactKeepsEverySignedVersion() {
@@ -55,9 +59,13 @@ import Testing
         resigned.signedDate = F.t0 + F.day
         var turnedOff = F.renewal(signed: F.t0 + 2 * F.day, autoRenew: false, intent: 1)
         #expect(given([.recordRenewalInfo(info)]).when(.recordRenewalInfoCopy(resigned)).isEmpty)
-        #expect(given([.recordRenewalInfo(info)]).when(.recordRenewalInfoCopy(turnedOff)) == [.renewalInfoRecorded(turnedOff)])
+        #expect(
+            given([.recordRenewalInfo(info)]).when(.recordRenewalInfoCopy(turnedOff)) == [
+                .renewalInfoRecorded(turnedOff)
+            ])
         turnedOff.signedDate = F.t0 + 3 * F.day
-        #expect(given([.recordRenewalInfo(info)]).when(.recordRenewalInfo(resigned)) == [.renewalInfoRecorded(resigned)])
+        #expect(
+            given([.recordRenewalInfo(info)]).when(.recordRenewalInfo(resigned)) == [.renewalInfoRecorded(resigned)])
     }
 
     @Test func aLogHoldingRepeatsFoldsToTheSameState() {
@@ -76,7 +84,9 @@ import Testing
         #expect(judged?.autoRenew == true)
         #expect(judged?.autoRenewProductId == p1.productId)
         #expect(judged?.willRenew == true)
-        let off = given([.recordTransaction(p1), .recordRenewalInfo(F.renewal(signed: F.t0 + F.hour, autoRenew: false))])
+        let off = given([
+            .recordTransaction(p1), .recordRenewalInfo(F.renewal(signed: F.t0 + F.hour, autoRenew: false)),
+        ])
         #expect(off.status(at: F.t0 + F.day)?.autoRenew == false)
     }
 }

@@ -7,13 +7,16 @@ import Testing
     @Test func aKeyIsShownOnceStoredAsAHashListedWithoutSecretAndRevocable() throws {
         let connection = try Connection(try TestDatabase.shared.freshDatabase())
         let keys = APIKeys()
-        let secret = try keys.create(name: "backend", scopes: try APIKeys.parseScopes("write, read,read"), on: connection)
+        let secret = try keys.create(
+            name: "backend", scopes: try APIKeys.parseScopes("write, read,read"), on: connection)
         #expect(secret.hasPrefix("iap_"))
         #expect(secret.count == 4 + 64)
 
         let stored = try connection.query("SELECT * FROM auth.api_keys", [])
         for row in 0..<stored.count {
-            for column in 0..<stored.columns.count { #expect(stored[row, column]?.contains(secret.dropFirst(4)) != true) }
+            for column in 0..<stored.columns.count {
+                #expect(stored[row, column]?.contains(secret.dropFirst(4)) != true)
+            }
         }
 
         let listed = try keys.list(on: connection)

@@ -1,6 +1,7 @@
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// `POST /v1/admin/replay` rebuilds and swaps live projections, so its body is read strictly:
@@ -29,7 +30,11 @@ import TestSupport
         defer { service.stop() }
         let writer = service.client("write")
         for index in 0..<3 {
-            let purchase = try writer.purchase("u-replay-\(index)", Mint.signed(["transactionId": .string("91000\(index)"), "originalTransactionId": .string("91000\(index)")]))
+            let purchase = try writer.purchase(
+                "u-replay-\(index)",
+                Mint.signed([
+                    "transactionId": .string("91000\(index)"), "originalTransactionId": .string("91000\(index)"),
+                ]))
             #expect(purchase.status == 200, "\(purchase.text)")
         }
         let admin = service.client("admin")
@@ -45,15 +50,18 @@ import TestSupport
         #expect(try replayedEvents(service) == 0, "a refused body ran a replay")
 
         // The probe can see a replay: a valid body runs one over the three purchases.
-        let valid = try admin.request("POST", "/v1/admin/replay", body: Array(#"{"dryRun": true, "projections": ["users"]}"#.utf8))
+        let valid = try admin.request(
+            "POST", "/v1/admin/replay", body: Array(#"{"dryRun": true, "projections": ["users"]}"#.utf8))
         #expect(valid.status == 200, "\(valid.text)")
         #expect(valid.json["dryRun"]?.boolValue == true)
         #expect(try replayedEvents(service) >= 3)
     }
 
     @Test func theAcceptedShapesStillWork() throws {
-        for body in ["", "  \n", "{}", #"{"dryRun": true}"#, #"{"projection": "users", "dryRun": true}"#,
-                     #"{"projections": ["users", "analytics"], "dryRun": true}"#] {
+        for body in [
+            "", "  \n", "{}", #"{"dryRun": true}"#, #"{"projection": "users", "dryRun": true}"#,
+            #"{"projections": ["users", "analytics"], "dryRun": true}"#,
+        ] {
             let options = try AdminRoutes.replayOptions(Array(body.utf8))
             #expect(options.dryRun == body.contains("dryRun"), "\(body)")
         }

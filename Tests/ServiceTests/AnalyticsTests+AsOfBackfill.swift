@@ -1,8 +1,9 @@
 import EventStore
 import Foundation
 import Schema
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 extension AnalyticsTests {
@@ -19,31 +20,46 @@ extension AnalyticsTests {
                 "INSERT INTO es.events (stream_id, version, type, data) VALUES ($1, $2, $3, $4::jsonb)",
                 [stream, String(version), type, data])
         }
-        let renewal = #"{"originalTransactionId": "c-1", "productId": "com.example.coins100", "autoRenewStatus": 1, "isInBillingRetryPeriod": RETRY, "signedDate": SIGNED, "environment": "Production"}"#
+        let renewal =
+            #"{"originalTransactionId": "c-1", "productId": "com.example.coins100", "autoRenewStatus": 1, "isInBillingRetryPeriod": RETRY, "signedDate": SIGNED, "environment": "Production"}"#
         try append("s-c", 1, "TransactionRecorded", Self.priced("c-1", price: 990))
-        try append("s-c", 2, "RenewalInfoRecorded",
-                   renewal.replacingOccurrences(of: "RETRY", with: "false").replacingOccurrences(of: "SIGNED", with: "1767225600000"))
+        try append(
+            "s-c", 2, "RenewalInfoRecorded",
+            renewal.replacingOccurrences(of: "RETRY", with: "false").replacingOccurrences(
+                of: "SIGNED", with: "1767225600000"))
         #expect(try Self.catchUp(2, on: connection))
         let instant = try connection.query("SELECT clock_timestamp()")[0, 0]
-        #expect(opsEventually(within: 5) {
-            (try? connection.query("SELECT clock_timestamp() > $1::timestamptz", [instant])[0, 0]) == "t"
-        })
-        let refund = #", "signedDate": 1767312000000, "revocationDate": 1767312000000, "revocationType": "REFUND_PRORATED", "revocationPercentage": 50000"#
-        try append("s-c", 3, "TransactionRecorded",
-                   Self.priced("c-1", price: 990, revocation: refund).replacingOccurrences(of: #""signedDate": 1767225600000, "#, with: ""))
-        try append("s-c", 4, "RenewalInfoRecorded",
-                   renewal.replacingOccurrences(of: "RETRY", with: "true").replacingOccurrences(of: "SIGNED", with: "1767312000000"))
+        #expect(
+            opsEventually(within: 5) {
+                (try? connection.query("SELECT clock_timestamp() > $1::timestamptz", [instant])[0, 0]) == "t"
+            })
+        let refund =
+            #", "signedDate": 1767312000000, "revocationDate": 1767312000000, "revocationType": "REFUND_PRORATED", "revocationPercentage": 50000"#
+        try append(
+            "s-c", 3, "TransactionRecorded",
+            Self.priced("c-1", price: 990, revocation: refund).replacingOccurrences(
+                of: #""signedDate": 1767225600000, "#, with: ""))
+        try append(
+            "s-c", 4, "RenewalInfoRecorded",
+            renewal.replacingOccurrences(of: "RETRY", with: "true").replacingOccurrences(
+                of: "SIGNED", with: "1767312000000"))
         #expect(try Self.catchUp(2, on: connection))
         // One more event after the checkpoint: catch_up's to copy, not the migration's.
         try append("s-d", 1, "TransactionRecorded", Self.priced("d-1", price: 1990))
 
-        #expect(try Migrator.migrate(connection: connection, migrations: SchemaMigrations.all).contains { $0.hasPrefix("0043") })
-        #expect(try connection.query(
-            "SELECT string_agg(seq || ' ' || price_milli || ' ' || product_id || ' ' || type, ',' ORDER BY seq) FROM analytics.transaction_versions"
-        )[0, 0] == "1 990 com.example.coins100 Consumable,3 990 com.example.coins100 Consumable")
-        #expect(try connection.query(
-            "SELECT string_agg(seq || ' ' || is_in_billing_retry, ',' ORDER BY seq) FROM analytics.renewal_info_versions")[0, 0]
-            == "2 false,4 true")
+        #expect(
+            try Migrator.migrate(connection: connection, migrations: SchemaMigrations.all).contains {
+                $0.hasPrefix("0043")
+            })
+        #expect(
+            try connection.query(
+                "SELECT string_agg(seq || ' ' || price_milli || ' ' || product_id || ' ' || type, ',' ORDER BY seq) FROM analytics.transaction_versions"
+            )[0, 0] == "1 990 com.example.coins100 Consumable,3 990 com.example.coins100 Consumable")
+        #expect(
+            try connection.query(
+                "SELECT string_agg(seq || ' ' || is_in_billing_retry, ',' ORDER BY seq) FROM analytics.renewal_info_versions"
+            )[0, 0]
+                == "2 false,4 true")
         #expect(try Self.catchUp(1, on: connection))
         // As of the instant: the charge alone (990, proceeds 693) and no billing retry; now the
         // 50 % refund (−495, proceeds −346) too, retry on, and d-1 (1990, proceeds 1393).
@@ -55,10 +71,14 @@ extension AnalyticsTests {
         }
         #expect(try movements(instant!) == ["c-1 charge 990 693"])
         #expect(try movements("infinity") == ["c-1 charge 990 693", "c-1 refund -495 -346", "d-1 charge 1990 1393"])
-        #expect(try connection.query(
-            "SELECT is_in_billing_retry FROM analytics.renewal_infos_as_of($1::timestamptz)", [instant])[0, 0] == "f")
-        #expect(try connection.query(
-            "SELECT revocation_percentage IS NULL FROM analytics.transactions_as_of($1::timestamptz)", [instant])[0, 0] == "t")
+        #expect(
+            try connection.query(
+                "SELECT is_in_billing_retry FROM analytics.renewal_infos_as_of($1::timestamptz)", [instant])[0, 0]
+                == "f")
+        #expect(
+            try connection.query(
+                "SELECT revocation_percentage IS NULL FROM analytics.transactions_as_of($1::timestamptz)", [instant])[
+                    0, 0] == "t")
         #expect(try connection.query("SELECT is_in_billing_retry FROM analytics.renewal_infos")[0, 0] == "t")
     }
 }

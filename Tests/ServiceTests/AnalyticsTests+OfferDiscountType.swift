@@ -1,13 +1,15 @@
 import EventStore
 import Schema
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 extension AnalyticsTests {
     static func transactionRecorded(_ id: String, offerDiscountType: String?) -> String {
         let offer = offerDiscountType.map { #", "offerType": 1, "offerDiscountType": "\#($0)""# } ?? ""
-        return #"{"transactionId": "\#(id)", "originalTransactionId": "\#(id)", "productId": "com.example.monthly", "bundleId": "com.example", "type": "Auto-Renewable Subscription", "purchaseDate": 1767225600000, "expiresDate": 1767830400000, "signedDate": 1767225600000, "environment": "Production", "price": 0, "currency": "USD"\#(offer)}"#
+        return
+            #"{"transactionId": "\#(id)", "originalTransactionId": "\#(id)", "productId": "com.example.monthly", "bundleId": "com.example", "type": "Auto-Renewable Subscription", "purchaseDate": 1767225600000, "expiresDate": 1767830400000, "signedDate": 1767225600000, "environment": "Production", "price": 0, "currency": "USD"\#(offer)}"#
     }
 
     /// Migration 0036 adds `transactions.offer_discount_type` (a free trial is offer 1 with
@@ -23,14 +25,19 @@ extension AnalyticsTests {
         }
         #expect(try Self.catchUp(2, on: connection))
 
-        #expect(try Migrator.migrate(connection: connection, migrations: SchemaMigrations.all).contains { $0.hasPrefix("0036") })
+        #expect(
+            try Migrator.migrate(connection: connection, migrations: SchemaMigrations.all).contains {
+                $0.hasPrefix("0036")
+            })
         try connection.execute(
             "INSERT INTO es.events (stream_id, version, type, data) VALUES ('s-t-later', 1, 'TransactionRecorded', $1::jsonb)",
             [Self.transactionRecorded("t-later", offerDiscountType: "PAY_UP_FRONT")])
         #expect(try Self.catchUp(1, on: connection))
         let rows = try connection.query(
-            "SELECT transaction_id, coalesce(offer_discount_type, 'NULL') FROM analytics.transactions ORDER BY transaction_id")
-        #expect((0..<rows.count).map { "\(rows[$0, 0]!) \(rows[$0, 1]!)" }
+            "SELECT transaction_id, coalesce(offer_discount_type, 'NULL') FROM analytics.transactions ORDER BY transaction_id"
+        )
+        #expect(
+            (0..<rows.count).map { "\(rows[$0, 0]!) \(rows[$0, 1]!)" }
                 == ["t-later PAY_UP_FRONT", "t-plain NULL", "t-trial FREE_TRIAL"])
     }
 }

@@ -2,8 +2,9 @@ import EventStore
 import Foundation
 import JSON
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 @Suite struct AnalyticsTests {
@@ -32,7 +33,8 @@ import TestSupport
         try c.executeScript("SET ROLE iap_analyst")
 
         #expect(try Self.scalar(c, "SELECT count(*) FROM analytics.transactions") == "9")
-        #expect(try Self.scalar(c, "SELECT count(*) FROM analytics.transactions WHERE revocation_date IS NOT NULL") == "2")
+        #expect(
+            try Self.scalar(c, "SELECT count(*) FROM analytics.transactions WHERE revocation_date IS NOT NULL") == "2")
         #expect(try Self.scalar(c, "SELECT count(*) FROM analytics.notifications") == "2")
         #expect(try Self.scalar(c, "SELECT count(*) FROM analytics.products") == "3")
 
@@ -42,25 +44,48 @@ import TestSupport
         #expect(sub[0, "status"] == "active")
         #expect(sub[0, "periods"] == "3")  // two purchases and the DID_RENEW period
         #expect(sub.bool(0, "auto_renew") == false)
-        #expect(try Self.scalar(c, "SELECT status FROM analytics.subscriptions WHERE user_id = 'u-expired'") == "expired")
+        #expect(
+            try Self.scalar(c, "SELECT status FROM analytics.subscriptions WHERE user_id = 'u-expired'") == "expired")
         #expect(try Self.scalar(c, "SELECT count(*) FROM analytics.subscriptions WHERE user_id = 'u-from'") == "0")
         #expect(try Self.scalar(c, "SELECT count(*) FROM analytics.subscriptions WHERE user_id = 'u-to'") == "1")
 
-        #expect(try Self.scalar(c, "SELECT active FROM analytics.entitlements WHERE user_id = 'u-sub' AND entitlement = 'pro'") == "t")
-        #expect(try Self.scalar(c, "SELECT active FROM analytics.entitlements WHERE user_id = 'u-expired' AND entitlement = 'pro'") == "f")
-        #expect(try Self.scalar(c, "SELECT active FROM analytics.entitlements WHERE user_id = 'u-ads' AND entitlement = 'no_ads'") == "t")
-        #expect(try Self.scalar(c, "SELECT active FROM analytics.entitlements WHERE user_id = 'u-ads-refund' AND entitlement = 'no_ads'") == "f")
+        #expect(
+            try Self.scalar(
+                c, "SELECT active FROM analytics.entitlements WHERE user_id = 'u-sub' AND entitlement = 'pro'") == "t")
+        #expect(
+            try Self.scalar(
+                c, "SELECT active FROM analytics.entitlements WHERE user_id = 'u-expired' AND entitlement = 'pro'")
+                == "f")
+        #expect(
+            try Self.scalar(
+                c, "SELECT active FROM analytics.entitlements WHERE user_id = 'u-ads' AND entitlement = 'no_ads'")
+                == "t")
+        #expect(
+            try Self.scalar(
+                c, "SELECT active FROM analytics.entitlements WHERE user_id = 'u-ads-refund' AND entitlement = 'no_ads'"
+            ) == "f")
 
-        #expect(try Self.scalar(c, "SELECT balance FROM analytics.balances WHERE user_id = 'u-coins' AND currency = 'coins'") == "20")
-        #expect(try Self.scalar(c, "SELECT sum(amount) FROM analytics.balance_ledger WHERE user_id = 'u-coins' AND currency = 'coins'") == "20")
+        #expect(
+            try Self.scalar(
+                c, "SELECT balance FROM analytics.balances WHERE user_id = 'u-coins' AND currency = 'coins'") == "20")
+        #expect(
+            try Self.scalar(
+                c, "SELECT sum(amount) FROM analytics.balance_ledger WHERE user_id = 'u-coins' AND currency = 'coins'")
+                == "20")
         #expect(try Self.scalar(c, "SELECT count(*) FROM analytics.balance_ledger WHERE user_id = 'u-coins'") == "5")
 
         #expect(try Self.scalar(c, "SELECT sum(new_subscriptions) FROM analytics.daily_metrics") == "3")
         #expect(try Self.scalar(c, "SELECT sum(renewals) FROM analytics.daily_metrics") == "2")
         #expect(try Self.scalar(c, "SELECT sum(refunds) FROM analytics.daily_metrics") == "2")
-        #expect(try Self.scalar(c, "SELECT active_subscriptions FROM analytics.daily_metrics ORDER BY day DESC LIMIT 1") != "0")
-        #expect(try Self.scalar(c, "SELECT count(*) FROM analytics.daily_metrics WHERE revenue_milli_by_currency ? 'USD'") != "0")
-        #expect(try Self.scalar(c, "SELECT sum(gross_milli) FROM analytics.daily_revenue WHERE currency = 'USD'") == String(9 * 9990))
+        #expect(
+            try Self.scalar(c, "SELECT active_subscriptions FROM analytics.daily_metrics ORDER BY day DESC LIMIT 1")
+                != "0")
+        #expect(
+            try Self.scalar(c, "SELECT count(*) FROM analytics.daily_metrics WHERE revenue_milli_by_currency ? 'USD'")
+                != "0")
+        #expect(
+            try Self.scalar(c, "SELECT sum(gross_milli) FROM analytics.daily_revenue WHERE currency = 'USD'")
+                == String(9 * 9990))
     }
 
     @Test func analystReadsAnalyticsAndNothingElse() throws {
@@ -69,8 +94,10 @@ import TestSupport
         try Self.waitForAnalytics(harness)
         let c = try harness.connection()
         try c.executeScript("SET ROLE iap_analyst")
-        for view in ["transactions", "subscriptions", "entitlements", "balances", "balance_ledger", "notifications",
-                     "daily_metrics", "daily_revenue", "renewal_infos", "chain_owners", "balance_movements", "products"] {
+        for view in [
+            "transactions", "subscriptions", "entitlements", "balances", "balance_ledger", "notifications",
+            "daily_metrics", "daily_revenue", "renewal_infos", "chain_owners", "balance_movements", "products",
+        ] {
             #expect(throws: Never.self) { _ = try c.query("SELECT * FROM analytics.\(view) LIMIT 1") }
         }
         let refused = [
@@ -110,8 +137,11 @@ import TestSupport
             WHERE n.nspname = 'analytics' AND c.relkind IN ('r', 'v') AND a.attnum > 0 AND NOT a.attisdropped
             """)
         for row in 0..<relations.count {
-            #expect(markdown.contains("analytics.\(relations[row, 0]!)"), "docs/analytics.md names \(relations[row, 0]!)")
-            #expect(markdown.contains("`\(relations[row, 1]!)`"), "docs/analytics.md documents \(relations[row, 0]!).\(relations[row, 1]!)")
+            #expect(
+                markdown.contains("analytics.\(relations[row, 0]!)"), "docs/analytics.md names \(relations[row, 0]!)")
+            #expect(
+                markdown.contains("`\(relations[row, 1]!)`"),
+                "docs/analytics.md documents \(relations[row, 0]!).\(relations[row, 1]!)")
         }
     }
 
@@ -141,7 +171,8 @@ import TestSupport
         watcher.start()
         for _ in 0..<3 {
             let before = try Self.scalar(reader, versions)
-            let report = try harness.request("POST", "/v1/admin/replay", .object(["projections": .array(["analytics"])]))
+            let report = try harness.request(
+                "POST", "/v1/admin/replay", .object(["projections": .array(["analytics"])]))
             #expect(report.status == 200, "\(report.json)")
             try Self.waitForAnalytics(harness)
             #expect(try Self.scalar(reader, versions) != before, "the rows were rebuilt")

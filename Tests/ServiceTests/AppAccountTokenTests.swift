@@ -1,8 +1,9 @@
 import EventStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// api.md §7, tokens: `POST /v1/users/{userId}/app-account-token` mints or registers a user's
@@ -100,7 +101,9 @@ import TestSupport
         #expect(try tokenEvents("u-t3b").isEmpty)
         // The minted token of a user can never be registered by another.
         let minted = try #require(try token("u-t3c").json["appAccountToken"]?.stringValue)
-        #expect(try token("u-t3b", ["appAccountToken": .string(minted)]).json["code"]?.stringValue == "app_account_token_taken")
+        #expect(
+            try token("u-t3b", ["appAccountToken": .string(minted)]).json["code"]?.stringValue
+                == "app_account_token_taken")
     }
 
     /// The heart of §7: Apple's notification of a first purchase the app never posted lands on the
@@ -136,7 +139,8 @@ import TestSupport
 
         // The renewal (no token on it) follows the chain's owner.
         let renewal = Mint.transaction(
-            "2600002", chain: "2600001", product: TestService.monthly, purchase: now + 20 * day, expires: now + 50 * day,
+            "2600002", chain: "2600001", product: TestService.monthly, purchase: now + 20 * day,
+            expires: now + 50 * day,
             signed: now)
         #expect(try api.notify(Mint.notification("DID_RENEW", transaction: renewal)).status == 200)
         let renewed = try api.user("u-t4")

@@ -2,6 +2,7 @@ import AppStore
 import HTTP
 import JSON
 import Testing
+
 @testable import Service
 
 /// The Server API client's typed errors as the API answers them (docs/api.md §5).
@@ -12,10 +13,11 @@ import Testing
     }
 
     @Test func rejectedIs422WithApplesCode() throws {
-        let (status, body) = try Self.problem(.rejected(status: 404, errorCode: 4040010, errorMessage: "Transaction id not found."))
+        let (status, body) = try Self.problem(
+            .rejected(status: 404, errorCode: 4_040_010, errorMessage: "Transaction id not found."))
         #expect(status == 422)
         #expect(body["code"] == "apple_rejected")
-        #expect(body["appleErrorCode"] == .int(4040010))
+        #expect(body["appleErrorCode"] == .int(4_040_010))
         let (_, tokenRefused) = try Self.problem(.rejected(status: 401, errorCode: nil, errorMessage: nil))
         #expect(tokenRefused["appleErrorCode"] == .null)
     }

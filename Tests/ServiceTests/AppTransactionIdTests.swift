@@ -1,7 +1,8 @@
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// Apple's `appTransactionId` (App Store Server API 1.15, one per Apple Account and app) is

@@ -38,7 +38,8 @@ import Testing
         #expect(alsoRead.isEmpty)
 
         // One es.append answered for both, seqs interleaved as the function assigns them.
-        let recorded = Fixtures.recorded(members[0].append, firstSeq: 100)
+        let recorded =
+            Fixtures.recorded(members[0].append, firstSeq: 100)
             + Fixtures.recorded(members[1].append, firstSeq: 102)
         guard case .commit(let writes) = plan.appended(recorded, otherChains: [:]) else {
             Issue.record("an append is followed by every member's projection writes")

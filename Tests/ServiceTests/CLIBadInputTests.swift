@@ -12,25 +12,41 @@ import Testing
     static let configurations: [(name: String, text: String, expected: [String])] = [
         ("bad-json", #"{"apps": [}"#, ["bad JSON"]),
         ("unknown-key", #"{"apps": [], "colour": "blue"}"#, ["colour", "unknown key"]),
-        ("wrong-type", #"{"apps": [{"bundleId": "com.example", "appAppleId": "1234"}]}"#,
-         ["apps[0].appAppleId", "positive integer"]),
-        ("unknown-product-type",
-         #"{"apps": [{"bundleId": "com.example", "appAppleId": 1, "products": {"p1": {"type": "gadget"}}}]}"#,
-         ["apps[0].products.p1.type", "unknown product type \"gadget\""]),
+        (
+            "wrong-type", #"{"apps": [{"bundleId": "com.example", "appAppleId": "1234"}]}"#,
+            ["apps[0].appAppleId", "positive integer"]
+        ),
+        (
+            "unknown-product-type",
+            #"{"apps": [{"bundleId": "com.example", "appAppleId": 1, "products": {"p1": {"type": "gadget"}}}]}"#,
+            ["apps[0].products.p1.type", "unknown product type \"gadget\""]
+        ),
         ("unreadable-root", #"{"trustedRoots": ["missing/root.der"]}"#, ["trustedRoots[0]", "missing/root.der"]),
-        ("production-without-app-id", #"{"apps": [{"bundleId": "com.example", "environments": ["Production"]}]}"#,
-         ["apps[0].appAppleId", "Production"]),
+        (
+            "production-without-app-id", #"{"apps": [{"bundleId": "com.example", "environments": ["Production"]}]}"#,
+            ["apps[0].appAppleId", "Production"]
+        ),
         ("bad-policy", #"{"transferPolicy": "steal"}"#, ["transferPolicy", "steal"]),
         ("not-an-object", #"[1, 2]"#, ["expected an object"]),
-        ("webhook-without-secret", #"{"webhooks": [{"name": "b", "url": "https://h.example/x"}]}"#,
-         ["webhooks[0].secret", "is required"]),
-        ("webhook-secret-not-base64", #"{"webhooks": [{"name": "b", "url": "https://h.example/x", "secret": "whsec_%%%"}]}"#,
-         ["webhooks[0].secret", "not base64"]),
-        ("webhook-bad-url", #"{"webhooks": [{"name": "b", "url": "h.example/x", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}]}"#,
-         ["webhooks[0].url", "http(s) URL"]),
-        ("webhook-unknown-type",
-         #"{"webhooks": [{"name": "b", "url": "https://h.example/x", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "types": ["RENEW"]}]}"#,
-         ["webhooks[0].types[0]", "unknown change type"]),
+        (
+            "webhook-without-secret", #"{"webhooks": [{"name": "b", "url": "https://h.example/x"}]}"#,
+            ["webhooks[0].secret", "is required"]
+        ),
+        (
+            "webhook-secret-not-base64",
+            #"{"webhooks": [{"name": "b", "url": "https://h.example/x", "secret": "whsec_%%%"}]}"#,
+            ["webhooks[0].secret", "not base64"]
+        ),
+        (
+            "webhook-bad-url",
+            #"{"webhooks": [{"name": "b", "url": "h.example/x", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}]}"#,
+            ["webhooks[0].url", "http(s) URL"]
+        ),
+        (
+            "webhook-unknown-type",
+            #"{"webhooks": [{"name": "b", "url": "https://h.example/x", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "types": ["RENEW"]}]}"#,
+            ["webhooks[0].types[0]", "unknown change type"]
+        ),
     ]
 
     @Test(arguments: configurations.indices)
@@ -51,7 +67,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: root) }
         let file = root + "/env.json"
         try #"{"apps": 3}"#.write(toFile: file, atomically: true, encoding: .utf8)
-        let outcome = try OpsBinary.run(["serve", "--data-dir", root + "/data"], environment: ["IAP_LEDGER_CONFIG": file])
+        let outcome = try OpsBinary.run(
+            ["serve", "--data-dir", root + "/data"], environment: ["IAP_LEDGER_CONFIG": file])
         Self.expectOneLineFailure(outcome, containing: [file, "apps", "expected an array"])
         // And verify reads it the same way.
         let verify = try OpsBinary.run(["verify", "-"], environment: ["IAP_LEDGER_CONFIG": file])
@@ -100,7 +117,8 @@ import Testing
             ["serve", "--port", "0"], environment: ["DATABASE_URL": "host=127.0.0.1 port=1 dbname=x connect_timeout=3"])
         Self.expectOneLineFailure(outcome, containing: ["cannot connect to PostgreSQL", "port 1"])
         // The line saying which database, then the one line of the failure.
-        let keys = try OpsBinary.run(["keys", "list"], environment: ["DATABASE_URL": "postgresql://nobody@127.0.0.1:1/x"])
+        let keys = try OpsBinary.run(
+            ["keys", "list"], environment: ["DATABASE_URL": "postgresql://nobody@127.0.0.1:1/x"])
         #expect(keys.stderrLines.first == "iap-ledger: using DATABASE_URL x on 127.0.0.1:1 (user nobody)")
         #expect(keys.status == 1)
         #expect(keys.stderrLines.count == 2, "\(keys.stderr)")
@@ -165,7 +183,9 @@ import Testing
         #expect(outcome.status != 0, "exit status", sourceLocation: sourceLocation)
         #expect(outcome.stderrLines.count == 1, "stderr: \(outcome.stderr)", sourceLocation: sourceLocation)
         for word in words {
-            #expect(outcome.stderr.contains(word), "\"\(word)\" missing from: \(outcome.stderr)", sourceLocation: sourceLocation)
+            #expect(
+                outcome.stderr.contains(word), "\"\(word)\" missing from: \(outcome.stderr)",
+                sourceLocation: sourceLocation)
         }
         expectNoCrash(outcome, sourceLocation: sourceLocation)
     }
@@ -185,7 +205,9 @@ import Testing
         address.sin_port = 0
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 4) == 0 else { throw OpsFailure("bind/listen: errno \(errno)") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)

@@ -25,8 +25,9 @@ import Testing
             CLIBadInputTests.expectOneLineFailure(
                 outcome, containing: [elsewhere + "/.iap-ledger", "--data-dir", "DATABASE_URL", "iap-ledger serve"])
             #expect(outcome.stdout.isEmpty, "\(arguments): \(outcome.stdout)")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty,
-                    "\(arguments) created something in the working directory")
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty,
+                "\(arguments) created something in the working directory")
             // A mistyped --data-dir is named as given, made absolute, and not created either.
             let typo = try OpsBinary.run(
                 [arguments[0], "--data-dir", "dat"] + arguments.dropFirst(), workingDirectory: root)
@@ -49,8 +50,10 @@ import Testing
         #expect(created.status == 0, "\(created.stderr)")
         #expect(created.stderrLines == [running])
         let secret = try #require(created.stdout.split(separator: "\n").last.map(String.init))
-        #expect(try OpsHTTP.get(port: serve.port, "/v1/users/u1", headers: ["Authorization": "Bearer \(secret)"]).status == 200,
-                "the key works on the running server: it was created in its database")
+        #expect(
+            try OpsHTTP.get(port: serve.port, "/v1/users/u1", headers: ["Authorization": "Bearer \(secret)"]).status
+                == 200,
+            "the key works on the running server: it was created in its database")
 
         let migrated = try OpsBinary.run(["migrate", "--data-dir", data])
         #expect(migrated.status == 0, "\(migrated.stderr)")
@@ -66,9 +69,10 @@ import Testing
         let listed = try OpsBinary.run(["keys", "list", "--data-dir", data])
         #expect(listed.status == 0, "\(listed.stderr)")
         #expect(listed.stdout.hasPrefix("backend\tread\t"), "\(listed.stdout)")
-        #expect(listed.stderrLines == [
-            "iap-ledger: using the embedded cluster in \(data) (not running: started for this command, stopped after)",
-        ])
+        #expect(
+            listed.stderrLines == [
+                "iap-ledger: using the embedded cluster in \(data) (not running: started for this command, stopped after)"
+            ])
         #expect(OpsServeProcessTests.postmasterPID(data) == nil, "the cluster was left running")
 
         // DATABASE_URL wins, as for serve; named without its password.
@@ -78,7 +82,9 @@ import Testing
         #expect(external.status == 0, "\(external.stderr)")
         #expect(external.stdout.isEmpty, "a fresh database has no key")
         #expect(external.stderrLines.count == 2, "\(external.stderr)")
-        #expect(external.stderrLines.last == "no API keys yet: iap-ledger keys create --name NAME --scopes read,write,admin")
+        #expect(
+            external.stderrLines.last == "no API keys yet: iap-ledger keys create --name NAME --scopes read,write,admin"
+        )
         #expect(external.stderr.hasPrefix("iap-ledger: using DATABASE_URL \(database) on "), "\(external.stderr)")
         #expect(external.stderr.contains("(--data-dir is ignored"), "\(external.stderr)")
         #expect(!external.stderr.contains("hunter2"))
@@ -97,20 +103,26 @@ import Testing
         let plain = try psql(["--", "-At", "-c", "SELECT current_user, current_database()"])
         #expect(plain.status == 0, "\(plain.stderr)")
         #expect(plain.stdout == "postgres|iap_ledger\n")
-        #expect(plain.stderrLines == ["iap-ledger: using the embedded cluster in \(data) (running, started by iap-ledger serve)"])
+        #expect(
+            plain.stderrLines == [
+                "iap-ledger: using the embedded cluster in \(data) (running, started by iap-ledger serve)"
+            ])
 
         let log = try psql(["--role", "iap_analyst", "--", "-At", "-c", "SELECT count(*) FROM es.events"])
         #expect(log.status != 0)
         #expect(log.stderr.contains("permission denied"), "\(log.stderr)")
-        let view = try psql(["--role", "iap_analyst", "--", "-At", "-c", "SELECT current_user, count(*) FROM analytics.subscriptions"])
+        let view = try psql([
+            "--role", "iap_analyst", "--", "-At", "-c", "SELECT current_user, count(*) FROM analytics.subscriptions",
+        ])
         #expect(view.status == 0, "\(view.stderr)")
         #expect(view.stdout == "iap_analyst|0\n")
 
         let typo = try psql(["--role", "analyst"])
         #expect(typo.status == 2)
-        #expect(typo.stderrLines == [
-            "iap-ledger psql: --role must be iap_analyst or iap_ledger_service, got \"analyst\" (see iap-ledger psql --help)",
-        ])
+        #expect(
+            typo.stderrLines == [
+                "iap-ledger psql: --role must be iap_analyst or iap_ledger_service, got \"analyst\" (see iap-ledger psql --help)"
+            ])
 
         // With DATABASE_URL: the password reaches psql through the environment, not argv.
         let conninfo = try TestDatabase.shared.freshDatabase() + " password=hunter2"
@@ -127,7 +139,9 @@ import Testing
         let data = root + "/data"
         let serve = try OpsServe(["--port", "0", "--data-dir", data])
         #expect(serve.stop() == 0)
-        let outcome = try OpsBinary.run(["psql", "--data-dir", data, "--", "-At", "-c", "SELECT count(*) FROM auth.api_keys"])
+        let outcome = try OpsBinary.run([
+            "psql", "--data-dir", data, "--", "-At", "-c", "SELECT count(*) FROM auth.api_keys",
+        ])
         #expect(outcome.status == 0, "\(outcome.stderr)")
         #expect(outcome.stdout == "0\n")
         #expect(OpsServeProcessTests.postmasterPID(data) == nil, "the cluster was left running")

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
 /// Runs the built `iap-ledger` binary the way an operator does: a real process, real signals.
 ///
@@ -27,7 +27,6 @@ enum OpsBinary {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates.last!
     }()
 
-
     struct Outcome {
         var status: Int32
         var stdout: String
@@ -39,8 +38,10 @@ enum OpsBinary {
     /// command does, plus `extra`.
     static func environment(_ extra: [String: String]) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
-        for name in ["DATABASE_URL", "PORT", "IAP_LEDGER_CONFIG", "IAP_LEDGER_HOST", "IAP_LEDGER_KEY_CACHE_SECONDS",
-                     "IAP_LEDGER_INSTANCE", "IAP_LEDGER_MIGRATIONS"] {
+        for name in [
+            "DATABASE_URL", "PORT", "IAP_LEDGER_CONFIG", "IAP_LEDGER_HOST", "IAP_LEDGER_KEY_CACHE_SECONDS",
+            "IAP_LEDGER_INSTANCE", "IAP_LEDGER_MIGRATIONS",
+        ] {
             environment[name] = nil
         }
         environment["DATABASE_READ_URL"] = nil
@@ -245,13 +246,16 @@ func opsEventually(within seconds: Double, _ condition: () -> Bool) -> Bool {
         #expect(FileManager.default.isExecutableFile(atPath: OpsBinary.path), "\(OpsBinary.path)")
         // Built by `swift test` together with the tests, into the same directory.
         let tests = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        #expect(URL(fileURLWithPath: OpsBinary.path).deletingLastPathComponent().path
+        #expect(
+            URL(fileURLWithPath: OpsBinary.path).deletingLastPathComponent().path
                 == URL(fileURLWithPath: tests).deletingLastPathComponent().path)
         #expect(OpsBinary.path.contains("/\(OpsBinary.configuration)/"))
     }
 
-    @Test(arguments: [[], ["--help"], ["help"], ["serve", "--help"], ["migrate", "--help"], ["keys", "--help"],
-                      ["keys", "create", "--help"], ["verify", "--help"], ["replay", "--help"], ["psql", "--help"]])
+    @Test(arguments: [
+        [], ["--help"], ["help"], ["serve", "--help"], ["migrate", "--help"], ["keys", "--help"],
+        ["keys", "create", "--help"], ["verify", "--help"], ["replay", "--help"], ["psql", "--help"],
+    ])
     func helpWorksOnEveryCommand(arguments: [String]) throws {
         let outcome = try OpsBinary.run(arguments)
         if arguments.isEmpty {

@@ -10,7 +10,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: root) }
         let data = root + "/data"
         // Across processes a revocation takes effect when serve's key cache expires: 1 s here.
-        let serve = try OpsServe(["--port", "0", "--data-dir", data], environment: ["IAP_LEDGER_KEY_CACHE_SECONDS": "1"])
+        let serve = try OpsServe(
+            ["--port", "0", "--data-dir", data], environment: ["IAP_LEDGER_KEY_CACHE_SECONDS": "1"])
         defer { _ = serve.stop() }
         let keys = { (arguments: [String]) throws -> OpsBinary.Outcome in
             try OpsBinary.run(["keys"] + arguments + ["--data-dir", data])
@@ -20,7 +21,8 @@ import Testing
         let none = try keys(["list"])
         #expect(none.status == 0, "\(none.stderr)")
         #expect(none.stdout == "")
-        #expect(none.stderrLines.last == "no API keys yet: iap-ledger keys create --name NAME --scopes read,write,admin")
+        #expect(
+            none.stderrLines.last == "no API keys yet: iap-ledger keys create --name NAME --scopes read,write,admin")
 
         let created = try keys(["create", "--name", "backend", "--scopes", "read,write"])
         #expect(created.status == 0, "\(created.stderr)")
@@ -48,9 +50,10 @@ import Testing
         let revoked = try keys(["revoke", "backend"])
         #expect(revoked.status == 0, "\(revoked.stderr)")
         #expect(revoked.stdout == "revoked backend\n")
-        #expect(opsEventually(within: 5) {
-            (try? OpsHTTP.get(port: serve.port, "/v1/users/u1", headers: bearer(secret)).status) == 401
-        }, "the revoked key still works after the cache TTL")
+        #expect(
+            opsEventually(within: 5) {
+                (try? OpsHTTP.get(port: serve.port, "/v1/users/u1", headers: bearer(secret)).status) == 401
+            }, "the revoked key still works after the cache TTL")
         #expect(try OpsHTTP.get(port: serve.port, "/v1/users/u1", headers: bearer(readerSecret)).status == 200)
         let after = try keys(["list"])
         let revokedLine = try #require(after.stdout.split(separator: "\n").first { $0.hasPrefix("backend\t") })

@@ -36,7 +36,8 @@ import Testing
         let conninfo = try TestDatabase.shared.freshDatabase(migrated: false)
         let root = try OpsBinary.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let outcome = try OpsBinary.run(["migrate", "--data-dir", root + "/unused"], environment: ["DATABASE_URL": conninfo])
+        let outcome = try OpsBinary.run(
+            ["migrate", "--data-dir", root + "/unused"], environment: ["DATABASE_URL": conninfo])
         #expect(outcome.status == 0, "\(outcome.stderr)")
         #expect(outcome.stdout.contains("applied 0001_create_roles.sql"))
         #expect(!FileManager.default.fileExists(atPath: root + "/unused"))

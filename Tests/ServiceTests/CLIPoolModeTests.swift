@@ -7,13 +7,20 @@ import Testing
 @Suite struct CLIPoolModeTests {
     @Test func aBadPoolModeIsOneLineNamingItAndExitTwo() throws {
         let conninfo = try TestDatabase.shared.freshDatabase(migrated: false)
-        let flag = try OpsBinary.run(["migrate", "--database-pool-mode", "pooled"], environment: ["DATABASE_URL": conninfo])
+        let flag = try OpsBinary.run(
+            ["migrate", "--database-pool-mode", "pooled"], environment: ["DATABASE_URL": conninfo])
         #expect(flag.status == 2)
-        #expect(flag.stderrLines.last == #"iap-ledger migrate: --database-pool-mode must be session or transaction, got "pooled" (see iap-ledger migrate --help)"#, "\(flag.stderr)")
+        #expect(
+            flag.stderrLines.last
+                == #"iap-ledger migrate: --database-pool-mode must be session or transaction, got "pooled" (see iap-ledger migrate --help)"#,
+            "\(flag.stderr)")
         let environment = try OpsBinary.run(
             ["serve", "--port", "0"], environment: ["DATABASE_URL": conninfo, "DATABASE_POOL_MODE": "Transaction"])
         #expect(environment.status == 2)
-        #expect(environment.stderrLines.last?.contains(#"DATABASE_POOL_MODE must be session or transaction, got "Transaction""#) == true, "\(environment.stderr)")
+        #expect(
+            environment.stderrLines.last?.contains(
+                #"DATABASE_POOL_MODE must be session or transaction, got "Transaction""#) == true,
+            "\(environment.stderr)")
         // Nothing was migrated.
         let rows = try Connection(conninfo).query("SELECT to_regclass('public.schema_migrations') AS t")
         #expect(rows[0, "t"] == nil)

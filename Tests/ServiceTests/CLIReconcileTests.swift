@@ -1,8 +1,8 @@
 import AppStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
 
 /// `iap-ledger reconcile` (api.md §1, §5) as an operator runs it: the real binary, a real
 /// PostgreSQL shared with a running service, and the stand-in of Apple's Server API (which
@@ -21,10 +21,10 @@ import TestSupport
         }
         let file = directory + "/config.json"
         try """
-            {"apps": [{"bundleId": "\(TestVectors.bundleId)", "appAppleId": \(TestVectors.appAppleId),
-                       "environments": ["Sandbox", "Production"]\(serverAPI)}],
-             "trustedRoots": ["root.der"], "reconcile": {"intervalSeconds": 0}}
-            """.write(toFile: file, atomically: true, encoding: .utf8)
+        {"apps": [{"bundleId": "\(TestVectors.bundleId)", "appAppleId": \(TestVectors.appAppleId),
+                   "environments": ["Sandbox", "Production"]\(serverAPI)}],
+         "trustedRoots": ["root.der"], "reconcile": {"intervalSeconds": 0}}
+        """.write(toFile: file, atomically: true, encoding: .utf8)
         return file
     }
 
@@ -45,7 +45,8 @@ import TestSupport
         let config = try Self.configuration(
             in: root, production: apple.productionURL.absoluteString, sandbox: apple.sandboxURL.absoluteString)
 
-        let first = try OpsBinary.run(["reconcile", "--config", config], environment: ["DATABASE_URL": service.conninfo])
+        let first = try OpsBinary.run(
+            ["reconcile", "--config", config], environment: ["DATABASE_URL": service.conninfo])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stderrLines.first?.hasPrefix("iap-ledger: using DATABASE_URL") == true, "\(first.stderr)")
         #expect(first.stdout.contains("fetched 3, recorded 2, duplicates 1, rejected 0"), "\(first.stdout)")
@@ -64,7 +65,10 @@ import TestSupport
         let sandboxAsked = apple.sandbox.requests.count
         #expect(sandboxAsked == 1, "without --environment, every store environment the app accepts")
         let again = try OpsBinary.run(
-            ["reconcile", "--since", since, "--environment", "Production", "--bundle-id", TestVectors.bundleId, "--json"],
+            [
+                "reconcile", "--since", since, "--environment", "Production", "--bundle-id", TestVectors.bundleId,
+                "--json",
+            ],
             environment: ["DATABASE_URL": service.conninfo, "IAP_LEDGER_CONFIG": config])
         #expect(again.status == 0, "\(again.stderr)")
         let report = try JSONValue.parse(again.stdout)
@@ -79,9 +83,17 @@ import TestSupport
     @Test(arguments: [
         (["--since", "yesterday"], "--since must be an RFC 3339 time such as 2026-12-01T00:00:00Z, got \"yesterday\""),
         (["--until", "2026-13-01T00:00:00Z"], "--until must be an RFC 3339 time"),
-        (["--since", RFC3339.format(TestVectors.nowMillis - 3_600_000), "--until", RFC3339.format(TestVectors.nowMillis - 7_200_000)],
-         "must be before --until"),
-        (["--since", RFC3339.format(TestVectors.nowMillis - 200 * 86_400_000)], "--since must be within the last 180 days"),
+        (
+            [
+                "--since", RFC3339.format(TestVectors.nowMillis - 3_600_000), "--until",
+                RFC3339.format(TestVectors.nowMillis - 7_200_000),
+            ],
+            "must be before --until"
+        ),
+        (
+            ["--since", RFC3339.format(TestVectors.nowMillis - 200 * 86_400_000)],
+            "--since must be within the last 180 days"
+        ),
         (["--environment", "Xcode"], "--environment must be Production or Sandbox, got \"Xcode\""),
         (["--bundle-id", "com.other.app"], "--bundle-id com.other.app is not an app of"),
         (["--window", "1h"], "unknown option --window"),
@@ -90,7 +102,8 @@ import TestSupport
     func aBadArgumentIsOneLineAndExitTwoBeforeAnyDatabase(arguments: [String], expected: String) throws {
         let root = try OpsBinary.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let config = try Self.configuration(in: root, production: "http://127.0.0.1:9/p", sandbox: "http://127.0.0.1:9/s")
+        let config = try Self.configuration(
+            in: root, production: "http://127.0.0.1:9/p", sandbox: "http://127.0.0.1:9/s")
         let outcome = try OpsBinary.run(["reconcile", "--config", config, "--data-dir", root + "/data"] + arguments)
         Self.expectUsageLine(outcome, containing: expected)
         #expect(!FileManager.default.fileExists(atPath: root + "/data"), "no cluster looked for, none created")
@@ -113,7 +126,8 @@ import TestSupport
     @Test func withoutADatabaseItSaysWhereItLookedAndCreatesNone() throws {
         let root = try OpsBinary.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let config = try Self.configuration(in: root, production: "http://127.0.0.1:9/p", sandbox: "http://127.0.0.1:9/s")
+        let config = try Self.configuration(
+            in: root, production: "http://127.0.0.1:9/p", sandbox: "http://127.0.0.1:9/s")
         let outcome = try OpsBinary.run(["reconcile", "--config", config, "--data-dir", root + "/data"])
         CLIBadInputTests.expectOneLineFailure(outcome, containing: ["no database", root + "/data"])
         #expect(!FileManager.default.fileExists(atPath: root + "/data/pgdata"), "never creates a cluster")
@@ -123,13 +137,16 @@ import TestSupport
         let conninfo = try TestDatabase.shared.freshDatabase()
         let root = try OpsBinary.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let config = try Self.configuration(in: root, production: "http://127.0.0.1:9/p", sandbox: "http://127.0.0.1:9/s")
+        let config = try Self.configuration(
+            in: root, production: "http://127.0.0.1:9/p", sandbox: "http://127.0.0.1:9/s")
         let outcome = try OpsBinary.run(["reconcile", "--config", config], environment: ["DATABASE_URL": conninfo])
         #expect(outcome.status == 1, "\(outcome.stderr)")
         #expect(outcome.stdout.isEmpty)
         #expect(outcome.stderrLines.count == 2, "which database, then the failure: \(outcome.stderr)")
-        #expect(outcome.stderrLines.last?.hasPrefix("iap-ledger reconcile: Apple's App Store Server API is unavailable") == true,
-                "\(outcome.stderr)")
+        #expect(
+            outcome.stderrLines.last?.hasPrefix("iap-ledger reconcile: Apple's App Store Server API is unavailable")
+                == true,
+            "\(outcome.stderr)")
         CLIBadInputTests.expectNoCrash(outcome)
     }
 
@@ -147,7 +164,9 @@ import TestSupport
         #expect(outcome.status == 2, "\(outcome.stderr)", sourceLocation: sourceLocation)
         #expect(outcome.stderrLines.count == 1, "\(outcome.stderr)", sourceLocation: sourceLocation)
         #expect(outcome.stderr.hasPrefix("iap-ledger reconcile: "), "\(outcome.stderr)", sourceLocation: sourceLocation)
-        #expect(outcome.stderr.contains(expected), "\"\(expected)\" missing from: \(outcome.stderr)", sourceLocation: sourceLocation)
+        #expect(
+            outcome.stderr.contains(expected), "\"\(expected)\" missing from: \(outcome.stderr)",
+            sourceLocation: sourceLocation)
         #expect(outcome.stdout.isEmpty, sourceLocation: sourceLocation)
         CLIBadInputTests.expectNoCrash(outcome, sourceLocation: sourceLocation)
     }

@@ -12,10 +12,10 @@ import Testing
         try Data(bytes).write(to: URL(fileURLWithPath: directory + "/" + rootFile))
         let file = directory + "/config.json"
         try """
-            {"apps": [{"bundleId": "\(TestVectors.bundleId)", "appAppleId": \(TestVectors.appAppleId),
-                       "environments": ["Sandbox", "Production"]}],
-             "trustedRoots": ["\(rootFile)"]}
-            """.write(toFile: file, atomically: true, encoding: .utf8)
+        {"apps": [{"bundleId": "\(TestVectors.bundleId)", "appAppleId": \(TestVectors.appAppleId),
+                   "environments": ["Sandbox", "Production"]}],
+         "trustedRoots": ["\(rootFile)"]}
+        """.write(toFile: file, atomically: true, encoding: .utf8)
         return file
     }
 
@@ -40,8 +40,9 @@ import Testing
             let wrong = try OpsBinary.run(["verify", "--config", config, "--kind", given, file])
             #expect(wrong.status == 1, "\(given): \(wrong.stderr)")
             #expect(wrong.stderrLines.count == 1, "\(wrong.stderr)")
-            #expect(wrong.stderr.contains("the payload looks like a \(expected), not a \(given): try --kind \(expected)"),
-                    "\(wrong.stderr)")
+            #expect(
+                wrong.stderr.contains("the payload looks like a \(expected), not a \(given): try --kind \(expected)"),
+                "\(wrong.stderr)")
             let right = try OpsBinary.run(["verify", "--config", config, "--kind", expected, file])
             #expect(right.status == 0, "\(expected): \(right.stderr)")
             let guessed = try OpsBinary.run(["verify", "--config", config, file])
@@ -49,7 +50,8 @@ import Testing
         }
         // A payload of the right kind that fails gets no hint.
         let foreign = root + "/foreign.jws"
-        try vectors.signedTransaction(["bundleId": .string("com.other")]).write(toFile: foreign, atomically: true, encoding: .utf8)
+        try vectors.signedTransaction(["bundleId": .string("com.other")]).write(
+            toFile: foreign, atomically: true, encoding: .utf8)
         let refused = try OpsBinary.run(["verify", "--config", config, "--kind", "transaction", foreign])
         #expect(refused.status == 1)
         #expect(refused.stdout == "unknown_app\n")
@@ -59,7 +61,8 @@ import Testing
     @Test func aPEMRootIsAcceptedLikeItsDER() throws {
         let root = try OpsBinary.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let config = try Self.configuration(in: root, rootFile: "root.pem", rootBytes: Self.pem(TestVectors.shared.rootDER))
+        let config = try Self.configuration(
+            in: root, rootFile: "root.pem", rootBytes: Self.pem(TestVectors.shared.rootDER))
         let file = root + "/transaction.jws"
         try TestVectors.shared.signedTransaction().write(toFile: file, atomically: true, encoding: .utf8)
         let outcome = try OpsBinary.run(["verify", "--config", config, "--kind", "transaction", file])
@@ -71,7 +74,8 @@ import Testing
     func aRootThatIsNoCertificateIsNamedAndServeStartsNothing(name: String) throws {
         let root = try OpsBinary.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let junk = name.hasSuffix(".pem")
+        let junk =
+            name.hasSuffix(".pem")
             ? Array("-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n".utf8)
             : Array("these are not the bytes of a certificate".utf8)
         let config = try Self.configuration(in: root, rootFile: name, rootBytes: junk)

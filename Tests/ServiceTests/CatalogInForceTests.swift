@@ -4,8 +4,9 @@ import Foundation
 import JSON
 import Ledger
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// One catalog in force (docs/api.md §1.1): the catalog is recorded in the event log, every instance
@@ -25,16 +26,20 @@ import TestSupport
         let directory = try OpsBinary.temporaryDirectory()
         let path = directory + "/catalog-\(removeAds).json"
         let json: JSONValue = .object([
-            "apps": .array([.object([
-                "bundleId": .string(TestService.bundleId), "appAppleId": .int(TestVectors.appAppleId),
-                "environments": .array([.string("Sandbox"), .string("Production")]),
-                "products": .object([
-                    TestService.coins: .object(["type": "consumable", "grants": .object(["coins": .int(100)])]),
-                    TestService.monthly: .object(["type": "subscription", "entitlements": .array(["pro"])]),
-                    TestService.yearly: .object(["type": "subscription", "entitlements": .array(["pro"])]),
-                    TestService.removeAds: .object(["type": "non-consumable", "entitlements": .array([.string(removeAds)])]),
-                ]),
-            ])]),
+            "apps": .array([
+                .object([
+                    "bundleId": .string(TestService.bundleId), "appAppleId": .int(TestVectors.appAppleId),
+                    "environments": .array([.string("Sandbox"), .string("Production")]),
+                    "products": .object([
+                        TestService.coins: .object(["type": "consumable", "grants": .object(["coins": .int(100)])]),
+                        TestService.monthly: .object(["type": "subscription", "entitlements": .array(["pro"])]),
+                        TestService.yearly: .object(["type": "subscription", "entitlements": .array(["pro"])]),
+                        TestService.removeAds: .object([
+                            "type": "non-consumable", "entitlements": .array([.string(removeAds)]),
+                        ]),
+                    ]),
+                ])
+            ])
         ])
         try Data(json.serialized()).write(to: URL(fileURLWithPath: path))
         return path
@@ -45,10 +50,30 @@ import TestSupport
         let client = service.client()
         let now = service.clock.now
         let purchases: [(String, [String: JSONValue])] = [
-            ("u-sub", Mint.transaction("8100001", product: TestService.monthly, purchase: now - day, expires: now + 20 * day, signed: now - day)),
-            ("u-coins", Mint.transaction("8100002", product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil, signed: now - day)),
-            ("u-ads", Mint.transaction("8100003", product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil, signed: now - day)),
-            ("u-ads-2", Mint.transaction("8100004", product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil, signed: now - day)),
+            (
+                "u-sub",
+                Mint.transaction(
+                    "8100001", product: TestService.monthly, purchase: now - day, expires: now + 20 * day,
+                    signed: now - day)
+            ),
+            (
+                "u-coins",
+                Mint.transaction(
+                    "8100002", product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil,
+                    signed: now - day)
+            ),
+            (
+                "u-ads",
+                Mint.transaction(
+                    "8100003", product: TestService.removeAds, type: "Non-Consumable", purchase: now - day,
+                    expires: nil, signed: now - day)
+            ),
+            (
+                "u-ads-2",
+                Mint.transaction(
+                    "8100004", product: TestService.removeAds, type: "Non-Consumable", purchase: now - day,
+                    expires: nil, signed: now - day)
+            ),
         ]
         for (user, fields) in purchases {
             let response = try client.purchase(user, Mint.signed(fields))
@@ -64,8 +89,10 @@ import TestSupport
     }
 
     static func catalogHead(_ conninfo: String) throws -> Int64 {
-        try Connection(conninfo).query("SELECT coalesce(max(version), 0) AS v FROM es.events WHERE stream_id = 'catalog'")
-            .int64(0, "v") ?? -1
+        try Connection(conninfo).query(
+            "SELECT coalesce(max(version), 0) AS v FROM es.events WHERE stream_id = 'catalog'"
+        )
+        .int64(0, "v") ?? -1
     }
 
     /// The answers that tell which catalog rendered them.
@@ -246,9 +273,13 @@ import TestSupport
         // its writes are redone under the version in force (they cannot store the old catalog).
         try Self.expectNewCatalog(old.client(), "u-ads", "running old instance, re-rendered user")
         let now = old.clock.now
-        let bought = try old.client().purchase("u-ads-3", Mint.signed(Mint.transaction(
-            "8100005", product: TestService.removeAds, type: "Non-Consumable", purchase: now - hour, expires: nil,
-            signed: now - hour)))
+        let bought = try old.client().purchase(
+            "u-ads-3",
+            Mint.signed(
+                Mint.transaction(
+                    "8100005", product: TestService.removeAds, type: "Non-Consumable", purchase: now - hour,
+                    expires: nil,
+                    signed: now - hour)))
         #expect(bought.status == 200)
         #expect(bought.json["customer"]?["entitlements"]?["premium"]?["active"]?.boolValue == true, "\(bought.json)")
         try Self.expectNewCatalog(old.client(), "u-ads-3", "purchase through the old instance")
@@ -306,9 +337,10 @@ import TestSupport
         defer { old.stop() }
         try Self.seed(old)
         // The instant the purchase was recorded: the old catalog was in force then.
-        let purchasedAt = try #require(try Connection(old.conninfo).query(
-            "SELECT floor(extract(epoch FROM max(recorded_at)) * 1000)::bigint AS at FROM es.events WHERE stream_id <> 'catalog'"
-        ).int64(0, "at"))
+        let purchasedAt = try #require(
+            try Connection(old.conninfo).query(
+                "SELECT floor(extract(epoch FROM max(recorded_at)) * 1000)::bigint AS at FROM es.events WHERE stream_id <> 'catalog'"
+            ).int64(0, "at"))
         let newer = try TestService(configuration: Self.newConfiguration(), sharing: old)
         defer { newer.stop() }
         let recordedAt = try #require(newer.app.service.catalogs.current.recordedAt)
@@ -355,11 +387,15 @@ import TestSupport
         (["catalog", "list"], "unknown catalog subcommand \"list\""),
         (["catalog", "diff"], "catalog diff needs --config FILE"),
         (["catalog", "show", "--config", "x.json"], "catalog show takes no --config"),
-        (["catalog", "diff", "--config", "/nonexistent/config.json"], "/nonexistent/config.json: cannot read the file"),
+        (
+            ["catalog", "diff", "--config", "/nonexistent/config.json"],
+            "/nonexistent/config.json: cannot read the file"
+        ),
     ])
     func catalogBadInputIsOneLineNamingTheCause(arguments: [String], expected: String) throws {
         // Refused before any database is looked for (this one does not exist).
-        let outcome = try OpsBinary.run(arguments, environment: ["DATABASE_URL": "host=127.0.0.1 port=1 dbname=x connect_timeout=1"])
+        let outcome = try OpsBinary.run(
+            arguments, environment: ["DATABASE_URL": "host=127.0.0.1 port=1 dbname=x connect_timeout=1"])
         #expect(outcome.status != 0)
         #expect(outcome.stderr.contains(expected), "\(outcome.stderr)")
         #expect(!outcome.stderr.contains("PostgreSQL") && !outcome.stderr.contains("connect"), "\(outcome.stderr)")
@@ -370,8 +406,9 @@ import TestSupport
         let path = directory + "/no-products.json"
         try Data(#"{"apps": [{"bundleId": "com.example.x", "environments": ["Sandbox"]}]}"#.utf8)
             .write(to: URL(fileURLWithPath: path))
-        let outcome = try OpsBinary.run(["catalog", "diff", "--config", path],
-                                        environment: ["DATABASE_URL": "host=127.0.0.1 port=1 dbname=x connect_timeout=1"])
+        let outcome = try OpsBinary.run(
+            ["catalog", "diff", "--config", path],
+            environment: ["DATABASE_URL": "host=127.0.0.1 port=1 dbname=x connect_timeout=1"])
         #expect(outcome.status == 2)
         #expect(outcome.stderr.contains("configures no products"), "\(outcome.stderr)")
         #expect(try OpsBinary.run(["catalog", "--help"]).stdout.contains("usage: iap-ledger catalog show"))
@@ -383,14 +420,16 @@ import TestSupport
         let old = TestService.configuration().catalog
         let new = Self.newConfiguration().catalog
         func version(_ number: Int64, _ catalog: Catalog) -> CatalogVersion {
-            CatalogVersion(version: number, catalog: catalog, hash: CatalogVersions.hash(catalog), source: nil, recordedAt: number)
+            CatalogVersion(
+                version: number, catalog: catalog, hash: CatalogVersions.hash(catalog), source: nil, recordedAt: number)
         }
         #expect(CatalogRecorder.decide(configured: old, recorded: []) == .record)
         #expect(CatalogRecorder.decide(configured: Catalog(), recorded: []) == .useRecorded)
         #expect(CatalogRecorder.decide(configured: Catalog(), recorded: [version(1, old)]) == .useRecorded)
         #expect(CatalogRecorder.decide(configured: old, recorded: [version(1, old)]) == .unchanged)
         #expect(CatalogRecorder.decide(configured: new, recorded: [version(1, old)]) == .record)
-        #expect(CatalogRecorder.decide(configured: old, recorded: [version(1, old), version(2, new)]) == .older(version: 1))
+        #expect(
+            CatalogRecorder.decide(configured: old, recorded: [version(1, old), version(2, new)]) == .older(version: 1))
         // The hash does not depend on the order of the config file.
         var reordered = Catalog()
         for id in old.products.keys.sorted().reversed() { reordered.products[id] = old.products[id] }

@@ -3,8 +3,9 @@ import Foundation
 import Glibc
 import JSON
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// api.md §4: "an acknowledged write's changes are never lost" and "deliveries survive restarts
@@ -19,18 +20,19 @@ import TestSupport
         try Data(TestVectors.shared.rootDER).write(to: URL(fileURLWithPath: root + "/testCA.der"))
         let file = root + "/config.json"
         try #"""
-            {"apps": [{"bundleId": "\#(TestVectors.bundleId)", "appAppleId": \#(TestVectors.appAppleId),
-                       "environments": ["Sandbox", "Production"],
-                       "products": {"\#(TestService.monthly)": {"type": "subscription", "entitlements": ["pro"]}}}],
-             "trustedRoots": ["testCA.der"],
-             "webhooks": [{"name": "backend", "url": "\#(receiver.url())", "secret": "\#(WebhookTests.secret)",
-                           "timeoutSeconds": 5, "retrySchedule": [0.5, 1, 1, 1, 1]}]}
-            """#.write(toFile: file, atomically: true, encoding: .utf8)
+        {"apps": [{"bundleId": "\#(TestVectors.bundleId)", "appAppleId": \#(TestVectors.appAppleId),
+                   "environments": ["Sandbox", "Production"],
+                   "products": {"\#(TestService.monthly)": {"type": "subscription", "entitlements": ["pro"]}}}],
+         "trustedRoots": ["testCA.der"],
+         "webhooks": [{"name": "backend", "url": "\#(receiver.url())", "secret": "\#(WebhookTests.secret)",
+                       "timeoutSeconds": 5, "retrySchedule": [0.5, 1, 1, 1, 1]}]}
+        """#.write(toFile: file, atomically: true, encoding: .utf8)
         let environment = ["DATABASE_URL": conninfo]
         // One committer: any two purchases recorded at the same moment share a batch, also in a
         // debug build where verifying takes longer than recording.
         let first = try OpsServe(
-            ["--port", "0", "--config", file], environment: environment.merging(["IAP_LEDGER_INGEST_COMMITTERS": "1"]) { $1 })
+            ["--port", "0", "--config", file],
+            environment: environment.merging(["IAP_LEDGER_INGEST_COMMITTERS": "1"]) { $1 })
         let key = try APIKeys().create(name: "durability", scopes: ["read", "write"], on: Connection(conninfo))
 
         // 8 clients post distinct purchases until the service dies under them.
@@ -47,7 +49,8 @@ import TestSupport
                 for index in 0..<10_000 {
                     let id = String(4_000_000 + client * 10_000 + index)
                     let fields = Mint.transaction(
-                        id, product: TestService.monthly, purchase: now - hour, expires: now + 29 * day, signed: now - hour)
+                        id, product: TestService.monthly, purchase: now - hour, expires: now + 29 * day,
+                        signed: now - hour)
                     guard let response = try? api.purchase("u-\(id)", Mint.signed(fields)) else { return }
                     posted.add(1, ordering: .relaxed)
                     if response.status == 200 { acknowledged.withLock { _ = $0.insert(id) } }
@@ -56,10 +59,11 @@ import TestSupport
         }
         #expect(opsEventually(within: 60) { posted.load(ordering: .relaxed) >= 200 })
         // On the batched path: group commit put several of them in one transaction.
-        #expect(opsEventually(within: 30) {
-            let metrics = (try? ServiceHTTPClient(port: port).get("/metrics").text) ?? ""
-            return GroupCommitTests.batchesOfMoreThanOne(metrics) > 0
-        })
+        #expect(
+            opsEventually(within: 30) {
+                let metrics = (try? ServiceHTTPClient(port: port).get("/metrics").text) ?? ""
+                return GroupCommitTests.batchesOfMoreThanOne(metrics) > 0
+            })
         #expect(first.stop(SIGKILL) == 128 + SIGKILL)
         #expect(clients.wait(timeout: .now() + 60) == .success)
         let ids = acknowledged.withLock { $0 }
@@ -78,11 +82,14 @@ import TestSupport
 
         // Every one of them reaches the receiver (at least once; it dedupes on webhook-id).
         func received() -> Set<String> {
-            Set(receiver.requests.filter(\.signatureValid).compactMap {
-                (try? JSONValue.parse($0.body))?["transactionId"]?.stringValue
-            })
+            Set(
+                receiver.requests.filter(\.signatureValid).compactMap {
+                    (try? JSONValue.parse($0.body))?["transactionId"]?.stringValue
+                })
         }
-        #expect(opsEventually(within: 120) { ids.isSubset(of: received()) },
-                "\(ids.subtracting(received()).count) acknowledged purchases never reached the receiver: \(second.stderr.suffix(1500))")
+        #expect(
+            opsEventually(within: 120) { ids.isSubset(of: received()) },
+            "\(ids.subtracting(received()).count) acknowledged purchases never reached the receiver: \(second.stderr.suffix(1500))"
+        )
     }
 }

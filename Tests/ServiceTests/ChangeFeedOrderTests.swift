@@ -1,8 +1,8 @@
 import EventStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
 
 /// The feed's order across a transaction id gaining a digit. The cursor's `tx` is read out as
 /// text; while that output column was named `tx`, `ORDER BY tx` sorted the text ("1003" before
@@ -23,12 +23,14 @@ import TestSupport
         let now = service.clock.now
         func buy(_ id: String) throws {
             let fields = Mint.transaction(
-                id, product: TestService.coins, type: "Consumable", purchase: now - hour, expires: nil, signed: now - hour)
+                id, product: TestService.coins, type: "Consumable", purchase: now - hour, expires: nil,
+                signed: now - hour)
             #expect(try api.purchase("u-order", Mint.signed(fields)).status == 200)
         }
         try buy("3000901")
         let connection = try Connection(service.conninfo)
-        let current = try #require(try connection.query("SELECT pg_current_xact_id()::text")[0, 0].flatMap { UInt64($0) })
+        let current = try #require(
+            try connection.query("SELECT pg_current_xact_id()::text")[0, 0].flatMap { UInt64($0) })
         // Every subtransaction that writes takes an xid of its own: use up the rest of this power of ten.
         var power: UInt64 = 10
         while power <= current { power *= 10 }
@@ -47,7 +49,9 @@ import TestSupport
         let txs = changes.compactMap { $0["cursor"]?.stringValue?.split(separator: "-").first.flatMap { UInt64($0) } }
         #expect(txs.count == 2 && txs[0] < power && txs[1] >= power, "the two changes straddle \(power): \(txs)")
         // The whole feed too (the page query without userId), and the head a long poll starts from.
-        let all = try ChangeFeedTests.feed(api, settled: service.conninfo).compactMap { $0["transactionId"]?.stringValue }
+        let all = try ChangeFeedTests.feed(api, settled: service.conninfo).compactMap {
+            $0["transactionId"]?.stringValue
+        }
         #expect(all == ["3000901", "3000902"])
         let last = try #require(changes.last?["cursor"]?.stringValue)
         let waited = try api.get("/v1/changes?after=\(last)&wait=1")

@@ -1,7 +1,8 @@
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// The change feed over every docs/domain.md scenario through HTTP and real PostgreSQL (the
@@ -31,23 +32,25 @@ import TestSupport
         defer { inOrder.stop() }
         let scrambled = try TestService(clock: clock)
         defer { scrambled.stop() }
-        let a = inOrder.client(), b = scrambled.client()
+        let a = inOrder.client()
+        let b = scrambled.client()
         try ShuffleTests().deliver(deliveries, to: a)
         try ShuffleTests().deliver(shuffled, to: b)
 
         let ordered = try ChangeFeedTests.feed(a, userId: "u-shuffle", settled: inOrder.conninfo)
-        #expect(Self.summary(ordered) == [
-            "CONSUMABLE_PURCHASE 8000001", "CONSUMABLE_PURCHASE 8000002", "REFUND 8000002",  // consumables
-            "NON_CONSUMABLE_PURCHASE 8000101", "REFUND 8000101", "REFUND_REVERSED 8000101",  // refund reversed
-            "INITIAL_PURCHASE 8000201", "RENEWAL 8000201",  // renewal
-            "INITIAL_PURCHASE 8000301",  // grace begins later, by time
-            "INITIAL_PURCHASE 8000401", "CANCELLATION 8000401",  // voluntary expiry, later by time
-            // The first period was long over when it was posted: the chain starts with its renewal.
-            "RENEWAL 8000501", "REFUND 8000501",
-            // The upgraded copy arrived first: access ends until the upgrade's own period arrives.
-            "INITIAL_PURCHASE 8000601", "EXPIRATION 8000601", "PRODUCT_CHANGE 8000601",
-            "INITIAL_PURCHASE 8000701", "REFUND 8000701",  // family sharing revoked
-        ])
+        #expect(
+            Self.summary(ordered) == [
+                "CONSUMABLE_PURCHASE 8000001", "CONSUMABLE_PURCHASE 8000002", "REFUND 8000002",  // consumables
+                "NON_CONSUMABLE_PURCHASE 8000101", "REFUND 8000101", "REFUND_REVERSED 8000101",  // refund reversed
+                "INITIAL_PURCHASE 8000201", "RENEWAL 8000201",  // renewal
+                "INITIAL_PURCHASE 8000301",  // grace begins later, by time
+                "INITIAL_PURCHASE 8000401", "CANCELLATION 8000401",  // voluntary expiry, later by time
+                // The first period was long over when it was posted: the chain starts with its renewal.
+                "RENEWAL 8000501", "REFUND 8000501",
+                // The upgraded copy arrived first: access ends until the upgrade's own period arrives.
+                "INITIAL_PURCHASE 8000601", "EXPIRATION 8000601", "PRODUCT_CHANGE 8000601",
+                "INITIAL_PURCHASE 8000701", "REFUND 8000701",  // family sharing revoked
+            ])
         let mixed = try ChangeFeedTests.feed(b, userId: "u-shuffle", settled: scrambled.conninfo)
         let identities = mixed.map(Self.identity)
         #expect(Set(identities).count == identities.count, "a change emitted twice: \(identities)")
@@ -62,10 +65,13 @@ import TestSupport
                 $0.count >= before + 2
             }
             #expect(Self.summary(Array(changes.dropFirst(before))) == ["BILLING_ISSUE 8000301", "EXPIRATION 8000401"])
-            #expect(changes.dropFirst(before).map { $0["occurredAt"]?.stringValue } == [
-                RFC3339.format(now + hour), RFC3339.format(now + 2 * hour),
-            ])
-            #expect(Self.withoutVersion(changes.last?["customer"]) == Self.withoutVersion(try service.client().user("u-shuffle")))
+            #expect(
+                changes.dropFirst(before).map { $0["occurredAt"]?.stringValue } == [
+                    RFC3339.format(now + hour), RFC3339.format(now + 2 * hour),
+                ])
+            #expect(
+                Self.withoutVersion(changes.last?["customer"])
+                    == Self.withoutVersion(try service.client().user("u-shuffle")))
         }
     }
 

@@ -1,9 +1,10 @@
 import EventStore
 import Foundation
-import Synchronization
 import JSON
-import Testing
+import Synchronization
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// The pull feed of api.md §4 through HTTP and real PostgreSQL: what writes emit, what time
@@ -55,7 +56,9 @@ import TestSupport
                 throw HTTPTestConnection.Failure(description: "GET /v1/changes \(response.status) \(response.text)")
             }
             let page = response.json["changes"]?.arrayValue ?? []
-            guard let next = response.json["next"]?.stringValue else { throw HTTPTestConnection.Failure(description: "next is missing") }
+            guard let next = response.json["next"]?.stringValue else {
+                throw HTTPTestConnection.Failure(description: "next is missing")
+            }
             if page.isEmpty {
                 #expect(next == (after ?? "0-0"), "an empty page's next is the after given")
                 return all
@@ -93,7 +96,9 @@ import TestSupport
             "3000001", product: TestService.monthly, purchase: now - hour, expires: now + 29 * day, signed: now - hour)
         let posted = try api.purchase("u-feed", Mint.signed(fields))
         #expect(posted.status == 200)
-        #expect(try api.purchase("u-feed", Mint.signed(fields)).json["transactions"]?[0]?["result"]?.stringValue == "duplicate")
+        #expect(
+            try api.purchase("u-feed", Mint.signed(fields)).json["transactions"]?[0]?["result"]?.stringValue
+                == "duplicate")
 
         let changes = try Self.feed(api, settled: service.conninfo)
         #expect(Self.types(changes) == ["INITIAL_PURCHASE"])
@@ -120,7 +125,9 @@ import TestSupport
             signed: now - second)
         #expect(try api.purchase("u-coins", Mint.signed(coins)).status == 200)
         #expect(try api.debit("u-coins", "coins", amount: 30, key: "k-1", reason: "sword").status == 200)
-        #expect(try api.debit("u-coins", "coins", amount: 30, key: "k-1", reason: "sword").json["result"]?.stringValue == "duplicate")
+        #expect(
+            try api.debit("u-coins", "coins", amount: 30, key: "k-1", reason: "sword").json["result"]?.stringValue
+                == "duplicate")
 
         let changes = try Self.feed(api, userId: "u-coins", settled: service.conninfo)
         #expect(Self.types(changes) == ["CONSUMABLE_PURCHASE", "BALANCE_DEBIT"])
@@ -168,7 +175,10 @@ import TestSupport
         #expect(expiration["customer"]?["entitlements"]?["pro"]?["active"]?.boolValue == false)
         // Both clocks have looked again since: still once.
         Thread.sleep(forTimeInterval: 2.5)
-        #expect(Self.types(try Self.feed(api, userId: "u-lapse", settled: service.conninfo)) == ["INITIAL_PURCHASE", "EXPIRATION"])
+        #expect(
+            Self.types(try Self.feed(api, userId: "u-lapse", settled: service.conninfo)) == [
+                "INITIAL_PURCHASE", "EXPIRATION",
+            ])
     }
 
     @Test func aRefusedClaimEmitsNothing() throws {
@@ -185,7 +195,10 @@ import TestSupport
     }
 
     @Test func badParametersAre400() throws {
-        for query in ["after=12", "after=abc", "after=1-x", "after=-1-2", "limit=0", "limit=1001", "wait=61", "wait=-1", "userId="] {
+        for query in [
+            "after=12", "after=abc", "after=1-x", "after=-1-2", "limit=0", "limit=1001", "wait=61", "wait=-1",
+            "userId=",
+        ] {
             let response = try api.get("/v1/changes?" + query)
             #expect(response.status == 400, "\(query)")
             #expect(response.json["code"]?.stringValue == "invalid_request", "\(query)")
@@ -201,8 +214,10 @@ import TestSupport
         let now = service.clock.now
         let answered = Mutex<[String: (status: Int, json: JSONValue)]>([:])
         let waiters = DispatchGroup()
-        for (name, query) in [("all", "after=\(head)&wait=20"), ("mine", "after=\(head)&wait=20&userId=u-poll"),
-                              ("theirs", "after=\(head)&wait=2&userId=u-nobody")] {
+        for (name, query) in [
+            ("all", "after=\(head)&wait=20"), ("mine", "after=\(head)&wait=20&userId=u-poll"),
+            ("theirs", "after=\(head)&wait=2&userId=u-nobody"),
+        ] {
             waiters.enter()
             let service = self.service
             Thread.detachNewThread {
@@ -262,7 +277,9 @@ import TestSupport
         let fields = Mint.transaction(
             "3000601", product: TestService.monthly, purchase: now - 30 * day, expires: expires, signed: now - hour)
         #expect(try second.client().purchase("u-takeover", Mint.signed(fields)).status == 200)
-        let changes = try Self.eventually(second.client(), seconds: 10, userId: "u-takeover") { Self.types($0).count >= 2 }
+        let changes = try Self.eventually(second.client(), seconds: 10, userId: "u-takeover") {
+            Self.types($0).count >= 2
+        }
         #expect(Self.types(changes) == ["INITIAL_PURCHASE", "EXPIRATION"])
         #expect(changes.last?["occurredAt"]?.stringValue == RFC3339.format(expires))
         #expect(try holder().map { $0 > firstToken } == true, "the second instance's clock took the lease")

@@ -14,14 +14,17 @@ extension ClusterTests {
             #expect(words.first == "/usr/local/bin/iap-ledger")
             let parsed = try OpsBinary.run(Array(words.dropFirst()) + ["--help"])
             #expect(parsed.status == 0, "\(parsed.stderr)")
-            for line in ["EnvironmentFile=/etc/iap-ledger/%i.env", "KillSignal=SIGTERM", "Restart=on-failure",
-                         "NoNewPrivileges=true", "ProtectSystem=strict"] {
+            for line in [
+                "EnvironmentFile=/etc/iap-ledger/%i.env", "KillSignal=SIGTERM", "Restart=on-failure",
+                "NoNewPrivileges=true", "ProtectSystem=strict",
+            ] {
                 #expect(lines.contains(line), "\(line)")
             }
             // The drain the header suggests ends well before systemd would SIGKILL.
             let stop = try #require(lines.first { $0.hasPrefix("TimeoutStopSec=") }.flatMap { Int($0.dropFirst(15)) })
-            let drain = try #require(lines.first { $0.contains("IAP_LEDGER_DRAIN_SECONDS=") }
-                .flatMap { Int($0.split(separator: "=")[1].prefix { $0.isNumber }) })
+            let drain = try #require(
+                lines.first { $0.contains("IAP_LEDGER_DRAIN_SECONDS=") }
+                    .flatMap { Int($0.split(separator: "=")[1].prefix { $0.isNumber }) })
             #expect(drain + 10 <= stop, "drain \(drain) s, TimeoutStopSec \(stop) s")
             #expect(try OpsBinary.run(["--help"]).stdout.contains("IAP_LEDGER_DRAIN_SECONDS"))
         }

@@ -1,8 +1,8 @@
 import Foundation
 import JSON
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 extension ClusterTests {
     /// Three instances on one primary behave as one service: no instance answers from a stale
@@ -46,7 +46,9 @@ extension ClusterTests {
                 for reader in 0..<3 where reader != served {
                     let document = try instances[reader].user(user)
                     let balance = document["balances"]?["coins"]?.int64Value ?? 0
-                    if balance != expected { stale.append("try \(attempt): node\(reader + 1) read \(balance), not \(expected)") }
+                    if balance != expected {
+                        stale.append("try \(attempt): node\(reader + 1) read \(balance), not \(expected)")
+                    }
                 }
                 // History (a replica read once DATABASE_READ_URL is used) never lacks the caller's write.
                 if attempt % 10 == 0 {
@@ -121,14 +123,17 @@ extension ClusterTests {
             #expect(try replica.query("SELECT pg_is_in_recovery()")[0, 0] == "t", "pg2 is the streaming replica")
             try replica.executeScript("SET ROLE iap_analyst")
             let started = Date()
-            #expect(try LocalCluster.purchase(cluster.client(), user: "u-analyst", transactionId: "7300001").status == 200)
+            #expect(
+                try LocalCluster.purchase(cluster.client(), user: "u-analyst", transactionId: "7300001").status == 200)
             let seen = opsEventually(within: 10) {
                 let rows = try? replica.query(
                     "SELECT product_id FROM analytics.transactions WHERE transaction_id = $1", ["7300001"])
                 return rows.map { $0.count == 1 && $0[0, 0] == LocalCluster.coins } ?? false
             }
             #expect(seen, "analytics.transactions on the replica lacks 7300001 after 10 s")
-            print("ClusterTests: the replica served the purchase to iap_analyst after \(Int(Date().timeIntervalSince(started) * 1000)) ms")
+            print(
+                "ClusterTests: the replica served the purchase to iap_analyst after \(Int(Date().timeIntervalSince(started) * 1000)) ms"
+            )
             // The analyst role may read analytics there and nothing else.
             #expect(throws: (any Error).self) { try replica.query("SELECT count(*) FROM es.events") }
         }

@@ -1,10 +1,10 @@
 import EventStore
 import Foundation
 import Glibc
-import Synchronization
 import JSON
-import Testing
+import Synchronization
 import TestSupport
+import Testing
 
 /// The cluster tests (issue 16, "Must show"): each starts the real `deploy/local-cluster` in a
 /// temp directory on free ports, talks to HAProxy, the instances, PgBouncer and both PostgreSQL
@@ -41,12 +41,15 @@ final class LocalCluster {
         basePort = try Self.freeBasePort()
         let config = try Self.writeConfiguration(in: root)
         let up = try Self.run(
-            ["up", "--dir", directory, "--base-port", String(basePort), "--binary", OpsBinary.path,
-             "--config", config, "--pool-mode", Self.poolMode],
+            [
+                "up", "--dir", directory, "--base-port", String(basePort), "--binary", OpsBinary.path,
+                "--config", config, "--pool-mode", Self.poolMode,
+            ],
             timeout: 150)
         guard up.status == 0 else {
             _ = try? Self.run(["down", "--dir", directory], timeout: 60)
-            throw OpsFailure("local-cluster up failed (\(up.status)):\n\(up.stdout)\n\(up.stderr)\n\(Self.logTails(directory))")
+            throw OpsFailure(
+                "local-cluster up failed (\(up.status)):\n\(up.stdout)\n\(up.stderr)\n\(Self.logTails(directory))")
         }
         key = try String(contentsOfFile: directory + "/api-key", encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -130,7 +133,9 @@ final class LocalCluster {
             var fields: [String: String] = [:]
             for word in line.split(separator: " ") {
                 let parts = word.split(separator: "=", maxSplits: 1)
-                if parts.count == 2 { fields[String(parts[0])] = parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+                if parts.count == 2 {
+                    fields[String(parts[0])] = parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                }
             }
             return fields
         }
@@ -163,12 +168,12 @@ final class LocalCluster {
         try Data(TestVectors.shared.rootDER).write(to: URL(fileURLWithPath: directory + "/root.der"))
         let file = directory + "/config.json"
         try """
-            {"apps": [{"bundleId": "\(TestVectors.bundleId)", "appAppleId": \(TestVectors.appAppleId),
-                       "environments": ["Sandbox", "Production"],
-                       "products": {"\(coins)": {"type": "consumable", "grants": {"coins": 100}},
-                                    "\(coins10)": {"type": "consumable", "grants": {"coins": 10}}}}],
-             "trustedRoots": ["root.der"], "reconcile": {"intervalSeconds": 0}}
-            """.write(toFile: file, atomically: true, encoding: .utf8)
+        {"apps": [{"bundleId": "\(TestVectors.bundleId)", "appAppleId": \(TestVectors.appAppleId),
+                   "environments": ["Sandbox", "Production"],
+                   "products": {"\(coins)": {"type": "consumable", "grants": {"coins": 100}},
+                                "\(coins10)": {"type": "consumable", "grants": {"coins": 10}}}}],
+         "trustedRoots": ["root.der"], "reconcile": {"intervalSeconds": 0}}
+        """.write(toFile: file, atomically: true, encoding: .utf8)
         return file
     }
 
@@ -223,10 +228,13 @@ final class ClusterLoad: @unchecked Sendable {
                     var outcome = Outcome(client: client, transactionId: id, status: -1, servedBy: nil, text: "")
                     do {
                         // X-Client-Request lands in HAProxy's log: which instance had this request.
-                        let response = reads
-                            ? try connection.get("/v1/users/\(Self.user(client))/events", headers: ["X-Client-Request": id])
+                        let response =
+                            reads
+                            ? try connection.get(
+                                "/v1/users/\(Self.user(client))/events", headers: ["X-Client-Request": id])
                             : try LocalCluster.purchase(
-                                connection, user: Self.user(client), transactionId: id, headers: ["X-Client-Request": id])
+                                connection, user: Self.user(client), transactionId: id,
+                                headers: ["X-Client-Request": id])
                         outcome.status = response.status
                         outcome.servedBy = response.headers["x-served-by"]
                         outcome.text = String(response.text.prefix(300))

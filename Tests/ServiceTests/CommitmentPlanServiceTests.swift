@@ -1,9 +1,10 @@
 import Foundation
 import JSON
-import Testing
-import TestSupport
-@testable import AppStore
 import Ledger
+import TestSupport
+import Testing
+
+@testable import AppStore
 @testable import Service
 
 /// api.md §8, commitment plans end to end: Apple's own fixture maps to the domain's fields, and

@@ -1,8 +1,9 @@
 import Foundation
 import JSON
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// Concurrent debits over separate HTTP connections never overdraw.
@@ -17,8 +18,10 @@ import TestSupport
         let api = service.client()
         let now = service.clock.now
         let coins = Mint.transaction(
-            "4000001", product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil, signed: now - day)
-        #expect(try api.purchase("u-race", Mint.signed(coins)).json["customer"]?["balances"]?["coins"]?.int64Value == 100)
+            "4000001", product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil,
+            signed: now - day)
+        #expect(
+            try api.purchase("u-race", Mint.signed(coins)).json["customer"]?["balances"]?["coins"]?.int64Value == 100)
 
         let count = 40
         let results = Mutex<[(key: String, status: Int, body: JSONValue)]>([])
@@ -57,7 +60,10 @@ import TestSupport
         #expect(debited.count == 10, "\(all.map { "\($0.status)" })")
         #expect(refused.count == 30)
         #expect(debited.allSatisfy { $0.body["result"]?.stringValue == "debited" })
-        #expect(refused.allSatisfy { $0.body["code"]?.stringValue == "insufficient_balance" && $0.body["balance"]?.int64Value == 0 })
+        #expect(
+            refused.allSatisfy {
+                $0.body["code"]?.stringValue == "insufficient_balance" && $0.body["balance"]?.int64Value == 0
+            })
         #expect(Set(debited.compactMap { $0.body["balance"]?.int64Value }) == Set(stride(from: 0, through: 90, by: 10)))
         #expect(try api.user("u-race")["balances"]?["coins"]?.int64Value == 0)
 
@@ -73,8 +79,10 @@ import TestSupport
 
     @Test func concurrentRedeliveriesOfOneNotificationRecordItOnce() throws {
         let now = service.clock.now
-        let transaction = Mint.transaction("4000101", product: TestService.monthly, purchase: now - day, expires: now + day, signed: now - day)
-        let notification = Mint.notification("SUBSCRIBED", "INITIAL_BUY", transaction: transaction, renewal: Mint.renewal(signed: now - day))
+        let transaction = Mint.transaction(
+            "4000101", product: TestService.monthly, purchase: now - day, expires: now + day, signed: now - day)
+        let notification = Mint.notification(
+            "SUBSCRIBED", "INITIAL_BUY", transaction: transaction, renewal: Mint.renewal(signed: now - day))
         let port = service.app.port
         let results = Mutex<[String]>([])
         let done = DispatchGroup()
@@ -83,7 +91,9 @@ import TestSupport
             Thread.detachNewThread {
                 defer { done.leave() }
                 let response = try? ServiceHTTPClient(port: port).notify(notification)
-                results.withLock { $0.append(response.map { "\($0.status) \($0.json["result"]?.stringValue ?? $0.text)" } ?? "error") }
+                results.withLock {
+                    $0.append(response.map { "\($0.status) \($0.json["result"]?.stringValue ?? $0.text)" } ?? "error")
+                }
             }
         }
         done.wait()
@@ -105,8 +115,10 @@ import TestSupport
         let chains = (0..<12).map { "40002\(String(format: "%02d", $0))" }
         var signed: [String: String] = [:]
         for (index, chain) in chains.enumerated() {
-            signed[chain] = Mint.signed(Mint.transaction(
-                chain, product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil, signed: now - day))
+            signed[chain] = Mint.signed(
+                Mint.transaction(
+                    chain, product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil,
+                    signed: now - day))
             #expect(try api.purchase(users[index % 2], signed[chain]!).status == 200)
         }
         let port = service.app.port

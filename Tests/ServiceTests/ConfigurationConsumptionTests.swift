@@ -7,10 +7,12 @@ import Testing
 /// checked at start-up with a line naming the file and the key.
 @Suite struct ConfigurationConsumptionTests {
     static func config(_ consumption: String, serverAPI: Bool = true) -> String {
-        let key = serverAPI
+        let key =
+            serverAPI
             ? #", "serverAPI": {"issuerId": "i", "keyId": "KEYTEST123", "privateKeyFile": "\#(ConfigurationServerAPITests.testKeyPath)"}"#
             : ""
-        return #"{"apps": [{"bundleId": "com.example", "environments": ["Sandbox"]\#(key), "consumption": \#(consumption)}]}"#
+        return
+            #"{"apps": [{"bundleId": "com.example", "environments": ["Sandbox"]\#(key), "consumption": \#(consumption)}]}"#
     }
 
     static func parse(_ text: String) throws(ConfigurationError) -> Configuration {
@@ -18,12 +20,17 @@ import Testing
     }
 
     @Test func theSettingsAreReadWithApplesWordsAndDefaults() throws {
-        let full = try Self.parse(Self.config(
-            #"{"customerConsented": true, "sampleContentProvided": true, "refundPreference": "GRANT_PRORATED"}"#))
-        #expect(full.apps[0].consumption == ConsumptionInfo.Settings(
-            customerConsented: true, sampleContentProvided: true, refundPreference: .grantProrated))
+        let full = try Self.parse(
+            Self.config(
+                #"{"customerConsented": true, "sampleContentProvided": true, "refundPreference": "GRANT_PRORATED"}"#))
+        #expect(
+            full.apps[0].consumption
+                == ConsumptionInfo.Settings(
+                    customerConsented: true, sampleContentProvided: true, refundPreference: .grantProrated))
         let least = try Self.parse(Self.config(#"{"customerConsented": false}"#))
-        #expect(least.apps[0].consumption == ConsumptionInfo.Settings(customerConsented: false, sampleContentProvided: false))
+        #expect(
+            least.apps[0].consumption
+                == ConsumptionInfo.Settings(customerConsented: false, sampleContentProvided: false))
         #expect(try Self.parse(Self.config("null")).apps[0].consumption == nil)
     }
 
@@ -32,7 +39,10 @@ import Testing
             (#"{"customerConsented": true}"#, false, "apps[0].consumption", "serverAPI"),
             (#"{}"#, true, "apps[0].consumption.customerConsented", "is required"),
             (#"{"customerConsented": "yes"}"#, true, "apps[0].consumption.customerConsented", "true or false"),
-            (#"{"customerConsented": true, "refundPreference": "REFUND"}"#, true, "apps[0].consumption.refundPreference", "GRANT_FULL"),
+            (
+                #"{"customerConsented": true, "refundPreference": "REFUND"}"#, true,
+                "apps[0].consumption.refundPreference", "GRANT_FULL"
+            ),
             (#"{"customerConsented": true, "consented": true}"#, true, "apps[0].consumption.consented", "unknown key"),
             (#"true"#, true, "apps[0].consumption", "expected an object"),
         ]

@@ -1,9 +1,10 @@
 import Foundation
 import JSON
 import Ledger
-@testable import Service
 import TestSupport
 import Testing
+
+@testable import Service
 
 @Suite struct ConfigurationLoadingTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -56,14 +57,22 @@ import Testing
         (#"{"apps": [{"bundleId": "a", "appAppleId": -1}]}"#, "apps[0].appAppleId", "positive integer"),
         (#"{"apps": [{"bundleId": "a", "environments": ["Staging"]}]}"#, "apps[0].environments[0]", "Staging"),
         (#"{"apps": [{"bundleId": "a", "environments": []}]}"#, "apps[0].environments", "at least one"),
-        (#"{"apps": [{"bundleId": "a", "appAppleId": 1}, {"bundleId": "a", "appAppleId": 2}]}"#,
-         "apps[1].bundleId", "configured twice"),
-        (#"{"apps": [{"bundleId": "a", "appAppleId": 1, "products": {"c": {"type": "consumable", "entitlements": ["x"]}}}]}"#,
-         "apps[0].products.c.entitlements", "consumable"),
-        (#"{"apps": [{"bundleId": "a", "appAppleId": 1, "products": {"c": {"type": "consumable", "grants": {"g": 0}}}}]}"#,
-         "apps[0].products.c.grants.g", "positive integer"),
-        (#"{"apps": [{"bundleId": "a", "appAppleId": 1, "products": {"c": {"kind": "consumable"}}}]}"#,
-         "apps[0].products.c.kind", "unknown key"),
+        (
+            #"{"apps": [{"bundleId": "a", "appAppleId": 1}, {"bundleId": "a", "appAppleId": 2}]}"#,
+            "apps[1].bundleId", "configured twice"
+        ),
+        (
+            #"{"apps": [{"bundleId": "a", "appAppleId": 1, "products": {"c": {"type": "consumable", "entitlements": ["x"]}}}]}"#,
+            "apps[0].products.c.entitlements", "consumable"
+        ),
+        (
+            #"{"apps": [{"bundleId": "a", "appAppleId": 1, "products": {"c": {"type": "consumable", "grants": {"g": 0}}}}]}"#,
+            "apps[0].products.c.grants.g", "positive integer"
+        ),
+        (
+            #"{"apps": [{"bundleId": "a", "appAppleId": 1, "products": {"c": {"kind": "consumable"}}}]}"#,
+            "apps[0].products.c.kind", "unknown key"
+        ),
         (#"{"trustedRoots": []}"#, "trustedRoots", "at least one"),
         (#"{"trustedRoots": "root.der"}"#, "trustedRoots", "expected an array"),
         (#"{"verifyReceipt": {"production": "ftp://x"}}"#, "verifyReceipt.production", "http(s) URL"),
@@ -91,7 +100,8 @@ import Testing
     }
 
     @Test func aNonRenewingProductTakesAnISODuration() throws {
-        let configuration = try Self.parse(#"{"pass": {"type": "non-renewing", "entitlements": ["vip"], "duration": "P1M"}}"#)
+        let configuration = try Self.parse(
+            #"{"pass": {"type": "non-renewing", "entitlements": ["vip"], "duration": "P1M"}}"#)
         #expect(configuration.apps[0].products["pass"]?.duration == "P1M")
         #expect(configuration.warnings.isEmpty)
     }
@@ -102,10 +112,19 @@ import Testing
     }
 
     @Test(arguments: [
-        (#"{"p": {"type": "non-renewing", "duration": "1 month"}}"#, "apps[0].products.p.duration: expected a positive ISO 8601 duration"),
-        (#"{"p": {"type": "non-renewing", "duration": "P0D"}}"#, "apps[0].products.p.duration: expected a positive ISO 8601 duration"),
+        (
+            #"{"p": {"type": "non-renewing", "duration": "1 month"}}"#,
+            "apps[0].products.p.duration: expected a positive ISO 8601 duration"
+        ),
+        (
+            #"{"p": {"type": "non-renewing", "duration": "P0D"}}"#,
+            "apps[0].products.p.duration: expected a positive ISO 8601 duration"
+        ),
         (#"{"p": {"type": "non-renewing", "duration": 30}}"#, "apps[0].products.p.duration: expected a string"),
-        (#"{"p": {"type": "subscription", "duration": "P1M"}}"#, "apps[0].products.p.duration: only a non-renewing product takes a duration"),
+        (
+            #"{"p": {"type": "subscription", "duration": "P1M"}}"#,
+            "apps[0].products.p.duration: only a non-renewing product takes a duration"
+        ),
     ])
     func badDurationsNameTheKey(products: String, message: String) {
         #expect {
@@ -121,7 +140,8 @@ import Testing
 @Suite struct BillingPeriodConfigurationTests {
     @Test func aSubscriptionDeclaresItsBillingPeriodAndTheRecordedCatalogKeepsIt() throws {
         let configuration = try NonRenewingConfigurationTests.parse(
-            #"{"y": {"type": "subscription", "entitlements": ["pro"], "period": "P1Y"}, "m": {"type": "subscription", "entitlements": ["pro"]}}"#)
+            #"{"y": {"type": "subscription", "entitlements": ["pro"], "period": "P1Y"}, "m": {"type": "subscription", "entitlements": ["pro"]}}"#
+        )
         #expect(configuration.apps[0].products["y"]?.period == .year)
         #expect(configuration.apps[0].products["m"]?.period == nil)
         let catalog = configuration.catalog
@@ -131,21 +151,28 @@ import Testing
         let json = catalog.canonicalJSON()
         #expect(try Catalog(canonicalJSON: JSONValue.parse(json)) == catalog)
         let text = String(decoding: json, as: UTF8.self)
-        #expect(text.contains(#""y":{"type":"subscription","entitlements":["pro"],"grants":{},"period":"P1Y"}"#), "\(text)")
+        #expect(
+            text.contains(#""y":{"type":"subscription","entitlements":["pro"],"grants":{},"period":"P1Y"}"#), "\(text)")
         #expect(text.contains(#""m":{"type":"subscription","entitlements":["pro"],"grants":{}}"#), "\(text)")
         // A catalog recorded before periods existed still decodes, without one.
-        let old = try Catalog(canonicalJSON: JSONValue.parse(Array(
-            #"{"products":{"m":{"type":"subscription","entitlements":["pro"],"grants":{}}}}"#.utf8)))
+        let old = try Catalog(
+            canonicalJSON: JSONValue.parse(
+                Array(
+                    #"{"products":{"m":{"type":"subscription","entitlements":["pro"],"grants":{}}}}"#.utf8)))
         #expect(old.products["m"] == Ledger.Product(type: .subscription, entitlements: ["pro"]))
     }
 
     @Test(arguments: [
-        (#"{"p": {"type": "subscription", "period": "P5W"}}"#,
-         "apps[0].products.p.period: expected one of P1W, P1M, P2M, P3M, P6M, P1Y (ISO 8601), got \"P5W\""),
+        (
+            #"{"p": {"type": "subscription", "period": "P5W"}}"#,
+            "apps[0].products.p.period: expected one of P1W, P1M, P2M, P3M, P6M, P1Y (ISO 8601), got \"P5W\""
+        ),
         (#"{"p": {"type": "subscription", "period": "P30D"}}"#, "apps[0].products.p.period: expected one of P1W"),
         (#"{"p": {"type": "subscription", "period": 12}}"#, "apps[0].products.p.period: expected a string"),
-        (#"{"p": {"type": "non-renewing", "duration": "P1M", "period": "P1M"}}"#,
-         "apps[0].products.p.period: only a subscription takes a billing period"),
+        (
+            #"{"p": {"type": "non-renewing", "duration": "P1M", "period": "P1M"}}"#,
+            "apps[0].products.p.period: only a subscription takes a billing period"
+        ),
     ])
     func aPeriodOtherThanApplesSixNamesTheKeyAndTheFile(products: String, message: String) {
         #expect {
@@ -169,9 +196,14 @@ import Testing
     }
 
     @Test(arguments: [
-        (#"{"p": {"type": "non-consumable", "group": "21000001"}}"#,
-         "apps[0].products.p.group: only a subscription belongs to a subscription group"),
-        (#"{"p": {"type": "subscription", "group": ""}}"#, "apps[0].products.p.group: expected the subscription group's id"),
+        (
+            #"{"p": {"type": "non-consumable", "group": "21000001"}}"#,
+            "apps[0].products.p.group: only a subscription belongs to a subscription group"
+        ),
+        (
+            #"{"p": {"type": "subscription", "group": ""}}"#,
+            "apps[0].products.p.group: expected the subscription group's id"
+        ),
         (#"{"p": {"type": "subscription", "group": 21000001}}"#, "apps[0].products.p.group: expected a string"),
     ])
     func aWrongGroupNamesTheKeyAndTheFile(products: String, message: String) {
@@ -193,7 +225,8 @@ import Testing
 
     @Test func standardByDefaultSmallBusinessWhenSaid() throws {
         let plain = try Configuration.parse(
-            Array(#"{"apps": [{"bundleId": "b", "environments": ["Sandbox"]}]}"#.utf8), file: "c.json", baseDirectory: ".")
+            Array(#"{"apps": [{"bundleId": "b", "environments": ["Sandbox"]}]}"#.utf8), file: "c.json",
+            baseDirectory: ".")
         #expect(plain.apps[0].commission == .standard)
         #expect(try Self.parse(#""small-business""#).apps[0].commission == .smallBusiness)
         #expect(try Self.parse(#""standard""#).apps[0].commission == .standard)

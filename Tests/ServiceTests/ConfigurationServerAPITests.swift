@@ -25,8 +25,10 @@ import Testing
     @Test func theKeyIsFoundBesideTheFileAndTheDefaultsAreApples() throws {
         let directory = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try Self.config(#"{"issuerId": "57246542-96fe-1a63-e053-0824d011072a", "keyId": "2X9R4HXF34", "privateKeyFile": "keys/SubscriptionKey.p8"}"#)
-            .write(toFile: directory + "/config.json", atomically: true, encoding: .utf8)
+        try Self.config(
+            #"{"issuerId": "57246542-96fe-1a63-e053-0824d011072a", "keyId": "2X9R4HXF34", "privateKeyFile": "keys/SubscriptionKey.p8"}"#
+        )
+        .write(toFile: directory + "/config.json", atomically: true, encoding: .utf8)
         let configuration = try Configuration.load(path: directory + "/config.json")
         let serverAPI = try #require(configuration.apps[0].serverAPI)
         #expect(serverAPI.issuerId == "57246542-96fe-1a63-e053-0824d011072a")
@@ -37,7 +39,8 @@ import Testing
         #expect(serverAPI.key.keyId == "2X9R4HXF34")
         // An app without the block has none.
         let plain = try Configuration.parse(
-            Array(#"{"apps": [{"bundleId": "b", "environments": ["Sandbox"]}]}"#.utf8), file: "c.json", baseDirectory: ".")
+            Array(#"{"apps": [{"bundleId": "b", "environments": ["Sandbox"]}]}"#.utf8), file: "c.json",
+            baseDirectory: ".")
         #expect(plain.apps[0].serverAPI == nil)
     }
 
@@ -49,32 +52,53 @@ import Testing
         let apple = try AppleServerAPIStandIn(key: key)
         let jws = TestVectors.shared.signedTransaction(["transactionId": "8000000001"])
         apple.sandbox.addTransaction(jws)
-        let text = Self.config("""
+        let text = Self.config(
+            """
             {"issuerId": "issuer-1", "keyId": "KEY1", "privateKeyFile": "\(directory)/keys/SubscriptionKey.p8",
              "baseURLs": {"Production": "\(apple.productionURL.absoluteString)", "Sandbox": "\(apple.sandboxURL.absoluteString)"}}
             """)
         let configuration = try Configuration.parse(Array(text.utf8), file: "c.json", baseDirectory: "/nonexistent")
         let app = configuration.apps[0]
         let client = try #require(app.serverAPI).client(bundleId: app.bundleId)
-        #expect(try client.transactionInfo("8000000001") == TransactionInfo(environment: .sandbox, signedTransactionInfo: jws))
+        #expect(
+            try client.transactionInfo("8000000001")
+                == TransactionInfo(environment: .sandbox, signedTransactionInfo: jws))
         #expect(apple.production.requests.map(\.status) == [404])
     }
 
     @Test(arguments: [
         (#"{"keyId": "K", "privateKeyFile": "keys/SubscriptionKey.p8"}"#, "apps[0].serverAPI.issuerId", "is required"),
-        (#"{"issuerId": " ", "keyId": "K", "privateKeyFile": "keys/SubscriptionKey.p8"}"#, "apps[0].serverAPI.issuerId", "must not be empty"),
+        (
+            #"{"issuerId": " ", "keyId": "K", "privateKeyFile": "keys/SubscriptionKey.p8"}"#,
+            "apps[0].serverAPI.issuerId", "must not be empty"
+        ),
         (#"{"issuerId": "I", "privateKeyFile": "keys/SubscriptionKey.p8"}"#, "apps[0].serverAPI.keyId", "is required"),
         (#"{"issuerId": "I", "keyId": "K"}"#, "apps[0].serverAPI.privateKeyFile", "is required"),
-        (#"{"issuerId": "I", "keyId": 7, "privateKeyFile": "keys/SubscriptionKey.p8"}"#, "apps[0].serverAPI.keyId", "expected a string"),
-        (#"{"issuerId": "I", "keyId": "K", "privateKeyFile": "keys/missing.p8"}"#, "apps[0].serverAPI.privateKeyFile", "cannot read"),
-        (#"{"issuerId": "I", "keyId": "K", "privateKeyFile": "keys/p384.p8"}"#, "apps[0].serverAPI.privateKeyFile", "not an EC P-256 key"),
+        (
+            #"{"issuerId": "I", "keyId": 7, "privateKeyFile": "keys/SubscriptionKey.p8"}"#, "apps[0].serverAPI.keyId",
+            "expected a string"
+        ),
+        (
+            #"{"issuerId": "I", "keyId": "K", "privateKeyFile": "keys/missing.p8"}"#,
+            "apps[0].serverAPI.privateKeyFile", "cannot read"
+        ),
+        (
+            #"{"issuerId": "I", "keyId": "K", "privateKeyFile": "keys/p384.p8"}"#, "apps[0].serverAPI.privateKeyFile",
+            "not an EC P-256 key"
+        ),
         (#"{"issuerId": "I", "keyId": "K", "privateKeyFile": "keys"}"#, "apps[0].serverAPI.privateKeyFile", "keys"),
-        (#"{"issuerId": "I", "keyId": "K", "privateKeyFile": "keys/SubscriptionKey.p8", "baseURLs": {"Production": "api.storekit.apple.com"}}"#,
-         "apps[0].serverAPI.baseURLs.Production", "http(s) URL"),
-        (#"{"issuerId": "I", "keyId": "K", "privateKeyFile": "keys/SubscriptionKey.p8", "baseURLs": {"Staging": "https://x"}}"#,
-         "apps[0].serverAPI.baseURLs.Staging", "unknown key"),
-        (#"{"issuerId": "I", "keyId": "K", "privateKeyFile": "keys/SubscriptionKey.p8", "bundleId": "x"}"#,
-         "apps[0].serverAPI.bundleId", "unknown key"),
+        (
+            #"{"issuerId": "I", "keyId": "K", "privateKeyFile": "keys/SubscriptionKey.p8", "baseURLs": {"Production": "api.storekit.apple.com"}}"#,
+            "apps[0].serverAPI.baseURLs.Production", "http(s) URL"
+        ),
+        (
+            #"{"issuerId": "I", "keyId": "K", "privateKeyFile": "keys/SubscriptionKey.p8", "baseURLs": {"Staging": "https://x"}}"#,
+            "apps[0].serverAPI.baseURLs.Staging", "unknown key"
+        ),
+        (
+            #"{"issuerId": "I", "keyId": "K", "privateKeyFile": "keys/SubscriptionKey.p8", "bundleId": "x"}"#,
+            "apps[0].serverAPI.bundleId", "unknown key"
+        ),
         (#""yes""#, "apps[0].serverAPI", "expected an object"),
     ])
     func aMistakeNamesTheFileAndTheKey(serverAPI: String, key: String, words: String) throws {

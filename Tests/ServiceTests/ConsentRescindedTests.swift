@@ -1,8 +1,9 @@
 import EventStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// api.md §8, RESCIND_CONSENT (Notifications 2.19): a parent withdrew consent for a minor. The
@@ -34,7 +35,8 @@ import TestSupport
         try buy("u-rc2", "2740002", appleAccount: "704289572399201")
         try buy("u-rc3", "2740003", appleAccount: "704289572399202")
         let signedDate = service.clock.now - 5_000
-        let notification = Mint.vectors.signedRescindConsent(appTransactionId: "704289572399201", signedDate: signedDate)
+        let notification = Mint.vectors.signedRescindConsent(
+            appTransactionId: "704289572399201", signedDate: signedDate)
         let answer = try api.notify(notification)
         #expect(answer.status == 200, "\(answer.text)")
         #expect(answer.json["result"]?.stringValue == "recorded")

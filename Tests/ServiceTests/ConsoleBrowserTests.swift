@@ -1,8 +1,9 @@
 import EventStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// The console (api.md §6) driven in a real headless Chromium against a real service: what a
@@ -102,14 +103,19 @@ import TestSupport
         for entry in try browser.log("browser") {
             let source = entry["source"]?.stringValue ?? ""
             let message = entry["message"]?.stringValue ?? ""
-            if source == "network", allowedStatuses.contains(where: { message.contains("status of \($0)") }) { continue }
-            // At sign-in the console asks for the unconfigured-products banner, an admin endpoint:
-            // a key without the admin scope gets its 403 (once) and no banner.
-            if source == "network", message.contains("/v1/admin/catalog/unconfigured"), message.contains("status of 403") {
+            if source == "network", allowedStatuses.contains(where: { message.contains("status of \($0)") }) {
                 continue
             }
-            #expect(entry["level"]?.stringValue != "SEVERE" && entry["level"]?.stringValue != "WARNING",
-                    "browser log: \(source) \(message)")
+            // At sign-in the console asks for the unconfigured-products banner, an admin endpoint:
+            // a key without the admin scope gets its 403 (once) and no banner.
+            if source == "network", message.contains("/v1/admin/catalog/unconfigured"),
+                message.contains("status of 403")
+            {
+                continue
+            }
+            #expect(
+                entry["level"]?.stringValue != "SEVERE" && entry["level"]?.stringValue != "WARNING",
+                "browser log: \(source) \(message)")
         }
     }
 
@@ -130,7 +136,9 @@ import TestSupport
         #expect(events.count >= 3)
         // Newest first: the debit leads; opening it shows its decoded payload.
         let newest = try browser.find("#timeline li details summary")
-        #expect(try browser.text(newest).contains("BalanceDebited") || (try browser.text(newest)).lowercased().contains("debit"))
+        #expect(
+            try browser.text(newest).contains("BalanceDebited")
+                || (try browser.text(newest)).lowercased().contains("debit"))
         try browser.click(newest)
         try browser.waitForText("#timeline li .payload", containing: "sword")
         try browser.waitForText("#changes", containing: "BALANCE_DEBIT")
@@ -165,7 +173,8 @@ import TestSupport
         try browser.waitForText("#grant-list", containing: "Revoked")
         try browser.waitForText("#changes", containing: "PROMOTIONAL_REVOKE")
         let revoked = try browser.execute(
-            "return [...document.querySelectorAll('#entitlements tr')].find((r) => r.textContent.includes('vip'))?.textContent ?? ''")
+            "return [...document.querySelectorAll('#entitlements tr')].find((r) => r.textContent.includes('vip'))?.textContent ?? ''"
+        )
         #expect(revoked.stringValue?.contains("Expired") == true, "\(revoked)")
         #expect(try browser.findAll("#grant-list button.revoke").isEmpty)
 
@@ -243,8 +252,9 @@ import TestSupport
         let monthly = Mint.transaction(
             "5100001", product: TestService.monthly, purchase: now - hour, expires: now + 30 * day, signed: now - hour)
         let notified = try service.client().notify(
-            Mint.notification("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", transaction: monthly,
-                              renewal: Mint.renewal(autoRenew: false, signed: now)))
+            Mint.notification(
+                "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", transaction: monthly,
+                renewal: Mint.renewal(autoRenew: false, signed: now)))
         #expect(notified.status == 200, "\(notified.text)")
         // A product missing from the catalog: recorded, and the banner names it to an admin key.
         let stray = Mint.transaction(
@@ -256,9 +266,11 @@ import TestSupport
             "5100010", product: TestService.coins, type: "Consumable", purchase: now - second, expires: nil,
             signed: now - second, ["price": .int(990), "currency": "USD", "environment": "Production"])
         #expect(try service.client().purchase(Self.user, Mint.signed(priced)).status == 200)
-        #expect(opsEventually(within: 10) {
-            (try? service.client("admin").get("/v1/admin/catalog/unconfigured").text.contains("not.in.catalog")) == true
-        }, "the unconfigured product is listed")
+        #expect(
+            opsEventually(within: 10) {
+                (try? service.client("admin").get("/v1/admin/catalog/unconfigured").text.contains("not.in.catalog"))
+                    == true
+            }, "the unconfigured product is listed")
         try logIn(try #require(service.keys["all"]))
         try browser.waitForText("#unconfigured", containing: "com.example.game.not.in.catalog")
         try lookUp(Self.user)
@@ -271,7 +283,9 @@ import TestSupport
         // Production unless asked (api.md §3.1), as the answer echoes it; there is no "all".
         try browser.execute("location.hash = '#/overview'")
         try browser.waitForText("#overview-environment", containing: "Environment: Production.")
-        #expect(try browser.execute("return document.getElementById('range-environment').value").stringValue == "Production")
+        #expect(
+            try browser.execute("return document.getElementById('range-environment').value").stringValue == "Production"
+        )
         try browser.waitForText("#money-USD", containing: "USD")
         #expect(try browser.text(try browser.find("main")).contains("Free trials"))
         let options = try browser.execute(
@@ -279,7 +293,8 @@ import TestSupport
         #expect(options.stringValue == "Production,Sandbox,Xcode,LocalTesting")
         try browser.execute("location.hash = '#/overview?environment=Sandbox'")
         try browser.waitForText("#overview-environment", containing: "Environment: Sandbox.")
-        #expect(try browser.execute("return document.getElementById('range-environment').value").stringValue == "Sandbox")
+        #expect(
+            try browser.execute("return document.getElementById('range-environment').value").stringValue == "Sandbox")
         try expectCleanLogs()
     }
 
@@ -297,7 +312,9 @@ import TestSupport
         try lookUp(Self.user)
         try browser.waitForText("#entitlements", containing: "vip")
         try browser.waitForText("#changes", containing: "BALANCE_DEBIT")
-        #expect(try !browser.text(try browser.find("#changes")).contains("PROMOTIONAL_GRANT"), "held back while the blocker is open")
+        #expect(
+            try !browser.text(try browser.find("#changes")).contains("PROMOTIONAL_GRANT"),
+            "held back while the blocker is open")
         try blocker.executeScript("COMMIT")
         try browser.waitForText("#changes", containing: "PROMOTIONAL_GRANT")
         try expectCleanLogs()
@@ -330,8 +347,10 @@ import TestSupport
         #expect(page.status == 200)
         #expect(page.headers["content-type"] == "text/html; charset=utf-8")
         let policy = try #require(page.headers["content-security-policy"])
-        for directive in ["default-src 'self'", "script-src 'self'", "img-src 'self' data:", "connect-src 'self'",
-                          "frame-ancestors 'none'"] {
+        for directive in [
+            "default-src 'self'", "script-src 'self'", "img-src 'self' data:", "connect-src 'self'",
+            "frame-ancestors 'none'",
+        ] {
             #expect(policy.contains(directive))
         }
         #expect(!policy.contains("unsafe-inline"))

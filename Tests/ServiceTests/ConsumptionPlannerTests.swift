@@ -1,12 +1,14 @@
 import Ledger
 import Testing
+
 @testable import Service
 
 /// The responder's decisions without I/O: when to send, what, and where an attempt leaves a request.
 @Suite struct ConsumptionPlannerTests {
     static let t0: Int64 = 1_800_000_000_000
     static let request = ConsumptionRequestsTable.Row(
-        notificationUUID: "n-1", originalTransactionId: "1", transactionId: "1", environment: "Sandbox", requestedAt: t0,
+        notificationUUID: "n-1", originalTransactionId: "1", transactionId: "1", environment: "Sandbox",
+        requestedAt: t0,
         deadline: t0 + ConsumptionRequestsTable.windowMillis, state: .pending, attempts: 0, nextAttemptAt: t0,
         lastError: nil)
     static let consent = ConsumptionInfo.Settings(
@@ -15,16 +17,22 @@ import Testing
         transactionId: "1", productType: .consumable, deliveryStatus: .delivered, consumptionPercentage: 30000)
 
     @Test func aDeliveredConsumableIsSentWithItsShareAndTheConfiguredPreference() {
-        let decision = ConsumptionPlanner.decide(Self.request, settings: Self.consent, info: Self.info, now: Self.t0 + 1)
-        #expect(decision == .send(
-            .init(customerConsented: true, sampleContentProvided: true, deliveryStatus: "DELIVERED",
-                  consumptionPercentage: 30000, refundPreference: "GRANT_PRORATED"),
-            attempt: 1))
+        let decision = ConsumptionPlanner.decide(
+            Self.request, settings: Self.consent, info: Self.info, now: Self.t0 + 1)
+        #expect(
+            decision
+                == .send(
+                    .init(
+                        customerConsented: true, sampleContentProvided: true, deliveryStatus: "DELIVERED",
+                        consumptionPercentage: 30000, refundPreference: "GRANT_PRORATED"),
+                    attempt: 1))
         // GRANT_PRORATED with nothing spent would be refused by Apple: the preference is left out.
         var untouched = Self.info
         untouched.consumptionPercentage = 0
-        guard case .send(let fields, _) = ConsumptionPlanner.decide(
-            Self.request, settings: Self.consent, info: untouched, now: Self.t0 + 1) else {
+        guard
+            case .send(let fields, _) = ConsumptionPlanner.decide(
+                Self.request, settings: Self.consent, info: untouched, now: Self.t0 + 1)
+        else {
             Issue.record("expected a send")
             return
         }
@@ -33,8 +41,12 @@ import Testing
     }
 
     @Test func nothingIsSentPastTheWindowWithoutConfigConsentOrTransaction() {
-        func state(_ settings: ConsumptionInfo.Settings?, _ info: ConsumptionInfo?, _ now: Int64) -> ConsumptionRequestState? {
-            if case .finish(let settlement) = ConsumptionPlanner.decide(Self.request, settings: settings, info: info, now: now) {
+        func state(_ settings: ConsumptionInfo.Settings?, _ info: ConsumptionInfo?, _ now: Int64)
+            -> ConsumptionRequestState?
+        {
+            if case .finish(let settlement) = ConsumptionPlanner.decide(
+                Self.request, settings: settings, info: info, now: now)
+            {
                 return settlement.state
             }
             return nil
@@ -70,8 +82,11 @@ import Testing
     }
 
     @Test func acceptedAndRejectedAreFinal() {
-        #expect(ConsumptionPlanner.settle(Self.request, attempt: 1, outcome: .accepted, error: nil, now: Self.t0).state == .answered)
-        let rejected = ConsumptionPlanner.settle(Self.request, attempt: 2, outcome: .rejected, error: "4000036", now: Self.t0)
+        #expect(
+            ConsumptionPlanner.settle(Self.request, attempt: 1, outcome: .accepted, error: nil, now: Self.t0).state
+                == .answered)
+        let rejected = ConsumptionPlanner.settle(
+            Self.request, attempt: 2, outcome: .rejected, error: "4000036", now: Self.t0)
         #expect(rejected.state == .rejected)
         #expect(rejected.attempts == 2)
         #expect(rejected.lastError == "4000036")

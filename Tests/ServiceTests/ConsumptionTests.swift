@@ -3,21 +3,24 @@ import EventStore
 import Foundation
 import JSON
 import Ledger
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// Answering Apple's CONSUMPTION_REQUEST (api.md §5) against the stand-in of Apple's Server API,
 /// real PostgreSQL and HTTP: what is sent, that each attempt is an event, the retries.
 @Suite struct ConsumptionTests {
-    static let consent = ConsumptionInfo.Settings(customerConsented: true, sampleContentProvided: false, refundPreference: .decline)
+    static let consent = ConsumptionInfo.Settings(
+        customerConsented: true, sampleContentProvided: false, refundPreference: .decline)
 
     static func service(
         _ apple: AppleServerAPIStandIn, consumption: ConsumptionInfo.Settings? = consent, clock: TestClock = TestClock()
     ) throws -> TestService {
         var configuration = TestService.configuration()
         configuration.apps[0].serverAPI = Configuration.ServerAPI(
-            issuerId: "issuer-test", keyId: "KEYTEST123", privateKeyPath: SyncTests.keyPath, key: AppStoreServerKey.testKey(),
+            issuerId: "issuer-test", keyId: "KEYTEST123", privateKeyPath: SyncTests.keyPath,
+            key: AppStoreServerKey.testKey(),
             productionURL: apple.productionURL.absoluteString, sandboxURL: apple.sandboxURL.absoluteString)
         configuration.apps[0].consumption = consumption
         configuration.reconcileIntervalSeconds = 0
@@ -28,8 +31,9 @@ import TestSupport
     static func coins(_ id: String, _ apple: AppleServerAPIStandIn) -> String {
         let now = TestVectors.nowMillis
         let jws = Mint.signed(
-            Mint.transaction(id, product: TestService.coins, type: "Consumable", purchase: now - hour, expires: nil,
-                             signed: now - hour))
+            Mint.transaction(
+                id, product: TestService.coins, type: "Consumable", purchase: now - hour, expires: nil,
+                signed: now - hour))
         apple.sandbox.addTransaction(jws)
         return jws
     }
@@ -38,25 +42,32 @@ import TestSupport
         let transaction = Mint.transaction(
             id, product: TestService.coins, type: "Consumable", purchase: signed - hour, expires: nil, signed: signed)
         return TestVectors.shared.signedNotification(
-            type: "CONSUMPTION_REQUEST", transaction: transaction, data: ["consumptionRequestReason": "UNINTENDED_PURCHASE"],
+            type: "CONSUMPTION_REQUEST", transaction: transaction,
+            data: ["consumptionRequestReason": "UNINTENDED_PURCHASE"],
             fields: ["signedDate": .int(signed)])
     }
 
     static func consumptionCalls(_ apple: AppleServerAPIStandIn) -> [AppStoreServerAPIStandIn.Request] {
-        apple.sandbox.requests.filter { $0.method == "PUT" && $0.path.hasPrefix("/inApps/v2/transactions/consumption/") }
+        apple.sandbox.requests.filter {
+            $0.method == "PUT" && $0.path.hasPrefix("/inApps/v2/transactions/consumption/")
+        }
     }
 
     /// The ConsumptionAnswered events of the log, oldest first.
     static func answers(_ service: TestService) throws -> [JSONValue] {
         let connection = try Connection(service.conninfo)
-        let rows = try connection.query("SELECT data::text FROM es.events WHERE type = 'ConsumptionAnswered' ORDER BY seq")
+        let rows = try connection.query(
+            "SELECT data::text FROM es.events WHERE type = 'ConsumptionAnswered' ORDER BY seq")
         return try (0..<rows.count).map { try JSONValue.parse(Array(rows[$0, 0]!.utf8)) }
     }
 
-    static func requestRow(_ service: TestService) throws -> (state: String, attempts: Int, next: Int64, error: String?)? {
+    static func requestRow(_ service: TestService) throws -> (
+        state: String, attempts: Int, next: Int64, error: String?
+    )? {
         let connection = try Connection(service.conninfo)
         let rows = try connection.query(
-            "SELECT state, attempts, next_attempt_at, last_error FROM apple.consumption_requests ORDER BY requested_at DESC LIMIT 1")
+            "SELECT state, attempts, next_attempt_at, last_error FROM apple.consumption_requests ORDER BY requested_at DESC LIMIT 1"
+        )
         guard rows.count == 1 else { return nil }
         return (rows[0, 0]!, Int(rows[0, 1]!)!, Int64(rows[0, 2]!)!, rows[0, 3])
     }
@@ -75,11 +86,14 @@ import TestSupport
         #expect(opsEventually(within: 20) { Self.consumptionCalls(apple).count == 1 }, "answered")
         let sent = try JSONValue.parse(Self.consumptionCalls(apple)[0].body)
         #expect(Self.consumptionCalls(apple)[0].path == "/inApps/v2/transactions/consumption/6000001")
-        #expect(sent == .object([
-            "customerConsented": true, "sampleContentProvided": false, "deliveryStatus": "DELIVERED",
-            "consumptionPercentage": .int(30000), "refundPreference": "DECLINE",
-        ]))
-        #expect(opsEventually(within: 10) { (try? Self.requestRow(service))?.state == "answered" }, "\(service.log.text)")
+        #expect(
+            sent
+                == .object([
+                    "customerConsented": true, "sampleContentProvided": false, "deliveryStatus": "DELIVERED",
+                    "consumptionPercentage": .int(30000), "refundPreference": "DECLINE",
+                ]))
+        #expect(
+            opsEventually(within: 10) { (try? Self.requestRow(service))?.state == "answered" }, "\(service.log.text)")
         let answers = try Self.answers(service)
         #expect(answers.count == 1)
         #expect(answers.first?["outcome"]?.stringValue == "accepted")
@@ -96,7 +110,9 @@ import TestSupport
         Thread.sleep(forTimeInterval: 3)  // more than a responder round: nothing more may be sent
         #expect(Self.consumptionCalls(apple).count == 1)
         let metrics = try service.client(nil).get("/metrics").text
-        #expect(metrics.contains(#"iap_consumption_answers_total{bundle_id="\#(TestService.bundleId)",result="accepted"} 1"#))
+        #expect(
+            metrics.contains(
+                #"iap_consumption_answers_total{bundle_id="\#(TestService.bundleId)",result="accepted"} 1"#))
         #expect(metrics.contains("iap_consumption_requests_pending 0"))
     }
 
@@ -143,12 +159,14 @@ import TestSupport
         #expect(try Self.answers(service).isEmpty, "no attempt, no event")
 
         #expect(try api.purchase("u-3", Self.coins("6000004", apple)).status == 200)
-        apple.sandbox.enqueue([.raw(status: 400, body: #"{"errorCode": 4000036, "errorMessage": "Invalid delivery status."}"#)])
+        apple.sandbox.enqueue([
+            .raw(status: 400, body: #"{"errorCode": 4000036, "errorMessage": "Invalid delivery status."}"#)
+        ])
         #expect(try api.notify(Self.request("6000004")).status == 200)
         #expect(opsEventually(within: 20) { (try? Self.requestRow(service))?.state == "rejected" })
         let answer = try #require(try Self.answers(service).first)
         #expect(answer["outcome"]?.stringValue == "rejected")
-        #expect(answer["appleErrorCode"]?.int64Value == 4000036)
+        #expect(answer["appleErrorCode"]?.int64Value == 4_000_036)
         Thread.sleep(forTimeInterval: 3)
         #expect(try Self.answers(service).count == 1, "a refusal is final")
     }
@@ -167,7 +185,9 @@ import TestSupport
                 #expect(try Self.requestRow(service)?.error?.contains("customerConsented") == true)
             } else {
                 Thread.sleep(forTimeInterval: 3)
-                #expect(try Self.requestRow(service)?.state == "pending", "kept: a config with consent may still answer in time")
+                #expect(
+                    try Self.requestRow(service)?.state == "pending",
+                    "kept: a config with consent may still answer in time")
             }
             #expect(Self.consumptionCalls(apple).isEmpty)
             #expect(try Self.answers(service).isEmpty)

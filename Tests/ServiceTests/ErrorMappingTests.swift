@@ -1,7 +1,8 @@
 import EventStore
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// Every route maps a failed use case the same way (`ErrorMapping`): a conflict that outlived the
@@ -18,11 +19,13 @@ import TestSupport
     /// newer-catalog-in-force check, which the service treats as a conflict and retries.
     func failAppends(_ sqlState: String) throws {
         let connection = try Connection(service.conninfo)
-        _ = try connection.execute("""
+        _ = try connection.execute(
+            """
             CREATE OR REPLACE FUNCTION public.test_fail_append() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN RAISE EXCEPTION 'refused by ErrorMappingTests' USING ERRCODE = '\(sqlState)'; END $$
             """)
-        _ = try connection.execute("""
+        _ = try connection.execute(
+            """
             CREATE TRIGGER test_fail_append BEFORE INSERT ON es.events
             FOR EACH ROW EXECUTE FUNCTION public.test_fail_append()
             """)
@@ -47,7 +50,9 @@ import TestSupport
         #expect(response.json["status"]?.int64Value == 409)
         #expect(response.json["requestId"]?.stringValue == "req-admin-conflict")
         #expect(response.headers["retry-after"] == "1")
-        let line = service.log.text.split(separator: "\n").first { $0.contains("req-admin-conflict") && $0.contains("conflicted") }
+        let line = service.log.text.split(separator: "\n").first {
+            $0.contains("req-admin-conflict") && $0.contains("conflicted")
+        }
         #expect(line != nil, "a log line names the request id:\n\(service.log.text)")
 
         // Nothing was recorded; once the writers stop winning, the same request goes through.
@@ -80,7 +85,9 @@ import TestSupport
         #expect(response.json["requestId"]?.stringValue == "req-admin-broken")
         #expect(response.json["detail"]?.stringValue?.contains("req-admin-broken") == true)
         #expect(response.text.contains("refused by ErrorMappingTests") == false, "details stay in the log")
-        let line = service.log.text.split(separator: "\n").first { $0.contains("req-admin-broken") && $0.contains("request failed") }
+        let line = service.log.text.split(separator: "\n").first {
+            $0.contains("req-admin-broken") && $0.contains("request failed")
+        }
         #expect(line?.contains("refused by ErrorMappingTests") == true, "the log has the cause:\n\(service.log.text)")
     }
 }

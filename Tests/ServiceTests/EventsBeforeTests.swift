@@ -1,6 +1,7 @@
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// `GET /v1/users/{userId}/events?before=SEQ`: the history newest first, paged backwards (the
@@ -38,7 +39,10 @@ import TestSupport
         #expect(backwards == forwards.reversed())
         // With after too: the window between, newest first.
         let window = try api.get("/v1/users/u-before/events?after=\(forwards[0])&before=\(forwards[3])")
-        #expect((window.json["events"]?.arrayValue ?? []).compactMap { $0["seq"]?.int64Value } == [forwards[2], forwards[1]])
+        #expect(
+            (window.json["events"]?.arrayValue ?? []).compactMap { $0["seq"]?.int64Value } == [
+                forwards[2], forwards[1],
+            ])
         #expect(try api.get("/v1/users/u-before/events?before=0").status == 400)
         #expect(try api.get("/v1/users/u-before/events?before=x").status == 400)
     }

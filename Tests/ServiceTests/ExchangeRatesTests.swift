@@ -1,8 +1,9 @@
 import EventStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// One reporting currency (api.md §3.1): `iap-ledger fx import` records daily rates as events, the
@@ -13,22 +14,29 @@ import TestSupport
         let rates = try ExchangeRates.parse(
             "date,currency,rate\r\n2026-12-01,EUR,1.0542\r\n2026-12-01,JPY,0.0067\n2026-12-02, EUR , 1.06\n",
             file: "r.csv", base: "USD")
-        #expect(rates == [
-            .init(date: "2026-12-01", currency: "EUR", rate: "1.0542"),
-            .init(date: "2026-12-01", currency: "JPY", rate: "0.0067"),
-            .init(date: "2026-12-02", currency: "EUR", rate: "1.06"),
-        ])
+        #expect(
+            rates == [
+                .init(date: "2026-12-01", currency: "EUR", rate: "1.0542"),
+                .init(date: "2026-12-01", currency: "JPY", rate: "0.0067"),
+                .init(date: "2026-12-02", currency: "EUR", rate: "1.06"),
+            ])
     }
 
     @Test(arguments: [
         ("day,currency,rate\n2026-12-01,EUR,1.05\n", "r.csv:1: the header must be date,currency,rate"),
         ("date,currency,rate\n", "r.csv: no rates after the header"),
         ("date,currency,rate\n2026-02-30,EUR,1.05\n", #"r.csv:2: date must be YYYY-MM-DD, got "2026-02-30""#),
-        ("date,currency,rate\n2026-12-01,eur,1.05\n", #"r.csv:2: currency must be an ISO 4217 code (three capital letters), got "eur""#),
+        (
+            "date,currency,rate\n2026-12-01,eur,1.05\n",
+            #"r.csv:2: currency must be an ISO 4217 code (three capital letters), got "eur""#
+        ),
         ("date,currency,rate\n2026-12-01,USD,1\n", "r.csv:2: USD is the base currency (always 1)"),
         ("date,currency,rate\n2026-12-01,EUR,0\n", #"r.csv:2: rate must be a positive decimal number, got "0""#),
         ("date,currency,rate\n2026-12-01,EUR,-1.2\n", #"r.csv:2: rate must be a positive decimal number, got "-1.2""#),
-        ("date,currency,rate\n2026-12-01,EUR,1.05\n2026-12-01,EUR,1.06\n", "r.csv:3: EUR on 2026-12-01 is also on line 2"),
+        (
+            "date,currency,rate\n2026-12-01,EUR,1.05\n2026-12-01,EUR,1.06\n",
+            "r.csv:3: EUR on 2026-12-01 is also on line 2"
+        ),
         ("date,currency,rate\n2026-12-01,EUR\n", #"r.csv:2: expected date,currency,rate, got "2026-12-01,EUR""#),
     ])
     func aBadFileNamesItsLine(text: String, message: String) {
@@ -52,7 +60,10 @@ import TestSupport
 
         let bad = try OpsBinary.run(["fx", "import", "--base", "USD", root + "/bad.csv"], environment: environment)
         #expect(bad.status == 2)
-        #expect(bad.stderrLines.last == #"iap-ledger fx: \#(root)/bad.csv:3: date must be YYYY-MM-DD, got "2026-13-01" (see iap-ledger fx --help)"#)
+        #expect(
+            bad.stderrLines.last
+                == #"iap-ledger fx: \#(root)/bad.csv:3: date must be YYYY-MM-DD, got "2026-13-01" (see iap-ledger fx --help)"#
+        )
         let noBase = try OpsBinary.run(["fx", "import", root + "/good.csv"], environment: environment)
         #expect(noBase.status == 2)
         #expect(noBase.stderrLines.last?.contains("fx import needs --base CUR") == true, "\(noBase.stderr)")
@@ -61,7 +72,8 @@ import TestSupport
         #expect(good.status == 0, "\(good.stderr)")
         #expect(good.stdout == "recorded 2 rates into USD: 2026-12-01…2026-12-02, EUR GBP\n")
         let rows = try Connection(conninfo).query(
-            "SELECT stream_id, type, data->>'base', jsonb_array_length(data->'rates') FROM es.events WHERE stream_id = 'fx'")
+            "SELECT stream_id, type, data->>'base', jsonb_array_length(data->'rates') FROM es.events WHERE stream_id = 'fx'"
+        )
         #expect(rows.count == 1, "the bad file recorded nothing")
         #expect((0..<4).map { rows[0, $0] } == ["fx", "ExchangeRatesRecorded", "USD", "2"])
     }
@@ -77,13 +89,15 @@ import TestSupport
         let yesterday = String(RFC3339.format(bought).prefix(10))
         let twoDaysAgo = String(RFC3339.format(bought - day).prefix(10))
         func coins(_ id: String, _ milli: Int64, _ currency: String) -> [String: JSONValue] {
-            Mint.transaction(id, product: TestService.coins, type: "Consumable", purchase: bought, expires: nil, signed: bought,
-                             ["price": .int(milli), "currency": .string(currency), "environment": "Production"])
+            Mint.transaction(
+                id, product: TestService.coins, type: "Consumable", purchase: bought, expires: nil, signed: bought,
+                ["price": .int(milli), "currency": .string(currency), "environment": "Production"])
         }
         let facts = [
             coins("9600001", 990, "USD"), coins("9600002", 1000, "EUR"), coins("9600003", 150_000, "JPY"),
-            Mint.transaction("9600004", product: TestService.monthly, purchase: bought, expires: bought + 30 * day,
-                             signed: bought, ["price": .int(9990), "currency": "EUR", "environment": "Production"]),
+            Mint.transaction(
+                "9600004", product: TestService.monthly, purchase: bought, expires: bought + 30 * day,
+                signed: bought, ["price": .int(9990), "currency": "EUR", "environment": "Production"]),
         ]
         for fields in facts { #expect(try api.purchase("u-fx", Mint.signed(fields)).status == 200) }
         // An instant after the purchases and before any import (asOf covers the facts too: before
@@ -94,16 +108,19 @@ import TestSupport
         let connection = try Connection(service.conninfo)
         try connection.executeScript("SET ROLE iap_ledger_service")
         // The first import: EUR at 1.10 two days ago (the latest on or before yesterday).
-        try ExchangeRates.record([.init(date: twoDaysAgo, currency: "EUR", rate: "1.10")], base: "USD", source: "one.csv", on: connection)
+        try ExchangeRates.record(
+            [.init(date: twoDaysAgo, currency: "EUR", rate: "1.10")], base: "USD", source: "one.csv", on: connection)
         func overview(asOf: Int64? = nil, until ready: @escaping (JSONValue) -> Bool) -> JSONValue {
-            let path = "/v1/admin/metrics/overview?from=\(RFC3339.format(midnight - 2 * day))&to=\(RFC3339.format(service.clock.now))"
+            let path =
+                "/v1/admin/metrics/overview?from=\(RFC3339.format(midnight - 2 * day))&to=\(RFC3339.format(service.clock.now))"
                 + "&currency=USD" + (asOf.map { "&asOf=\(RFC3339.format($0))" } ?? "")
             var answer = JSONValue.null
-            #expect(opsEventually(within: 20) {
-                guard let response = try? api.get(path), response.status == 200 else { return false }
-                answer = response.json
-                return ready(answer)
-            }, "\(path): \(answer)")
+            #expect(
+                opsEventually(within: 20) {
+                    guard let response = try? api.get(path), response.status == 200 else { return false }
+                    answer = response.json
+                    return ready(answer)
+                }, "\(path): \(answer)")
             return answer
         }
         func revenue(_ answer: JSONValue) -> Int64 { OverviewMetricsTests.total(answer["series"]?["revenue"]?["USD"]) }
@@ -122,7 +139,10 @@ import TestSupport
         // A second import restates: EUR yesterday at 1.20 (newer day wins), and JPY at 0.0067.
         // 990 + 1000 × 1.20 + 9990 × 1.20 + 150000 × 0.0067 = 990 + 1200 + 11988 + 1005 = 15183.
         try ExchangeRates.record(
-            [.init(date: yesterday, currency: "EUR", rate: "1.20"), .init(date: yesterday, currency: "JPY", rate: "0.0067")],
+            [
+                .init(date: yesterday, currency: "EUR", rate: "1.20"),
+                .init(date: yesterday, currency: "JPY", rate: "0.0067"),
+            ],
             base: "USD", source: "two.csv", on: connection)
         let restated = overview { revenue($0) == 15183 }
         #expect(restated["unconverted"] == .array([]))

@@ -2,8 +2,9 @@ import AppStore
 import EventStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// `POST /v1/subscriptions/{originalTransactionId}/extend` (api.md §5) against the stand-in of
@@ -17,7 +18,8 @@ import TestSupport
     static func extensions(_ service: TestService) throws -> [JSONValue] {
         let connection = try Connection(service.conninfo)
         let rows = try connection.query(
-            "SELECT data::text, metadata->>'requestId' FROM es.events WHERE type = 'RenewalExtensionRequested' ORDER BY seq")
+            "SELECT data::text, metadata->>'requestId' FROM es.events WHERE type = 'RenewalExtensionRequested' ORDER BY seq"
+        )
         return try (0..<rows.count).map { try JSONValue.parse(Array(rows[$0, 0]!.utf8)) }
     }
 
@@ -49,9 +51,11 @@ import TestSupport
                 == RFC3339.format(now + (29 + 7) * day), "\(response.text)")
         let sent = try #require(apple.sandbox.requests.first { $0.method == "PUT" })
         #expect(sent.path == "/inApps/v1/subscriptions/extend/7000001")
-        #expect(try JSONValue.parse(sent.body) == .object([
-            "extendByDays": .int(7), "extendReasonCode": .int(3), "requestIdentifier": "outage-2026-12-01",
-        ]))
+        #expect(
+            try JSONValue.parse(sent.body)
+                == .object([
+                    "extendByDays": .int(7), "extendReasonCode": .int(3), "requestIdentifier": "outage-2026-12-01",
+                ]))
         #expect(apple.production.requests.isEmpty, "asked where the chain lives")
 
         let records = try Self.extensions(service)
@@ -79,11 +83,17 @@ import TestSupport
         apple.sandbox.addTransaction(original)
         #expect(try api.purchase("u-2", original).status == 200)
 
-        apple.sandbox.enqueue([.raw(status: 400, body: #"{"errorCode": 4030004, "errorMessage": "Subscription extensions are not allowed for this subscription."}"#)])
+        apple.sandbox.enqueue([
+            .raw(
+                status: 400,
+                body:
+                    #"{"errorCode": 4030004, "errorMessage": "Subscription extensions are not allowed for this subscription."}"#
+            )
+        ])
         let refused = try api.post("/v1/subscriptions/7000002/extend", ["days": .int(7), "requestId": "r-1"])
         #expect(refused.status == 422, "\(refused.text)")
         #expect(refused.json["code"]?.stringValue == "apple_rejected")
-        #expect(refused.json["appleErrorCode"]?.int64Value == 4030004)
+        #expect(refused.json["appleErrorCode"]?.int64Value == 4_030_004)
 
         apple.sandbox.enqueue(Array(repeating: .serverError(status: 503), count: 4))
         let down = try api.post("/v1/subscriptions/7000002/extend", ["days": .int(7), "requestId": "r-2"])
@@ -92,8 +102,9 @@ import TestSupport
 
         let records = try Self.extensions(service)
         #expect(records.map { $0["outcome"]?.stringValue } == ["rejected", "unavailable"])
-        #expect(records.first?["appleErrorCode"]?.int64Value == 4030004)
-        #expect(try api.user("u-2")["entitlements"]?["pro"]?["expiresAt"]?.stringValue == RFC3339.format(now + 29 * day))
+        #expect(records.first?["appleErrorCode"]?.int64Value == 4_030_004)
+        #expect(
+            try api.user("u-2")["entitlements"]?["pro"]?["expiresAt"]?.stringValue == RFC3339.format(now + 29 * day))
         // Nothing was refreshed after these two, yet the owner's stored document counts both
         // events (its version is the last of its chains'), as a replay renders it.
         let replay = try api.post("/v1/admin/replay", ["dryRun": .bool(true)])
@@ -108,15 +119,21 @@ import TestSupport
         defer { service.stop() }
         let api = service.client()
         let now = TestVectors.nowMillis
-        #expect(try api.purchase("u-3", Mint.signed(Self.monthly("7000003", expires: now + day, signed: now))).status == 200)
-        let coins = Mint.signed(Mint.transaction(
-            "7000004", product: TestService.coins, type: "Consumable", purchase: now, expires: nil, signed: now))
+        #expect(
+            try api.purchase("u-3", Mint.signed(Self.monthly("7000003", expires: now + day, signed: now))).status == 200
+        )
+        let coins = Mint.signed(
+            Mint.transaction(
+                "7000004", product: TestService.coins, type: "Consumable", purchase: now, expires: nil, signed: now))
         #expect(try api.purchase("u-3", coins).status == 200)
-        for body: JSONValue in [[:], ["days": .int(0), "requestId": "r"], ["days": .int(91), "requestId": "r"],
-                                ["days": "7", "requestId": "r"], ["days": .number("7.5"), "requestId": "r"],
-                                ["days": .int(7), "reason": .int(4), "requestId": "r"], ["days": .int(7)],
-                                ["days": .int(7), "requestId": ""], ["days": .int(7), "requestId": .string(String(repeating: "x", count: 129))],
-                                ["days": .int(7), "requestId": "r", "note": "x"]] {
+        for body: JSONValue in [
+            [:], ["days": .int(0), "requestId": "r"], ["days": .int(91), "requestId": "r"],
+            ["days": "7", "requestId": "r"], ["days": .number("7.5"), "requestId": "r"],
+            ["days": .int(7), "reason": .int(4), "requestId": "r"], ["days": .int(7)],
+            ["days": .int(7), "requestId": ""],
+            ["days": .int(7), "requestId": .string(String(repeating: "x", count: 129))],
+            ["days": .int(7), "requestId": "r", "note": "x"],
+        ] {
             let response = try api.post("/v1/subscriptions/7000003/extend", body)
             #expect(response.status == 400, "\(body) \(response.text)")
             #expect(response.json["code"]?.stringValue == "invalid_request")
@@ -133,7 +150,9 @@ import TestSupport
 
         let unkeyed = try TestService()
         defer { unkeyed.stop() }
-        #expect(try unkeyed.client().purchase("u-3", Mint.signed(Self.monthly("7000005", expires: now + day, signed: now))).status == 200)
+        #expect(
+            try unkeyed.client().purchase("u-3", Mint.signed(Self.monthly("7000005", expires: now + day, signed: now)))
+                .status == 200)
         let refused = try unkeyed.client().post("/v1/subscriptions/7000005/extend", valid)
         #expect(refused.status == 422)
         #expect(refused.json["code"]?.stringValue == "server_api_not_configured")

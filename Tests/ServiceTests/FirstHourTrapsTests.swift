@@ -2,8 +2,9 @@ import AppStore
 import EventStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// Issue 11, "What was seen" 7, 9, 10 and 11: the traps a new user fell into, each through the
@@ -19,8 +20,10 @@ import TestSupport
         defer { service.stop() }
         let api = service.client()
         let now = TestVectors.nowMillis
-        var fields = Mint.transaction("9100001", product: TestService.monthly, purchase: now - day, expires: now + 29 * day, signed: now - day)
-        #expect(try api.purchase("u-1", Mint.signed(fields)).json["transactions"]?[0]?["result"]?.stringValue == "recorded")
+        var fields = Mint.transaction(
+            "9100001", product: TestService.monthly, purchase: now - day, expires: now + 29 * day, signed: now - day)
+        #expect(
+            try api.purchase("u-1", Mint.signed(fields)).json["transactions"]?[0]?["result"]?.stringValue == "recorded")
         let before = try Self.eventCount(service)
         // StoreKit hands the app the same transaction re-signed at every launch.
         for offset in [hour, 2 * hour, 3 * hour] {
@@ -34,7 +37,8 @@ import TestSupport
         fields["signedDate"] = .int(now)
         fields["revocationDate"] = .int(now)
         fields["revocationReason"] = .int(1)
-        #expect(try api.purchase("u-1", Mint.signed(fields)).json["transactions"]?[0]?["result"]?.stringValue == "recorded")
+        #expect(
+            try api.purchase("u-1", Mint.signed(fields)).json["transactions"]?[0]?["result"]?.stringValue == "recorded")
         #expect(try Self.eventCount(service) == before + 1)
     }
 
@@ -43,7 +47,8 @@ import TestSupport
         defer { service.stop() }
         let api = service.client()
         let now = TestVectors.nowMillis
-        let coins = Mint.transaction("9100101", product: TestService.coins, type: "Consumable", purchase: now, expires: nil, signed: now)
+        let coins = Mint.transaction(
+            "9100101", product: TestService.coins, type: "Consumable", purchase: now, expires: nil, signed: now)
         #expect(try api.purchase("u-1", Mint.signed(coins)).status == 200)
         #expect(try api.debit("u-1", "coins", amount: 30, key: "order-1").json["balance"]?.int64Value == 70)
         #expect(try api.debit("u-1", "coins", amount: 30, key: "order-1").json["result"]?.stringValue == "duplicate")
@@ -61,7 +66,10 @@ import TestSupport
         defer { service.stop() }
         let api = service.client()
         let now = TestVectors.nowMillis
-        let jws = Mint.signed(Mint.transaction("9100201", product: TestService.monthly, purchase: now - day, expires: now + 29 * day, signed: now - day))
+        let jws = Mint.signed(
+            Mint.transaction(
+                "9100201", product: TestService.monthly, purchase: now - day, expires: now + 29 * day, signed: now - day
+            ))
         let first = try api.purchase("u-4", jws).json["transactions"]?[0]
         #expect(first?["result"]?.stringValue == "recorded")
         #expect(first?["transferredFrom"] == nil)
@@ -88,8 +96,10 @@ import TestSupport
 
     @Test func anAppMixingStoreAndLocalTestingEnvironmentsIsRefusedAtStartUp() throws {
         let forged = try Self.foreignSigner().sign(
-            payload: TestVectors.shared.transactionPayload(["environment": "Xcode", "productId": .string(TestService.monthly)])
-                .serialized())
+            payload: TestVectors.shared.transactionPayload([
+                "environment": "Xcode", "productId": .string(TestService.monthly),
+            ])
+            .serialized())
         // Apple's verifier checks no signature for Xcode data: an app that accepts it as well as
         // Sandbox would give the forger a paying customer.
         for environments in [["Sandbox", "Xcode"], ["Production", "LocalTesting"]] {
@@ -100,7 +110,8 @@ import TestSupport
             } throws: { error in
                 "\(error)".contains("cannot be mixed") && "\(error)".contains("apps[0].environments")
             }
-            let text = #"{"apps": [{"bundleId": "b", "appAppleId": 1, "environments": ["\#(environments[0])", "\#(environments[1])"]}]}"#
+            let text =
+                #"{"apps": [{"bundleId": "b", "appAppleId": 1, "environments": ["\#(environments[0])", "\#(environments[1])"]}]}"#
             #expect(throws: ConfigurationError.self) {
                 _ = try Configuration.parse(Array(text.utf8), file: "c.json", baseDirectory: ".")
             }
@@ -124,7 +135,8 @@ import TestSupport
         defer { service.stop() }
         let api = service.client()
         let now = TestVectors.nowMillis
-        let fields = Mint.transaction("9100301", product: TestService.monthly, purchase: now - day, expires: now + 29 * day, signed: now - day)
+        let fields = Mint.transaction(
+            "9100301", product: TestService.monthly, purchase: now - day, expires: now + 29 * day, signed: now - day)
         #expect(try api.purchase("u-1", Mint.signed(fields)).status == 200)
         let event = try api.events("u-1").first { $0["type"]?.stringValue == "TransactionRecorded" }
         #expect(event?["data"]?["purchaseDate"]?.stringValue == RFC3339.format(now - day))
@@ -154,7 +166,10 @@ import TestSupport
         let service = try TestService()
         defer { service.stop() }
         let now = TestVectors.nowMillis
-        let jws = Mint.signed(Mint.transaction("9100401", product: TestService.monthly, purchase: now - day, expires: now + 29 * day, signed: now - day))
+        let jws = Mint.signed(
+            Mint.transaction(
+                "9100401", product: TestService.monthly, purchase: now - day, expires: now + 29 * day, signed: now - day
+            ))
         let subscription = try service.client().purchase("u-1", jws).json["customer"]?["subscriptions"]?[0]
         #expect(subscription?["autoRenew"]?.boolValue == true)
         #expect(subscription?["autoRenewProductId"]?.stringValue == TestService.monthly)
@@ -171,7 +186,10 @@ import TestSupport
         let now = TestVectors.nowMillis
         clock.set(now)
         func pass(_ id: String, at: Int64) -> String {
-            Mint.signed(Mint.transaction(id, product: "com.example.pass7", type: "Non-Renewing Subscription", purchase: at, expires: nil, signed: at))
+            Mint.signed(
+                Mint.transaction(
+                    id, product: "com.example.pass7", type: "Non-Renewing Subscription", purchase: at, expires: nil,
+                    signed: at))
         }
         #expect(try api.purchase("u-1", pass("9100501", at: now - day)).status == 200)
         #expect(try api.user("u-1")["entitlements"]?["vip"]?["expiresAt"]?.stringValue == RFC3339.format(now + 6 * day))
@@ -180,7 +198,8 @@ import TestSupport
         #expect(try api.user("u-1")["entitlements"]?["vip"]?["active"]?.boolValue == false)
         clock.set(now)
         #expect(try api.purchase("u-1", pass("9100502", at: now)).status == 200)
-        #expect(try api.user("u-1")["entitlements"]?["vip"]?["expiresAt"]?.stringValue == RFC3339.format(now + 13 * day))
+        #expect(
+            try api.user("u-1")["entitlements"]?["vip"]?["expiresAt"]?.stringValue == RFC3339.format(now + 13 * day))
         clock.set(now + 10 * day)
         #expect(try api.user("u-1")["entitlements"]?["vip"]?["active"]?.boolValue == true)
         clock.set(now + 13 * day)

@@ -2,8 +2,9 @@ import EventStore
 import Foundation
 import JSON
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// Group commit end to end: purchases and notifications posted at the same moment over
@@ -29,11 +30,15 @@ import TestSupport
     }
 
     /// Posts every request at once, each on its own connection; answers in the same order.
-    func postTogether(_ requests: [@Sendable (ServiceHTTPClient) throws -> ServiceHTTPClient.Response]) -> [(Int, JSONValue)] {
+    func postTogether(_ requests: [@Sendable (ServiceHTTPClient) throws -> ServiceHTTPClient.Response]) -> [(
+        Int, JSONValue
+    )] {
         let answers = Mutex<[Int: (Int, JSONValue)]>([:])
-        let ready = DispatchGroup(), done = DispatchGroup()
+        let ready = DispatchGroup()
+        let done = DispatchGroup()
         let start = DispatchSemaphore(value: 0)
-        let port = service.app.port, key = service.keys["all"]
+        let port = service.app.port
+        let key = service.keys["all"]
         for (index, request) in requests.enumerated() {
             ready.enter()
             done.enter()
@@ -57,15 +62,17 @@ import TestSupport
         let api = service.client()
         let now = service.clock.now
         func removeAds(_ id: String) -> String {
-            Mint.signed(Mint.transaction(
-                id, product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil,
-                signed: now - day))
+            Mint.signed(
+                Mint.transaction(
+                    id, product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil,
+                    signed: now - day))
         }
         // zed owns a chain that u-taker takes over in the race (a lock after the batch's: alone).
         #expect(try api.purchase("u-zed", removeAds("5009999")).status == 200)
         let redelivered = Mint.notification(
             "SUBSCRIBED", "INITIAL_BUY",
-            transaction: Mint.transaction("5008888", product: TestService.monthly, purchase: now - day, expires: now + day, signed: now - day),
+            transaction: Mint.transaction(
+                "5008888", product: TestService.monthly, purchase: now - day, expires: now + day, signed: now - day),
             renewal: Mint.renewal(signed: now - day))
 
         var rounds = 0
@@ -79,7 +86,9 @@ import TestSupport
                 return { try $0.purchase("u-\(id)", signed) }
             }
             // The same user twice, and a user taking over zed's chain.
-            let (first, second, takeover) = (removeAds(String(base + 100)), removeAds(String(base + 101)), removeAds("5009999"))
+            let (first, second, takeover) = (
+                removeAds(String(base + 100)), removeAds(String(base + 101)), removeAds("5009999")
+            )
             requests.append { try $0.purchase("u-twice-\(round)", first) }
             requests.append { try $0.purchase("u-twice-\(round)", second) }
             requests.append { try $0.purchase("u-taker-\(round)", takeover) }
@@ -95,19 +104,27 @@ import TestSupport
                 #expect(body["transactions"]?[0]?["transactionId"]?.stringValue == id)
                 #expect(body["transactions"]?[0]?["result"]?.stringValue == "recorded")
                 #expect(body["customer"]?["entitlements"]?["no_ads"]?["active"]?.boolValue == true, "\(body)")
-                #expect(try api.events("u-\(id)").map { $0["type"]?.stringValue ?? "" } == ["TransactionRecorded", "ChainClaimed"])
+                #expect(
+                    try api.events("u-\(id)").map { $0["type"]?.stringValue ?? "" } == [
+                        "TransactionRecorded", "ChainClaimed",
+                    ])
             }
             #expect(answers[24].0 == 200 && answers[25].0 == 200, "\(answers[24]) \(answers[25])")
             #expect(try api.user("u-twice-\(rounds)")["entitlements"]?["no_ads"]?["active"]?.boolValue == true)
             #expect(answers[26].0 == 200)
-            #expect(answers[26].1["transactions"]?[0]?["transferredFrom"]?.stringValue == (rounds == 1 ? "u-zed" : "u-taker-\(rounds - 1)"))
+            #expect(
+                answers[26].1["transactions"]?[0]?["transferredFrom"]?.stringValue
+                    == (rounds == 1 ? "u-zed" : "u-taker-\(rounds - 1)"))
             let results = answers[27...].map { $0.1["result"]?.stringValue ?? "\($0.0)" }
             #expect(results.filter { $0 == "recorded" }.count == (rounds == 1 ? 1 : 0), "\(results)")
             #expect(results.filter { $0 == "duplicate" }.count == (rounds == 1 ? 2 : 3), "\(results)")
             if Self.batchesOfMoreThanOne(try api.get("/metrics").text) > 0 { break }
         }
         let metrics = try api.get("/metrics").text
-        #expect(Self.batchesOfMoreThanOne(metrics) > 0, "no batch formed in \(rounds) rounds: \(metrics.split(separator: "\n").filter { $0.contains("batch_size") })")
+        #expect(
+            Self.batchesOfMoreThanOne(metrics) > 0,
+            "no batch formed in \(rounds) rounds: \(metrics.split(separator: "\n").filter { $0.contains("batch_size") })"
+        )
 
         // The stored documents are what the log folds to: a dry run changes no one.
         let replay = try api.post("/v1/admin/replay", ["dryRun": .bool(true)])

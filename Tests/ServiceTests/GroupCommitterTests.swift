@@ -25,7 +25,10 @@ import Testing
     }
 
     /// Starts `request` on its own thread with a batch that blocks until `release` is signalled.
-    func hold(_ committer: GroupCommitter<Int, Int>, _ request: Int, _ runs: Runs, release: DispatchSemaphore, done: DispatchGroup) {
+    func hold(
+        _ committer: GroupCommitter<Int, Int>, _ request: Int, _ runs: Runs, release: DispatchSemaphore,
+        done: DispatchGroup
+    ) {
         let holding = DispatchSemaphore(value: 0)
         done.enter()
         Thread.detachNewThread {

@@ -1,6 +1,7 @@
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// The service's routes answer a client that shuts its writing side once the request is sent
@@ -40,7 +41,9 @@ import TestSupport
     }
 
     @Test func aPurchaseIsRecordedAndAnswered() throws {
-        let signed = TestVectors.shared.signedTransaction(["transactionId": "8300001", "originalTransactionId": "8300001"])
+        let signed = TestVectors.shared.signedTransaction([
+            "transactionId": "8300001", "originalTransactionId": "8300001",
+        ])
         let body = JSONValue.object(["userId": "u-half", "signedTransaction": .string(signed)]).serialized()
         let response = try halfClosed("POST", "/v1/purchases", scope: "write", body: body)
         #expect(response.status == 200, "\(response.text)")

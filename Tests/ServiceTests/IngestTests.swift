@@ -1,8 +1,9 @@
 import EventStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// Idempotency, claims before and after facts, transfer/keep policies and `asOf`, over HTTP.
@@ -21,7 +22,8 @@ import TestSupport
 
     @Test func duplicatesAnswerDuplicateAndAppendNothing() throws {
         let now = service.clock.now
-        let tx = Mint.transaction("2000001", product: TestService.monthly, purchase: now - day, expires: now + day, signed: now - day)
+        let tx = Mint.transaction(
+            "2000001", product: TestService.monthly, purchase: now - day, expires: now + day, signed: now - day)
         let signed = Mint.signed(tx)
         let first = try api.purchase("u-dup", signed)
         #expect(first.json["transactions"]?[0]?["result"]?.stringValue == "recorded")
@@ -60,11 +62,17 @@ import TestSupport
 
     @Test func notificationBeforeAnyClaimCountsOnceAPurchaseClaimsTheChain() throws {
         let now = service.clock.now
-        let first = Mint.transaction("2000101", product: TestService.monthly, purchase: now - 40 * day, expires: now - 10 * day, signed: now - 40 * day)
+        let first = Mint.transaction(
+            "2000101", product: TestService.monthly, purchase: now - 40 * day, expires: now - 10 * day,
+            signed: now - 40 * day)
         let second = Mint.transaction(
-            "2000102", chain: "2000101", product: TestService.monthly, purchase: now - 10 * day, expires: now + 20 * day,
+            "2000102", chain: "2000101", product: TestService.monthly, purchase: now - 10 * day,
+            expires: now + 20 * day,
             signed: now - 10 * day)
-        #expect(try api.notify(Mint.notification("DID_RENEW", transaction: second, renewal: Mint.renewal(signed: now - 10 * day))).json["result"]?.stringValue == "recorded")
+        #expect(
+            try api.notify(
+                Mint.notification("DID_RENEW", transaction: second, renewal: Mint.renewal(signed: now - 10 * day))
+            ).json["result"]?.stringValue == "recorded")
         #expect(try api.user("u-late")["subscriptions"]?.arrayValue?.isEmpty == true)
         #expect(try api.get("/v1/subscriptions/2000101").json["owner"]?.isNull ?? true)
 
@@ -87,11 +95,14 @@ import TestSupport
     @Test func appAccountTokenEqualToTheUserIdClaimsTheChain() throws {
         let now = service.clock.now
         let user = UUID().uuidString.lowercased()
-        let first = Mint.transaction("2000201", product: TestService.monthly, purchase: now - 40 * day, expires: now - 10 * day, signed: now - 40 * day)
+        let first = Mint.transaction(
+            "2000201", product: TestService.monthly, purchase: now - 40 * day, expires: now - 10 * day,
+            signed: now - 40 * day)
         #expect(try api.notify(Mint.notification("SUBSCRIBED", "INITIAL_BUY", transaction: first)).status == 200)
         #expect(try api.user(user)["subscriptions"]?.arrayValue?.isEmpty == true)
         let second = Mint.transaction(
-            "2000202", chain: "2000201", product: TestService.monthly, purchase: now - 10 * day, expires: now + 20 * day,
+            "2000202", chain: "2000201", product: TestService.monthly, purchase: now - 10 * day,
+            expires: now + 20 * day,
             signed: now - 10 * day, ["appAccountToken": .string(user)])
         #expect(try api.notify(Mint.notification("DID_RENEW", transaction: second)).status == 200)
         let document = try api.user(user)
@@ -104,8 +115,10 @@ import TestSupport
 
     @Test func transferMovesTheChainAndRecordsIt() throws {
         let now = service.clock.now
-        let signed = Mint.signed(Mint.transaction(
-            "2000301", product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil, signed: now - day))
+        let signed = Mint.signed(
+            Mint.transaction(
+                "2000301", product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil,
+                signed: now - day))
         #expect(try api.purchase("u-old", signed).status == 200)
         #expect(try api.user("u-old")["entitlements"]?["no_ads"]?["active"]?.boolValue == true)
         let moved = try api.purchase("u-new", signed)
@@ -130,8 +143,10 @@ import TestSupport
         let now = service.clock.now
         for (index, (from, to)) in [("u-t1-aaa", "u-t1-zzz"), ("u-t2-zzz", "u-t2-aaa")].enumerated() {
             let id = "200070\(index)"
-            let signed = Mint.signed(Mint.transaction(
-                id, product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil, signed: now - day))
+            let signed = Mint.signed(
+                Mint.transaction(
+                    id, product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil,
+                    signed: now - day))
             #expect(try api.purchase(from, signed).status == 200)
             let moved = try api.purchase(to, signed)
             #expect(moved.status == 200)
@@ -148,8 +163,10 @@ import TestSupport
         defer { keep.stop() }
         let api = keep.client()
         let now = keep.clock.now
-        let signed = Mint.signed(Mint.transaction(
-            "2000401", product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil, signed: now - day))
+        let signed = Mint.signed(
+            Mint.transaction(
+                "2000401", product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil,
+                signed: now - day))
         #expect(try api.purchase("u-first", signed).status == 200)
         let refused = try api.purchase("u-second", signed)
         #expect(refused.status == 409)
@@ -165,7 +182,8 @@ import TestSupport
     @Test func asOfAnswersAsBeforeAndAfterARefund() throws {
         let now = service.clock.now
         let bought = Mint.transaction(
-            "2000501", product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil, signed: now - day)
+            "2000501", product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil,
+            signed: now - day)
         let beforePurchase = TestVectors.nowMillis - 1
         Thread.sleep(forTimeInterval: 0.01)
         #expect(try api.purchase("u-asof", Mint.signed(bought)).status == 200)
@@ -206,8 +224,14 @@ import TestSupport
         let now = service.clock.now
         for index in 0..<3 {
             let id = "200060\(index)"
-            #expect(try api.purchase("u-pages", Mint.signed(Mint.transaction(
-                id, product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil, signed: now - day))).status == 200)
+            #expect(
+                try api.purchase(
+                    "u-pages",
+                    Mint.signed(
+                        Mint.transaction(
+                            id, product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil,
+                            signed: now - day))
+                ).status == 200)
         }
         var seen: [Int64] = []
         var after: Int64 = 0
@@ -234,13 +258,15 @@ import TestSupport
 
     @Test func whileTheDatabaseIsUnreachableWritesAnswer503AndNothingIsLost() throws {
         let now = service.clock.now
-        let transaction = Mint.transaction("2000701", product: TestService.monthly, purchase: now - day, expires: now + day, signed: now - day)
+        let transaction = Mint.transaction(
+            "2000701", product: TestService.monthly, purchase: now - day, expires: now + day, signed: now - day)
         let notification = Mint.notification("SUBSCRIBED", "INITIAL_BUY", transaction: transaction)
         let database = try #require(try Connection(service.conninfo).query("SELECT current_database()", [])[0, 0])
         let admin = try Connection(TestDatabase.shared.server().connectionString(database: "postgres"))
         _ = try admin.execute("ALTER DATABASE \"\(database)\" ALLOW_CONNECTIONS false", [])
         _ = try admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [database])
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+            [database])
         let refused = try api.notify(notification)
         _ = try admin.execute("ALTER DATABASE \"\(database)\" ALLOW_CONNECTIONS true", [])
         #expect(refused.status == 503, "\(refused.text)")

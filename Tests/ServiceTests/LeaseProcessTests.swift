@@ -2,8 +2,9 @@ import EventStore
 import Foundation
 import Glibc
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// Background work runs once across instances, with two real `serve` processes on one database:
@@ -20,7 +21,9 @@ import TestSupport
     }
 
     static func projections(_ serve: OpsServe, key: String) -> Seen? {
-        guard let response = try? OpsHTTP.get(port: serve.port, "/v1/admin/projections", headers: ["Authorization": "Bearer \(key)"]),
+        guard
+            let response = try? OpsHTTP.get(
+                port: serve.port, "/v1/admin/projections", headers: ["Authorization": "Bearer \(key)"]),
             response.status == 200, let document = try? JSONValue.parse(response.body),
             let instance = document["instance"]?.stringValue, let leases = document["leases"]?.arrayValue
         else { return nil }
@@ -46,16 +49,17 @@ import TestSupport
         let file = root + "/config.json"
         // The endpoint need not answer: its deliverer runs (holds its lease) whatever it gets.
         try #"""
-            {"webhooks": [{"name": "backend", "url": "http://127.0.0.1:9/hooks", "secret": "\#(WebhookTests.secret)"}]}
-            """#.write(toFile: file, atomically: true, encoding: .utf8)
+        {"webhooks": [{"name": "backend", "url": "http://127.0.0.1:9/hooks", "secret": "\#(WebhookTests.secret)"}]}
+        """#.write(toFile: file, atomically: true, encoding: .utf8)
         let key = try APIKeys().create(name: "ops", scopes: ["admin"], on: Connection(conninfo))
 
         let first = try OpsServe(
             ["--port", "0", "--config", file], environment: ["DATABASE_URL": conninfo, "IAP_LEDGER_INSTANCE": "node-a"])
         var firstAlive = true
         defer { if firstAlive { _ = first.stop(SIGKILL) } }
-        #expect(opsEventually(within: 30) { Self.holdsEveryJob(Self.projections(first, key: key)) },
-                "node-a runs every job: \(String(describing: Self.projections(first, key: key)?.leases))")
+        #expect(
+            opsEventually(within: 30) { Self.holdsEveryJob(Self.projections(first, key: key)) },
+            "node-a runs every job: \(String(describing: Self.projections(first, key: key)?.leases))")
 
         // The second instance starts with every job taken: it waits, and says so.
         let second = try OpsServe(["--port", "0", "--config", file], environment: ["DATABASE_URL": conninfo])
@@ -65,46 +69,55 @@ import TestSupport
         for job in Self.jobs {
             #expect(waiting.leases[job]?.holder == "node-a" && waiting.leases[job]?.heldHere == false, "\(job)")
         }
-        #expect(opsEventually(within: 5) {
-            let metrics = (try? OpsHTTP.get(port: second.port, "/metrics").body) ?? ""
-            return Self.jobs.allSatisfy { metrics.contains("iap_background_lease_held{job=\"\($0)\"} 0") }
-        }, "the second instance's metrics say it runs none of them")
+        #expect(
+            opsEventually(within: 5) {
+                let metrics = (try? OpsHTTP.get(port: second.port, "/metrics").body) ?? ""
+                return Self.jobs.allSatisfy { metrics.contains("iap_background_lease_held{job=\"\($0)\"} 0") }
+            }, "the second instance's metrics say it runs none of them")
 
         #expect(first.stop(SIGKILL) == 128 + SIGKILL)
         firstAlive = false
         let killed = Date()
         let tookOver = opsEventually(within: 10) { Self.holdsEveryJob(Self.projections(second, key: key)) }
         let seconds = Date().timeIntervalSince(killed)
-        #expect(tookOver, "after \(seconds) s: \(String(describing: Self.projections(second, key: key)?.leases)); \(second.stderr.suffix(1500))")
+        #expect(
+            tookOver,
+            "after \(seconds) s: \(String(describing: Self.projections(second, key: key)?.leases)); \(second.stderr.suffix(1500))"
+        )
         print("LeaseProcessTests: every job taken over \(String(format: "%.1f", seconds)) s after kill -9")
         let metrics = try OpsHTTP.get(port: second.port, "/metrics").body
         for job in Self.jobs {
             #expect(metrics.contains("iap_background_lease_held{job=\"\(job)\"} 1"), "\(job)")
         }
-        #expect(second.stderr.contains("msg=\"lease acquired\"") || second.stderr.contains("msg=lease acquired"),
-                "\(second.stderr.suffix(800))")
+        #expect(
+            second.stderr.contains("msg=\"lease acquired\"") || second.stderr.contains("msg=lease acquired"),
+            "\(second.stderr.suffix(800))")
     }
 
     @Test func aGracefulStopHandsEveryJobOverAtOnce() throws {
         let conninfo = try TestDatabase.shared.freshDatabase()
         let key = try APIKeys().create(name: "ops", scopes: ["admin"], on: Connection(conninfo))
         let jobs = ["analytics-projector", "change-clock"]
-        let first = try OpsServe(["--port", "0"], environment: ["DATABASE_URL": conninfo, "IAP_LEDGER_INSTANCE": "node-a"])
-        #expect(opsEventually(within: 30) {
-            let seen = Self.projections(first, key: key)
-            return jobs.allSatisfy { seen?.leases[$0]?.heldHere == true }
-        })
-        let second = try OpsServe(["--port", "0"], environment: ["DATABASE_URL": conninfo, "IAP_LEDGER_INSTANCE": "node-b"])
+        let first = try OpsServe(
+            ["--port", "0"], environment: ["DATABASE_URL": conninfo, "IAP_LEDGER_INSTANCE": "node-a"])
+        #expect(
+            opsEventually(within: 30) {
+                let seen = Self.projections(first, key: key)
+                return jobs.allSatisfy { seen?.leases[$0]?.heldHere == true }
+            })
+        let second = try OpsServe(
+            ["--port", "0"], environment: ["DATABASE_URL": conninfo, "IAP_LEDGER_INSTANCE": "node-b"])
         defer { _ = second.stop() }
         #expect(first.stop(SIGTERM) == 0)
         // Released, not run out: the rows went with the stop, so the next ask (≤ 1 s) takes them.
         let connection = try Connection(conninfo)
         let rows = try connection.query("SELECT holder FROM ops.leases WHERE expires_at > now()")
         #expect((0..<rows.count).allSatisfy { rows[$0, 0] != "node-a" }, "node-a left no live lease behind")
-        #expect(opsEventually(within: 3) {
-            let seen = Self.projections(second, key: key)
-            return jobs.allSatisfy { seen?.leases[$0]?.heldHere == true }
-        }, "node-b runs them within its next asks")
+        #expect(
+            opsEventually(within: 3) {
+                let seen = Self.projections(second, key: key)
+                return jobs.allSatisfy { seen?.leases[$0]?.heldHere == true }
+            }, "node-b runs them within its next asks")
     }
 
     @Test(arguments: ["node\nb", String(repeating: "n", count: 201)])

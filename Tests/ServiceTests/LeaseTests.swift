@@ -1,8 +1,9 @@
 import EventStore
 import Foundation
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// The leases of background jobs (migration 0032, LeaseTable, LeaseHolder, Lease) on a real
@@ -229,7 +230,8 @@ import TestSupport
         var keeper = LeaseKeeper()
         _ = keeper.answered(grant, sentAt: 0)
         #expect(keeper.expire(at: 6) == .lost)
-        #expect(keeper.answered(LeaseTable.Grant(token: 9, acquiredAt: 0, expiresAt: 0), sentAt: 7) == .acquired(token: 9))
+        #expect(
+            keeper.answered(LeaseTable.Grant(token: 9, acquiredAt: 0, expiresAt: 0), sentAt: 7) == .acquired(token: 9))
     }
 
     @Test func aFencedLeaseIsHeldPastItsDeadlineAndNotAskedForUntilTheFenceEnds() {
@@ -251,7 +253,8 @@ import TestSupport
         keeper.fenceTaken()
         keeper.fenceEnded(at: 10)
         #expect(keeper.answered(nil, sentAt: 10) == .lost)
-        #expect(keeper.answered(LeaseTable.Grant(token: 9, acquiredAt: 0, expiresAt: 0), sentAt: 11) == .acquired(token: 9))
+        #expect(
+            keeper.answered(LeaseTable.Grant(token: 9, acquiredAt: 0, expiresAt: 0), sentAt: 11) == .acquired(token: 9))
     }
 
     @Test func aFenceEndingBeforeTheDeadlineChangesNothing() {

@@ -1,8 +1,9 @@
 import AppStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// `GET /v1/lookup?orderId=` (api.md §7): Apple's Look Up Order ID, played by the stand-in
@@ -10,9 +11,11 @@ import TestSupport
 /// know), recorded as `sync` records: verified, through the same path, duplicates duplicates.
 @Suite struct LookupOrderTests {
     static func coins(_ transactionId: String, _ extra: [String: JSONValue] = [:]) -> String {
-        Mint.signed(Mint.transaction(
-            transactionId, product: TestService.coins, type: "Consumable", purchase: 1_780_000_000_000, expires: nil,
-            signed: 1_780_000_000_000, extra.merging(["environment": "Production"]) { a, _ in a }))
+        Mint.signed(
+            Mint.transaction(
+                transactionId, product: TestService.coins, type: "Consumable", purchase: 1_780_000_000_000,
+                expires: nil,
+                signed: 1_780_000_000_000, extra.merging(["environment": "Production"]) { a, _ in a }))
     }
 
     @Test func anOrderNobodyClaimedIsRecordedAndAnsweredWithUserIdNull() throws {
@@ -44,9 +47,10 @@ import TestSupport
 
         // Recorded: the ledger answers the chains now, unclaimed.
         #expect(try api.get("/v1/subscriptions/2800002").json["owner"] == .null)
-        #expect(LookupTests.fields(try api.get("/v1/lookup?transactionId=2800002")) == [
-            "userId": .null, "originalTransactionId": "2800002", "transactionId": "2800002",
-        ])
+        #expect(
+            LookupTests.fields(try api.get("/v1/lookup?transactionId=2800002")) == [
+                "userId": .null, "originalTransactionId": "2800002", "transactionId": "2800002",
+            ])
         // Asked again: the same answer, both duplicates (Apple re-signs, the log does not grow).
         let again = try api.get("/v1/lookup?orderId=MK5TTTVWJH")
         #expect(again.status == 200)
@@ -66,7 +70,8 @@ import TestSupport
         defer { service.stop() }
         let token = try #require(
             try service.client().post("/v1/users/u-o2/app-account-token", [:]).json["appAccountToken"]?.stringValue)
-        apple.production.addTransaction(Self.coins("2800101", ["appAccountToken": .string(token)]), orderId: "MK5TOKEN01")
+        apple.production.addTransaction(
+            Self.coins("2800101", ["appAccountToken": .string(token)]), orderId: "MK5TOKEN01")
         let found = try service.client("read").get("/v1/lookup?orderId=MK5TOKEN01")
         #expect(found.status == 200, "\(found.text)")
         #expect(found.json["userId"]?.stringValue == "u-o2")
@@ -113,7 +118,8 @@ import TestSupport
         #expect(try ask("MK5STANDIN", "Bearer not.a.jwt").status == 401)
         let otherApp = "Bearer " + AppStoreServerToken(key: key, bundleId: "com.example.other").token(nowMillis: now)
         #expect(try ask("MK5STANDIN", otherApp).status == 401)
-        let stale = "Bearer " + AppStoreServerToken(key: key, bundleId: "com.example.app").token(nowMillis: now - 7_200_000)
+        let stale =
+            "Bearer " + AppStoreServerToken(key: key, bundleId: "com.example.app").token(nowMillis: now - 7_200_000)
         #expect(try ask("MK5STANDIN", stale).status == 401)
     }
 }

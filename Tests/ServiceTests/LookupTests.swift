@@ -2,8 +2,9 @@ import AppStore
 import EventStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// api.md §7, `GET /v1/lookup`: the user and chain behind a transactionId, an
@@ -34,20 +35,24 @@ import TestSupport
         let now = service.clock.now
         let writer = service.client()
         let first = Mint.transaction(
-            "2700001", product: TestService.monthly, purchase: now - 40 * day, expires: now - 10 * day, signed: now - 40 * day)
+            "2700001", product: TestService.monthly, purchase: now - 40 * day, expires: now - 10 * day,
+            signed: now - 40 * day)
         #expect(try writer.purchase("u-l1", Mint.signed(first)).status == 200)
         let renewal = Mint.transaction(
-            "2700002", chain: "2700001", product: TestService.monthly, purchase: now - 10 * day, expires: now + 20 * day,
+            "2700002", chain: "2700001", product: TestService.monthly, purchase: now - 10 * day,
+            expires: now + 20 * day,
             signed: now - 10 * day)
         #expect(try writer.notify(Mint.notification("DID_RENEW", transaction: renewal)).status == 200)
 
         let byRenewal = try lookup("transactionId=2700002")
         #expect(byRenewal.status == 200, "\(byRenewal.text)")
-        #expect(Self.fields(byRenewal) == [
-            "userId": "u-l1", "originalTransactionId": "2700001", "transactionId": "2700002",
-        ])
+        #expect(
+            Self.fields(byRenewal) == [
+                "userId": "u-l1", "originalTransactionId": "2700001", "transactionId": "2700002",
+            ])
         let byFirst = try lookup("transactionId=2700001")
-        #expect(Self.fields(byFirst) == ["userId": "u-l1", "originalTransactionId": "2700001", "transactionId": "2700001"])
+        #expect(
+            Self.fields(byFirst) == ["userId": "u-l1", "originalTransactionId": "2700001", "transactionId": "2700001"])
         let byChain = try lookup("originalTransactionId=2700001")
         #expect(byChain.status == 200, "\(byChain.text)")
         #expect(Self.fields(byChain) == ["userId": "u-l1", "originalTransactionId": "2700001"])
@@ -59,10 +64,14 @@ import TestSupport
             "2700011", product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil,
             signed: now - day)
         #expect(try writer.notify(Mint.notification("ONE_TIME_CHARGE", transaction: unclaimed)).status == 200)
-        #expect(Self.fields(try lookup("transactionId=2700011")) == [
-            "userId": .null, "originalTransactionId": "2700011", "transactionId": "2700011",
-        ])
-        #expect(Self.fields(try lookup("originalTransactionId=2700011")) == ["userId": .null, "originalTransactionId": "2700011"])
+        #expect(
+            Self.fields(try lookup("transactionId=2700011")) == [
+                "userId": .null, "originalTransactionId": "2700011", "transactionId": "2700011",
+            ])
+        #expect(
+            Self.fields(try lookup("originalTransactionId=2700011")) == [
+                "userId": .null, "originalTransactionId": "2700011",
+            ])
 
         for query in ["transactionId=2799999", "originalTransactionId=2799999"] {
             let missing = try lookup(query)
@@ -74,7 +83,8 @@ import TestSupport
     @Test func anAppAccountTokenAnswersItsUserAndTheChainCarryingIt() throws {
         let now = service.clock.now
         let writer = service.client()
-        let token = try #require(try writer.post("/v1/users/u-l2/app-account-token", [:]).json["appAccountToken"]?.stringValue)
+        let token = try #require(
+            try writer.post("/v1/users/u-l2/app-account-token", [:]).json["appAccountToken"]?.stringValue)
         // Registered, no transaction carries it yet: the user, no chain. Any case finds it.
         let registered = try lookup("appAccountToken=" + token.uppercased())
         #expect(registered.status == 200, "\(registered.text)")
@@ -84,9 +94,10 @@ import TestSupport
             "2700101", product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil,
             signed: now - day, ["appAccountToken": .string(token.uppercased())])
         #expect(try writer.notify(Mint.notification("ONE_TIME_CHARGE", transaction: bought)).status == 200)
-        #expect(Self.fields(try lookup("appAccountToken=" + token)) == [
-            "userId": .string("u-l2"), "originalTransactionId": "2700101",
-        ])
+        #expect(
+            Self.fields(try lookup("appAccountToken=" + token)) == [
+                "userId": .string("u-l2"), "originalTransactionId": "2700101",
+            ])
 
         // A token nobody registered: the chain carrying it and that chain's owner — here the
         // user whose id is the token, as §7's older rule claims such a chain.
@@ -95,14 +106,16 @@ import TestSupport
             "2700102", product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil,
             signed: now - day, ["appAccountToken": .string(stranger)])
         #expect(try writer.notify(Mint.notification("ONE_TIME_CHARGE", transaction: unclaimed)).status == 200)
-        #expect(Self.fields(try lookup("appAccountToken=" + stranger)) == [
-            "userId": .string(stranger), "originalTransactionId": "2700102",
-        ])
+        #expect(
+            Self.fields(try lookup("appAccountToken=" + stranger)) == [
+                "userId": .string(stranger), "originalTransactionId": "2700102",
+            ])
         // … and once someone else posts that purchase (transferPolicy allows), its new owner.
         #expect(try writer.purchase("u-l2b", Mint.signed(unclaimed)).status == 200)
-        #expect(Self.fields(try lookup("appAccountToken=" + stranger.uppercased())) == [
-            "userId": "u-l2b", "originalTransactionId": "2700102",
-        ])
+        #expect(
+            Self.fields(try lookup("appAccountToken=" + stranger.uppercased())) == [
+                "userId": "u-l2b", "originalTransactionId": "2700102",
+            ])
 
         let unknown = try lookup("appAccountToken=" + UUID().uuidString)
         #expect(unknown.status == 404, "\(unknown.text)")
@@ -115,7 +128,8 @@ import TestSupport
     /// 120,000 synthetic events with fresh statistics, as a big log has them.
     @Test func theLogIsReadByItsLookupIndexes() throws {
         let connection = try Connection(service.conninfo)
-        _ = try connection.execute("""
+        _ = try connection.execute(
+            """
             INSERT INTO es.events (stream_id, version, type, data)
             SELECT 'chain:' || (3000000000 + c), v, 'TransactionRecorded',
                    jsonb_build_object('transactionId', (3000000000 + c * 10 + v)::text,

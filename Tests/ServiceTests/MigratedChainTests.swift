@@ -1,7 +1,8 @@
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// api.md §8, `previousOriginalTransactionId` (Notifications 2.16): a subscription migrated to a

@@ -1,8 +1,9 @@
 import AppStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// `POST /v1/offers/signatures` over real HTTP: what it answers verifies with the public half of
@@ -26,9 +27,10 @@ import TestSupport
     /// The test app plus `com.example.other`, which alone sells `com.example.other.gems`.
     static func twoApps() -> Configuration {
         var configuration = TestService.configuration()
-        configuration.apps.append(Configuration.App(
-            bundleId: other, appAppleId: 2, environments: ["Sandbox"], sharedSecret: nil,
-            products: ["com.example.other.gems": .init(kind: .consumable, entitlements: [], grants: ["gems": 5])]))
+        configuration.apps.append(
+            Configuration.App(
+                bundleId: other, appAppleId: 2, environments: ["Sandbox"], sharedSecret: nil,
+                products: ["com.example.other.gems": .init(kind: .consumable, entitlements: [], grants: ["gems": 5])]))
         return configuration
     }
 
@@ -41,10 +43,12 @@ import TestSupport
         let service = try TestService(offerSigners: Self.signers([TestService.bundleId]))
         defer { service.stop() }
         let before = service.clock.now
-        let response = try service.client("write").post("/v1/offers/signatures", [
-            "productId": .string(TestService.monthly), "offerId": "winback_50", "userId": "User-42",
-            "transactionId": "2000000123",
-        ])
+        let response = try service.client("write").post(
+            "/v1/offers/signatures",
+            [
+                "productId": .string(TestService.monthly), "offerId": "winback_50", "userId": "User-42",
+                "transactionId": "2000000123",
+            ])
         let after = service.clock.now
         #expect(response.status == 200, "\(response.text)")
         let body = response.json
@@ -67,12 +71,16 @@ import TestSupport
         #expect(claims["iat"]?.int64Value == timestamp / 1000)
         #expect(legacy["keyIdentifier"]?.stringValue == "KEY\(TestService.bundleId.count)")
         // What Apple's PromotionalOfferSignatureCreator signs, rebuilt from the answer alone.
-        let payload = [TestService.bundleId, "KEY\(TestService.bundleId.count)", TestService.monthly, "winback_50",
-                       "user-42", nonce, String(timestamp)].joined(separator: "\u{2063}")
+        let payload = [
+            TestService.bundleId, "KEY\(TestService.bundleId.count)", TestService.monthly, "winback_50",
+            "user-42", nonce, String(timestamp),
+        ].joined(separator: "\u{2063}")
         let signature = try #require(legacy["signature"]?.stringValue.flatMap { Data(base64Encoded: $0) })
         #expect(try OpenSSLCommandLine.verifies(signatureDER: Array(signature), message: Array(payload.utf8)))
-        #expect(try !OpenSSLCommandLine.verifies(
-            signatureDER: Array(signature), message: Array(payload.replacingOccurrences(of: "user-42", with: "User-42").utf8)))
+        #expect(
+            try !OpenSSLCommandLine.verifies(
+                signatureDER: Array(signature),
+                message: Array(payload.replacingOccurrences(of: "user-42", with: "User-42").utf8)))
     }
 
     /// Without injected signers the route signs with the app's `serverAPI` key from the config.
@@ -85,9 +93,11 @@ import TestSupport
         configuration.reconcileIntervalSeconds = 0  // the key points at Apple itself: no background calls
         let service = try TestService(configuration: configuration)
         defer { service.stop() }
-        let response = try service.client("write").post("/v1/offers/signatures", [
-            "productId": .string(TestService.monthly), "offerId": "winback_50", "userId": "u-1",
-        ])
+        let response = try service.client("write").post(
+            "/v1/offers/signatures",
+            [
+                "productId": .string(TestService.monthly), "offerId": "winback_50", "userId": "u-1",
+            ])
         #expect(response.status == 200, "\(response.text)")
         let jws = try #require(response.json["jws"]?.stringValue)
         #expect(try OpenSSLCommandLine.verifiesJWS(jws))
@@ -96,9 +106,11 @@ import TestSupport
 
         let unkeyed = try TestService()
         defer { unkeyed.stop() }
-        let refused = try unkeyed.client("write").post("/v1/offers/signatures", [
-            "productId": .string(TestService.monthly), "offerId": "winback_50", "userId": "u-1",
-        ])
+        let refused = try unkeyed.client("write").post(
+            "/v1/offers/signatures",
+            [
+                "productId": .string(TestService.monthly), "offerId": "winback_50", "userId": "u-1",
+            ])
         #expect(refused.status == 422)
         #expect(refused.json["code"]?.stringValue == "server_api_not_configured")
     }
@@ -124,16 +136,20 @@ import TestSupport
             return (response.status, response.json["jws"]?.stringValue.flatMap { try? claims($0)["bid"]?.stringValue })
         }
         #expect(try bid(["productId": "com.example.other.gems", "offerId": "o", "userId": "u"]) == (200, Self.other))
-        #expect(try bid(["productId": .string(TestService.coins), "offerId": "o", "userId": "u"])
-            == (200, TestService.bundleId))
+        #expect(
+            try bid(["productId": .string(TestService.coins), "offerId": "o", "userId": "u"])
+                == (200, TestService.bundleId))
         // Sold by neither app, and both have a key: the client must say which.
-        let unknown = try client.post("/v1/offers/signatures", ["productId": "com.example.new", "offerId": "o", "userId": "u"])
+        let unknown = try client.post(
+            "/v1/offers/signatures", ["productId": "com.example.new", "offerId": "o", "userId": "u"])
         #expect(unknown.status == 400)
         #expect(unknown.json["detail"]?.stringValue?.contains("bundleId") == true)
-        #expect(try bid(["productId": "com.example.new", "offerId": "o", "userId": "u", "bundleId": .string(Self.other)])
-            == (200, Self.other))
+        #expect(
+            try bid(["productId": "com.example.new", "offerId": "o", "userId": "u", "bundleId": .string(Self.other)])
+                == (200, Self.other))
         let notAnApp = try client.post(
-            "/v1/offers/signatures", ["productId": "com.example.new", "offerId": "o", "userId": "u", "bundleId": "com.nope"])
+            "/v1/offers/signatures",
+            ["productId": "com.example.new", "offerId": "o", "userId": "u", "bundleId": "com.nope"])
         #expect(notAnApp.status == 422)
         #expect(notAnApp.json["code"]?.stringValue == "server_api_not_configured")
     }
@@ -142,7 +158,8 @@ import TestSupport
         let service = try TestService(configuration: Self.twoApps(), offerSigners: Self.signers([Self.other]))
         defer { service.stop() }
         let client = service.client("write")
-        let signed = try client.post("/v1/offers/signatures", ["productId": "com.example.new", "offerId": "o", "userId": "u"])
+        let signed = try client.post(
+            "/v1/offers/signatures", ["productId": "com.example.new", "offerId": "o", "userId": "u"])
         #expect(signed.status == 200)
         #expect(signed.json["bundleId"]?.stringValue == Self.other)
         // The product's own app has no key: that is said, not signed with another app's key.
@@ -161,8 +178,10 @@ import TestSupport
         #expect(response.status == 422)
         #expect(response.headers["content-type"] == "application/problem+json")
         #expect(response.json["code"]?.stringValue == "server_api_not_configured")
-        #expect(try service.client("read").post(
-            "/v1/offers/signatures", ["productId": .string(TestService.monthly), "offerId": "o", "userId": "u"]).status == 403)
+        #expect(
+            try service.client("read").post(
+                "/v1/offers/signatures", ["productId": .string(TestService.monthly), "offerId": "o", "userId": "u"]
+            ).status == 403)
     }
 
     @Test func badInputIsA400NamingTheField() throws {

@@ -2,8 +2,9 @@ import AppStore
 import Foundation
 import JSON
 import Ledger
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// The document served at `/openapi.json` describes what the service really answers: a running
@@ -35,15 +36,22 @@ import TestSupport
             key: AppStoreServerKey.testKey(), productionURL: apple.productionURL.absoluteString,
             sandboxURL: apple.sandboxURL.absoluteString)
         configuration.apps[0].retention = RetentionRules(rules: [
-            .init(productId: nil, locale: "de", minTenureMonths: nil, action: .message(messageId: RetentionMessageTests.m1)),
-            .init(productId: nil, locale: "fr", minTenureMonths: nil,
-                  action: .alternateProduct(productId: TestService.yearly, messageId: RetentionMessageTests.m2)),
-            .init(productId: TestService.monthly, locale: nil, minTenureMonths: nil,
-                  action: .promotionalOffer(offerId: "stay50", messageId: nil)),
+            .init(
+                productId: nil, locale: "de", minTenureMonths: nil,
+                action: .message(messageId: RetentionMessageTests.m1)),
+            .init(
+                productId: nil, locale: "fr", minTenureMonths: nil,
+                action: .alternateProduct(productId: TestService.yearly, messageId: RetentionMessageTests.m2)),
+            .init(
+                productId: TestService.monthly, locale: nil, minTenureMonths: nil,
+                action: .promotionalOffer(offerId: "stay50", messageId: nil)),
         ])
         configuration.reconcileIntervalSeconds = 0  // no background reconciler asking Apple meanwhile
-        configuration.webhooks = [WebhookEndpoint(name: "backend", url: "http://127.0.0.1:9/hook", secret: WebhookTests.secret)]
-        service = try TestService(configuration: configuration, offerSigners: OfferRoutesTests.signers([TestService.bundleId]))
+        configuration.webhooks = [
+            WebhookEndpoint(name: "backend", url: "http://127.0.0.1:9/hook", secret: WebhookTests.secret)
+        ]
+        service = try TestService(
+            configuration: configuration, offerSigners: OfferRoutesTests.signers([TestService.bundleId]))
         document = try service.client(nil).get("/openapi.json").json
     }
 
@@ -73,65 +81,97 @@ import TestSupport
 
     @Test func everyOperationsAnswersAreWhatTheDocumentSays() throws {
         let now = TestVectors.nowMillis
-        let monthly = Mint.transaction("7300001", product: TestService.monthly, purchase: now - day, expires: now + 29 * day, signed: now - day)
+        let monthly = Mint.transaction(
+            "7300001", product: TestService.monthly, purchase: now - day, expires: now + 29 * day, signed: now - day)
         let removeAds = Mint.transaction(
-            "7300002", product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil, signed: now - day)
+            "7300002", product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil,
+            signed: now - day)
         let coins = Mint.transaction(
-            "7300003", product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil, signed: now - day)
+            "7300003", product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil,
+            signed: now - day)
         apple.sandbox.addTransaction(Mint.signed(monthly))
 
         // Purchases of every kind, a TEST notification, a debit.
         for fields in [monthly, removeAds, coins] {
-            let answer = try call("POST", "/v1/purchases", body: ["userId": "u-open", "signedTransaction": .string(Mint.signed(fields))])
+            let answer = try call(
+                "POST", "/v1/purchases", body: ["userId": "u-open", "signedTransaction": .string(Mint.signed(fields))])
             #expect(answer.status == 200, "\(answer.text)")
         }
         let test = try TestNotificationTests.testNotification()
-        #expect(try call("POST", "/v1/notifications/apple", body: ["signedPayload": .string(test.jws)], scope: nil).status == 200)
+        #expect(
+            try call("POST", "/v1/notifications/apple", body: ["signedPayload": .string(test.jws)], scope: nil).status
+                == 200)
         // Apple's Retention Messaging: each answer kind, and the empty one.
-        for (locale, product) in [("de-DE", TestService.monthly), ("fr-FR", TestService.monthly),
-                                  ("en-US", TestService.monthly), ("en-US", TestService.yearly)] {
+        for (locale, product) in [
+            ("de-DE", TestService.monthly), ("fr-FR", TestService.monthly),
+            ("en-US", TestService.monthly), ("en-US", TestService.yearly),
+        ] {
             let asked = RetentionMessageTests.request(chain: "7300001", product: product, locale: locale, signed: now)
-            let answer = try call("POST", "/v1/apple/retention-message", body: ["signedPayload": .string(asked)], scope: nil)
+            let answer = try call(
+                "POST", "/v1/apple/retention-message", body: ["signedPayload": .string(asked)], scope: nil)
             #expect(answer.status == 200, "\(answer.text)")
         }
-        #expect(try call("POST", "/v1/users/{userId}/balances/{currency}/debit", ["userId": "u-open", "currency": "coins"],
-                         body: ["amount": .int(10), "idempotencyKey": "d-1", "reason": "sword"]).status == 200)
+        #expect(
+            try call(
+                "POST", "/v1/users/{userId}/balances/{currency}/debit", ["userId": "u-open", "currency": "coins"],
+                body: ["amount": .int(10), "idempotencyKey": "d-1", "reason": "sword"]
+            ).status == 200)
 
         // Grants: one on the buyer (an entitlement no product gives), one on a user with nothing else.
-        let vip = try call("POST", "/v1/users/{userId}/grants", ["userId": "u-open"],
-                           body: ["entitlement": "vip", "duration": "P7D", "reason": "support", "idempotencyKey": "g-1"])
+        let vip = try call(
+            "POST", "/v1/users/{userId}/grants", ["userId": "u-open"],
+            body: ["entitlement": "vip", "duration": "P7D", "reason": "support", "idempotencyKey": "g-1"])
         #expect(vip.status == 201, "\(vip.text)")
-        let only = try call("POST", "/v1/users/{userId}/grants", ["userId": "u-granted"],
-                            body: ["entitlement": "pro", "until": .string(RFC3339.format(now + 7 * day))])
+        let only = try call(
+            "POST", "/v1/users/{userId}/grants", ["userId": "u-granted"],
+            body: ["entitlement": "pro", "until": .string(RFC3339.format(now + 7 * day))])
         #expect(only.status == 201, "\(only.text)")
-        #expect(only.json["customer"]?["entitlements"]?["pro"]?["productId"] == .null, "the shape under test: \(only.text)")
-        try call("POST", "/v1/users/{userId}/grants", ["userId": "u-open"],
-                 body: ["entitlement": "vip", "duration": "P7D", "reason": "support", "idempotencyKey": "g-1"])  // duplicate: 200
+        #expect(
+            only.json["customer"]?["entitlements"]?["pro"]?["productId"] == .null, "the shape under test: \(only.text)")
+        try call(
+            "POST", "/v1/users/{userId}/grants", ["userId": "u-open"],
+            // duplicate: 200
+            body: ["entitlement": "vip", "duration": "P7D", "reason": "support", "idempotencyKey": "g-1"])
         // A purchase by a user who has a grant: its answer's document carries the grant's entitlement.
         let more = Mint.transaction(
-            "7300004", product: TestService.coins, type: "Consumable", purchase: now - hour, expires: nil, signed: now - hour)
-        let after = try call("POST", "/v1/purchases", body: ["userId": "u-granted", "signedTransaction": .string(Mint.signed(more))])
+            "7300004", product: TestService.coins, type: "Consumable", purchase: now - hour, expires: nil,
+            signed: now - hour)
+        let after = try call(
+            "POST", "/v1/purchases", body: ["userId": "u-granted", "signedTransaction": .string(Mint.signed(more))])
         #expect(after.status == 200, "\(after.text)")
 
         // appAccountTokens: minted (twice: the same), registered, and one taken by another user.
         let minted = try call("POST", "/v1/users/{userId}/app-account-token", ["userId": "u-open"], body: .object([:]))
         #expect(minted.status == 200, "\(minted.text)")
-        #expect(try call("POST", "/v1/users/{userId}/app-account-token", ["userId": "u-open"], body: .object([:])).json
+        #expect(
+            try call("POST", "/v1/users/{userId}/app-account-token", ["userId": "u-open"], body: .object([:])).json
                 == minted.json)
         let own = "0f9e8d7c-6b5a-4c3d-9e2f-1a0b9c8d7e6f"
-        #expect(try call("POST", "/v1/users/{userId}/app-account-token", ["userId": "u-granted"],
-                         body: ["appAccountToken": .string(own)]).status == 200)
+        #expect(
+            try call(
+                "POST", "/v1/users/{userId}/app-account-token", ["userId": "u-granted"],
+                body: ["appAccountToken": .string(own)]
+            ).status == 200)
         // An alias merged into a user (twice: the same), then read and debited through.
         let merged = try call("POST", "/v1/users/{userId}/aliases", ["userId": "u-merged"], body: ["alias": "u-anon"])
         #expect(merged.status == 200, "\(merged.text)")
-        #expect(try call("POST", "/v1/users/{userId}/aliases", ["userId": "u-merged"], body: ["alias": "u-anon"]).status
+        #expect(
+            try call("POST", "/v1/users/{userId}/aliases", ["userId": "u-merged"], body: ["alias": "u-anon"]).status
                 == 200)
 
         // An erasure (admin): of a user with a purchase of their own, and of an id never seen.
-        #expect(try call("POST", "/v1/purchases", body: [
-            "userId": "u-erased", "signedTransaction": .string(Mint.signed(Mint.transaction(
-                "9100901", product: TestService.coins, type: "Consumable", purchase: now, expires: nil, signed: now)))
-        ]).status == 200)
+        #expect(
+            try call(
+                "POST", "/v1/purchases",
+                body: [
+                    "userId": "u-erased",
+                    "signedTransaction": .string(
+                        Mint.signed(
+                            Mint.transaction(
+                                "9100901", product: TestService.coins, type: "Consumable", purchase: now, expires: nil,
+                                signed: now))),
+                ]
+            ).status == 200)
         #expect(try call("DELETE", "/v1/users/{userId}", ["userId": "u-erased"], scope: "admin").status == 200)
         #expect(try call("DELETE", "/v1/users/{userId}", ["userId": "u-nobody-2"], scope: "admin").status == 200)
 
@@ -139,16 +179,24 @@ import TestSupport
         for userId in ["u-open", "u-granted", "u-nobody"] {
             #expect(try call("GET", "/v1/users/{userId}", ["userId": userId], scope: "read").status == 200)
         }
-        try call("GET", "/v1/users/{userId}", ["userId": "u-open"], query: "asOf=" + RFC3339.format(now + hour), scope: "read")
+        try call(
+            "GET", "/v1/users/{userId}", ["userId": "u-open"], query: "asOf=" + RFC3339.format(now + hour),
+            scope: "read")
         try call("GET", "/v1/users/{userId}/events", ["userId": "u-open"], query: "limit=1000", scope: "read")
-        try call("GET", "/v1/users/{userId}/events", ["userId": "u-open"], query: "before=9223372036854775807&limit=2", scope: "read")
-        try call("GET", "/v1/subscriptions/{originalTransactionId}", ["originalTransactionId": "7300001"], scope: "read")
+        try call(
+            "GET", "/v1/users/{userId}/events", ["userId": "u-open"], query: "before=9223372036854775807&limit=2",
+            scope: "read")
+        try call(
+            "GET", "/v1/subscriptions/{originalTransactionId}", ["originalTransactionId": "7300001"], scope: "read")
 
         // Support lookups: each kind, an order at Apple's (recorded, nobody's), a token with no chain yet.
         let ordered = Mint.transaction(
-            "7300005", product: TestService.coins, type: "Consumable", purchase: now - hour, expires: nil, signed: now - hour)
+            "7300005", product: TestService.coins, type: "Consumable", purchase: now - hour, expires: nil,
+            signed: now - hour)
         apple.production.addTransaction(Mint.signed(ordered), orderId: "MK5OPENAPI")
-        for query in ["transactionId=7300001", "originalTransactionId=7300001", "appAccountToken=" + own, "orderId=MK5OPENAPI"] {
+        for query in [
+            "transactionId=7300001", "originalTransactionId=7300001", "appAccountToken=" + own, "orderId=MK5OPENAPI",
+        ] {
             let found = try call("GET", "/v1/lookup", query: query, scope: "read")
             #expect(found.status == 200, "\(query): \(found.text)")
         }
@@ -166,45 +214,74 @@ import TestSupport
             usleep(20_000)
         } while ContinuousClock.now < deadline
         let types = Set(ChangeFeedTests.types(feed.json["changes"]?.arrayValue ?? []))
-        #expect(types.isSuperset(of: ["PROMOTIONAL_GRANT", "TEST", "BALANCE_DEBIT", "INITIAL_PURCHASE"]), "\(types.sorted())")
+        #expect(
+            types.isSuperset(of: ["PROMOTIONAL_GRANT", "TEST", "BALANCE_DEBIT", "INITIAL_PURCHASE"]),
+            "\(types.sorted())")
         try call("GET", "/v1/changes", query: "userId=u-granted&wait=1", scope: "read")
 
         // Apple's Server API (the stand-in): extend, sync, test notification, reconcile; offers.
-        apple.sandbox.addTransaction(Mint.signed(Mint.transaction(
-            "7300001", product: TestService.monthly, purchase: now - day, expires: now + 36 * day, signed: now)))
-        let extended = try call("POST", "/v1/subscriptions/{originalTransactionId}/extend", ["originalTransactionId": "7300001"],
-                                body: ["days": .int(7), "reason": .int(3), "requestId": "outage-1"])
+        apple.sandbox.addTransaction(
+            Mint.signed(
+                Mint.transaction(
+                    "7300001", product: TestService.monthly, purchase: now - day, expires: now + 36 * day, signed: now))
+        )
+        let extended = try call(
+            "POST", "/v1/subscriptions/{originalTransactionId}/extend", ["originalTransactionId": "7300001"],
+            body: ["days": .int(7), "reason": .int(3), "requestId": "outage-1"])
         #expect(extended.status == 200, "\(extended.text)")
         let history = SyncTests.coins("Production")
         apple.production.addTransaction(history)
-        let synced = try call("POST", "/v1/users/{userId}/sync", ["userId": "u-synced"],
-                              body: ["transactionId": .string(try SyncTests.transactionId(history))])
+        let synced = try call(
+            "POST", "/v1/users/{userId}/sync", ["userId": "u-synced"],
+            body: ["transactionId": .string(try SyncTests.transactionId(history))])
         #expect(synced.status == 200, "\(synced.text)")
         let requested = try call("POST", "/v1/admin/apple/test-notification", body: ["environment": "Production"])
         #expect(requested.status == 200, "\(requested.text)")
         let token = try #require(requested.json["testNotificationToken"]?.stringValue)
-        apple.production.setTestNotificationStatus(token, TestNotificationStatus(
-            signedPayload: test.jws, sendAttempts: [SendAttempt(attemptDate: now - 5_000, sendAttemptResult: "SUCCESS")]))
-        #expect(try call("GET", "/v1/admin/apple/test-notification/{token}", ["token": token], query: "environment=Production").status == 200)
-        let pending = try #require(try call("POST", "/v1/admin/apple/test-notification", body: ["environment": "Production"])
-            .json["testNotificationToken"]?.stringValue)
-        try call("GET", "/v1/admin/apple/test-notification/{token}", ["token": pending], query: "environment=Production")  // nothing yet
-        try call("GET", "/v1/admin/apple/test-notification/{token}", ["token": pending])  // remembered where it came from
+        apple.production.setTestNotificationStatus(
+            token,
+            TestNotificationStatus(
+                signedPayload: test.jws,
+                sendAttempts: [SendAttempt(attemptDate: now - 5_000, sendAttemptResult: "SUCCESS")]))
+        #expect(
+            try call(
+                "GET", "/v1/admin/apple/test-notification/{token}", ["token": token], query: "environment=Production"
+            ).status == 200)
+        let pending = try #require(
+            try call("POST", "/v1/admin/apple/test-notification", body: ["environment": "Production"])
+                .json["testNotificationToken"]?.stringValue)
+        try call(
+            // nothing yet
+            "GET", "/v1/admin/apple/test-notification/{token}", ["token": pending], query: "environment=Production")
+        // remembered where it came from
+        try call("GET", "/v1/admin/apple/test-notification/{token}", ["token": pending])
         apple.production.addNotification(ReconcileTests.notification("7300009"))
-        let reconciled = try call("POST", "/v1/admin/reconcile", body: ["since": .string(RFC3339.format(service.clock.now - hour))])
+        let reconciled = try call(
+            "POST", "/v1/admin/reconcile", body: ["since": .string(RFC3339.format(service.clock.now - hour))])
         #expect(reconciled.status == 200, "\(reconciled.text)")
-        let signed = try call("POST", "/v1/offers/signatures",
-                              body: ["productId": .string(TestService.monthly), "offerId": "winback", "userId": "u-open", "transactionId": "7300001"])
+        let signed = try call(
+            "POST", "/v1/offers/signatures",
+            body: [
+                "productId": .string(TestService.monthly), "offerId": "winback", "userId": "u-open",
+                "transactionId": "7300001",
+            ])
         #expect(signed.status == 200, "\(signed.text)")
         // Set App Account Token (api.md §8) on a chain someone owns.
-        #expect(try service.client().purchase("u-token-set", Mint.signed(Mint.transaction(
-            "7300001", product: TestService.monthly, purchase: now - day, expires: now + 36 * day, signed: now))).status == 200)
+        #expect(
+            try service.client().purchase(
+                "u-token-set",
+                Mint.signed(
+                    Mint.transaction(
+                        "7300001", product: TestService.monthly, purchase: now - day, expires: now + 36 * day,
+                        signed: now))
+            ).status == 200)
         let tokenSet = try call(
             "PUT", "/v1/subscriptions/{originalTransactionId}/app-account-token", ["originalTransactionId": "7300001"],
             body: ["appAccountToken": "3b1f0c2e-9d8a-4c6b-8e7f-1a2b3c4d5e6f"])
         #expect(tokenSet.status == 200, "\(tokenSet.text)")
         let eligible = try call(
-            "GET", "/v1/users/{userId}/eligibility", ["userId": "u-token-set"], query: "productId=\(TestService.monthly)",
+            "GET", "/v1/users/{userId}/eligibility", ["userId": "u-token-set"],
+            query: "productId=\(TestService.monthly)",
             scope: "read")
         #expect(eligible.status == 200, "\(eligible.text)")
 
@@ -217,27 +294,40 @@ import TestSupport
         try call("GET", "/v1/admin/webhooks/{name}/deliveries", ["name": "backend"], query: "limit=10")
         try call("POST", "/v1/admin/webhooks/{name}/redeliver", ["name": "backend"], body: ["status": "dead"])
         let grantId = try #require(only.json["grantId"]?.stringValue)
-        #expect(try call("DELETE", "/v1/users/{userId}/grants/{grantId}", ["userId": "u-granted", "grantId": grantId]).status == 200)
-        for path in ["/healthz", "/readyz", "/metrics", "/openapi.json", "/console"] { try call("GET", path, scope: nil) }
+        #expect(
+            try call("DELETE", "/v1/users/{userId}/grants/{grantId}", ["userId": "u-granted", "grantId": grantId])
+                .status == 200)
+        for path in ["/healthz", "/readyz", "/metrics", "/openapi.json", "/console"] {
+            try call("GET", path, scope: nil)
+        }
         try call("GET", "/console/{asset}", ["asset": "app.js"], scope: nil)
 
         // Problems, whose bodies the document describes too.
         try call("POST", "/v1/purchases", body: ["userId": "u-open"])  // 400
-        try call("GET", "/v1/subscriptions/{originalTransactionId}", ["originalTransactionId": "404404"], scope: "read")  // 404
-        try call("POST", "/v1/users/{userId}/balances/{currency}/debit", ["userId": "u-open", "currency": "coins"],
-                 body: ["amount": .int(1_000_000), "idempotencyKey": "d-2"])  // 409 insufficient_balance
+        // 404
+        try call("GET", "/v1/subscriptions/{originalTransactionId}", ["originalTransactionId": "404404"], scope: "read")
+        try call(
+            "POST", "/v1/users/{userId}/balances/{currency}/debit", ["userId": "u-open", "currency": "coins"],
+            body: ["amount": .int(1_000_000), "idempotencyKey": "d-2"])  // 409 insufficient_balance
         try call("GET", "/v1/users/{userId}", ["userId": "u-open"], scope: nil)  // 401
         try call("POST", "/v1/purchases", body: ["userId": "u-open", "signedTransaction": "a.b.c"])  // 422
-        try call("DELETE", "/v1/users/{userId}/grants/{grantId}",
-                 ["userId": "u-granted", "grantId": "grt_" + String(repeating: "0", count: 32)])  // 404
-        try call("POST", "/v1/users/{userId}/app-account-token", ["userId": "u-open"],
-                 body: ["appAccountToken": .string(own.uppercased())])  // 409 app_account_token_taken
-        try call("POST", "/v1/users/{userId}/app-account-token", ["userId": "u-open"], body: ["appAccountToken": "nope"])  // 400
-        try call("POST", "/v1/users/{userId}/aliases", ["userId": "u-other"], body: ["alias": "u-anon"])  // 409 alias_conflict
+        try call(
+            "DELETE", "/v1/users/{userId}/grants/{grantId}",
+            ["userId": "u-granted", "grantId": "grt_" + String(repeating: "0", count: 32)])  // 404
+        try call(
+            "POST", "/v1/users/{userId}/app-account-token", ["userId": "u-open"],
+            body: ["appAccountToken": .string(own.uppercased())])  // 409 app_account_token_taken
+        try call(
+            // 400
+            "POST", "/v1/users/{userId}/app-account-token", ["userId": "u-open"], body: ["appAccountToken": "nope"])
+        // 409 alias_conflict
+        try call("POST", "/v1/users/{userId}/aliases", ["userId": "u-other"], body: ["alias": "u-anon"])
         try call("POST", "/v1/users/{userId}/aliases", ["userId": "u-other"], body: ["alias": "u-other"])  // 400
 
         let problems = check()
-        #expect(problems.isEmpty, "\(problems.count) answers disagree with the document:\n\(problems.joined(separator: "\n"))")
+        #expect(
+            problems.isEmpty,
+            "\(problems.count) answers disagree with the document:\n\(problems.joined(separator: "\n"))")
     }
 
     // MARK: Checks
@@ -261,7 +351,8 @@ import TestSupport
                 continue
             }
             if (200..<300).contains(exchange.response.status) { answered.insert(exchange.operation) }
-            let mediaType = (exchange.response.headers["content-type"] ?? "").split(separator: ";").first
+            let mediaType =
+                (exchange.response.headers["content-type"] ?? "").split(separator: ";").first
                 .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
             let isJSON = mediaType == "application/json" || mediaType == "application/problem+json"
             guard let content = documented["content"]?.objectValue else {
@@ -288,14 +379,17 @@ import TestSupport
         for (path, item) in document["paths"]?.objectValue ?? [:] {
             for method in (item.objectValue ?? [:]).keys where OpenAPITests.methods.contains(method) {
                 let operation = "\(method.uppercased()) \(path)"
-                if !answered.contains(operation) { problems.append("\(operation): never answered 2xx here; add a call") }
+                if !answered.contains(operation) {
+                    problems.append("\(operation): never answered 2xx here; add a call")
+                }
             }
         }
         return problems.sorted()
     }
 
     func resolve(_ node: JSONValue) -> JSONValue {
-        guard let reference = node["$ref"]?.stringValue, let target = JSONSchemaValidator(root: document).resolve(reference)
+        guard let reference = node["$ref"]?.stringValue,
+            let target = JSONSchemaValidator(root: document).resolve(reference)
         else { return node }
         return resolve(target)
     }

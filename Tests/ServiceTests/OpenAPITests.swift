@@ -1,7 +1,8 @@
 import JSON
 import Ledger
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// `GET /openapi.json` stays true: every route the router knows is documented and vice versa,
@@ -46,11 +47,14 @@ import TestSupport
         let missingFromRouter = Set(documented.keys).subtracting(registered.keys)
         let missingFromDocument = Set(registered.keys).subtracting(documented.keys)
         #expect(missingFromDocument.isEmpty, "routed but not documented: \(missingFromDocument.sorted())")
-        #expect(missingFromRouter == Self.knownMissingFromRouter,
-                "documented but not routed: \(missingFromRouter.sorted()) (update knownMissingFromRouter at merge)")
+        #expect(
+            missingFromRouter == Self.knownMissingFromRouter,
+            "documented but not routed: \(missingFromRouter.sorted()) (update knownMissingFromRouter at merge)")
         for (operation, scopes) in registered {
             guard let documentedScopes = documented[operation] else { continue }
-            #expect(documentedScopes == scopes, "\(operation): documented security \(documentedScopes), router scope \(scopes)")
+            #expect(
+                documentedScopes == scopes,
+                "\(operation): documented security \(documentedScopes), router scope \(scopes)")
         }
     }
 
@@ -59,12 +63,16 @@ import TestSupport
         let status = schemas["Subscription"]?["properties"]?["status"]?["enum"]?.arrayValue?.compactMap(\.stringValue)
         #expect(Set(status ?? []) == Set(SubscriptionStatus.allCases.map(\.rawValue)))
         let sources = schemas["Entitlement"]?["properties"]?["source"]?["enum"]?.arrayValue?.compactMap(\.stringValue)
-        let written: [EntitlementSource] = [.subscription, .nonConsumable, .nonRenewingSubscription, .admin, .promotional]
+        let written: [EntitlementSource] = [
+            .subscription, .nonConsumable, .nonRenewingSubscription, .admin, .promotional,
+        ]
         #expect(Set(sources ?? []) == Set(written.map(\.rawValue)))
         let reasons = schemas["Problem"]?["properties"]?["reason"]?["enum"]?.arrayValue?.compactMap(\.stringValue)
-        #expect(Set(reasons ?? []) == Set([
-            "malformed", "unsupported_algorithm", "invalid_certificate", "invalid_chain", "signature_mismatch",
-            "unknown_app", "wrong_environment", "receipt_rejected",
-        ]))
+        #expect(
+            Set(reasons ?? [])
+                == Set([
+                    "malformed", "unsupported_algorithm", "invalid_certificate", "invalid_chain", "signature_mismatch",
+                    "unknown_app", "wrong_environment", "receipt_rejected",
+                ]))
     }
 }

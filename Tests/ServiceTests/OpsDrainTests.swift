@@ -1,14 +1,15 @@
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
 /// SIGTERM behind a load balancer (IAP_LEDGER_DRAIN_SECONDS): `/readyz` turns 503 `draining` at
 /// once, everything else is still served for the drain time, then serve stops as usual.
 @Suite(.serialized) struct OpsDrainTests {
     @Test func sigtermWithADrainTimeTurnsReadinessOffFirstAndKeepsServing() throws {
         let conninfo = try TestDatabase.shared.freshDatabase()
-        let serve = try OpsServe(["--port", "0"], environment: ["DATABASE_URL": conninfo, "IAP_LEDGER_DRAIN_SECONDS": "4"])
+        let serve = try OpsServe(
+            ["--port", "0"], environment: ["DATABASE_URL": conninfo, "IAP_LEDGER_DRAIN_SECONDS": "4"])
         #expect(try OpsHTTP.get(port: serve.port, "/readyz").status == 200)
         serve.child.kill(SIGTERM)
         #expect(opsEventually(within: 3) { (try? OpsHTTP.get(port: serve.port, "/readyz").status) == 503 })
@@ -28,7 +29,8 @@ import TestSupport
 
     @Test func aSecondSignalCutsTheDrainShort() throws {
         let conninfo = try TestDatabase.shared.freshDatabase()
-        let serve = try OpsServe(["--port", "0"], environment: ["DATABASE_URL": conninfo, "IAP_LEDGER_DRAIN_SECONDS": "300"])
+        let serve = try OpsServe(
+            ["--port", "0"], environment: ["DATABASE_URL": conninfo, "IAP_LEDGER_DRAIN_SECONDS": "300"])
         serve.child.kill(SIGTERM)
         #expect(opsEventually(within: 3) { (try? OpsHTTP.get(port: serve.port, "/readyz").status) == 503 })
         serve.child.kill(SIGINT)

@@ -50,7 +50,9 @@ import Testing
         }
         // …and counted as what they were answered, so an outage shows as 503s, not as bad keys.
         let metrics = try OpsHTTP.get(port: app.port, "/metrics").body
-        #expect(metrics.contains(#"iap_http_requests_total{route="/v1/users/{userId}",method="GET",status="503"} 2"#), "\(metrics)")
+        #expect(
+            metrics.contains(#"iap_http_requests_total{route="/v1/users/{userId}",method="GET",status="503"} 2"#),
+            "\(metrics)")
         #expect(!metrics.contains(#"iap_http_requests_total{route="/v1/users/{userId}",method="GET",status="401"}"#))
         // A request without a key is still plainly unauthorized.
         #expect(try OpsHTTP.get(port: app.port, "/v1/users/alice").status == 401)
@@ -61,9 +63,10 @@ import Testing
         #expect(cluster.connectionString() == conninfo, "same socket, so the pool's conninfo still holds")
 
         #expect(try OpsHTTP.get(port: app.port, "/readyz").status == 200)
-        #expect(opsEventually(within: 10) {
-            (try? OpsHTTP.get(port: app.port, "/v1/users/alice", headers: auth(freshKey)).status) == 200
-        })
+        #expect(
+            opsEventually(within: 10) {
+                (try? OpsHTTP.get(port: app.port, "/v1/users/alice", headers: auth(freshKey)).status) == 200
+            })
         #expect(try OpsHTTP.get(port: app.port, "/v1/users/alice", headers: auth(usedKey)).status == 200)
         let ready = try OpsHTTP.get(port: app.port, "/readyz")
         #expect(ready.body == #"{"status":"ready"}"#)

@@ -63,7 +63,9 @@ import Testing
         #expect(second.stderr.contains("is in use by another iap-ledger serve (pid \(first.pid))"))
 
         // `keys` shares the running cluster instead of stopping it.
-        let created = try OpsBinary.run(["keys", "create", "--name", "ops", "--scopes", "read", "--data-dir", dataDirectory])
+        let created = try OpsBinary.run([
+            "keys", "create", "--name", "ops", "--scopes", "read", "--data-dir", dataDirectory,
+        ])
         #expect(created.status == 0, "\(created.stderr)")
         #expect(try OpsHTTP.get(port: first.port, "/readyz").status == 200)
         #expect(first.stop() == 0)

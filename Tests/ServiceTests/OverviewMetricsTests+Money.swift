@@ -2,8 +2,9 @@ import EventStore
 import Foundation
 import JSON
 import Ledger
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// Money you can quote (api.md §3.1), first step: MRR by billing period, one environment at a
@@ -53,48 +54,61 @@ extension OverviewMetricsTests {
         }
         // USD. A yearly at 59.99 whose config says P1Y: 59990 / 12 = 4999.17 → 4999, although this
         // transaction lasts 30 days (the catalog's period wins over the length).
-        let yearly = Mint.transaction("9200001", product: TestService.yearly, purchase: now - 10 * day,
-                                      expires: now + 20 * day, signed: now - 10 * day, priced(59_990, "USD"))
+        let yearly = Mint.transaction(
+            "9200001", product: TestService.yearly, purchase: now - 10 * day,
+            expires: now + 20 * day, signed: now - 10 * day, priced(59_990, "USD"))
         // USD. A free trial (price 0, offer 1 FREE_TRIAL) and one Apple priced yet called FREE_TRIAL: 0 each.
-        let trial = Mint.transaction("9200002", product: TestService.monthly, purchase: now - 2 * day,
-                                     expires: now + 5 * day, signed: now - 2 * day,
-                                     priced(0, "USD", ["offerType": .int(1), "offerDiscountType": "FREE_TRIAL"]))
-        let pricedTrial = Mint.transaction("9200003", product: TestService.monthly, purchase: now - 2 * day,
-                                           expires: now + 5 * day, signed: now - 2 * day,
-                                           priced(9990, "USD", ["offerType": .int(1), "offerDiscountType": "FREE_TRIAL"]))
+        let trial = Mint.transaction(
+            "9200002", product: TestService.monthly, purchase: now - 2 * day,
+            expires: now + 5 * day, signed: now - 2 * day,
+            priced(0, "USD", ["offerType": .int(1), "offerDiscountType": "FREE_TRIAL"]))
+        let pricedTrial = Mint.transaction(
+            "9200003", product: TestService.monthly, purchase: now - 2 * day,
+            expires: now + 5 * day, signed: now - 2 * day,
+            priced(9990, "USD", ["offerType": .int(1), "offerDiscountType": "FREE_TRIAL"]))
         // USD. In billing retry: its period ended a day ago and Apple retries, no grace: 0.
-        let retry = Mint.transaction("9200004", product: TestService.monthly, purchase: now - 31 * day,
-                                     expires: now - day, signed: now - 31 * day, priced(9990, "USD"))
+        let retry = Mint.transaction(
+            "9200004", product: TestService.monthly, purchase: now - 31 * day,
+            expires: now - day, signed: now - 31 * day, priced(9990, "USD"))
         // EUR. A weekly at 1.99 without a period, 7 days long: 1990 × 30.436875 / 7 = 8652.77 → 8653.
-        let weekly = Mint.transaction("9200005", product: Self.weekly, purchase: now - 2 * day,
-                                      expires: now + 5 * day, signed: now - 2 * day, priced(1990, "EUR"))
+        let weekly = Mint.transaction(
+            "9200005", product: Self.weekly, purchase: now - 2 * day,
+            expires: now + 5 * day, signed: now - 2 * day, priced(1990, "EUR"))
         // GBP. In its grace period: the period ended a day ago, grace runs 15 more days. 30 days
         // long, so P1M: 4990 × 1 = 4990.
-        let grace = Mint.transaction("9200006", product: TestService.monthly, purchase: now - 31 * day,
-                                     expires: now - day, signed: now - 31 * day, priced(4990, "GBP"))
+        let grace = Mint.transaction(
+            "9200006", product: TestService.monthly, purchase: now - 31 * day,
+            expires: now - day, signed: now - 31 * day, priced(4990, "GBP"))
         // CAD. A 20-day period without a period in the catalog: nearest by ratio is P1M
         // (30.44 / 20 = 1.52 < 20 / 7 = 2.86), so 3000 × 1 = 3000 (not 3000 × 30.44 / 20 = 4565).
-        let twentyDays = Mint.transaction("9200007", product: Self.weekly, purchase: now - 2 * day,
-                                          expires: now + 18 * day, signed: now - 2 * day, priced(3000, "CAD"))
+        let twentyDays = Mint.transaction(
+            "9200007", product: Self.weekly, purchase: now - 2 * day,
+            expires: now + 18 * day, signed: now - 2 * day, priced(3000, "CAD"))
         // Sandbox. A monthly at 9.99 lasting 5 minutes (Apple's accelerated month): 9990, not
         // 9990 × 8766 (a 5-minute period scaled to 30.436875 days).
-        let sandbox = Mint.transaction("9200008", product: TestService.monthly, purchase: now - 1 * 60_000,
-                                       expires: now + 4 * 60_000, signed: now - 60_000,
-                                       ["price": .int(9990), "currency": "USD", "environment": "Sandbox"])
+        let sandbox = Mint.transaction(
+            "9200008", product: TestService.monthly, purchase: now - 1 * 60_000,
+            expires: now + 4 * 60_000, signed: now - 60_000,
+            ["price": .int(9990), "currency": "USD", "environment": "Sandbox"])
         // Sandbox. 4 minutes snaps to P1M too (5/4 < 4/3 from P1W's 3 minutes): 2990 in CAD.
-        let sandboxFour = Mint.transaction("9200009", product: Self.weekly, purchase: now - 60_000,
-                                           expires: now + 3 * 60_000, signed: now - 60_000,
-                                           ["price": .int(2990), "currency": "CAD", "environment": "Sandbox"])
-        for (index, fields) in [yearly, trial, pricedTrial, retry, weekly, grace, twentyDays, sandbox, sandboxFour].enumerated() {
+        let sandboxFour = Mint.transaction(
+            "9200009", product: Self.weekly, purchase: now - 60_000,
+            expires: now + 3 * 60_000, signed: now - 60_000,
+            ["price": .int(2990), "currency": "CAD", "environment": "Sandbox"])
+        for (index, fields) in [yearly, trial, pricedTrial, retry, weekly, grace, twentyDays, sandbox, sandboxFour]
+            .enumerated()
+        {
             let response = try api.purchase("u-money-\(index)", Mint.signed(fields))
             #expect(response.status == 200, "\(response.text)")
         }
-        let failed = try api.notify(Mint.notification(
-            "DID_FAIL_TO_RENEW", transaction: retry, renewal: Mint.renewal(billingRetry: true, signed: now - day)))
+        let failed = try api.notify(
+            Mint.notification(
+                "DID_FAIL_TO_RENEW", transaction: retry, renewal: Mint.renewal(billingRetry: true, signed: now - day)))
         #expect(failed.status == 200, "\(failed.text)")
-        let inGrace = try api.notify(Mint.notification(
-            "DID_FAIL_TO_RENEW", "GRACE_PERIOD", transaction: grace,
-            renewal: Mint.renewal(billingRetry: true, grace: now + 15 * day, signed: now - day)))
+        let inGrace = try api.notify(
+            Mint.notification(
+                "DID_FAIL_TO_RENEW", "GRACE_PERIOD", transaction: grace,
+                renewal: Mint.renewal(billingRetry: true, grace: now + 15 * day, signed: now - day)))
         #expect(inGrace.status == 200, "\(inGrace.text)")
 
         let answer = Self.overview(api, from: now - 3 * day, to: service.clock.now, environment: nil) {
@@ -127,7 +141,9 @@ extension OverviewMetricsTests {
                 analytics.billing_period($2, 'Sandbox', 3600), analytics.billing_period($2, 'Production', 0)
             """, [TestService.yearly, Self.weekly])
         #expect((0..<8).map { periods[0, $0] } == ["P1Y", "P1W", "P1M", "P1M", "P1M", "P2M", "P1Y", nil])
-        #expect(try connection.query("SELECT period FROM analytics.products WHERE product_id = $1", [TestService.yearly])[0, 0] == "P1Y")
+        #expect(
+            try connection.query("SELECT period FROM analytics.products WHERE product_id = $1", [TestService.yearly])[
+                0, 0] == "P1Y")
     }
 
     /// The same purchases in Sandbox and in Production: every surface shows one of them, never
@@ -166,47 +182,58 @@ extension OverviewMetricsTests {
         }
         let bad = try api.get("/v1/admin/metrics/overview?environment=production")
         #expect(bad.status == 400)
-        #expect(bad.json["detail"]?.stringValue?.contains("environment must be Production (the default), Sandbox, Xcode or LocalTesting") == true,
-                "\(bad.text)")
+        #expect(
+            bad.json["detail"]?.stringValue?.contains(
+                "environment must be Production (the default), Sandbox, Xcode or LocalTesting") == true,
+            "\(bad.text)")
 
         let connection = try Connection(service.conninfo)
         try connection.executeScript("SET ROLE iap_analyst")
         // Everything above projected, the debit (recorded last) included, before reading the relations.
-        #expect(opsEventually(within: 20) {
-            (try? connection.query("SELECT count(*) FROM analytics.balance_ledger"))?[0, 0] == "3"
-        }, "the analytics projection caught up")
+        #expect(
+            opsEventually(within: 20) {
+                (try? connection.query("SELECT count(*) FROM analytics.balance_ledger"))?[0, 0] == "3"
+            }, "the analytics projection caught up")
         // 9990 + 990 = 10980 a day in each environment, never 21960.
         let revenue = try connection.query(
             "SELECT environment, gross_milli, transactions FROM analytics.daily_revenue WHERE day = $1::date AND currency = 'USD' ORDER BY environment",
             [String(today)])
         #expect(revenue.count == 2)
-        #expect((0..<revenue.count).map { "\(revenue[$0, 0]!) \(revenue[$0, 1]!) \(revenue[$0, 2]!)" }
+        #expect(
+            (0..<revenue.count).map { "\(revenue[$0, 0]!) \(revenue[$0, 1]!) \(revenue[$0, 2]!)" }
                 == ["Production 10980 2", "Sandbox 10980 2"])
         let metrics = try connection.query(
             """
             SELECT environment, new_subscriptions, active_subscriptions, revenue_milli_by_currency::text
             FROM analytics.daily_metrics WHERE day = $1::date ORDER BY environment
             """, [String(today)])
-        #expect((0..<metrics.count).map { "\(metrics[$0, 0]!) \(metrics[$0, 1]!) \(metrics[$0, 2]!) \(metrics[$0, 3]!)" }
+        #expect(
+            (0..<metrics.count).map { "\(metrics[$0, 0]!) \(metrics[$0, 1]!) \(metrics[$0, 2]!) \(metrics[$0, 3]!)" }
                 == ["Production 1 1 {\"USD\": 10980}", "Sandbox 1 1 {\"USD\": 10980}"])
         // The coins: each purchase in its environment; the debit in none (NULL).
         let ledger = try connection.query(
-            "SELECT kind, amount, coalesce(environment, 'none') FROM analytics.balance_ledger ORDER BY environment NULLS LAST, kind")
-        #expect((0..<ledger.count).map { "\(ledger[$0, 0]!) \(ledger[$0, 1]!) \(ledger[$0, 2]!)" }
+            "SELECT kind, amount, coalesce(environment, 'none') FROM analytics.balance_ledger ORDER BY environment NULLS LAST, kind"
+        )
+        #expect(
+            (0..<ledger.count).map { "\(ledger[$0, 0]!) \(ledger[$0, 1]!) \(ledger[$0, 2]!)" }
                 == ["purchase 100 Production", "purchase 100 Sandbox", "debit -30 none"])
         let subscriptions = try connection.query(
             "SELECT environment, count(*) FROM analytics.subscriptions GROUP BY 1 ORDER BY 1")
-        #expect((0..<subscriptions.count).map { "\(subscriptions[$0, 0]!) \(subscriptions[$0, 1]!)" }
+        #expect(
+            (0..<subscriptions.count).map { "\(subscriptions[$0, 0]!) \(subscriptions[$0, 1]!)" }
                 == ["Production 1", "Sandbox 1"])
         // revenue_movements and subscription_lifecycles (migrations 0037, 0038): two charges per
         // environment, 10980 and proceeds 9990 × 0.7 + 990 × 0.7 = 6993 + 693 = 7686 in each.
         let movements = try connection.query(
-            "SELECT environment, count(*), sum(amount_milli), sum(proceeds_milli) FROM analytics.revenue_movements GROUP BY 1 ORDER BY 1")
-        #expect((0..<movements.count).map { row in (0..<4).map { movements[row, $0]! }.joined(separator: " ") }
+            "SELECT environment, count(*), sum(amount_milli), sum(proceeds_milli) FROM analytics.revenue_movements GROUP BY 1 ORDER BY 1"
+        )
+        #expect(
+            (0..<movements.count).map { row in (0..<4).map { movements[row, $0]! }.joined(separator: " ") }
                 == ["Production 2 10980 7686", "Sandbox 2 10980 7686"])
         let lives = try connection.query(
             "SELECT environment, count(*), sum(net_milli) FROM analytics.subscription_lifecycles GROUP BY 1 ORDER BY 1")
-        #expect((0..<lives.count).map { row in (0..<3).map { lives[row, $0]! }.joined(separator: " ") }
+        #expect(
+            (0..<lives.count).map { row in (0..<3).map { lives[row, $0]! }.joined(separator: " ") }
                 == ["Production 1 9990", "Sandbox 1 9990"])
         // The overview's money series: one environment's 10980, never 21960.
         for environment in ["Production", "Sandbox"] {

@@ -1,8 +1,9 @@
 import EventStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// `GET /v1/admin/metrics/overview` (api.md §6) over the analytics projection of a real log.
@@ -30,14 +31,18 @@ import TestSupport
         // A: monthly, bought 10 days ago, running. B: yearly, 5 days ago, in euros.
         // C: monthly, bought 40 days ago, ended 10 days ago, never renewed (churned).
         // D: coins bought 3 days ago, refunded 2 days ago.
-        let a = Mint.transaction("9100001", product: TestService.monthly, purchase: now - 10 * day, expires: now + 20 * day,
-                                 signed: now - 10 * day, ["price": .int(9990), "currency": "USD"])
-        let b = Mint.transaction("9100002", product: TestService.yearly, purchase: now - 5 * day, expires: now + 360 * day,
-                                 signed: now - 5 * day, ["price": .int(119_880), "currency": "EUR"])
-        let c = Mint.transaction("9100003", product: TestService.monthly, purchase: now - 40 * day, expires: now - 10 * day,
-                                 signed: now - 40 * day, ["price": .int(9990), "currency": "USD"])
-        var d = Mint.transaction("9100004", product: TestService.coins, type: "Consumable", purchase: now - 3 * day,
-                                 expires: nil, signed: now - 3 * day, ["price": .int(990), "currency": "USD"])
+        let a = Mint.transaction(
+            "9100001", product: TestService.monthly, purchase: now - 10 * day, expires: now + 20 * day,
+            signed: now - 10 * day, ["price": .int(9990), "currency": "USD"])
+        let b = Mint.transaction(
+            "9100002", product: TestService.yearly, purchase: now - 5 * day, expires: now + 360 * day,
+            signed: now - 5 * day, ["price": .int(119_880), "currency": "EUR"])
+        let c = Mint.transaction(
+            "9100003", product: TestService.monthly, purchase: now - 40 * day, expires: now - 10 * day,
+            signed: now - 40 * day, ["price": .int(9990), "currency": "USD"])
+        var d = Mint.transaction(
+            "9100004", product: TestService.coins, type: "Consumable", purchase: now - 3 * day,
+            expires: nil, signed: now - 3 * day, ["price": .int(990), "currency": "USD"])
         for (user, fields) in [("u-a", a), ("u-b", b), ("u-c", c), ("u-d", d)] {
             #expect(try api.purchase(user, Mint.signed(fields)).status == 200)
         }
@@ -47,7 +52,8 @@ import TestSupport
         #expect(try api.notify(Mint.notification("REFUND", transaction: d)).status == 200)
 
         // The test vectors sign Sandbox facts: ask for Sandbox (Production is the default).
-        let path = "/v1/admin/metrics/overview?from=\(RFC3339.format(now - 15 * day))&to=\(RFC3339.format(now))&environment=Sandbox"
+        let path =
+            "/v1/admin/metrics/overview?from=\(RFC3339.format(now - 15 * day))&to=\(RFC3339.format(now))&environment=Sandbox"
         var answer = JSONValue.null
         let caughtUp = opsEventually(within: 20) {
             guard let response = try? api.get(path), response.status == 200 else { return false }
@@ -89,14 +95,19 @@ import TestSupport
         let defaults = try api.get("/v1/admin/metrics/overview")
         #expect(defaults.status == 200)
         #expect(defaults.json["environment"]?.stringValue == "Production", "Production unless asked")
-        #expect(defaults.json["series"]?["activeSubscriptions"]?.arrayValue?.count ?? 0 >= 30, "the last 30 days by day")
-        for query in ["interval=hour", "from=yesterday", "from=\(RFC3339.format(now))&to=\(RFC3339.format(now - day))",
-                      "from=\(RFC3339.format(now - 500 * day))&to=\(RFC3339.format(now))", "environment=Test"] {
+        #expect(
+            defaults.json["series"]?["activeSubscriptions"]?.arrayValue?.count ?? 0 >= 30, "the last 30 days by day")
+        for query in [
+            "interval=hour", "from=yesterday", "from=\(RFC3339.format(now))&to=\(RFC3339.format(now - day))",
+            "from=\(RFC3339.format(now - 500 * day))&to=\(RFC3339.format(now))", "environment=Test",
+        ] {
             let response = try api.get("/v1/admin/metrics/overview?" + query)
             #expect(response.status == 400, "\(query) \(response.text)")
             #expect(response.json["code"]?.stringValue == "invalid_request")
         }
-        #expect(try api.get("/v1/admin/metrics/overview?interval=week&from=\(RFC3339.format(now - 500 * day))").status == 200)
+        #expect(
+            try api.get("/v1/admin/metrics/overview?interval=week&from=\(RFC3339.format(now - 500 * day))").status
+                == 200)
         #expect(try service.client("read").get("/v1/admin/metrics/overview").status == 403)
     }
 }

@@ -3,8 +3,9 @@ import Foundation
 import JSON
 import Schema
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// The service through a real PgBouncer in `pool_mode = transaction` (PgBouncer 1.18: no
@@ -53,13 +54,17 @@ import TestSupport
         // Autocommit query, pipeline, transaction, script: each as the service role.
         #expect(try service.query(check)[0, "u"] == "iap_ledger_service")
         #expect(try service.query(check)[0, "t"] == "30s")
-        #expect(try service.pipeline([.init(check), .init(check)]).map { $0[0, "u"] } == ["iap_ledger_service", "iap_ledger_service"])
+        #expect(
+            try service.pipeline([.init(check), .init(check)]).map { $0[0, "u"] } == [
+                "iap_ledger_service", "iap_ledger_service",
+            ])
         #expect(try service.transaction { try $0.query(check)[0, "u"] } == "iap_ledger_service")
         let forbidden = "INSERT INTO public.schema_migrations (version, name) VALUES (9999, 'not-the-service')"
         let attempts: [(Connection) throws -> Void] = [
             { _ = try $0.execute(forbidden) },
             { try $0.executeScript(forbidden) },
-            { connection in try connection.transaction { (inner: Connection) -> Void in try inner.execute(forbidden) } },
+            { connection in try connection.transaction { (inner: Connection) -> Void in try inner.execute(forbidden) }
+            },
             { try $0.transaction { try $0.executeScript(forbidden) } },
         ]
         for attempt in attempts {
@@ -70,7 +75,8 @@ import TestSupport
         #expect(try admin.query(check)[0, "u"] == "postgres")
         #expect(try admin.query(check)[0, "t"] == "0")
         try admin.executeScript(forbidden)
-        #expect(try admin.query("SELECT count(*) AS n FROM public.schema_migrations WHERE version = 9999")[0, "n"] == "1")
+        #expect(
+            try admin.query("SELECT count(*) AS n FROM public.schema_migrations WHERE version = 9999")[0, "n"] == "1")
     }
 
     @Test func startPurchasesFortyConcurrentDebitsReadsAndReplay() throws {
@@ -79,9 +85,12 @@ import TestSupport
         let api = service.client()
         let now = service.clock.now
         let coins = Mint.transaction(
-            "4600001", product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil, signed: now - day)
-        #expect(try api.purchase("u-pooled", Mint.signed(coins)).json["customer"]?["balances"]?["coins"]?.int64Value == 100)
-        let statuses = try Self.debitConcurrently(40, user: "u-pooled", ports: [service.app.port], key: service.keys["write"])
+            "4600001", product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil,
+            signed: now - day)
+        #expect(
+            try api.purchase("u-pooled", Mint.signed(coins)).json["customer"]?["balances"]?["coins"]?.int64Value == 100)
+        let statuses = try Self.debitConcurrently(
+            40, user: "u-pooled", ports: [service.app.port], key: service.keys["write"])
         #expect(statuses.filter { $0 == 200 }.count == 10, "\(statuses)")
         #expect(statuses.filter { $0 == 409 }.count == 30, "\(statuses)")
         #expect(try api.user("u-pooled")["balances"]?["coins"]?.int64Value == 0)

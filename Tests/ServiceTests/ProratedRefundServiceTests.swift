@@ -1,6 +1,7 @@
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// Prorated refunds (App Store Server API 1.19, api.md §3.1) through HTTP: Apple's signed
@@ -53,7 +54,8 @@ import TestSupport
     @Test func aHalfRefundOf100CoinsTakesBack50AndItsReversalGivesThemBack() throws {
         let now = service.clock.now
         let bought = coins("1100001")
-        #expect(try api.purchase("u-half", Mint.signed(bought)).json["customer"]?["balances"]?["coins"]?.int64Value == 100)
+        #expect(
+            try api.purchase("u-half", Mint.signed(bought)).json["customer"]?["balances"]?["coins"]?.int64Value == 100)
 
         try notify("REFUND", refunded(bought, percentage: 50_000, at: now - 2 * second))
         #expect(try balance("u-half") == 50, "100 − 100 × 50000 / 100000")

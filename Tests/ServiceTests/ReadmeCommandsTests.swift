@@ -35,8 +35,9 @@ import Testing
             }
             if let block = open {
                 guard line == "```" else { throw OpsFailure("README.md: a fence inside a block: \(line)") }
-                blocks.append(block.language == "sh"
-                    ? .shell(block.lines.joined(separator: "\n")) : .shown(language: block.language))
+                blocks.append(
+                    block.language == "sh"
+                        ? .shell(block.lines.joined(separator: "\n")) : .shown(language: block.language))
                 open = nil
             } else {
                 open = (String(line.dropFirst(3)), [])
@@ -110,16 +111,18 @@ import Testing
             try? FileManager.default.removeItem(atPath: root)
         }
         try FileManager.default.createDirectory(atPath: checkout + "/.build/release", withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: checkout + "/.build/release/iap-ledger",
-                                                   withDestinationPath: OpsBinary.path)
+        try FileManager.default.createSymbolicLink(
+            atPath: checkout + "/.build/release/iap-ledger",
+            withDestinationPath: OpsBinary.path)
         let script = Self.substitutions + commands.joined(separator: "\n") + "\n"
         try script.write(toFile: root + "/readme.sh", atomically: true, encoding: .utf8)
 
         var environment = OpsBinary.environment(["DATA": data, "README_SUBSTITUTED": substituted])
         environment["IAP_LEDGER_URL"] = nil
         environment["IAP_LEDGER_KEY"] = nil
-        let shell = try OpsChild([root + "/readme.sh"], environment: environment, executable: "/bin/bash",
-                                 workingDirectory: checkout)
+        let shell = try OpsChild(
+            [root + "/readme.sh"], environment: environment, executable: "/bin/bash",
+            workingDirectory: checkout)
         guard let status = shell.wait(timeout: 300) else {
             shell.kill(SIGKILL)
             throw OpsFailure("the README's commands did not finish: \(shell.stdout)\n\(shell.stderr)")
@@ -163,8 +166,11 @@ import Testing
 
         // The receiver got one POST per change of the tour, u-1's in the order they happened.
         let received = try Self.receivedChanges(data + "/webhooks.log")
-        #expect(received.map { $0["type"] as? String } == ["INITIAL_PURCHASE", "REFUND", "CONSUMABLE_PURCHASE", "BALANCE_DEBIT"],
-                "\(received)")
+        #expect(
+            received.map { $0["type"] as? String } == [
+                "INITIAL_PURCHASE", "REFUND", "CONSUMABLE_PURCHASE", "BALANCE_DEBIT",
+            ],
+            "\(received)")
         #expect(received.allSatisfy { $0["userId"] as? String == "u-1" })
         #expect((received.first?["customer"] as? [String: Any])?["userId"] as? String == "u-1")
         #expect(Set(received.compactMap { $0["id"] as? String }).count == received.count)
@@ -246,7 +252,7 @@ import Testing
 
     static func postmasterPID(_ data: String) -> Int32? {
         guard let text = try? String(contentsOfFile: data + "/pgdata/postmaster.pid", encoding: .utf8),
-              let first = text.split(separator: "\n").first
+            let first = text.split(separator: "\n").first
         else { return nil }
         return Int32(first)
     }

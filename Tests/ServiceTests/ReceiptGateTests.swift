@@ -1,8 +1,9 @@
 import AppStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// StoreKit 1 receipts are checked locally before Apple is asked: text that is not base64 of a
@@ -10,15 +11,20 @@ import TestSupport
 /// `{"receipt": "!!!not base64!!!"}` went to Apple and answered 502 when Apple was unreachable.
 @Suite struct ReceiptGateTests {
     @Test func aReceiptThatCannotBeOneIs400AndAppleIsNeverAsked() throws {
-        let apple = try StandInServer(["/prod": [(200, VerificationTests.sandboxReceipt)],
-                                       "/sandbox": [(200, VerificationTests.sandboxReceipt)]])
+        let apple = try StandInServer([
+            "/prod": [(200, VerificationTests.sandboxReceipt)],
+            "/sandbox": [(200, VerificationTests.sandboxReceipt)],
+        ])
         defer { apple.stop() }
-        let service = try TestService(configuration: TestService.configuration(verifyReceiptBase: "http://127.0.0.1:\(apple.port)"))
+        let service = try TestService(
+            configuration: TestService.configuration(verifyReceiptBase: "http://127.0.0.1:\(apple.port)"))
         defer { service.stop() }
         let client = service.client("write")
         let certificate = JWSSigner.base64(TestVectors.shared.rootDER)
-        for bad in ["!!!not base64!!!", "", "QUJD\u{1}", "MIIT" + String(repeating: "QUJD", count: 40) + "QQ==", certificate,
-                    TestReceipts.receipt() + "AAAA"] {
+        for bad in [
+            "!!!not base64!!!", "", "QUJD\u{1}", "MIIT" + String(repeating: "QUJD", count: 40) + "QQ==", certificate,
+            TestReceipts.receipt() + "AAAA",
+        ] {
             let response = try client.receipt("u-gate", bad)
             #expect(response.status == 400, "\(bad.prefix(30)): \(response.text)")
             #expect(response.headers["content-type"] == "application/problem+json")

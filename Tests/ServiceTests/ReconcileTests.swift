@@ -2,8 +2,9 @@ import AppStore
 import EventStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// `POST /v1/admin/reconcile` (api.md §5, missed notifications) against the stand-in of Apple's
@@ -11,8 +12,10 @@ import TestSupport
 @Suite struct ReconcileTests {
     static func notification(_ id: String) -> String {
         let now = TestVectors.nowMillis
-        let transaction = Mint.transaction(id, product: TestService.monthly, purchase: now - hour, expires: now + 29 * day, signed: now - hour)
-        return TestVectors.shared.signedNotification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", transaction: transaction, renewal: nil)
+        let transaction = Mint.transaction(
+            id, product: TestService.monthly, purchase: now - hour, expires: now + 29 * day, signed: now - hour)
+        return TestVectors.shared.signedNotification(
+            type: "SUBSCRIBED", subtype: "INITIAL_BUY", transaction: transaction, renewal: nil)
     }
 
     @Test func notificationsThatNeverArrivedAreRecordedOnceAndAForgedOneNever() throws {
@@ -33,10 +36,15 @@ import TestSupport
         let since = RFC3339.format(service.clock.now - hour)
         let first = try api.post("/v1/admin/reconcile", ["since": .string(since)])
         #expect(first.status == 200, "\(first.text)")
-        #expect(first.json == .object(["fetched": .int(4), "recorded": .int(2), "duplicates": .int(1), "rejected": .int(1)]))
+        #expect(
+            first.json
+                == .object(["fetched": .int(4), "recorded": .int(2), "duplicates": .int(1), "rejected": .int(1)]))
         let again = try api.post("/v1/admin/reconcile", ["since": .string(since), "environment": "Production"])
-        #expect(again.json == .object(["fetched": .int(4), "recorded": .int(0), "duplicates": .int(3), "rejected": .int(1)]))
-        #expect(apple.production.requests.filter { $0.path == "/inApps/v1/notifications/history" }.count >= 4, "every page")
+        #expect(
+            again.json
+                == .object(["fetched": .int(4), "recorded": .int(0), "duplicates": .int(3), "rejected": .int(1)]))
+        #expect(
+            apple.production.requests.filter { $0.path == "/inApps/v1/notifications/history" }.count >= 4, "every page")
 
         // The missed ones count as soon as a user claims their chains; the forged one was never kept.
         for id in ["5000002", "5000003"] {
@@ -53,15 +61,19 @@ import TestSupport
         defer { service.stop() }
         let api = service.client()
         let now = service.clock.now
-        for body: JSONValue in [[:], ["since": "yesterday"], ["since": .string(RFC3339.format(now - 200 * day))],
-                                ["since": .string(RFC3339.format(now - hour)), "environment": "Xcode"],
-                                ["since": .string(RFC3339.format(now - hour)), "until": .string(RFC3339.format(now - 2 * hour))]] {
+        for body: JSONValue in [
+            [:], ["since": "yesterday"], ["since": .string(RFC3339.format(now - 200 * day))],
+            ["since": .string(RFC3339.format(now - hour)), "environment": "Xcode"],
+            ["since": .string(RFC3339.format(now - hour)), "until": .string(RFC3339.format(now - 2 * hour))],
+        ] {
             let response = try api.post("/v1/admin/reconcile", body)
             #expect(response.status == 400, "\(body) \(response.text)")
             #expect(response.json["code"]?.stringValue == "invalid_request")
         }
         #expect(apple.production.requests.isEmpty)
-        #expect(try service.client("write").post("/v1/admin/reconcile", ["since": .string(RFC3339.format(now - hour))]).status == 403)
+        #expect(
+            try service.client("write").post("/v1/admin/reconcile", ["since": .string(RFC3339.format(now - hour))])
+                .status == 403)
         let unkeyed = try TestService()
         defer { unkeyed.stop() }
         let refused = try unkeyed.client().post("/v1/admin/reconcile", ["since": .string(RFC3339.format(now - hour))])
@@ -75,14 +87,16 @@ import TestSupport
         for id in ["5100001", "5100002"] { apple.production.addNotification(Self.notification(id)) }
         var configuration = TestService.configuration()
         configuration.apps[0].serverAPI = Configuration.ServerAPI(
-            issuerId: "issuer-test", keyId: "KEYTEST123", privateKeyPath: SyncTests.keyPath, key: AppStoreServerKey.testKey(),
+            issuerId: "issuer-test", keyId: "KEYTEST123", privateKeyPath: SyncTests.keyPath,
+            key: AppStoreServerKey.testKey(),
             productionURL: apple.productionURL.absoluteString, sandboxURL: apple.sandboxURL.absoluteString)
         configuration.reconcileIntervalSeconds = 1
         let first = try TestService(configuration: configuration)
         let connection = try Connection(first.conninfo)
         func checkpoints() throws -> (rows: Int, recorded: Int64, lastSuccess: Int64) {
             let rows = try connection.query(
-                "SELECT count(*), coalesce(sum(recorded_total), 0), coalesce(max(last_success_at), 0) FROM reconcile.checkpoints")
+                "SELECT count(*), coalesce(sum(recorded_total), 0), coalesce(max(last_success_at), 0) FROM reconcile.checkpoints"
+            )
             return (Int(rows[0, 0] ?? "0") ?? 0, Int64(rows[0, 1] ?? "0") ?? 0, Int64(rows[0, 2] ?? "0") ?? 0)
         }
         #expect(opsEventually(within: 20) { (try? checkpoints().rows) == 2 }, "one checkpoint per store environment")
@@ -102,7 +116,9 @@ import TestSupport
             "SELECT count(*) FROM ops.leases WHERE name = $1 AND expires_at > now()", [Reconciler.leaseName])
         #expect(holders[0, 0] == "1", "one of the two instances runs it")
         let metrics = try second.client(nil).get("/metrics").text + (try third.client(nil).get("/metrics").text)
-        let held = ["iap_background_lease_held{job=\"reconciler\"} 1", "iap_background_lease_held{job=\"reconciler\"} 0"]
+        let held = [
+            "iap_background_lease_held{job=\"reconciler\"} 1", "iap_background_lease_held{job=\"reconciler\"} 0",
+        ]
         #expect(held.allSatisfy { metrics.contains($0) }, "one instance says it runs it, the other that it does not")
         #expect(metrics.contains("iap_reconcile_runs_total{"))
         #expect(metrics.contains("iap_reconcile_last_success_timestamp_seconds{"))
@@ -115,10 +131,12 @@ import TestSupport
         #expect(try parse("{}").reconcileIntervalSeconds == 3600)
         #expect(try parse(#"{"reconcile": {"intervalSeconds": 0}}"#).reconcileIntervalSeconds == 0)
         #expect(try parse(#"{"reconcile": {"intervalSeconds": 900}}"#).reconcileIntervalSeconds == 900)
-        for (text, key) in [(#"{"reconcile": {"intervalSeconds": 5}}"#, "reconcile.intervalSeconds"),
-                            (#"{"reconcile": {"intervalSeconds": "hourly"}}"#, "reconcile.intervalSeconds"),
-                            (#"{"reconcile": {"every": 60}}"#, "reconcile"),
-                            (#"{"reconcile": 3600}"#, "reconcile")] {
+        for (text, key) in [
+            (#"{"reconcile": {"intervalSeconds": 5}}"#, "reconcile.intervalSeconds"),
+            (#"{"reconcile": {"intervalSeconds": "hourly"}}"#, "reconcile.intervalSeconds"),
+            (#"{"reconcile": {"every": 60}}"#, "reconcile"),
+            (#"{"reconcile": 3600}"#, "reconcile"),
+        ] {
             do {
                 _ = try parse(text)
                 Issue.record("\(text) was accepted")

@@ -1,7 +1,8 @@
 import JSON
 import Ledger
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// A replay tells the change feed what it changed (api.md §4): one CORRECTION per changed user,
@@ -24,7 +25,9 @@ import TestSupport
     @Test func aReplayThatChangesDocumentsEmitsOneCorrectionPerChangedUserAndADryRunNone() throws {
         let harness = try ReplayHarness()
         try harness.runScenarios()
-        try harness.purchase("u-ads-2", ["productId": .string(ReplayHarness.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
+        try harness.purchase(
+            "u-ads-2",
+            ["productId": .string(ReplayHarness.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
         let before = try Self.feed(harness)
         #expect(!before.isEmpty)
         #expect(!before.contains { $0["type"]?.stringValue == "CORRECTION" })
@@ -69,17 +72,21 @@ import TestSupport
             #expect(try first.client().purchase(user, Mint.signed(fields)).status == 200)
         }
         let coins = Mint.transaction(
-            "3100003", product: TestService.coins, type: "Consumable", purchase: now - hour, expires: nil, signed: now - hour)
+            "3100003", product: TestService.coins, type: "Consumable", purchase: now - hour, expires: nil,
+            signed: now - hour)
         #expect(try first.client().purchase("u-cat-3", Mint.signed(coins)).status == 200)
         first.stop()
 
         var configuration = TestService.configuration()
-        configuration.apps[0].products[TestService.removeAds] = .init(kind: .nonConsumable, entitlements: ["premium"], grants: [:])
+        configuration.apps[0].products[TestService.removeAds] = .init(
+            kind: .nonConsumable, entitlements: ["premium"], grants: [:])
         let second = try TestService(configuration: configuration, sharing: first)
         defer { second.stop() }
         let changes = try ChangeFeedTests.feed(second.client(), settled: second.conninfo)
         let corrections = changes.filter { $0["type"]?.stringValue == "CORRECTION" }
-        #expect(Set(corrections.compactMap { $0["userId"]?.stringValue }) == ["u-cat-1", "u-cat-2"], "only the users it changes")
+        #expect(
+            Set(corrections.compactMap { $0["userId"]?.stringValue }) == ["u-cat-1", "u-cat-2"],
+            "only the users it changes")
         #expect(corrections.count == 2)
         let one = try #require(corrections.first)
         #expect(one["details"]?["before"]?["entitlements"]?["no_ads"]?["active"]?.boolValue == true)
@@ -95,7 +102,8 @@ import TestSupport
         let harness = try ReplayHarness()
         try harness.runScenarios()
         try harness.purchase(
-            "u-ads-2", ["productId": .string(ReplayHarness.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
+            "u-ads-2",
+            ["productId": .string(ReplayHarness.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
         let before = try ReplayCorrectionTests.feed(harness)
 
         var catalog = ReplayHarness.configuration.catalog
@@ -103,7 +111,8 @@ import TestSupport
         var options = ReplayOptions(catalog: catalog)
         options.beforeSwap = {
             _ = try? harness.purchase(
-                "u-ads-2", ["productId": .string(ReplayHarness.coins), "type": .string("Consumable"), "expiresDate": .null])
+                "u-ads-2",
+                ["productId": .string(ReplayHarness.coins), "type": .string("Consumable"), "expiresDate": .null])
         }
         let applied = try harness.app.projections.engine.run(options)
         #expect(applied.swapped)
@@ -116,9 +125,10 @@ import TestSupport
 
         let write = try #require(after.firstIndex { $0["type"]?.stringValue == "CONSUMABLE_PURCHASE" })
         #expect(after[write]["userId"]?.stringValue == "u-ads-2")
-        let correction = try #require(after.firstIndex {
-            $0["type"]?.stringValue == "CORRECTION" && $0["userId"]?.stringValue == "u-ads-2"
-        })
+        let correction = try #require(
+            after.firstIndex {
+                $0["type"]?.stringValue == "CORRECTION" && $0["userId"]?.stringValue == "u-ads-2"
+            })
         #expect(correction > write, "the correction follows the write it was judged after")
         let announced = try #require(after[write]["customer"]?["balances"])
         #expect(announced != .object([:]), "the write gave coins")

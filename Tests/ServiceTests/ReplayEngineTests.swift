@@ -3,12 +3,14 @@ import Foundation
 import JSON
 import Ledger
 import Synchronization
-import Testing
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import TestSupport
+import Testing
+
 @testable import Service
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 @Suite(.serialized) struct ReplayEngineTests {
     @Test func replayAfterTheScenariosGivesExactlyTheSameDocuments() throws {
@@ -48,14 +50,17 @@ import TestSupport
         #expect(response.json["changedChainOwners"]?.int64Value == 0)
         #expect((response.json["events"]?.int64Value ?? 0) > 10)
         #expect(try harness.documents() == before)
-        let tables = try harness.connection().query("SELECT count(*) AS n FROM pg_tables WHERE schemaname = 'proj' AND tablename LIKE '%_next'")
+        let tables = try harness.connection().query(
+            "SELECT count(*) AS n FROM pg_tables WHERE schemaname = 'proj' AND tablename LIKE '%_next'")
         #expect(tables.int64(0, "n") == 0)
     }
 
     @Test func aChangedProjectionRuleListsExactlyTheUsersItAffects() throws {
         let harness = try ReplayHarness()
         try harness.runScenarios()
-        try harness.purchase("u-ads-2", ["productId": .string(ReplayHarness.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
+        try harness.purchase(
+            "u-ads-2",
+            ["productId": .string(ReplayHarness.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
         // The rule change: removeads now grants "premium" instead of "no_ads".
         var catalog = ReplayHarness.configuration.catalog
         catalog.products[ReplayHarness.removeAds] = Ledger.Product(type: .nonConsumable, entitlements: ["premium"])
@@ -84,7 +89,9 @@ import TestSupport
         try blocker.executeScript("BEGIN")
         _ = try blocker.query("SELECT pg_current_xact_id()")
         defer { try? blocker.executeScript("ROLLBACK") }
-        _ = try harness.purchase("u-late", ["productId": .string(ReplayHarness.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
+        _ = try harness.purchase(
+            "u-late",
+            ["productId": .string(ReplayHarness.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
         let report = try harness.app.projections.engine.run(ReplayOptions(dryRun: true))
         #expect(report.events == (try harness.eventCount()))
         #expect(report.changedUsers.isEmpty, "\(report.changedUsers.prefix(3))")
@@ -94,7 +101,9 @@ import TestSupport
         let harness = try ReplayHarness()
         try harness.runScenarios()
         for index in 0..<20 {
-            try harness.purchase("w-\(index)", ["productId": .string(ReplayHarness.coins), "type": .string("Consumable"), "expiresDate": .null])
+            try harness.purchase(
+                "w-\(index)",
+                ["productId": .string(ReplayHarness.coins), "type": .string("Consumable"), "expiresDate": .null])
         }
         let stop = Atomic<Bool>(false)
         let writes = Atomic<Int>(0)
@@ -121,7 +130,7 @@ import TestSupport
                 }
             }
         }
-        writers.forEach { $0.start() }
+        for writer in writers { writer.start() }
         while writes.load(ordering: .relaxed) < 20 { Thread.sleep(forTimeInterval: 0.01) }
         // Small batches make the replay slow enough for the writers to overlap every phase, and
         // the catch-up waits until the writers have appended more after the bulk read.
@@ -163,7 +172,8 @@ import TestSupport
                 SELECT coalesce(sum((data->>'amount')::bigint), 0) AS n FROM es.events
                 WHERE stream_id = (SELECT 'user:' || subject FROM identity.subjects WHERE user_id = $1)
                   AND type = 'BalanceDebited'
-                """, [user]).int64(0, "n")!
+                """, [user]
+            ).int64(0, "n")!
             let read = try harness.request("GET", "/v1/users/\(user)")
             #expect(read.json["balances"]?["coins"]?.int64Value == 100 - debited, "\(user)")
         }

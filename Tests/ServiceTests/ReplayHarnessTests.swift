@@ -3,12 +3,13 @@ import Foundation
 import JSON
 import Ledger
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// An in-process service on a fresh database, with an admin key, a fixed clock and helpers to
@@ -95,9 +96,13 @@ final class ReplayHarness: Sendable {
         return payload
     }
 
-    func notify(_ type: String, subtype: String? = nil, transaction: [String: JSONValue]?, renewal: [String: JSONValue]? = nil) throws {
-        let signed = TestVectors.shared.signedNotification(type: type, subtype: subtype, transaction: transaction, renewal: renewal)
-        let response = try request("POST", "/v1/notifications/apple", .object(["signedPayload": .string(signed)]), auth: false)
+    func notify(
+        _ type: String, subtype: String? = nil, transaction: [String: JSONValue]?, renewal: [String: JSONValue]? = nil
+    ) throws {
+        let signed = TestVectors.shared.signedNotification(
+            type: type, subtype: subtype, transaction: transaction, renewal: renewal)
+        let response = try request(
+            "POST", "/v1/notifications/apple", .object(["signedPayload": .string(signed)]), auth: false)
         #expect(response.status == 200, "notification \(type): \(response.json)")
     }
 
@@ -105,7 +110,9 @@ final class ReplayHarness: Sendable {
     func debit(_ user: String, _ amount: Int, key idempotencyKey: String) throws -> (status: Int, json: JSONValue) {
         try request(
             "POST", "/v1/users/\(user)/balances/coins/debit",
-            .object(["amount": .number(String(amount)), "idempotencyKey": .string(idempotencyKey), "reason": .string("test")]))
+            .object([
+                "amount": .number(String(amount)), "idempotencyKey": .string(idempotencyKey), "reason": .string("test"),
+            ]))
     }
 
     // MARK: Scenarios
@@ -116,18 +123,32 @@ final class ReplayHarness: Sendable {
     func runScenarios(prefix: String = "u") throws -> [String] {
         let day: Int64 = 86_400_000
         // Subscriber who renews (a second period of the same chain, then a DID_RENEW notification).
-        let first = try purchase("\(prefix)-sub", ["productId": .string(Self.monthly), "purchaseDate": .number(String(now - 40 * day)),
-                                                   "expiresDate": .number(String(now - 10 * day))])
+        let first = try purchase(
+            "\(prefix)-sub",
+            [
+                "productId": .string(Self.monthly), "purchaseDate": .number(String(now - 40 * day)),
+                "expiresDate": .number(String(now - 10 * day)),
+            ])
         let otid = first["originalTransactionId"]!
-        try purchase("\(prefix)-sub", ["productId": .string(Self.monthly), "originalTransactionId": otid,
-                                       "purchaseDate": .number(String(now - 10 * day)), "expiresDate": .number(String(now + 20 * day)),
-                                       "transactionReason": .string("RENEWAL")])
-        try notify("DID_RENEW", transaction: ["productId": .string(Self.monthly), "originalTransactionId": otid,
-                                              "purchaseDate": .number(String(now - 10 * day)), "expiresDate": .number(String(now + 20 * day))],
-                   renewal: ["autoRenewStatus": .number("0")])
+        try purchase(
+            "\(prefix)-sub",
+            [
+                "productId": .string(Self.monthly), "originalTransactionId": otid,
+                "purchaseDate": .number(String(now - 10 * day)), "expiresDate": .number(String(now + 20 * day)),
+                "transactionReason": .string("RENEWAL"),
+            ])
+        try notify(
+            "DID_RENEW",
+            transaction: [
+                "productId": .string(Self.monthly), "originalTransactionId": otid,
+                "purchaseDate": .number(String(now - 10 * day)), "expiresDate": .number(String(now + 20 * day)),
+            ],
+            renewal: ["autoRenewStatus": .number("0")])
         // Coins bought twice, spent twice (one duplicate debit), one purchase refunded.
-        try purchase("\(prefix)-coins", ["productId": .string(Self.coins), "type": .string("Consumable"), "expiresDate": .null])
-        let refunded = try purchase("\(prefix)-coins", ["productId": .string(Self.coins), "type": .string("Consumable"), "expiresDate": .null])
+        try purchase(
+            "\(prefix)-coins", ["productId": .string(Self.coins), "type": .string("Consumable"), "expiresDate": .null])
+        let refunded = try purchase(
+            "\(prefix)-coins", ["productId": .string(Self.coins), "type": .string("Consumable"), "expiresDate": .null])
         try debit("\(prefix)-coins", 30, key: "order-1")
         try debit("\(prefix)-coins", 30, key: "order-1")
         try debit("\(prefix)-coins", 50, key: "order-2")
@@ -137,8 +158,12 @@ final class ReplayHarness: Sendable {
         revoked["signedDate"] = .number(String(TestVectors.nowMillis + 60_000))
         try notify("REFUND", transaction: revoked)
         // Non-consumable owner, and one whose purchase gets refunded.
-        try purchase("\(prefix)-ads", ["productId": .string(Self.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
-        let adsRefund = try purchase("\(prefix)-ads-refund", ["productId": .string(Self.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
+        try purchase(
+            "\(prefix)-ads",
+            ["productId": .string(Self.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
+        let adsRefund = try purchase(
+            "\(prefix)-ads-refund",
+            ["productId": .string(Self.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
         var adsRevoked = adsRefund.objectValue!
         adsRevoked["revocationDate"] = .number(String(now - 500))
         adsRevoked["signedDate"] = .number(String(TestVectors.nowMillis + 60_000))
@@ -150,8 +175,12 @@ final class ReplayHarness: Sendable {
             .object(["userId": .string("\(prefix)-to"), "signedTransaction": .string(TestVectors.shared.sign(moved))]))
         #expect(response.status == 200)
         // An expired subscriber.
-        try purchase("\(prefix)-expired", ["productId": .string(Self.monthly), "purchaseDate": .number(String(now - 60 * day)),
-                                           "expiresDate": .number(String(now - 30 * day))])
+        try purchase(
+            "\(prefix)-expired",
+            [
+                "productId": .string(Self.monthly), "purchaseDate": .number(String(now - 60 * day)),
+                "expiresDate": .number(String(now - 30 * day)),
+            ])
         return ["sub", "coins", "ads", "ads-refund", "from", "to", "expired"].map { "\(prefix)-\($0)" }
     }
 
@@ -203,9 +232,11 @@ final class ReplayHarness: Sendable {
         var rows: [(String, Int64, Int64, [UInt8])] = []
         CopyText.forEachRow(text) { buffer, fields in
             #expect(fields.count == 4)
-            rows.append((
-                CopyText.string(buffer, fields[0]), CopyText.integer(buffer, fields[1]),
-                CopyText.integer(buffer, fields[2]), CopyText.field(buffer, fields[3])))
+            rows.append(
+                (
+                    CopyText.string(buffer, fields[0]), CopyText.integer(buffer, fields[1]),
+                    CopyText.integer(buffer, fields[2]), CopyText.field(buffer, fields[3])
+                ))
         }
         #expect(rows.count == 2)
         #expect(rows.first?.0 == "user\t1")

@@ -46,7 +46,8 @@ import Testing
         #expect(parallel.world.chainPositions == sequential.chainPositions)
         #expect(parallel.world.accountPositions == sequential.accountPositions)
         #expect(parallel.owners.count == 1200)
-        #expect(parallel.owners["1000"] == "u-0" && parallel.owners["1001"] == "u-1" && parallel.owners["1003"] == "u-0")
+        #expect(
+            parallel.owners["1000"] == "u-0" && parallel.owners["1001"] == "u-1" && parallel.owners["1003"] == "u-0")
         for n in [0, 1, 3, 599, 1199] { #expect(parallel.version(of: "u-\(n)") == sequential.version(of: "u-\(n)")) }
     }
 

@@ -2,8 +2,9 @@ import EventStore
 import Foundation
 import JSON
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// History reads on a real streaming replica (`DATABASE_READ_URL`): never less than the caller's
@@ -66,18 +67,22 @@ import TestSupport
 
     /// A monthly subscription bought an hour ago, signed.
     static func purchase(_ transactionId: String, now: Int64) -> String {
-        Mint.signed(Mint.transaction(
-            transactionId, product: TestService.monthly, purchase: now - hour, expires: now + day, signed: now - hour))
+        Mint.signed(
+            Mint.transaction(
+                transactionId, product: TestService.monthly, purchase: now - hour, expires: now + day,
+                signed: now - hour))
     }
 
     @Test func aPurchaseIsAtOnceInEveryHistoryReadThroughTheReplica() throws {
         let (primary, replica) = try Self.cluster()
         let service = try ReplicaService(primary: primary, replica: replica)
         defer { service.stop() }
-        let writer = service.client(), reader = service.client()
+        let writer = service.client()
+        let reader = service.client()
         let now = Timestamp.nowMillis()
         for index in 0..<120 {
-            let user = "u-own-\(index)", transactionId = "\(5_200_000 + index)"
+            let user = "u-own-\(index)"
+            let transactionId = "\(5_200_000 + index)"
             #expect(try writer.purchase(user, Self.purchase(transactionId, now: now)).status == 200)
             // Straight after the acknowledgement, on another connection: the user's events and the
             // chain show it, and the change feed soon after.
@@ -93,7 +98,8 @@ import TestSupport
             var feed = try reader.get("/v1/changes?userId=\(user)")
             let shown = opsEventually(within: 10) {
                 feed = (try? reader.get("/v1/changes?userId=\(user)")) ?? feed
-                return feed.json["changes"]?.arrayValue?.contains { $0["type"]?.stringValue == "INITIAL_PURCHASE" } == true
+                return feed.json["changes"]?.arrayValue?.contains { $0["type"]?.stringValue == "INITIAL_PURCHASE" }
+                    == true
             }
             #expect(shown, "the change feed of \(user) lacks its purchase: \(feed.text)")
         }
@@ -125,7 +131,9 @@ import TestSupport
         #expect(try service.replicaReads("fallback") >= fellBackBefore + 2)
         // The paused replica itself does not have it: the fallback was needed.
         let standby = try Connection(service.replicaConninfo)
-        #expect(try standby.query("SELECT count(*) FROM es.events WHERE data->>'originalTransactionId' = '5300002'")[0, 0] == "0")
+        #expect(
+            try standby.query("SELECT count(*) FROM es.events WHERE data->>'originalTransactionId' = '5300002'")[0, 0]
+                == "0")
 
         try replica.resumeReplay()
         resumed.withLock { $0 = true }
@@ -142,7 +150,9 @@ import TestSupport
         let (primary, replica) = try Self.cluster()
         let service = try ReplicaService(primary: primary, replica: replica)
         defer { service.stop() }
-        #expect(try service.client().purchase("u-analyst", Self.purchase("5400001", now: Timestamp.nowMillis())).status == 200)
+        #expect(
+            try service.client().purchase("u-analyst", Self.purchase("5400001", now: Timestamp.nowMillis())).status
+                == 200)
         let standby = try Connection(service.replicaConninfo)
         try standby.executeScript("SET ROLE iap_analyst")
         let started = Date()
@@ -150,13 +160,18 @@ import TestSupport
         // The projector runs every 250 ms and the replica replays in milliseconds: normally well
         // under a second; the bound is loose for a loaded 2-core machine.
         while rows != "1" && Date().timeIntervalSince(started) < 30 {
-            rows = try standby.query("SELECT count(*) FROM analytics.transactions WHERE transaction_id = '5400001'")[0, 0] ?? ""
+            rows =
+                try standby.query("SELECT count(*) FROM analytics.transactions WHERE transaction_id = '5400001'")[0, 0]
+                ?? ""
             if rows != "1" { Thread.sleep(forTimeInterval: 0.05) }
         }
         #expect(rows == "1", "the purchase did not reach analytics.transactions on the replica")
-        #expect(Date().timeIntervalSince(started) < 20, "analytics took \(Date().timeIntervalSince(started)) s to reach the replica")
-        #expect(try standby.query(
-            "SELECT status FROM analytics.subscriptions WHERE user_id = 'u-analyst'")[0, 0] == "active")
+        #expect(
+            Date().timeIntervalSince(started) < 20,
+            "analytics took \(Date().timeIntervalSince(started)) s to reach the replica")
+        #expect(
+            try standby.query(
+                "SELECT status FROM analytics.subscriptions WHERE user_id = 'u-analyst'")[0, 0] == "active")
         // The same role, the same limits as on the primary: no event log, and read-only anyway.
         #expect(throws: DatabaseError.self) { _ = try standby.query("SELECT * FROM es.events LIMIT 1") }
     }
@@ -205,12 +220,14 @@ import TestSupport
         let refused = try OpsBinary.run(["serve"], environment: bad)
         #expect(refused.status == 2)
         #expect(refused.stderrLines.count == 1, "\(refused.stderr)")
-        #expect(refused.stderr.contains("IAP_LEDGER_REPLICA_WAIT_MS must be 0…10000, got \"soon\""), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("IAP_LEDGER_REPLICA_WAIT_MS must be 0…10000, got \"soon\""), "\(refused.stderr)")
     }
 
     @Test func aPositionIsFetchedAfterTheReadBeganAndSharedByTheReadersWaiting() throws {
         // A fetch answers the clock's value when it starts; each caller ticks the clock first.
-        let clock = Atomic<UInt64>(0), fetches = Atomic<Int>(0)
+        let clock = Atomic<UInt64>(0)
+        let fetches = Atomic<Int>(0)
         let position = PrimaryWALPosition { () throws(DatabaseError) -> WALPosition in
             fetches.add(1, ordering: .relaxed)
             let value = clock.load(ordering: .sequentiallyConsistent)

@@ -3,8 +3,9 @@ import Foundation
 import Glibc
 import JSON
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// Rolling upgrades (issue 16, deliverable 3): instances left on older code than the database's
@@ -48,8 +49,12 @@ import TestSupport
 
     static func purchase(_ service: TestService, _ user: String, _ id: String) throws -> ServiceHTTPClient.Response {
         let now = service.clock.now
-        return try service.client().purchase(user, Mint.signed(Mint.transaction(
-            id, product: TestService.monthly, purchase: now - hour, expires: now + 20 * day, signed: now - hour)))
+        return try service.client().purchase(
+            user,
+            Mint.signed(
+                Mint.transaction(
+                    id, product: TestService.monthly, purchase: now - hour, expires: now + 20 * day, signed: now - hour)
+            ))
     }
 
     /// The 503 every refused request gets: the stable code and a detail naming the projection and both versions.
@@ -68,7 +73,8 @@ import TestSupport
 
     static func gauge(_ service: TestService) throws -> String {
         let metrics = try service.client(nil).get("/metrics").text
-        return metrics.split(separator: "\n").filter { $0.hasPrefix("iap_projection_version_ahead{") }.joined(separator: "\n")
+        return metrics.split(separator: "\n").filter { $0.hasPrefix("iap_projection_version_ahead{") }.joined(
+            separator: "\n")
     }
 
     static func occurrences(_ needle: String, in text: String) -> Int { text.components(separatedBy: needle).count - 1 }
@@ -126,7 +132,9 @@ import TestSupport
     static func awaitLeaseRows(_ conninfo: String, _ condition: (Int64) -> Bool) throws -> Bool {
         let connection = try Connection(conninfo)
         for _ in 0..<100 {
-            let live = try connection.query("SELECT count(*) AS n FROM ops.leases WHERE expires_at > now()").int64(0, "n") ?? -1
+            let live =
+                try connection.query("SELECT count(*) AS n FROM ops.leases WHERE expires_at > now()").int64(0, "n")
+                ?? -1
             if condition(live) { return true }
             Thread.sleep(forTimeInterval: 0.1)
         }
@@ -176,10 +184,11 @@ import TestSupport
         let deadline = Date().addingTimeInterval(60)
         var waiting: Int64 = 0
         while waiting == 0 && status.value.withLock({ $0 }) == nil && Date() < deadline {
-            waiting = try observer.query(
-                "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'relation'"
-                    + " AND datname = current_database()"
-            ).int64(0, "n") ?? 0
+            waiting =
+                try observer.query(
+                    "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'relation'"
+                        + " AND datname = current_database()"
+                ).int64(0, "n") ?? 0
             if waiting == 0 { Thread.sleep(forTimeInterval: 0.02) }
         }
         #expect(waiting == 1)
@@ -237,7 +246,8 @@ import TestSupport
             let ready = try OpsHTTP.get(port: serve.port, "/readyz")
             #expect(ready.status == 503, "\(ready.body)")
             #expect(ready.body.contains("\"code\":\"projection_version_ahead\""), "\(ready.body)")
-            #expect(opsEventually(within: 5) { serve.stderr.contains("projection version ahead") })  // stderr is read apart
+            // stderr is read apart
+            #expect(opsEventually(within: 5) { serve.stderr.contains("projection version ahead") })
             let lines = serve.stderr.split(separator: "\n").filter { $0.contains("projection version ahead") }
             #expect(lines.count == 1, "\(serve.stderr)")
             #expect(lines.first?.contains("databaseVersion=\(newer)") == true, "\(serve.stderr)")
@@ -268,8 +278,10 @@ import TestSupport
         let refused = try OpsBinary.run(
             ["catalog", "record", "--config", file], environment: ["DATABASE_URL": first.conninfo])
         #expect(refused.status != 0)
-        #expect(refused.stderrLines.last?.contains("nothing recorded: the users projection is at version \(Self.users.version + 1)") == true,
-                "\(refused.stderr)")
+        #expect(
+            refused.stderrLines.last?.contains(
+                "nothing recorded: the users projection is at version \(Self.users.version + 1)") == true,
+            "\(refused.stderr)")
         #expect(try CatalogInForceTests.catalogHead(first.conninfo) == 1)
     }
 

@@ -1,8 +1,9 @@
 import EventStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// api.md §7, `sameAppleAccountAs`: a later purchase from an Apple Account (`appTransactionId`)

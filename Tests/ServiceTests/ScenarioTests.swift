@@ -1,6 +1,7 @@
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// Every scenario of docs/domain.md, driven through HTTP with minted signed vectors and asserted on
@@ -44,7 +45,9 @@ import TestSupport
         refunded["revocationDate"] = .int(now - second)
         refunded["revocationReason"] = .int(1)
         refunded["signedDate"] = .int(now - second)
-        #expect(try api.notify(Mint.notification("REFUND", transaction: refunded)).json["result"]?.stringValue == "recorded")
+        #expect(
+            try api.notify(Mint.notification("REFUND", transaction: refunded)).json["result"]?.stringValue == "recorded"
+        )
         let after = try api.user("u-coins")
         #expect(after["balances"]?["coins"]?.int64Value == -30)
     }
@@ -84,7 +87,8 @@ import TestSupport
     @Test func subscriptionRenewsThenExpiresWithNoEvent() throws {
         let now = service.clock.now
         let first = Mint.transaction(
-            "1000201", product: TestService.monthly, purchase: now - 30 * day + hour, expires: now + hour, signed: now - 30 * day + hour)
+            "1000201", product: TestService.monthly, purchase: now - 30 * day + hour, expires: now + hour,
+            signed: now - 30 * day + hour)
         #expect(try api.purchase("u-renew", Mint.signed(first)).status == 200)
         var document = try api.user("u-renew")
         var sub = try subscription(document, "1000201")
@@ -102,7 +106,8 @@ import TestSupport
         #expect(pro["expiresAt"]?.stringValue == RFC3339.format(now + hour))
 
         let renewal = Mint.transaction(
-            "1000202", chain: "1000201", product: TestService.monthly, purchase: now + hour, expires: now + hour + 30 * day,
+            "1000202", chain: "1000201", product: TestService.monthly, purchase: now + hour,
+            expires: now + hour + 30 * day,
             signed: now, ["transactionReason": .string("RENEWAL")])
         let renewed = Mint.notification(
             "DID_RENEW", transaction: renewal, renewal: Mint.renewal(signed: now))
@@ -125,7 +130,8 @@ import TestSupport
     @Test func gracePeriodKeepsAccessThenBillingRetryEndsItThenRecoveryRestoresIt() throws {
         let now = service.clock.now
         let period = Mint.transaction(
-            "1000301", product: TestService.monthly, purchase: now - 30 * day + hour, expires: now + hour, signed: now - 30 * day + hour)
+            "1000301", product: TestService.monthly, purchase: now - 30 * day + hour, expires: now + hour,
+            signed: now - 30 * day + hour)
         #expect(try api.purchase("u-grace", Mint.signed(period)).status == 200)
         let failed = Mint.notification(
             "DID_FAIL_TO_RENEW", "GRACE_PERIOD", transaction: period,
@@ -162,16 +168,24 @@ import TestSupport
     @Test func billingRetryWithoutGraceAndVoluntaryExpiry() throws {
         let now = service.clock.now
         let retrying = Mint.transaction(
-            "1000401", product: TestService.monthly, purchase: now - 30 * day, expires: now + hour, signed: now - 30 * day)
+            "1000401", product: TestService.monthly, purchase: now - 30 * day, expires: now + hour,
+            signed: now - 30 * day)
         #expect(try api.purchase("u-retry", Mint.signed(retrying)).status == 200)
-        #expect(try api.notify(Mint.notification(
-            "DID_FAIL_TO_RENEW", transaction: retrying, renewal: Mint.renewal(billingRetry: true, signed: now))).status == 200)
+        #expect(
+            try api.notify(
+                Mint.notification(
+                    "DID_FAIL_TO_RENEW", transaction: retrying, renewal: Mint.renewal(billingRetry: true, signed: now))
+            ).status == 200)
         let cancelled = Mint.transaction(
-            "1000411", product: TestService.yearly, purchase: now - 300 * day, expires: now + hour, signed: now - 300 * day)
+            "1000411", product: TestService.yearly, purchase: now - 300 * day, expires: now + hour,
+            signed: now - 300 * day)
         #expect(try api.purchase("u-retry", Mint.signed(cancelled)).status == 200)
-        #expect(try api.notify(Mint.notification(
-            "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", transaction: cancelled,
-            renewal: Mint.renewal(autoRenew: false, product: TestService.yearly, signed: now))).status == 200)
+        #expect(
+            try api.notify(
+                Mint.notification(
+                    "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", transaction: cancelled,
+                    renewal: Mint.renewal(autoRenew: false, product: TestService.yearly, signed: now))
+            ).status == 200)
 
         var document = try api.user("u-retry")
         #expect(try subscription(document, "1000411")["autoRenew"]?.boolValue == false)
@@ -188,9 +202,11 @@ import TestSupport
     @Test func refundOfAnOlderPeriodKeepsTheCurrentOneAndARefundOfTheCurrentRevokes() throws {
         let now = service.clock.now
         let old = Mint.transaction(
-            "1000501", product: TestService.monthly, purchase: now - 40 * day, expires: now - 10 * day, signed: now - 40 * day)
+            "1000501", product: TestService.monthly, purchase: now - 40 * day, expires: now - 10 * day,
+            signed: now - 40 * day)
         let current = Mint.transaction(
-            "1000502", chain: "1000501", product: TestService.monthly, purchase: now - 10 * day, expires: now + 20 * day,
+            "1000502", chain: "1000501", product: TestService.monthly, purchase: now - 10 * day,
+            expires: now + 20 * day,
             signed: now - 10 * day)
         #expect(try api.purchase("u-refund", Mint.signed(old)).status == 200)
         #expect(try api.purchase("u-refund", Mint.signed(current)).status == 200)
@@ -220,18 +236,23 @@ import TestSupport
     @Test func upgradeAppliesTheNewProductAtOnce() throws {
         let now = service.clock.now
         let monthly = Mint.transaction(
-            "1000601", product: TestService.monthly, purchase: now - 5 * day, expires: now + 25 * day, signed: now - 5 * day)
+            "1000601", product: TestService.monthly, purchase: now - 5 * day, expires: now + 25 * day,
+            signed: now - 5 * day)
         #expect(try api.purchase("u-upgrade", Mint.signed(monthly)).status == 200)
         var upgraded = monthly
         upgraded["isUpgraded"] = .bool(true)
         upgraded["signedDate"] = .int(now - hour)
         let yearly = Mint.transaction(
-            "1000602", chain: "1000601", product: TestService.yearly, purchase: now - hour, expires: now - hour + 365 * day,
+            "1000602", chain: "1000601", product: TestService.yearly, purchase: now - hour,
+            expires: now - hour + 365 * day,
             signed: now - hour)
         #expect(try api.purchase("u-upgrade", Mint.signed(upgraded)).status == 200)
-        #expect(try api.notify(Mint.notification(
-            "DID_CHANGE_RENEWAL_PREF", "UPGRADE", transaction: yearly,
-            renewal: Mint.renewal(product: TestService.yearly, signed: now - hour))).status == 200)
+        #expect(
+            try api.notify(
+                Mint.notification(
+                    "DID_CHANGE_RENEWAL_PREF", "UPGRADE", transaction: yearly,
+                    renewal: Mint.renewal(product: TestService.yearly, signed: now - hour))
+            ).status == 200)
         let document = try api.user("u-upgrade")
         let sub = try subscription(document, "1000601")
         #expect(sub["productId"]?.stringValue == TestService.yearly)
@@ -245,7 +266,8 @@ import TestSupport
         let now = service.clock.now
         // The old yearly period would run longer, but it was upgraded away: the monthly one is current.
         var yearly = Mint.transaction(
-            "1000651", product: TestService.yearly, purchase: now - 5 * day, expires: now + 360 * day, signed: now - hour,
+            "1000651", product: TestService.yearly, purchase: now - 5 * day, expires: now + 360 * day,
+            signed: now - hour,
             ["isUpgraded": .bool(true)])
         yearly["isUpgraded"] = .bool(true)
         let monthly = Mint.transaction(
@@ -286,11 +308,15 @@ import TestSupport
     @Test func downgradeOnlyChangesTheRenewalProductUntilTheNextRenewal() throws {
         let now = service.clock.now
         let yearly = Mint.transaction(
-            "1000801", product: TestService.yearly, purchase: now - 10 * day, expires: now + 355 * day, signed: now - 10 * day)
+            "1000801", product: TestService.yearly, purchase: now - 10 * day, expires: now + 355 * day,
+            signed: now - 10 * day)
         #expect(try api.purchase("u-downgrade", Mint.signed(yearly)).status == 200)
-        #expect(try api.notify(Mint.notification(
-            "DID_CHANGE_RENEWAL_PREF", "DOWNGRADE", transaction: yearly,
-            renewal: Mint.renewal(product: TestService.monthly, signed: now - day))).status == 200)
+        #expect(
+            try api.notify(
+                Mint.notification(
+                    "DID_CHANGE_RENEWAL_PREF", "DOWNGRADE", transaction: yearly,
+                    renewal: Mint.renewal(product: TestService.monthly, signed: now - day))
+            ).status == 200)
         let document = try api.user("u-downgrade")
         let sub = try subscription(document, "1000801")
         #expect(sub["productId"]?.stringValue == TestService.yearly)
@@ -302,18 +328,23 @@ import TestSupport
     @Test func productsMissingFromTheConfigAreStillRecordedAndGrantTheirOwnId() throws {
         let now = service.clock.now
         let gems = Mint.transaction(
-            "1000901", product: "com.example.gems", type: "Consumable", purchase: now - day, expires: nil, signed: now - day,
+            "1000901", product: "com.example.gems", type: "Consumable", purchase: now - day, expires: nil,
+            signed: now - day,
             ["quantity": .int(3)])
         let skin = Mint.transaction(
-            "1000902", product: "com.example.skin", type: "Non-Consumable", purchase: now - day, expires: nil, signed: now - day)
+            "1000902", product: "com.example.skin", type: "Non-Consumable", purchase: now - day, expires: nil,
+            signed: now - day)
         #expect(try api.purchase("u-unknown", Mint.signed(gems)).status == 200)
         #expect(try api.purchase("u-unknown", Mint.signed(skin)).status == 200)
         let document = try api.user("u-unknown")
         #expect(document["balances"]?["com.example.gems"]?.int64Value == 3)
         #expect(document["entitlements"]?["com.example.skin"]?["active"]?.boolValue == true)
         let bundle = Mint.transaction(
-            "1000903", product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil, signed: now - day,
+            "1000903", product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil,
+            signed: now - day,
             ["quantity": .int(2)])
-        #expect(try api.purchase("u-unknown", Mint.signed(bundle)).json["customer"]?["balances"]?["coins"]?.int64Value == 200)
+        #expect(
+            try api.purchase("u-unknown", Mint.signed(bundle)).json["customer"]?["balances"]?["coins"]?.int64Value
+                == 200)
     }
 }

@@ -18,13 +18,23 @@ import Testing
             + (baseURLs.map { #", "baseURLs": \#($0)}"# } ?? "}")
     }
 
-    @Test(arguments: [
-        (#"["LocalTesting"]"#, nil, "apps[0].serverAPI.baseURLs.LocalTesting", "is required"),
-        (#"["LocalTesting", "Xcode"]"#, #"{"Sandbox": "https://x"}"#, "apps[0].serverAPI.baseURLs.Sandbox", "never asked"),
-        (#"["LocalTesting"]"#, #"{"LocalTesting": "127.0.0.1:8089"}"#, "apps[0].serverAPI.baseURLs.LocalTesting", "http(s) URL"),
-        (#"["Production", "Sandbox"]"#, #"{"LocalTesting": "http://127.0.0.1:8089"}"#, "apps[0].serverAPI.baseURLs.LocalTesting", "never asked"),
-        (#"["Xcode"]"#, nil, "apps[0].serverAPI", "no App Store Server API"),
-    ] as [(String, String?, String, String)])
+    @Test(
+        arguments: [
+            (#"["LocalTesting"]"#, nil, "apps[0].serverAPI.baseURLs.LocalTesting", "is required"),
+            (
+                #"["LocalTesting", "Xcode"]"#, #"{"Sandbox": "https://x"}"#, "apps[0].serverAPI.baseURLs.Sandbox",
+                "never asked"
+            ),
+            (
+                #"["LocalTesting"]"#, #"{"LocalTesting": "127.0.0.1:8089"}"#, "apps[0].serverAPI.baseURLs.LocalTesting",
+                "http(s) URL"
+            ),
+            (
+                #"["Production", "Sandbox"]"#, #"{"LocalTesting": "http://127.0.0.1:8089"}"#,
+                "apps[0].serverAPI.baseURLs.LocalTesting", "never asked"
+            ),
+            (#"["Xcode"]"#, nil, "apps[0].serverAPI", "no App Store Server API"),
+        ] as [(String, String?, String, String)])
     func aLocalTestingMistakeNamesTheKey(environments: String, baseURLs: String?, key: String, words: String) throws {
         let text = Self.config(environments: environments, serverAPI: Self.block(baseURLs))
         do {
@@ -50,8 +60,13 @@ import Testing
         let app = try Configuration.parse(Array(text.utf8), file: "c.json", baseDirectory: "/").apps[0]
         #expect(app.serverAPI?.searchOrder == [.localTesting])
         let client = try #require(app.serverAPI).client(bundleId: app.bundleId)
-        #expect(try client.transactionInfo("8100000001") == TransactionInfo(environment: .localTesting, signedTransactionInfo: local))
-        #expect(throws: AppStoreServerError.rejected(status: 404, errorCode: 4040010, errorMessage: "Transaction id not found.")) {
+        #expect(
+            try client.transactionInfo("8100000001")
+                == TransactionInfo(environment: .localTesting, signedTransactionInfo: local))
+        #expect(
+            throws: AppStoreServerError.rejected(
+                status: 404, errorCode: 4_040_010, errorMessage: "Transaction id not found.")
+        ) {
             try client.transactionInfo("8100000002")
         }
         #expect(apple.sandbox.requests.isEmpty, "a local-testing app never falls back to Apple's Sandbox")

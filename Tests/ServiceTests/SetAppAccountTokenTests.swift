@@ -2,8 +2,9 @@ import AppStore
 import EventStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// `PUT /v1/subscriptions/{originalTransactionId}/app-account-token` (api.md §8): Apple's Set App
@@ -68,7 +69,9 @@ import TestSupport
         let unowned = Mint.transaction(
             "7100301", product: TestService.monthly, purchase: now - day, expires: now + 29 * day, signed: now - day)
         #expect(try api.notify(Mint.notification("SUBSCRIBED", "INITIAL_BUY", transaction: unowned)).status == 200)
-        #expect(try put(api, "/v1/subscriptions/7100301/app-account-token", ["appAccountToken": .string(token)]).status == 409)
+        #expect(
+            try put(api, "/v1/subscriptions/7100301/app-account-token", ["appAccountToken": .string(token)]).status
+                == 409)
         // Another user's token: 409 app_account_token_taken.
         #expect(try api.post("/v1/users/u-other/app-account-token", ["appAccountToken": .string(token)]).status == 200)
         let bought = Mint.signed(ExtendTests.monthly("7100401", expires: now + 29 * day, signed: now - day))

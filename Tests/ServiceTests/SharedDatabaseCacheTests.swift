@@ -1,8 +1,9 @@
 import EventStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// Two service processes on one database, each with its in-process document cache: a write
@@ -26,7 +27,8 @@ import TestSupport
         let (a, b) = (first.client(), second.client())
         let now = first.clock.now
         let coins = Mint.transaction(
-            "5100001", product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil, signed: now - day)
+            "5100001", product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil,
+            signed: now - day)
         #expect(try a.purchase("u-shared", Mint.signed(coins)).status == 200)
         var balance: Int64 = 100
         for round in 0..<40 {
@@ -41,7 +43,8 @@ import TestSupport
         }
         // A purchase (the ingest path, not the debit path) rewrites the document too.
         let more = Mint.transaction(
-            "5100002", product: TestService.coins, type: "Consumable", purchase: now - hour, expires: nil, signed: now - hour)
+            "5100002", product: TestService.coins, type: "Consumable", purchase: now - hour, expires: nil,
+            signed: now - hour)
         #expect(try b.purchase("u-shared", Mint.signed(more)).status == 200)
         #expect(try a.user("u-shared")["balances"]?["coins"]?.int64Value == balance + 100)
         #expect(try metric("iap_user_cache_reads_total{result=\"hit\"}", of: second) > 0)

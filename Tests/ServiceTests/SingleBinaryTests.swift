@@ -32,7 +32,8 @@ import Testing
         let conninfo = try TestDatabase.shared.freshDatabase(migrated: false)
         let environment = Self.staleMigrations.merging(["DATABASE_URL": conninfo]) { $1 }
 
-        let migrated = try OpsBinary.run(["migrate"], environment: environment, executable: binary, workingDirectory: work)
+        let migrated = try OpsBinary.run(
+            ["migrate"], environment: environment, executable: binary, workingDirectory: work)
         #expect(migrated.status == 0, "\(migrated.stderr)")
         #expect(migrated.stdout == SchemaMigrations.all.map { "applied \($0.name)\n" }.joined())
         #expect(migrated.stderrLines.first == Self.ignoredNotice)
@@ -48,7 +49,8 @@ import Testing
 
         let serve = try OpsServe(["--port", "0"], environment: environment, executable: binary, workingDirectory: work)
         #expect(try OpsHTTP.get(port: serve.port, "/readyz").status == 200)
-        let user = try OpsHTTP.get(port: serve.port, "/v1/users/u-alone", headers: ["Authorization": "Bearer \(secret)"])
+        let user = try OpsHTTP.get(
+            port: serve.port, "/v1/users/u-alone", headers: ["Authorization": "Bearer \(secret)"])
         #expect(user.status == 200, "\(user.body)")
         #expect(user.body.contains(#""userId":"u-alone""#))
         #expect(serve.stop() == 0, "\(serve.stderr)")
@@ -62,13 +64,17 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: root) }
 
         // No DATABASE_URL, no --data-dir: the embedded cluster under ./.iap-ledger of the empty directory.
-        let serve = try OpsServe(["--port", "0"], environment: Self.staleMigrations, executable: binary, workingDirectory: work)
+        let serve = try OpsServe(
+            ["--port", "0"], environment: Self.staleMigrations, executable: binary, workingDirectory: work)
         #expect(try OpsHTTP.get(port: serve.port, "/readyz").status == 200)
         #expect(FileManager.default.fileExists(atPath: work + "/.iap-ledger/pgdata/PG_VERSION"))
 
-        for command in [["migrate"], ["keys", "create", "--name", "k", "--scopes", "read"], ["keys", "list"],
-                        ["replay", "--dry-run"], ["catalog", "show"]] {
-            let outcome = try OpsBinary.run(command, environment: Self.staleMigrations, executable: binary, workingDirectory: work)
+        for command in [
+            ["migrate"], ["keys", "create", "--name", "k", "--scopes", "read"], ["keys", "list"],
+            ["replay", "--dry-run"], ["catalog", "show"],
+        ] {
+            let outcome = try OpsBinary.run(
+                command, environment: Self.staleMigrations, executable: binary, workingDirectory: work)
             #expect(outcome.status == 0, "\(command): \(outcome.stderr)")
         }
         let migrated = try OpsBinary.run(["migrate"], executable: binary, workingDirectory: work)
@@ -84,7 +90,8 @@ import Testing
         let root = try OpsBinary.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let packed = try OpsChild(
-            [OpsBinary.packageRoot + "/scripts/dist", OpsBinary.path, root + "/out"], environment: OpsBinary.environment([:]),
+            [OpsBinary.packageRoot + "/scripts/dist", OpsBinary.path, root + "/out"],
+            environment: OpsBinary.environment([:]),
             executable: "/bin/bash")
         #expect(packed.wait(timeout: 120) == 0, "\(packed.stderr)")
         let tarball = packed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -100,8 +107,10 @@ import Testing
         #expect(top.count == 1, "\(top)")
         let directory = unpackedRoot + "/" + (top.first ?? "")
         let files = Set(try FileManager.default.subpathsOfDirectory(atPath: directory))
-        for expected in ["iap-ledger", "config.example.json", "INSTALL", "licenses/Swift-runtime-LICENSE.txt",
-                         "deploy/iap-ledger.service", "deploy/iap-ledger.env"] {
+        for expected in [
+            "iap-ledger", "config.example.json", "INSTALL", "licenses/Swift-runtime-LICENSE.txt",
+            "deploy/iap-ledger.service", "deploy/iap-ledger.env",
+        ] {
             #expect(files.contains(expected), "\(expected) missing from the tarball: \(files.sorted())")
         }
         #expect(!files.contains { $0.hasSuffix(".sql") || $0.hasPrefix("migrations") }, "\(files.sorted())")

@@ -1,8 +1,9 @@
 import AppStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// `POST /v1/users/{userId}/sync` (api.md §5) against the stand-in of Apple's Server API (which
@@ -50,7 +51,8 @@ import TestSupport
         defer { service.stop() }
         let api = service.client()
 
-        let first = try api.post("/v1/users/u-import/sync", ["transactionId": .string(try Self.transactionId(signed[30]))])
+        let first = try api.post(
+            "/v1/users/u-import/sync", ["transactionId": .string(try Self.transactionId(signed[30]))])
         #expect(first.status == 200, "\(first.text)")
         let results = first.json["transactions"]?.arrayValue ?? []
         #expect(results.count == 45)
@@ -60,7 +62,8 @@ import TestSupport
         #expect(first.json["customer"]?["balances"]?["coins"]?.int64Value == 4500)
         #expect(apple.production.requests.filter { $0.path.hasPrefix("/inApps/v2/history/") }.count == 3, "three pages")
 
-        let again = try api.post("/v1/users/u-import/sync", ["transactionId": .string(try Self.transactionId(signed[0]))])
+        let again = try api.post(
+            "/v1/users/u-import/sync", ["transactionId": .string(try Self.transactionId(signed[0]))])
         #expect(again.status == 200)
         #expect((again.json["transactions"]?.arrayValue ?? []).allSatisfy { $0["result"]?.stringValue == "duplicate" })
         #expect(try api.user("u-import")["balances"]?["coins"]?.int64Value == 4500)
@@ -75,7 +78,8 @@ import TestSupport
         apple.sandbox.addTransaction(jws)
         let service = try Self.service(apple)
         defer { service.stop() }
-        let response = try service.client().post("/v1/users/u-sandbox/sync", ["transactionId": .string(try Self.transactionId(jws))])
+        let response = try service.client().post(
+            "/v1/users/u-sandbox/sync", ["transactionId": .string(try Self.transactionId(jws))])
         #expect(response.status == 200, "\(response.text)")
         #expect(response.json["environment"]?.stringValue == "Sandbox")
         #expect(response.json["transactions"]?[0]?["result"]?.stringValue == "recorded")
@@ -100,8 +104,10 @@ import TestSupport
         let service = try Self.service(apple)
         defer { service.stop() }
         let api = service.client()
-        for body: JSONValue in [[:], ["transactionId": "1", "receipt": "x"], ["transactionId": "12a"], ["transactionId": ""],
-                                ["transactionId": 12]] {
+        for body: JSONValue in [
+            [:], ["transactionId": "1", "receipt": "x"], ["transactionId": "12a"], ["transactionId": ""],
+            ["transactionId": 12],
+        ] {
             let response = try api.post("/v1/users/u-bad/sync", body)
             #expect(response.status == 400, "\(body)")
             #expect(response.json["code"]?.stringValue == "invalid_request")
@@ -124,7 +130,7 @@ import TestSupport
         let response = try service.client().post("/v1/users/u-none/sync", ["transactionId": "999999"])
         #expect(response.status == 422, "\(response.text)")
         #expect(response.json["code"]?.stringValue == "apple_rejected")
-        #expect(response.json["appleErrorCode"]?.int64Value == 4040010)
+        #expect(response.json["appleErrorCode"]?.int64Value == 4_040_010)
     }
 
     /// StoreKit 1 apps sync by their receipt: the id is read from it locally, no verifyReceipt.
@@ -138,11 +144,15 @@ import TestSupport
         let api = service.client()
         let id = try Self.transactionId(jws)
         func receipt(_ purchases: [AppReceiptContents.Purchase]) -> String {
-            TestReceipts.receipt(AppReceiptContents(bundleId: TestVectors.bundleId, appVersion: "1", purchases: purchases).der())
+            TestReceipts.receipt(
+                AppReceiptContents(bundleId: TestVectors.bundleId, appVersion: "1", purchases: purchases).der())
         }
         let now = TestVectors.nowMillis
-        let named = receipt([.init(productId: TestService.coins, transactionId: id, originalTransactionId: id,
-                                   purchaseDate: now, originalPurchaseDate: now)])
+        let named = receipt([
+            .init(
+                productId: TestService.coins, transactionId: id, originalTransactionId: id,
+                purchaseDate: now, originalPurchaseDate: now)
+        ])
         let synced = try api.post("/v1/users/u-receipt/sync", ["receipt": .string(named)])
         #expect(synced.status == 200, "\(synced.text)")
         #expect(synced.json["transactions"]?[0]?["transactionId"]?.stringValue == id)

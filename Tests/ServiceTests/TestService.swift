@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import Synchronization
 import TestSupport
+
 @testable import Service
 
 /// "Now" for a test service: the wall clock plus an offset the test moves, so expiry and grace
@@ -23,10 +24,12 @@ final class LogCapture: Sendable {
     private let lines = Mutex<[String]>([])
     var text: String { lines.withLock { $0.joined() } }
     var logger: Logger {
-        Logger(minimumLevel: .debug, sink: { [self] line in
-            if ProcessInfo.processInfo.environment["IAP_TEST_PRINT_LOG"] != nil { print(line, terminator: "") }
-            lines.withLock { $0.append(line) }
-        })
+        Logger(
+            minimumLevel: .debug,
+            sink: { [self] line in
+                if ProcessInfo.processInfo.environment["IAP_TEST_PRINT_LOG"] != nil { print(line, terminator: "") }
+                lines.withLock { $0.append(line) }
+            })
     }
 }
 
@@ -79,7 +82,8 @@ final class TestService: @unchecked Sendable {
     ///     `conninfo` (the tests' own admin access) always goes directly.
     init(
         configuration: Configuration = TestService.configuration(), threads: Int = 4, clock: TestClock = TestClock(),
-        sharing other: TestService? = nil, offerSigners: OfferRoutes.SignerLookup? = nil, through bouncer: PgBouncer? = nil
+        sharing other: TestService? = nil, offerSigners: OfferRoutes.SignerLookup? = nil,
+        through bouncer: PgBouncer? = nil
     ) throws {
         conninfo = try other?.conninfo ?? TestDatabase.shared.freshDatabase()
         let log = LogCapture()
@@ -105,8 +109,10 @@ final class TestService: @unchecked Sendable {
         }
         let admin = try Connection(conninfo)
         var keys: [String: String] = [:]
-        for (name, scopes) in [("read", ["read"]), ("write", ["write"]), ("admin", ["admin"]),
-                               ("all", ["read", "write", "admin"])] {
+        for (name, scopes) in [
+            ("read", ["read"]), ("write", ["write"]), ("admin", ["admin"]),
+            ("all", ["read", "write", "admin"]),
+        ] {
             keys[name] = try APIKeys().create(name: "test-\(name)", scopes: scopes, on: admin)
         }
         self.keys = keys
@@ -123,7 +129,8 @@ final class TestService: @unchecked Sendable {
 /// The API calls the tests make, over one connection.
 extension ServiceHTTPClient {
     func purchase(_ userId: String, _ signedTransaction: String) throws -> Response {
-        try post("/v1/purchases", .object(["userId": .string(userId), "signedTransaction": .string(signedTransaction)]))
+        try post(
+            "/v1/purchases", .object(["userId": .string(userId), "signedTransaction": .string(signedTransaction)]))
     }
 
     func receipt(_ userId: String, _ receipt: String) throws -> Response {

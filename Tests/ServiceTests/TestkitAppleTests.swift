@@ -4,6 +4,7 @@ import Glibc
 import JSON
 import TestSupport
 import Testing
+
 @testable import Service
 
 /// Sync and reconcile on the test store, every piece a real process: `testkit init` writes the
@@ -33,14 +34,17 @@ import Testing
                 let port = try TestkitReceiptTests.freePort()
                 // serve's port is chosen first: "Apple" sends notifications there (--url).
                 let servePort = try TestkitReceiptTests.freePort()
-                let initialised = try OpsBinary.run(["testkit", "init", "--data-dir", data, "--apple-port", String(port)])
+                let initialised = try OpsBinary.run([
+                    "testkit", "init", "--data-dir", data, "--apple-port", String(port),
+                ])
                 guard initialised.status == 0 else { throw OpsFailure("testkit init: \(initialised.stderr)") }
                 // No --port: it listens where init pointed the config.
                 let apple = try OpsChild(
                     ["testkit", "apple", "--data-dir", data, "--url", "http://127.0.0.1:\(servePort)"],
                     environment: OpsBinary.environment([:]))
                 let line = "App Store Server API (LocalTesting) at http://127.0.0.1:\(port)"
-                guard opsEventually(within: 30, { [apple] in apple.stdout.contains(line) || !apple.isRunning }), apple.isRunning
+                guard opsEventually(within: 30, { [apple] in apple.stdout.contains(line) || !apple.isRunning }),
+                    apple.isRunning
                 else {
                     apple.kill(SIGKILL)
                     guard attempt < 3, apple.stderr.contains("already in use") else {
@@ -60,11 +64,17 @@ import Testing
                 (self.data, self.port, self.apple, self.serve) = (data, port, apple, started)
                 break
             }
-            let created = try OpsBinary.run(["keys", "create", "--name", "t", "--scopes", "read,write,admin", "--data-dir", data])
-            api = ServiceHTTPClient(port: serve.port, apiKey: created.stdout.split(separator: "\n").last.map(String.init))
-            let ran = #"iap_reconcile_runs_total{bundle_id="com.example.game",environment="LocalTesting",result="ok"} 1"#
+            let created = try OpsBinary.run([
+                "keys", "create", "--name", "t", "--scopes", "read,write,admin", "--data-dir", data,
+            ])
+            api = ServiceHTTPClient(
+                port: serve.port, apiKey: created.stdout.split(separator: "\n").last.map(String.init))
+            let ran =
+                #"iap_reconcile_runs_total{bundle_id="com.example.game",environment="LocalTesting",result="ok"} 1"#
             let serve = serve
-            guard opsEventually(within: 60, { (try? OpsHTTP.get(port: serve.port, "/metrics").body.contains(ran)) == true })
+            guard
+                opsEventually(
+                    within: 60, { (try? OpsHTTP.get(port: serve.port, "/metrics").body.contains(ran)) == true })
             else { throw OpsFailure("the background reconciler never asked LocalTesting: \(serve.stderr)") }
         }
 
@@ -90,7 +100,9 @@ import Testing
         #expect(serverAPI.localTestingURL == "http://127.0.0.1:\(world.port)")
         #expect(serverAPI.searchOrder == [.localTesting], "a local-testing app never asks Apple's hosts")
 
-        let bought = try world.testkit(["purchase", "--user", "u-1", "--product", TestkitStore.removeAds, "--apple-only"])
+        let bought = try world.testkit([
+            "purchase", "--user", "u-1", "--product", TestkitStore.removeAds, "--apple-only",
+        ])
         #expect(bought.status == 0, "\(bought.stderr)")
         #expect(bought.stdout == "2000000001\n")
         #expect(bought.stderr.contains("not posted"))
@@ -100,22 +112,28 @@ import Testing
         let synced = try world.api.post("/v1/users/u-1/sync", ["transactionId": "2000000001"])
         #expect(synced.status == 200, "\(synced.text)")
         #expect(synced.json["environment"]?.stringValue == "LocalTesting")
-        #expect(synced.json["transactions"]?.arrayValue?.map { $0["result"]?.stringValue } == ["recorded"], "\(synced.text)")
+        #expect(
+            synced.json["transactions"]?.arrayValue?.map { $0["result"]?.stringValue } == ["recorded"], "\(synced.text)"
+        )
         let after = try world.api.get("/v1/users/u-1")
         #expect(after.json["entitlements"]?["no_ads"]?["active"]?.boolValue == true, "\(after.text)")
 
         // Apple signs every answer anew: equal but for signedDate is a duplicate.
         let again = try world.api.post("/v1/users/u-1/sync", ["transactionId": "2000000001"])
-        #expect(again.json["transactions"]?.arrayValue?.map { $0["result"]?.stringValue } == ["duplicate"], "\(again.text)")
+        #expect(
+            again.json["transactions"]?.arrayValue?.map { $0["result"]?.stringValue } == ["duplicate"], "\(again.text)")
         #expect(try world.api.get("/v1/users/u-1").json["version"] == after.json["version"])
 
         // Another user's chain is not in u-1's history; an id Apple never minted is Apple's 4040010.
-        #expect(try world.testkit(["purchase", "--user", "u-2", "--product", TestkitStore.coins, "--apple-only"]).status == 0)
+        #expect(
+            try world.testkit(["purchase", "--user", "u-2", "--product", TestkitStore.coins, "--apple-only"]).status
+                == 0)
         let mine = try world.api.post("/v1/users/u-1/sync", ["transactionId": "2000000001"])
-        #expect(mine.json["transactions"]?.arrayValue?.compactMap { $0["transactionId"]?.stringValue } == ["2000000001"])
+        #expect(
+            mine.json["transactions"]?.arrayValue?.compactMap { $0["transactionId"]?.stringValue } == ["2000000001"])
         let unknown = try world.api.post("/v1/users/u-1/sync", ["transactionId": "2999999999"])
         #expect(unknown.status == 422, "\(unknown.text)")
-        #expect(unknown.json["appleErrorCode"]?.int64Value == 4040010, "\(unknown.text)")
+        #expect(unknown.json["appleErrorCode"]?.int64Value == 4_040_010, "\(unknown.text)")
     }
 
     /// Every minted transaction has an order ID (`testkit orders`), and `testkit apple` answers
@@ -126,11 +144,14 @@ import Testing
         let bought = try world.testkit(["purchase", "--user", "u-o", "--product", TestkitStore.coins, "--apple-only"])
         #expect(bought.status == 0, "\(bought.stderr)")
         #expect(bought.stderr.contains("order ID MT00X2QXVL"), "2000000001 in base 36: \(bought.stderr)")
-        #expect(try world.testkit(["purchase", "--user", "u-other", "--product", TestkitStore.coins, "--apple-only"]).status == 0)
+        #expect(
+            try world.testkit(["purchase", "--user", "u-other", "--product", TestkitStore.coins, "--apple-only"]).status
+                == 0)
         let listed = try world.testkit(["orders", "--user", "u-o"])
         #expect(listed.status == 0, "\(listed.stderr)")
-        #expect(listed.stdout == "orderId\ttransactionId\toriginalTransactionId\tproductId\tuser\n"
-            + "MT00X2QXVL\t2000000001\t2000000001\t\(TestkitStore.coins)\tu-o\n", "\(listed.stdout)")
+        #expect(
+            listed.stdout == "orderId\ttransactionId\toriginalTransactionId\tproductId\tuser\n"
+                + "MT00X2QXVL\t2000000001\t2000000001\t\(TestkitStore.coins)\tu-o\n", "\(listed.stdout)")
 
         let found = try world.api.get("/v1/lookup?orderId=MT00X2QXVL")
         #expect(found.status == 200, "\(found.text)")
@@ -162,14 +183,17 @@ import Testing
         #expect(first.status == 200, "\(first.text)")
         #expect(Self.counts(first) == [1, 1, 0, 0], "\(first.text)")
         let renewedUser = try world.api.get("/v1/users/u-1")
-        #expect(renewedUser.json["entitlements"]?["pro"]?["expiresAt"]?.stringValue == RFC3339.format(newPeriod),
-                "\(renewedUser.text)")
+        #expect(
+            renewedUser.json["entitlements"]?["pro"]?["expiresAt"]?.stringValue == RFC3339.format(newPeriod),
+            "\(renewedUser.text)")
         // Asked again (and by environment): what it found is now a duplicate.
-        let second = try world.api.post("/v1/admin/reconcile", ["since": .string(since), "environment": "LocalTesting"])
+        let second = try world.api.post(
+            "/v1/admin/reconcile", ["since": .string(since), "environment": "LocalTesting"])
         #expect(Self.counts(second) == [1, 0, 1, 0], "\(second.text)")
         #expect(try world.api.get("/v1/users/u-1").json["version"] == renewedUser.json["version"])
         // A posted notification is in Apple's history too: a duplicate, never recorded twice.
-        #expect(try world.testkit(["notify", "--type", "REFUND", "--original-transaction-id", "2000000001"]).status == 0)
+        #expect(
+            try world.testkit(["notify", "--type", "REFUND", "--original-transaction-id", "2000000001"]).status == 0)
         let third = try world.api.post("/v1/admin/reconcile", ["since": .string(since)])
         #expect(Self.counts(third) == [2, 0, 2, 0], "\(third.text)")
 
@@ -179,11 +203,20 @@ import Testing
         let path = "/inApps/v1/transactions/2000000002"  // the renewal the REFUND revoked
         let other = try AppStoreServerKey(
             issuerId: key.issuerId, keyId: key.keyId, privateKeyPEM: TestCertificateAuthority.generateKeyPEM())
-        for authorization in ["", "Bearer x.y.z",
-                              "Bearer " + AppStoreServerToken(key: other, bundleId: TestkitStore.bundleId).token(nowMillis: TestkitCommand.nowMillis()),
-                              "Bearer " + AppStoreServerToken(key: key, bundleId: "com.example.other").token(nowMillis: TestkitCommand.nowMillis())] {
-            let refused = try OpsHTTP.get(port: world.port, path, headers: authorization.isEmpty ? [:] : ["Authorization": authorization])
-            #expect(refused.status == 401 && refused.body.isEmpty, "\(authorization.prefix(20)): \(refused.status) \(refused.body)")
+        for authorization in [
+            "", "Bearer x.y.z",
+            "Bearer "
+                + AppStoreServerToken(key: other, bundleId: TestkitStore.bundleId).token(
+                    nowMillis: TestkitCommand.nowMillis()),
+            "Bearer "
+                + AppStoreServerToken(key: key, bundleId: "com.example.other").token(
+                    nowMillis: TestkitCommand.nowMillis()),
+        ] {
+            let refused = try OpsHTTP.get(
+                port: world.port, path, headers: authorization.isEmpty ? [:] : ["Authorization": authorization])
+            #expect(
+                refused.status == 401 && refused.body.isEmpty,
+                "\(authorization.prefix(20)): \(refused.status) \(refused.body)")
         }
         let asked = TestkitCommand.nowMillis()
         let token = AppStoreServerToken(key: key, bundleId: TestkitStore.bundleId).token(nowMillis: asked)
@@ -205,19 +238,25 @@ import Testing
         #expect(bought.status == 0, "\(bought.stderr)")
         let chain = "2000000001"
         let before = try world.api.get("/v1/users/u-1")
-        let previous = try #require(before.json["entitlements"]?["pro"]?["expiresAt"]?.stringValue.flatMap(RFC3339.parse),
-                                    "\(before.text)")
+        let previous = try #require(
+            before.json["entitlements"]?["pro"]?["expiresAt"]?.stringValue.flatMap(RFC3339.parse),
+            "\(before.text)")
 
         let days: Int64 = 9
         let extended = try world.api.post(
             "/v1/subscriptions/\(chain)/extend", ["days": .int(days), "reason": .int(1), "requestId": "goodwill-1"])
         #expect(extended.status == 200, "\(extended.text)")
-        #expect(extended.json["success"]?.boolValue == true && extended.json["refreshed"]?.boolValue == true, "\(extended.text)")
+        #expect(
+            extended.json["success"]?.boolValue == true && extended.json["refreshed"]?.boolValue == true,
+            "\(extended.text)")
         #expect(extended.json["environment"]?.stringValue == "LocalTesting")
         let expected = previous + days * 86_400_000
-        #expect(extended.json["effectiveDate"]?.stringValue == RFC3339.format(expected), "Apple's new renewal date: \(extended.text)")
+        #expect(
+            extended.json["effectiveDate"]?.stringValue == RFC3339.format(expected),
+            "Apple's new renewal date: \(extended.text)")
         let after = try world.api.get("/v1/users/u-1")
-        #expect(after.json["entitlements"]?["pro"]?["expiresAt"]?.stringValue == RFC3339.format(expected), "\(after.text)")
+        #expect(
+            after.json["entitlements"]?["pro"]?["expiresAt"]?.stringValue == RFC3339.format(expected), "\(after.text)")
         #expect(after.json["subscriptions"]?[0]?["expiresAt"]?.stringValue == RFC3339.format(expected), "\(after.text)")
 
         // Apple's request identifier makes it idempotent: asked again, nothing moves twice.
@@ -225,7 +264,9 @@ import Testing
             "/v1/subscriptions/\(chain)/extend", ["days": .int(days), "reason": .int(1), "requestId": "goodwill-1"])
         #expect(again.status == 200, "\(again.text)")
         #expect(again.json["effectiveDate"]?.stringValue == RFC3339.format(expected), "\(again.text)")
-        #expect(try world.api.get("/v1/users/u-1").json["entitlements"]?["pro"]?["expiresAt"]?.stringValue == RFC3339.format(expected))
+        #expect(
+            try world.api.get("/v1/users/u-1").json["entitlements"]?["pro"]?["expiresAt"]?.stringValue
+                == RFC3339.format(expected))
         // The test store's state holds the extended period, and Apple's RENEWAL_EXTENDED.
         let state = try TestkitStore(dataDirectory: world.data).loadState()
         #expect(state.transactions.last?["expiresDate"]?.int64Value == expected)
@@ -251,8 +292,12 @@ import Testing
         #expect(attempts.allSatisfy { $0["attemptDate"]?.stringValue.flatMap(RFC3339.parse) != nil }, "\(report.text)")
         let uuid = try #require(report.json["notificationUUID"]?.stringValue)
         let apple = world.apple
-        #expect(opsEventually(within: 10) { apple.stderr.contains("sent TEST (token \(token)) to \(world.serve.url)/v1/notifications/apple: SUCCESS") },
-                "\(apple.stderr)")
+        #expect(
+            opsEventually(within: 10) {
+                apple.stderr.contains(
+                    "sent TEST (token \(token)) to \(world.serve.url)/v1/notifications/apple: SUCCESS")
+            },
+            "\(apple.stderr)")
         // It came through the real endpoint: the log holds it as a notification like any other.
         let metrics = try OpsHTTP.get(port: world.serve.port, "/metrics").body
         #expect(metrics.contains(#"iap_notifications_total{type="TEST",subtype=""} 1"#), "\(uuid): \(metrics)")
@@ -274,13 +319,17 @@ import Testing
 
     /// A store made before `testkit apple` served the Server API keeps loading.
     @Test func aStateWithoutTheNewFieldsLoads() throws {
-        let old = try JSONValue.parse(Array(#"{"nextId": 2000000002, "transactions": [{"transactionId": "2000000001"}], "renewals": {}}"#.utf8))
+        let old = try JSONValue.parse(
+            Array(#"{"nextId": 2000000002, "transactions": [{"transactionId": "2000000001"}], "renewals": {}}"#.utf8))
         let state = try #require(TestkitState(json: old))
         #expect(state.transactions.count == 1 && state.customers.isEmpty && state.notifications.isEmpty)
         var next = state
         next.customers["2000000001"] = "u-1"
         next.notifications = ["a.b.c"]
         #expect(TestkitState(json: next.json()) == next)
-        #expect(TestkitState(json: try JSONValue.parse(Array(#"{"nextId": 1, "transactions": [], "renewals": {}, "notifications": [1]}"#.utf8))) == nil)
+        #expect(
+            TestkitState(
+                json: try JSONValue.parse(
+                    Array(#"{"nextId": 1, "transactions": [], "renewals": {}, "notifications": [1]}"#.utf8))) == nil)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import JSON
 import Testing
+
 @testable import Service
 
 /// StoreKit 1 end to end on the test store, every piece a real process: `testkit init` points
@@ -17,7 +18,9 @@ import Testing
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0 else { throw OpsFailure("bind: errno \(errno)") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -29,8 +32,11 @@ import Testing
 
     /// `testkit apple` as a child, once it says where it listens.
     static func startStandIn(data: String, port: Int) throws -> OpsChild {
-        let child = try OpsChild(["testkit", "apple", "--data-dir", data, "--port", String(port)], environment: OpsBinary.environment([:]))
-        let ready = opsEventually(within: 30) { child.stdout.contains("listening on http://127.0.0.1:\(port)/verifyReceipt") || !child.isRunning }
+        let child = try OpsChild(
+            ["testkit", "apple", "--data-dir", data, "--port", String(port)], environment: OpsBinary.environment([:]))
+        let ready = opsEventually(within: 30) {
+            child.stdout.contains("listening on http://127.0.0.1:\(port)/verifyReceipt") || !child.isRunning
+        }
         guard ready, child.isRunning else {
             child.kill(SIGKILL)
             throw OpsFailure("testkit apple did not come up: \(child.stdout) \(child.stderr)")
@@ -79,21 +85,33 @@ import Testing
         let document = try JSONValue.parse(user.body)
         #expect(document["entitlements"]?["pro"]?["active"]?.boolValue == true, "\(user.body)")
         #expect(document["subscriptions"]?.arrayValue?.first?["environment"]?.stringValue == "LocalTesting")
-        #expect(document["subscriptions"]?.arrayValue?.first?["autoRenew"]?.boolValue == true, "pending_renewal_info reached the service")
+        #expect(
+            document["subscriptions"]?.arrayValue?.first?["autoRenew"]?.boolValue == true,
+            "pending_renewal_info reached the service")
 
         // A new receipt of the same purchase (as a restore makes): nothing new.
-        let again = try OpsBinary.run(["testkit", "receipt", "--data-dir", data, "--user", "u-1"], environment: environment)
+        let again = try OpsBinary.run(
+            ["testkit", "receipt", "--data-dir", data, "--user", "u-1"], environment: environment)
         #expect(again.status == 0, "\(again.stdout) \(again.stderr)")
         let repeated = try JSONValue.parse(again.stdout)
-        #expect(repeated["transactions"]?.arrayValue?.map { $0["result"]?.stringValue } == ["duplicate"], "\(again.stdout)")
+        #expect(
+            repeated["transactions"]?.arrayValue?.map { $0["result"]?.stringValue } == ["duplicate"], "\(again.stdout)")
 
         // A renewal the store minted since is in the next receipt, and only it is new.
         let renewed = try OpsBinary.run(
-            ["testkit", "notify", "--data-dir", data, "--type", "DID_RENEW", "--original-transaction-id", "2000000001", "--print"])
+            [
+                "testkit", "notify", "--data-dir", data, "--type", "DID_RENEW", "--original-transaction-id",
+                "2000000001", "--print",
+            ])
         #expect(renewed.status == 0, "\(renewed.stderr)")
-        let third = try OpsBinary.run(["testkit", "receipt", "--data-dir", data, "--user", "u-1"], environment: environment)
+        let third = try OpsBinary.run(
+            ["testkit", "receipt", "--data-dir", data, "--user", "u-1"], environment: environment)
         let results = try JSONValue.parse(third.stdout)["transactions"]?.arrayValue ?? []
-        #expect(Dictionary(uniqueKeysWithValues: results.map { ($0["transactionId"]?.stringValue ?? "", $0["result"]?.stringValue ?? "") })
+        #expect(
+            Dictionary(
+                uniqueKeysWithValues: results.map {
+                    ($0["transactionId"]?.stringValue ?? "", $0["result"]?.stringValue ?? "")
+                })
                 == ["2000000001": "duplicate", "2000000002": "recorded"], "\(third.stdout) \(third.stderr)")
     }
 
@@ -103,7 +121,8 @@ import Testing
         let data = root + "/data"
         let other = root + "/other"
         let applePort = try Self.freePort()
-        #expect(try OpsBinary.run(["testkit", "init", "--data-dir", data, "--apple-port", String(applePort)]).status == 0)
+        #expect(
+            try OpsBinary.run(["testkit", "init", "--data-dir", data, "--apple-port", String(applePort)]).status == 0)
         #expect(try OpsBinary.run(["testkit", "init", "--data-dir", other]).status == 0)
         let standIn = try Self.startStandIn(data: data, port: applePort)
         defer {
@@ -113,7 +132,9 @@ import Testing
         // A second stand-in on the same port is one line naming the port.
         let clash = try OpsBinary.run(["testkit", "apple", "--data-dir", data, "--port", String(applePort)])
         #expect(clash.status == 1)
-        #expect(clash.stderrLines.count == 1 && clash.stderr.contains("cannot listen on 127.0.0.1:\(applePort)"), "\(clash.stderr)")
+        #expect(
+            clash.stderrLines.count == 1 && clash.stderr.contains("cannot listen on 127.0.0.1:\(applePort)"),
+            "\(clash.stderr)")
 
         let serve = try OpsServe(["--port", "0", "--config", data + "/testkit/config.json", "--data-dir", data])
         defer { _ = serve.stop() }

@@ -4,6 +4,7 @@ import Glibc
 import JSON
 import TestSupport
 import Testing
+
 @testable import Service
 
 /// `iap-ledger testkit`: the store it creates, the chains it keeps, the mistakes it names, and
@@ -73,7 +74,8 @@ import Testing
         let bought = try #require(purchase["purchaseDate"]?.int64Value)
         #expect(purchase["expiresDate"]?.int64Value == bought + 3_600_000)
 
-        let renewal = try verify(try mint(["notify", "--type", "DID_RENEW", "--original-transaction-id", "2000000001"]))
+        let renewal = try verify(
+            try mint(["notify", "--type", "DID_RENEW", "--original-transaction-id", "2000000001"]))
         let renewed = try #require(renewal["data"]?["transactionInfo"])
         #expect(renewal["notificationType"]?.stringValue == "DID_RENEW")
         #expect(renewed["transactionId"]?.stringValue == "2000000002")
@@ -90,8 +92,11 @@ import Testing
         #expect(refunded["revocationDate"]?.int64Value != nil)
         #expect(refund["data"]?["status"]?.int64Value == 5)
 
-        let off = try verify(try mint(["notify", "--type", "DID_CHANGE_RENEWAL_STATUS", "--subtype", "AUTO_RENEW_DISABLED",
-                                       "--original-transaction-id", "2000000001"]))
+        let off = try verify(
+            try mint([
+                "notify", "--type", "DID_CHANGE_RENEWAL_STATUS", "--subtype", "AUTO_RENEW_DISABLED",
+                "--original-transaction-id", "2000000001",
+            ]))
         #expect(off["data"]?["renewalInfo"]?["autoRenewStatus"]?.int64Value == 0)
 
         // A consumable is a chain of its own, with no renewal info.
@@ -99,7 +104,8 @@ import Testing
         #expect(coins["transactionId"]?.stringValue == "2000000003")
         #expect(coins["quantity"]?.int64Value == 3)
         #expect(coins["expiresDate"] == nil)
-        let coinRefund = try verify(try mint(["notify", "--type", "REFUND", "--original-transaction-id", "2000000003"]))
+        let coinRefund = try verify(
+            try mint(["notify", "--type", "REFUND", "--original-transaction-id", "2000000003"]))
         #expect(coinRefund["data"]?["renewalInfo"] == nil)
         #expect(coinRefund["data"]?["transactionInfo"]?["revocationDate"] != nil)
     }
@@ -118,7 +124,8 @@ import Testing
         let (root, data) = try Self.initialisedStore()
         defer { try? FileManager.default.removeItem(atPath: root) }
         // "null" leaves `environments` out: the default is Production and Sandbox.
-        let text = environments == "null"
+        let text =
+            environments == "null"
             ? #"{"apps": [{"bundleId": "com.example.game", "appAppleId": 1234}], "trustedRoots": ["\#(data)/testkit/ca-root.der"]}"#
             : Self.configTrusting(data + "/testkit/ca-root.der", environments: environments)
         let file = root + "/real.json"
@@ -139,10 +146,13 @@ import Testing
         let (root, data) = try Self.initialisedStore()
         defer { try? FileManager.default.removeItem(atPath: root) }
         try Data(TestVectors.shared.rootDER).write(to: URL(fileURLWithPath: root + "/test-pki.der"))
-        for (path, environments) in [(root + "/test-pki.der", #"["Sandbox", "Production"]"#),
-                                     (data + "/testkit/ca-root.der", #"["LocalTesting"]"#)] {
+        for (path, environments) in [
+            (root + "/test-pki.der", #"["Sandbox", "Production"]"#),
+            (data + "/testkit/ca-root.der", #"["LocalTesting"]"#),
+        ] {
             let file = root + "/ok.json"
-            try Self.configTrusting(path, environments: environments).write(toFile: file, atomically: true, encoding: .utf8)
+            try Self.configTrusting(path, environments: environments).write(
+                toFile: file, atomically: true, encoding: .utf8)
             #expect(try Configuration.load(path: file).trustedRootsDER.count == 1)
         }
     }
@@ -160,7 +170,10 @@ import Testing
         (["purchase", "--user", "u-1", "--product", "p", "--expires", "tomorrow"], ["--expires", "tomorrow", "P1M"]),
         (["purchase", "--user", "u-1", "--product", "p", "--expires", "P0D"], ["--expires", "P0D"]),
         (["purchase", "--user", "u-1", "--product", "p", "--quantity", "0"], ["--quantity", "1…100"]),
-        (["purchase", "--user", "u-1", "--product", "p", "--app-account-token", "nope"], ["--app-account-token", "UUID"]),
+        (
+            ["purchase", "--user", "u-1", "--product", "p", "--app-account-token", "nope"],
+            ["--app-account-token", "UUID"]
+        ),
         (["purchase", "--user", "u-1", "--product", "p", "--url", "ftp://x", "--key", "k"], ["--url", "ftp://x"]),
         (["purchase", "--product", "p", "--print", "--url", "http://x"], ["--url", "--print"]),
         (["purchase", "--user", "u-1", "--product", "p", "--colour", "red"], ["unknown option --colour"]),
@@ -168,24 +181,43 @@ import Testing
         (["notify", "--type", "CANCEL", "--original-transaction-id", "1"], ["--type", "CANCEL", "DID_RENEW"]),
         (["notify", "--type", "REFUND"], ["REFUND needs --original-transaction-id"]),
         (["notify", "--type", "REFUND", "--original-transaction-id", "abc"], ["--original-transaction-id", "abc"]),
-        (["notify", "--type", "REFUND", "--subtype", "VOLUNTARY", "--original-transaction-id", "1"],
-         ["VOLUNTARY", "REFUND takes no --subtype"]),
-        (["notify", "--type", "DID_CHANGE_RENEWAL_STATUS", "--original-transaction-id", "1"],
-         ["needs --subtype", "AUTO_RENEW_DISABLED"]),
-        (["notify", "--type", "REFUND", "--original-transaction-id", "1", "--expires", "P1M"], ["--expires", "DID_RENEW"]),
+        (
+            ["notify", "--type", "REFUND", "--subtype", "VOLUNTARY", "--original-transaction-id", "1"],
+            ["VOLUNTARY", "REFUND takes no --subtype"]
+        ),
+        (
+            ["notify", "--type", "DID_CHANGE_RENEWAL_STATUS", "--original-transaction-id", "1"],
+            ["needs --subtype", "AUTO_RENEW_DISABLED"]
+        ),
+        (
+            ["notify", "--type", "REFUND", "--original-transaction-id", "1", "--expires", "P1M"],
+            ["--expires", "DID_RENEW"]
+        ),
         (["notify", "--type", "TEST", "--original-transaction-id", "1"], ["TEST"]),
-        (["notify", "--type", "REFUND", "--original-transaction-id", "1", "--percentage", "0"],
-         ["--percentage", "1…100000", "\"0\""]),
-        (["notify", "--type", "REFUND", "--original-transaction-id", "1", "--percentage", "100001"],
-         ["--percentage", "1…100000", "\"100001\""]),
-        (["notify", "--type", "REFUND", "--original-transaction-id", "1", "--percentage", "50%"],
-         ["--percentage", "integer", "\"50%\""]),
-        (["notify", "--type", "REFUND", "--original-transaction-id", "1", "--percentage", "12.5"],
-         ["--percentage", "integer", "\"12.5\""]),
-        (["notify", "--type", "REVOKE", "--original-transaction-id", "1", "--percentage", "50000"],
-         ["--percentage is only for REFUND", "REVOKE"]),
-        (["notify", "--type", "REFUND_REVERSED", "--original-transaction-id", "1", "--percentage", "50000"],
-         ["--percentage is only for REFUND", "REFUND_REVERSED"]),
+        (
+            ["notify", "--type", "REFUND", "--original-transaction-id", "1", "--percentage", "0"],
+            ["--percentage", "1…100000", "\"0\""]
+        ),
+        (
+            ["notify", "--type", "REFUND", "--original-transaction-id", "1", "--percentage", "100001"],
+            ["--percentage", "1…100000", "\"100001\""]
+        ),
+        (
+            ["notify", "--type", "REFUND", "--original-transaction-id", "1", "--percentage", "50%"],
+            ["--percentage", "integer", "\"50%\""]
+        ),
+        (
+            ["notify", "--type", "REFUND", "--original-transaction-id", "1", "--percentage", "12.5"],
+            ["--percentage", "integer", "\"12.5\""]
+        ),
+        (
+            ["notify", "--type", "REVOKE", "--original-transaction-id", "1", "--percentage", "50000"],
+            ["--percentage is only for REFUND", "REVOKE"]
+        ),
+        (
+            ["notify", "--type", "REFUND_REVERSED", "--original-transaction-id", "1", "--percentage", "50000"],
+            ["--percentage is only for REFUND", "REFUND_REVERSED"]
+        ),
         (["init", "--apple-port", "0"], ["--apple-port", "1…65535", "\"0\""]),
         (["init", "--apple-port", "http"], ["--apple-port", "http"]),
         (["receipt", "--product", TestkitStore.subscription], ["testkit receipt needs --user"]),
@@ -226,35 +258,47 @@ import Testing
         func run(_ arguments: [String]) throws -> OpsBinary.Outcome {
             try OpsBinary.run(["testkit"] + arguments + ["--data-dir", data, "--print"])
         }
-        Self.expectOneLine(try run(["notify", "--type", "REFUND", "--original-transaction-id", "42"]), status: 1,
-                           containing: ["no transaction with originalTransactionId 42"])
-        Self.expectOneLine(try run(["purchase", "--product", "com.example.unknown"]), status: 2,
-                           containing: ["com.example.unknown", "--type"])
-        Self.expectOneLine(try run(["purchase", "--product", TestkitStore.coins, "--expires", "P1M"]), status: 2,
-                           containing: ["--expires", "auto-renewable"])
+        Self.expectOneLine(
+            try run(["notify", "--type", "REFUND", "--original-transaction-id", "42"]), status: 1,
+            containing: ["no transaction with originalTransactionId 42"])
+        Self.expectOneLine(
+            try run(["purchase", "--product", "com.example.unknown"]), status: 2,
+            containing: ["com.example.unknown", "--type"])
+        Self.expectOneLine(
+            try run(["purchase", "--product", TestkitStore.coins, "--expires", "P1M"]), status: 2,
+            containing: ["--expires", "auto-renewable"])
         #expect(try run(["purchase", "--product", TestkitStore.coins]).status == 0)
-        Self.expectOneLine(try run(["notify", "--type", "DID_RENEW", "--original-transaction-id", "2000000001"]), status: 1,
-                           containing: ["DID_RENEW", "auto-renewable", "Consumable"])
-        Self.expectOneLine(try run(["receipt", "--product", "com.example.unknown"]), status: 2,
-                           containing: ["com.example.unknown", "is not in", "config.json"])
-        Self.expectOneLine(try run(["receipt", "--user", "u-9"]), status: 1,
-                           containing: ["u-9 bought nothing with `testkit receipt`", "--product"])
+        Self.expectOneLine(
+            try run(["notify", "--type", "DID_RENEW", "--original-transaction-id", "2000000001"]), status: 1,
+            containing: ["DID_RENEW", "auto-renewable", "Consumable"])
+        Self.expectOneLine(
+            try run(["receipt", "--product", "com.example.unknown"]), status: 2,
+            containing: ["com.example.unknown", "is not in", "config.json"])
+        Self.expectOneLine(
+            try run(["receipt", "--user", "u-9"]), status: 1,
+            containing: ["u-9 bought nothing with `testkit receipt`", "--product"])
         let standIn = try OpsBinary.run(["testkit", "apple", "--data-dir", empty])
         Self.expectOneLine(standIn, status: 1, containing: ["no test store in \(empty)/testkit"])
 
         // Posting needs a key, and a service that answers: both named.
-        let noKey = try OpsBinary.run(["testkit", "purchase", "--user", "u-1", "--product", TestkitStore.coins, "--data-dir", data])
+        let noKey = try OpsBinary.run([
+            "testkit", "purchase", "--user", "u-1", "--product", TestkitStore.coins, "--data-dir", data,
+        ])
         Self.expectOneLine(noKey, status: 2, containing: ["IAP_LEDGER_KEY"])
         let nobody = try OpsBinary.run(
-            ["testkit", "purchase", "--user", "u-1", "--product", TestkitStore.coins, "--data-dir", data,
-             "--url", "http://127.0.0.1:9", "--key", "k"])
+            [
+                "testkit", "purchase", "--user", "u-1", "--product", TestkitStore.coins, "--data-dir", data,
+                "--url", "http://127.0.0.1:9", "--key", "k",
+            ])
         Self.expectOneLine(nobody, status: 1, containing: ["cannot reach http://127.0.0.1:9/v1/purchases"])
     }
 
     @Test func aProratedRefundIsMintedWithItsShareAndTheHelpSaysHow() throws {
         let (root, data) = try Self.initialisedStore()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        func mint(_ arguments: [String]) throws -> JSONValue { try Self.mintVerified(arguments, root: root, data: data) }
+        func mint(_ arguments: [String]) throws -> JSONValue {
+            try Self.mintVerified(arguments, root: root, data: data)
+        }
         _ = try mint(["purchase", "--product", TestkitStore.coins])
         let refund = try mint(
             ["notify", "--type", "REFUND", "--original-transaction-id", "2000000001", "--percentage", "50000"])
@@ -282,7 +326,9 @@ import Testing
         let purchase = try OpsBinary.run(
             ["testkit", "purchase", "--product", TestkitStore.coins, "--data-dir", data, "--print"])
         #expect(purchase.status == 0, "\(purchase.stderr)")
-        let minted = try OpsBinary.run(["testkit", "notify", "--type", "RESCIND_CONSENT", "--data-dir", data, "--print"])
+        let minted = try OpsBinary.run([
+            "testkit", "notify", "--type", "RESCIND_CONSENT", "--data-dir", data, "--print",
+        ])
         #expect(minted.status == 0, "\(minted.stderr)")
         try minted.stdout.write(toFile: root + "/jws", atomically: true, encoding: .utf8)
         let verified = try OpsBinary.run(["verify", "--config", data + "/testkit/config.json", root + "/jws"])
@@ -296,7 +342,10 @@ import Testing
         let bought = try OpsBinary.run(["verify", "--config", data + "/testkit/config.json", root + "/purchase"])
         #expect(try JSONValue.parse(bought.stdout)["appTransactionId"]?.stringValue == "704289572311887741")
         let chained = try OpsBinary.run(
-            ["testkit", "notify", "--type", "RESCIND_CONSENT", "--original-transaction-id", "2000000001", "--data-dir", data])
+            [
+                "testkit", "notify", "--type", "RESCIND_CONSENT", "--original-transaction-id", "2000000001",
+                "--data-dir", data,
+            ])
         #expect(chained.status != 0)
         #expect(chained.stderr.contains("RESCIND_CONSENT is about no transaction"), "\(chained.stderr)")
     }
@@ -313,12 +362,16 @@ import Testing
     }
 
     @Test func helpNamesEverySubcommand() throws {
-        for arguments in [["testkit", "--help"], ["testkit", "purchase", "--help"], ["testkit", "receipt", "--help"],
-                          ["testkit", "apple", "--help"]] {
+        for arguments in [
+            ["testkit", "--help"], ["testkit", "purchase", "--help"], ["testkit", "receipt", "--help"],
+            ["testkit", "apple", "--help"],
+        ] {
             let outcome = try OpsBinary.run(arguments)
             #expect(outcome.status == 0, "\(outcome.stderr)")
-            for word in ["testkit init", "testkit purchase", "testkit notify", "testkit receipt", "testkit apple",
-                         "verifyReceipt", "--apple-port", "21003", "21004"] {
+            for word in [
+                "testkit init", "testkit purchase", "testkit notify", "testkit receipt", "testkit apple",
+                "verifyReceipt", "--apple-port", "21003", "21004",
+            ] {
                 #expect(outcome.stdout.contains(word))
             }
         }
@@ -352,11 +405,15 @@ import Testing
         return state
     }
 
-    func notify(_ type: String, subtype: String? = nil, transactionId: String? = nil, at time: Int64 = now + 1000,
-                state: inout TestkitState) throws -> JSONValue {
+    func notify(
+        _ type: String, subtype: String? = nil, transactionId: String? = nil, at time: Int64 = now + 1000,
+        state: inout TestkitState
+    ) throws -> JSONValue {
         let payload = try TestkitMinter.notification(
-            TestkitNotification(type: type, subtype: subtype, originalTransactionId: "2000000001", transactionId: transactionId),
-            bundleId: "b", now: time, uuid: "u", state: &state, sign: { String(decoding: $0.serialized(), as: UTF8.self) })
+            TestkitNotification(
+                type: type, subtype: subtype, originalTransactionId: "2000000001", transactionId: transactionId),
+            bundleId: "b", now: time, uuid: "u", state: &state,
+            sign: { String(decoding: $0.serialized(), as: UTF8.self) })
         return payload
     }
 

@@ -1,7 +1,8 @@
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// A purchase of a product missing from the catalog is recorded and never silent (api.md §1):
@@ -13,12 +14,15 @@ import TestSupport
     static let typo = "com.example.coins1000"
 
     static func consumable(_ id: String, _ product: String, now: Int64) -> String {
-        Mint.signed(Mint.transaction(id, product: product, type: "Consumable", purchase: now, expires: nil, signed: now))
+        Mint.signed(
+            Mint.transaction(id, product: product, type: "Consumable", purchase: now, expires: nil, signed: now))
     }
 
     /// The value of one series in a Prometheus text page (nil when the page has no such line).
     static func sample(_ page: String, _ series: String) -> Double? {
-        page.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+        page.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap {
+            Double($0.split(separator: " ").last ?? "")
+        }
     }
 
     /// The list once the analytics projection has caught up with `expected` transactions in all.
@@ -50,20 +54,27 @@ import TestSupport
             #expect(response.json["transactions"]?[0]?["result"]?.stringValue == "recorded", "\(response.text)")
         }
         // A duplicate is no new transaction: counted nowhere.
-        #expect(try api.purchase("u-1", Self.consumable("8100001", Self.mystery, now: now)).json["transactions"]?[0]?["result"]?.stringValue == "duplicate")
+        #expect(
+            try api.purchase("u-1", Self.consumable("8100001", Self.mystery, now: now)).json["transactions"]?[0]?[
+                "result"]?.stringValue == "duplicate")
 
         // Recorded as before: granted by its own product id.
         let user = try api.user("u-1")
-        #expect(user["balances"]?[Self.mystery]?.int64Value == 2, "a consumable without grants credits its product id: \(user)")
+        #expect(
+            user["balances"]?[Self.mystery]?.int64Value == 2,
+            "a consumable without grants credits its product id: \(user)")
 
         let unconfigured = bought.filter { $0.product != TestService.coins }
         func transactions(_ product: String) -> Int64 { Int64(unconfigured.filter { $0.product == product }.count) }
-        func users(_ product: String) -> Int64 { Int64(Set(unconfigured.filter { $0.product == product }.map(\.user)).count) }
+        func users(_ product: String) -> Int64 {
+            Int64(Set(unconfigured.filter { $0.product == product }.map(\.user)).count)
+        }
 
         // The counter, per product.
         let metrics = try service.client(nil).get("/metrics").text
         for product in [Self.mystery, Self.typo] {
-            let series = #"iap_unconfigured_product_transactions_total{bundleId="\#(TestService.bundleId)",productId="\#(product)"}"#
+            let series =
+                #"iap_unconfigured_product_transactions_total{bundleId="\#(TestService.bundleId)",productId="\#(product)"}"#
             #expect(Self.sample(metrics, series) == Double(transactions(product)), "\(series) in\n\(metrics)")
         }
         #expect(!metrics.contains(#"productId="\#(TestService.coins)""#), "a configured product is not counted")

@@ -2,8 +2,9 @@ import EventStore
 import Foundation
 import JSON
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// An alias merge racing purchases and debits on both ids (api.md §7): nothing is lost, nothing
@@ -31,7 +32,8 @@ import TestSupport
                 #expect(try api.purchase(user, coins("52000\(index)\(purchase)")).status == 200)
             }
         }
-        let purchases = 16, debits = 40
+        let purchases = 16
+        let debits = 40
         let signed = (0..<purchases).map { coins("5201\(String(format: "%03d", $0))") }  // minted before the race
         let results = Mutex<[(kind: String, status: Int, userId: String?)]>([])
         let ready = DispatchGroup()

@@ -1,8 +1,9 @@
 import EventStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// api.md §7, aliases: `POST /v1/users/{userId}/aliases` merges another id (the anonymous one an
@@ -65,7 +66,9 @@ import TestSupport
         let grant = try api.post("/v1/users/anon-a1/grants", .object(["entitlement": "vip", "duration": "P30D"]))
         #expect(grant.status == 201, "\(grant.text)")
         let token = UUID().uuidString.lowercased()
-        #expect(try api.post("/v1/users/anon-a1/app-account-token", .object(["appAccountToken": .string(token)])).status == 200)
+        #expect(
+            try api.post("/v1/users/anon-a1/app-account-token", .object(["appAccountToken": .string(token)])).status
+                == 200)
         #expect(try api.purchase("user-a1", coins("5100003")).status == 200)
         #expect(try api.debit("user-a1", "coins", amount: 20, key: "k-user").json["balance"]?.int64Value == 80)
         #expect(try api.debit("user-a1", "coins", amount: 5, key: "k-both").json["balance"]?.int64Value == 75)
@@ -113,7 +116,8 @@ import TestSupport
             signed: now - day, ["appAccountToken": .string(token)])
         #expect(try api.notify(Mint.notification("ONE_TIME_CHARGE", transaction: byToken)).status == 200)
         #expect(try api.user("user-a1")["entitlements"]?["no_ads"]?["active"]?.boolValue == true)
-        let tokenCall = try api.post("/v1/users/anon-a1/app-account-token", .object(["appAccountToken": .string(token)]))
+        let tokenCall = try api.post(
+            "/v1/users/anon-a1/app-account-token", .object(["appAccountToken": .string(token)]))
         #expect(tokenCall.status == 200, "\(tokenCall.text)")
         #expect(tokenCall.json["userId"]?.stringValue == "user-a1")
 
@@ -186,7 +190,9 @@ import TestSupport
         // Filtered by the alias: the user's changes and the alias's from before the merge.
         let byAlias = try ChangeFeedTests.feed(api, userId: "anon-f1")
         #expect(byAlias.compactMap { $0["cursor"]?.stringValue } == changes.compactMap { $0["cursor"]?.stringValue })
-        #expect(byAlias.contains { $0["userId"]?.stringValue == "anon-f1" && $0["type"]?.stringValue == "INITIAL_PURCHASE" })
+        #expect(
+            byAlias.contains { $0["userId"]?.stringValue == "anon-f1" && $0["type"]?.stringValue == "INITIAL_PURCHASE" }
+        )
 
         // Replay: nothing to change; the alias index (lost here on purpose), chain owners and
         // tokens come back the same.
@@ -200,7 +206,8 @@ import TestSupport
         #expect(replay.status == 200, "\(replay.text)")
         #expect(replay.json["changedUserCount"]?.int64Value == 0, "\(replay.text)")
         #expect(try aliasRows() == rowsBefore)
-        #expect(try JSONValue.parse(api.userBytes("user-f1"))["balances"] == (try JSONValue.parse(document))["balances"])
+        #expect(
+            try JSONValue.parse(api.userBytes("user-f1"))["balances"] == (try JSONValue.parse(document))["balances"])
         #expect(try api.get("/v1/subscriptions/5100201").json["owner"]?.stringValue == "user-f1")
         #expect(try api.user("anon-f1")["balances"]?["coins"]?.int64Value == 200)
         #expect(try ownerRows(of: "anon-f1") == 0)

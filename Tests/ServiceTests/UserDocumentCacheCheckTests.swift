@@ -1,9 +1,10 @@
 import Dispatch
-import Foundation
 import EventStore
+import Foundation
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// The feed on its own against real PostgreSQL: what a check drops, and readers that give up
@@ -30,7 +31,8 @@ import TestSupport
         // cluster-wide, so other sessions can hold it back): that is conservative, not wrong.
         #expect(feed.awaitCheck())
         for id in ["a", "b"] {
-            cache.insert(.init(document: Array(id.utf8), validFrom: 0, validUntil: nil), for: id, ticket: cache.ticket(for: id))
+            cache.insert(
+                .init(document: Array(id.utf8), validFrom: 0, validUntil: nil), for: id, ticket: cache.ticket(for: id))
         }
         #expect(feed.awaitCheck())
         #expect(cache.document(for: "a", at: 1) != nil && cache.document(for: "b", at: 1) != nil)  // nothing changed
@@ -52,7 +54,8 @@ import TestSupport
         // the early ones are the later ones' parents, so giving up must pass the wake-up on.
         let locker = try Connection(conninfo)
         try locker.executeScript("BEGIN; LOCK TABLE proj.users IN ACCESS EXCLUSIVE MODE")
-        let impatient = Answers(), patient = Answers()
+        let impatient = Answers()
+        let patient = Answers()
         let group = DispatchGroup()
         func reader(timeout: Duration, into answers: Answers) {
             group.enter()
@@ -94,7 +97,9 @@ import TestSupport
 
         let locker = try Connection(conninfo)
         try locker.executeScript("BEGIN; LOCK TABLE proj.users IN ACCESS EXCLUSIVE MODE")
-        let impatient = Answers(), patient = Answers(), blocking = Answers()
+        let impatient = Answers()
+        let patient = Answers()
+        let blocking = Answers()
         let group = DispatchGroup()
         func callback(timeout: Duration, into answers: Answers) {
             group.enter()

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Service
 
 /// The in-process document store on its own: time windows, the ticket race, the memory bound.

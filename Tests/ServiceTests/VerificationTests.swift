@@ -1,8 +1,9 @@
 import AppStore
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// Every rejection of the verifier surfaces as 422 `verification_failed` with its `reason`, and
@@ -16,9 +17,10 @@ import TestSupport
         return parts.joined(separator: ".")
     }
 
-    func expectProblem(_ response: ServiceHTTPClient.Response, _ status: Int, _ code: String,
-                       sourceLocation: SourceLocation = #_sourceLocation)
-    {
+    func expectProblem(
+        _ response: ServiceHTTPClient.Response, _ status: Int, _ code: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(response.status == status, "\(response.text)", sourceLocation: sourceLocation)
         #expect(response.headers["content-type"] == "application/problem+json", sourceLocation: sourceLocation)
         let body = response.json
@@ -36,11 +38,14 @@ import TestSupport
         defer { service.stop() }
         let api = service.client()
         let now = service.clock.now
-        let payload = vectors.transactionPayload(Mint.transaction(
-            "6000001", product: TestService.monthly, purchase: now - day, expires: now + day, signed: now - day)).serialized()
+        let payload = vectors.transactionPayload(
+            Mint.transaction(
+                "6000001", product: TestService.monthly, purchase: now - day, expires: now + day, signed: now - day)
+        ).serialized()
         let good = vectors.signer.sign(payload: payload)
         let swapped = try JWSSigner(
-            privateKeyPEM: String(contentsOf: TestVectors.fixtures.appendingPathComponent("test-pki/testLeaf.key"), encoding: .utf8),
+            privateKeyPEM: String(
+                contentsOf: TestVectors.fixtures.appendingPathComponent("test-pki/testLeaf.key"), encoding: .utf8),
             chainDER: [vectors.leafDER, vectors.rootDER, vectors.rootDER])
         let hs256 = String(decoding: vectors.signer.defaultHeader, as: UTF8.self)
             .replacingOccurrences(of: "\"ES256\"", with: "\"HS256\"")
@@ -48,11 +53,19 @@ import TestSupport
             ("malformed", "not-a-jws"),
             ("malformed", replacing(good, segment: 1, with: "!!!")),
             ("unsupported_algorithm", vectors.signer.sign(payload: payload, header: Array(hs256.utf8))),
-            ("invalid_certificate", vectors.signer.sign(
-                payload: payload, header: Array(#"{"alg":"ES256","x5c":["AAAA","AAAA","AAAA"]}"#.utf8))),
+            (
+                "invalid_certificate",
+                vectors.signer.sign(
+                    payload: payload, header: Array(#"{"alg":"ES256","x5c":["AAAA","AAAA","AAAA"]}"#.utf8))
+            ),
             ("invalid_chain", swapped.sign(payload: payload)),
-            ("signature_mismatch", replacing(good, segment: 1, with: JWSSigner.base64URL(
-                vectors.transactionPayload(["productId": .string(TestService.yearly)]).serialized()))),
+            (
+                "signature_mismatch",
+                replacing(
+                    good, segment: 1,
+                    with: JWSSigner.base64URL(
+                        vectors.transactionPayload(["productId": .string(TestService.yearly)]).serialized()))
+            ),
             ("unknown_app", vectors.signedTransaction(["bundleId": .string("com.other")])),
             ("wrong_environment", vectors.signedTransaction(["environment": .string("Xcode")])),
         ]
@@ -70,7 +83,8 @@ import TestSupport
         }
         let nested = vectors.signedNotification(type: "DID_RENEW", transaction: ["bundleId": .string("com.other")])
         #expect(try api.notify(nested).json["reason"]?.stringValue == "unknown_app")
-        let wrongEnvironment = vectors.signedNotification(type: "TEST", transaction: nil, data: ["environment": .string("Xcode")])
+        let wrongEnvironment = vectors.signedNotification(
+            type: "TEST", transaction: nil, data: ["environment": .string("Xcode")])
         #expect(try api.notify(wrongEnvironment).json["reason"]?.stringValue == "wrong_environment")
         #expect(try storedEventCount(service) == 0)
         #expect(try api.events("u-rejected").isEmpty)
@@ -83,15 +97,22 @@ import TestSupport
         let signed = vectors.signedTransaction()
         for body in [
             #"{"userId":"u","signedTransaction":"#, "[]", #"{"signedTransaction":"x"}"#, #"{"userId":"u"}"#,
-            #"{"userId":"","signedTransaction":"x"}"#, "{\"userId\":\"u\",\"signedTransaction\":\"\(signed)\",\"receipt\":\"x\"}",
+            #"{"userId":"","signedTransaction":"x"}"#,
+            "{\"userId\":\"u\",\"signedTransaction\":\"\(signed)\",\"receipt\":\"x\"}",
         ] {
             expectProblem(try api.request("POST", "/v1/purchases", body: Array(body.utf8)), 400, "invalid_request")
         }
-        for body in [#"{"amount":0,"idempotencyKey":"k"}"#, #"{"amount":1.5,"idempotencyKey":"k"}"#, #"{"amount":-3,"idempotencyKey":"k"}"#,
-                     #"{"amount":"3","idempotencyKey":"k"}"#, #"{"amount":3}"#] {
-            expectProblem(try api.request("POST", "/v1/users/u/balances/coins/debit", body: Array(body.utf8)), 400, "invalid_request")
+        for body in [
+            #"{"amount":0,"idempotencyKey":"k"}"#, #"{"amount":1.5,"idempotencyKey":"k"}"#,
+            #"{"amount":-3,"idempotencyKey":"k"}"#,
+            #"{"amount":"3","idempotencyKey":"k"}"#, #"{"amount":3}"#,
+        ] {
+            expectProblem(
+                try api.request("POST", "/v1/users/u/balances/coins/debit", body: Array(body.utf8)), 400,
+                "invalid_request")
         }
-        expectProblem(try api.request("POST", "/v1/notifications/apple", body: Array("{}".utf8)), 400, "invalid_request")
+        expectProblem(
+            try api.request("POST", "/v1/notifications/apple", body: Array("{}".utf8)), 400, "invalid_request")
         expectProblem(try api.get("/v1/users/u/events?limit=0"), 400, "invalid_request")
         expectProblem(try api.get("/v1/subscriptions/nothing-here"), 404, "not_found")
         expectProblem(try api.get("/v1/nowhere"), 404, "not_found")
@@ -111,9 +132,12 @@ import TestSupport
     static let receipt = TestReceipts.receipt()
 
     @Test func sandboxReceiptFallsBackOn21007AndIsRecorded() throws {
-        let apple = try StandInServer(["/prod": [(200, #"{"status":21007}"#)], "/sandbox": [(200, Self.sandboxReceipt)]])
+        let apple = try StandInServer([
+            "/prod": [(200, #"{"status":21007}"#)], "/sandbox": [(200, Self.sandboxReceipt)],
+        ])
         defer { apple.stop() }
-        let service = try TestService(configuration: TestService.configuration(verifyReceiptBase: "http://127.0.0.1:\(apple.port)"))
+        let service = try TestService(
+            configuration: TestService.configuration(verifyReceiptBase: "http://127.0.0.1:\(apple.port)"))
         defer { service.stop() }
         let response = try service.client("write").receipt("u-receipt", Self.receipt)
         #expect(response.status == 200, "\(response.text)")
@@ -127,12 +151,15 @@ import TestSupport
         #expect(sent["password"]?.stringValue == TestService.sharedSecret)
         let again = try service.client("write").receipt("u-receipt", Self.receipt)
         #expect(again.json["transactions"]?[0]?["result"]?.stringValue == "duplicate")
-        #expect(try service.client().user("u-receipt")["nonConsumables"]?[0]?["transactionId"]?.stringValue == "6100001")
+        #expect(
+            try service.client().user("u-receipt")["nonConsumables"]?[0]?["transactionId"]?.stringValue == "6100001")
     }
 
     @Test func withSeveralAppsEachSharedSecretIsTriedWhileAppleAnswers21004() throws {
-        let apple = try StandInServer(["/prod": [(200, #"{"status":21004}"#), (200, #"{"status":21007}"#)],
-                                       "/sandbox": [(200, Self.sandboxReceipt)]])
+        let apple = try StandInServer([
+            "/prod": [(200, #"{"status":21004}"#), (200, #"{"status":21007}"#)],
+            "/sandbox": [(200, Self.sandboxReceipt)],
+        ])
         defer { apple.stop() }
         var configuration = TestService.configuration(verifyReceiptBase: "http://127.0.0.1:\(apple.port)")
         var other = configuration.apps[0]
@@ -152,7 +179,8 @@ import TestSupport
     @Test func rejectedReceiptIs422WithAppleStatus() throws {
         let apple = try StandInServer(["/prod": [(200, #"{"status":21003}"#)]])
         defer { apple.stop() }
-        let service = try TestService(configuration: TestService.configuration(verifyReceiptBase: "http://127.0.0.1:\(apple.port)"))
+        let service = try TestService(
+            configuration: TestService.configuration(verifyReceiptBase: "http://127.0.0.1:\(apple.port)"))
         defer { service.stop() }
         let response = try service.client("write").receipt("u-receipt", Self.receipt)
         expectProblem(response, 422, "verification_failed")
@@ -165,7 +193,8 @@ import TestSupport
         let apple = try StandInServer([:])
         let port = apple.port
         apple.stop()  // nothing listens there any more
-        let service = try TestService(configuration: TestService.configuration(verifyReceiptBase: "http://127.0.0.1:\(port)"))
+        let service = try TestService(
+            configuration: TestService.configuration(verifyReceiptBase: "http://127.0.0.1:\(port)"))
         defer { service.stop() }
         let response = try service.client("write").receipt("u-receipt", Self.receipt)
         expectProblem(response, 502, "apple_unavailable")

@@ -5,8 +5,9 @@ import HTTP
 import JSON
 import Ledger
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import Service
 
 /// A webhook receiver over real HTTP (the service's own HTTP server): answers what `answer`
@@ -56,8 +57,10 @@ final class WebhookReceiver: Sendable {
             let offered = (request.header("webhook-signature") ?? "").split(separator: " ")
             let valid = offered.contains { $0.hasPrefix("v1,") && $0.dropFirst(3) == expected }
             receiver.received.withLock { list in
-                list.append(.init(path: request.path, id: id, timestamp: Int64(timestamp) ?? 0, signatureValid: valid,
-                                  body: request.body, at: Date()))
+                list.append(
+                    .init(
+                        path: request.path, id: id, timestamp: Int64(timestamp) ?? 0, signatureValid: valid,
+                        body: request.body, at: Date()))
             }
             let attempt = receiver.attemptsById.withLock { counts in
                 counts[request.path + " " + id, default: 0] += 1
@@ -104,7 +107,8 @@ final class WebhookReceiver: Sendable {
         return service
     }
 
-    func receiver(threads: Int = 8, answer: @escaping WebhookReceiver.Answer = { _, _ in HTTPResponse(status: 204) }) throws
+    func receiver(threads: Int = 8, answer: @escaping WebhookReceiver.Answer = { _, _ in HTTPResponse(status: 204) })
+        throws
         -> WebhookReceiver
     {
         let receiver = try WebhookReceiver(threads: threads, answer: answer)
@@ -121,18 +125,21 @@ final class WebhookReceiver: Sendable {
         let news = changes.map { change in
             NewChange(
                 userId: change.user,
-                draft: ChangeDraft(type: change.type, environment: change.environment, occurredAt: 1_800_000_000_000,
-                                   productId: "com.example.monthly", entitlementIds: ["pro"]),
+                draft: ChangeDraft(
+                    type: change.type, environment: change.environment, occurredAt: 1_800_000_000_000,
+                    productId: "com.example.monthly", entitlementIds: ["pro"]),
                 customer: #"{"userId":"\#(change.user ?? "")","entitlements":{}}"#)
         }
         // Users as a database from before subjects has them (id = subject, no key): stored in clear.
         try Self.registerLegacy(changes.compactMap(\.user), on: connection)
-        let insert = ChangeFeedTable.insert(try ChangeSealing.rows(news, subjects: Subjects()), recordedAt: 1_800_000_000_500)!
+        let insert = ChangeFeedTable.insert(
+            try ChangeSealing.rows(news, subjects: Subjects()), recordedAt: 1_800_000_000_500)!
         let rows = try connection.transaction { connection in
             try connection.query(insert.sql + " RETURNING seq", insert.params)
         }
         let seqs = (0..<rows.count).compactMap { rows[$0, 0].flatMap { Int64($0) } }
-        return try ChangeFeedTable.opened(try connection.query(ChangeFeedTable.changes(seqs: seqs)), on: connection).changes
+        return try ChangeFeedTable.opened(try connection.query(ChangeFeedTable.changes(seqs: seqs)), on: connection)
+            .changes
     }
 
     /// Identity rows of users who never wrote (the feed serves a change only of a known user).
@@ -156,7 +163,9 @@ final class WebhookReceiver: Sendable {
     func deliveries(_ service: TestService, _ endpoint: String, status: String? = nil) throws -> [JSONValue] {
         let query = status.map { "?status=\($0)&limit=1000" } ?? "?limit=1000"
         let response = try service.client("admin").get("/v1/admin/webhooks/\(endpoint)/deliveries\(query)")
-        guard response.status == 200 else { throw HTTPTestConnection.Failure(description: "deliveries: \(response.text)") }
+        guard response.status == 200 else {
+            throw HTTPTestConnection.Failure(description: "deliveries: \(response.text)")
+        }
         return response.json["deliveries"]?.arrayValue ?? []
     }
 
@@ -236,19 +245,24 @@ final class WebhookReceiver: Sendable {
         try eventually("dead") { try status(service, "backend", change.id) == "dead" }
         let attempts = try delivery(service, "backend", change.id)?["attempts"]?.arrayValue ?? []
         #expect(attempts.count == 2)
-        #expect(attempts.allSatisfy { $0["httpStatus"]?.isNull == true && $0["error"]?.stringValue?.contains("timed out") == true })
+        #expect(
+            attempts.allSatisfy {
+                $0["httpStatus"]?.isNull == true && $0["error"]?.stringValue?.contains("timed out") == true
+            })
         let dead = try service.client("admin").get("/v1/admin/webhooks").json["endpoints"]?.arrayValue?.first?["counts"]
         #expect(dead?["dead"]?.int64Value == 1)
 
         receiver.setAnswer { _, _ in HTTPResponse(status: 200) }
-        let queued = try service.client("admin").post("/v1/admin/webhooks/backend/redeliver", .object(["status": "dead"]))
+        let queued = try service.client("admin").post(
+            "/v1/admin/webhooks/backend/redeliver", .object(["status": "dead"]))
         #expect(queued.status == 200)
         #expect(queued.json["queued"]?.int64Value == 1)
         try eventually("delivered after redeliver") { try status(service, "backend", change.id) == "delivered" }
         #expect(receiver.requests(id: change.id).last?.signatureValid == true)
         // By id too: a delivered change sent again, the same webhook-id.
         let again = try service.client("admin").post(
-            "/v1/admin/webhooks/backend/redeliver", .object(["ids": .array([.string(change.id), "chg_999999999999999"])]))
+            "/v1/admin/webhooks/backend/redeliver",
+            .object(["ids": .array([.string(change.id), "chg_999999999999999"])]))
         #expect(again.json["queued"]?.int64Value == 1)
         #expect(again.json["notQueued"]?.arrayValue?.compactMap(\.stringValue) == ["chg_999999999999999"])
         try eventually("sent again") { receiver.requests(id: change.id).count == 4 }
@@ -265,10 +279,16 @@ final class WebhookReceiver: Sendable {
         // Know the first id before the dispatcher can send it: the feed's next seq.
         let probe = try emit(service, [(.test, nil, nil)])[0]
         firstId.withLock { $0 = StoredChange.id(seq: probe.seq + 1) }
-        let changes = try emit(service, [(.renewal, "u-1", "Production"), (.cancellation, "u-1", "Production"),
-                                         (.renewal, "u-2", "Production")])
+        let changes = try emit(
+            service,
+            [
+                (.renewal, "u-1", "Production"), (.cancellation, "u-1", "Production"),
+                (.renewal, "u-2", "Production"),
+            ])
         #expect(changes[0].id == firstId.withLock { $0 })
-        try eventually("the other user's change delivered") { try status(service, "backend", changes[2].id) == "delivered" }
+        try eventually("the other user's change delivered") {
+            try status(service, "backend", changes[2].id) == "delivered"
+        }
         try eventually("the first retried") { receiver.requests(id: changes[0].id).count >= 3 }
         #expect(receiver.requests(id: changes[1].id).isEmpty, "sent while the first of its user was failing")
         #expect(try status(service, "backend", changes[1].id) == "pending")
@@ -283,13 +303,17 @@ final class WebhookReceiver: Sendable {
     @Test func filtersByEnvironmentAndTypeAndANullEnvironmentGoesToAll() throws {
         let receiver = try receiver()
         let service = try service([
-            endpoint("prod", receiver, path: "/prod", environments: ["Production"], types: ["RENEWAL", "BALANCE_DEBIT", "TEST"]),
+            endpoint(
+                "prod", receiver, path: "/prod", environments: ["Production"],
+                types: ["RENEWAL", "BALANCE_DEBIT", "TEST"]),
             endpoint("all", receiver, path: "/all"),
         ])
-        let changes = try emit(service, [
-            (.renewal, "u-1", "Production"), (.renewal, "u-2", "Sandbox"), (.balanceDebit, "u-3", nil),
-            (.initialPurchase, "u-4", "Production"), (.expiration, "u-5", nil), (.test, nil, nil),
-        ])
+        let changes = try emit(
+            service,
+            [
+                (.renewal, "u-1", "Production"), (.renewal, "u-2", "Sandbox"), (.balanceDebit, "u-3", nil),
+                (.initialPurchase, "u-4", "Production"), (.expiration, "u-5", nil), (.test, nil, nil),
+            ])
         for endpoint in ["prod", "all"] {
             try eventually("\(endpoint) caught up") { try status(service, endpoint, changes[5].id) == "delivered" }
         }
@@ -301,7 +325,8 @@ final class WebhookReceiver: Sendable {
 
     @Test func redirectsAreNotFollowed() throws {
         let receiver = try receiver { request, _ in
-            request.path == "/hook" ? HTTPResponse(status: 302, headers: ["Location": "/elsewhere"]) : HTTPResponse(status: 200)
+            request.path == "/hook"
+                ? HTTPResponse(status: 302, headers: ["Location": "/elsewhere"]) : HTTPResponse(status: 200)
         }
         let service = try service([endpoint("backend", receiver, schedule: [0.2])])
         let change = try emit(service, [(.renewal, "u-1", "Production")])[0]
@@ -346,11 +371,13 @@ final class WebhookReceiver: Sendable {
         }
         try eventually("all delivered") {
             let sent = Set(receiver.requests.map(\.id)).count
-            return try sent == changes.count && deliveries(second, "backend", status: "delivered").count == changes.count
+            return try sent == changes.count
+                && deliveries(second, "backend", status: "delivered").count == changes.count
         }
         var counts: [String: Int] = [:]
         for request in receiver.requests { counts[request.id, default: 0] += 1 }
-        #expect(counts.values.allSatisfy { $0 == 1 }, "delivered twice: \(counts.filter { $0.value > 1 }.keys.sorted())")
+        #expect(
+            counts.values.allSatisfy { $0 == 1 }, "delivered twice: \(counts.filter { $0.value > 1 }.keys.sorted())")
         #expect(receiver.requests.allSatisfy { $0.signatureValid })
         // Per user, in cursor order.
         var byUser: [String: [Int64]] = [:]
@@ -378,8 +405,10 @@ final class WebhookReceiver: Sendable {
             #expect(response.status == 400, "\(query)")
             #expect(response.json["code"]?.stringValue == "invalid_request")
         }
-        for body: JSONValue in [.object([:]), .object(["ids": .array([])]), .object(["ids": .array(["abc"])]),
-                                .object(["status": "delivered"]), .object(["ids": .array(["chg_1"]), "status": "dead"]), .array([])] {
+        for body: JSONValue in [
+            .object([:]), .object(["ids": .array([])]), .object(["ids": .array(["abc"])]),
+            .object(["status": "delivered"]), .object(["ids": .array(["chg_1"]), "status": "dead"]), .array([]),
+        ] {
             let response = try admin.post("/v1/admin/webhooks/backend/redeliver", body)
             #expect(response.status == 400, "\(body)")
             #expect(response.json["code"]?.stringValue == "invalid_request")
@@ -401,24 +430,29 @@ final class WebhookReceiver: Sendable {
         let root = try OpsBinary.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let file = root + "/config.json"
-        try #"{"webhooks": [{"name": "backend", "url": "\#(receiver.url())", "secret": "\#(WebhookTests.secret)", "timeoutSeconds": 5, "retrySchedule": [0.5, 0.5, 0.5]}]}"#
+        try
+            #"{"webhooks": [{"name": "backend", "url": "\#(receiver.url())", "secret": "\#(WebhookTests.secret)", "timeoutSeconds": 5, "retrySchedule": [0.5, 0.5, 0.5]}]}"#
             .write(toFile: file, atomically: true, encoding: .utf8)
         let environment = ["DATABASE_URL": conninfo]
         let first = try OpsServe(["--port", "0", "--config", file], environment: environment)
         let connection = try Connection(conninfo)
-        #expect(opsEventually(within: 60) {
-            (try? connection.query(WebhookDeliveriesTable.cursor(endpoint: "backend")).isEmpty) == false
-        })
+        #expect(
+            opsEventually(within: 60) {
+                (try? connection.query(WebhookDeliveriesTable.cursor(endpoint: "backend")).isEmpty) == false
+            })
         let second = try OpsServe(["--port", "0", "--config", file], environment: environment)
         defer { _ = second.stop() }
 
         let news = (0..<40).map { index in
-            NewChange(userId: "u-\(index % 8)", draft: ChangeDraft(type: .renewal, environment: "Production", occurredAt: 1),
-                      customer: "{}")
+            NewChange(
+                userId: "u-\(index % 8)", draft: ChangeDraft(type: .renewal, environment: "Production", occurredAt: 1),
+                customer: "{}")
         }
         try WebhookDeliveryTests.registerLegacy(news.compactMap(\.userId), on: connection)
         let insert = ChangeFeedTable.insert(try ChangeSealing.rows(news, subjects: Subjects()), recordedAt: 2)!
-        let rows = try connection.transaction { connection in try connection.query(insert.sql + " RETURNING seq", insert.params) }
+        let rows = try connection.transaction { connection in
+            try connection.query(insert.sql + " RETURNING seq", insert.params)
+        }
         let ids = (0..<rows.count).compactMap { rows[$0, 0].flatMap { Int64($0) } }.map { StoredChange.id(seq: $0) }
         #expect(ids.count == 40)
         // The first instance is mid-delivery (its sends hang) when it is killed.
@@ -426,11 +460,12 @@ final class WebhookReceiver: Sendable {
         #expect(first.stop(SIGKILL) == 128 + SIGKILL)
         hanging.store(false, ordering: .relaxed)
 
-        #expect(opsEventually(within: 90) {
-            let delivered = try? connection.query(
-                "SELECT count(*) FROM webhooks.deliveries WHERE endpoint = 'backend' AND status = 'delivered'")
-            return delivered?[0, 0] == "40"
-        }, "not every change was delivered after the takeover: \(second.stderr.suffix(2000))")
+        #expect(
+            opsEventually(within: 90) {
+                let delivered = try? connection.query(
+                    "SELECT count(*) FROM webhooks.deliveries WHERE endpoint = 'backend' AND status = 'delivered'")
+                return delivered?[0, 0] == "40"
+            }, "not every change was delivered after the takeover: \(second.stderr.suffix(2000))")
         let received = Set(receiver.requests.filter(\.signatureValid).map(\.id))
         #expect(received == Set(ids))
         #expect(second.stderr.contains("webhooks: delivering"))

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Service
 
 /// The deliverer's slots: a finished send hands its slot to the next claimed delivery at once.

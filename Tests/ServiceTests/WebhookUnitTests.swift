@@ -2,6 +2,7 @@ import AppStore
 import Foundation
 import Ledger
 import Testing
+
 @testable import Service
 
 /// Shared values of the webhook suites.
@@ -15,18 +16,24 @@ enum WebhookTests {
     @Test func theStandardWebhooksTestVectorReproduces() throws {
         let key = try #require(WebhookEndpoint.key(ofSecret: WebhookTests.secret))
         let signature = WebhookSignature.sign(
-            key: key, id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: 1_614_265_330, body: Array(#"{"test": 2432232314}"#.utf8))
+            key: key, id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: 1_614_265_330,
+            body: Array(#"{"test": 2432232314}"#.utf8))
         #expect(signature == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")
     }
 
     @Test func headersCarryTheIdTheTimestampAndTheSignatureOfBoth() throws {
         let key = try #require(WebhookEndpoint.key(ofSecret: WebhookTests.secret))
         let body = Array(#"{"id":"chg_000000000000007"}"#.utf8)
-        let headers = WebhookSignature.headers(key: key, id: "chg_000000000000007", timestamp: 1_800_000_000, body: body)
+        let headers = WebhookSignature.headers(
+            key: key, id: "chg_000000000000007", timestamp: 1_800_000_000, body: body)
         #expect(headers["webhook-id"] == "chg_000000000000007")
         #expect(headers["webhook-timestamp"] == "1800000000")
-        #expect(headers["webhook-signature"] == WebhookSignature.sign(key: key, id: "chg_000000000000007", timestamp: 1_800_000_000, body: body))
-        #expect(headers["webhook-signature"] != WebhookSignature.sign(key: key, id: "chg_000000000000007", timestamp: 1_800_000_001, body: body))
+        #expect(
+            headers["webhook-signature"]
+                == WebhookSignature.sign(key: key, id: "chg_000000000000007", timestamp: 1_800_000_000, body: body))
+        #expect(
+            headers["webhook-signature"]
+                != WebhookSignature.sign(key: key, id: "chg_000000000000007", timestamp: 1_800_000_001, body: body))
     }
 }
 
@@ -36,7 +43,8 @@ enum WebhookTests {
     }
 
     @Test func theContractsShapeLoadsWithItsDefaults() throws {
-        let configuration = try Self.parse(#"""
+        let configuration = try Self.parse(
+            #"""
             {"webhooks": [
               {"name": "backend", "url": "https://hooks.example.com/iap", "secret": "\#(WebhookTests.secret)",
                "environments": ["Production"], "types": null, "timeoutSeconds": 10, "retrySchedule": [5, 30, 120, 600, 3600, 21600]},
@@ -66,27 +74,57 @@ enum WebhookTests {
 
     @Test(arguments: [
         (#"{"webhooks": {}}"#, "webhooks", "expected an array"),
-        (#"{"webhooks": [{"url": "https://h.example/x", "secret": "\#(WebhookTests.secret)"}]}"#, "webhooks[0].name", "is required"),
+        (
+            #"{"webhooks": [{"url": "https://h.example/x", "secret": "\#(WebhookTests.secret)"}]}"#, "webhooks[0].name",
+            "is required"
+        ),
         (#"{"webhooks": [{"name": "", \#(ok)}]}"#, "webhooks[0].name", "must not be empty"),
         (#"{"webhooks": [{"name": "a b", \#(ok)}]}"#, "webhooks[0].name", "letters"),
         (#"{"webhooks": [{"name": "a", \#(ok)}, {"name": "a", \#(ok)}]}"#, "webhooks[1].name", "configured twice"),
         (#"{"webhooks": [{"name": "a", "secret": "\#(WebhookTests.secret)"}]}"#, "webhooks[0].url", "is required"),
-        (#"{"webhooks": [{"name": "a", "url": "ftp://h/x", "secret": "\#(WebhookTests.secret)"}]}"#, "webhooks[0].url", "http(s) URL"),
-        (#"{"webhooks": [{"name": "a", "url": "https://", "secret": "\#(WebhookTests.secret)"}]}"#, "webhooks[0].url", "with a host"),
-        (#"{"webhooks": [{"name": "a", "url": "not a url", "secret": "\#(WebhookTests.secret)"}]}"#, "webhooks[0].url", "http(s) URL"),
+        (
+            #"{"webhooks": [{"name": "a", "url": "ftp://h/x", "secret": "\#(WebhookTests.secret)"}]}"#,
+            "webhooks[0].url", "http(s) URL"
+        ),
+        (
+            #"{"webhooks": [{"name": "a", "url": "https://", "secret": "\#(WebhookTests.secret)"}]}"#,
+            "webhooks[0].url", "with a host"
+        ),
+        (
+            #"{"webhooks": [{"name": "a", "url": "not a url", "secret": "\#(WebhookTests.secret)"}]}"#,
+            "webhooks[0].url", "http(s) URL"
+        ),
         (#"{"webhooks": [{"name": "a", "url": "https://h/x"}]}"#, "webhooks[0].secret", "is required"),
         (#"{"webhooks": [{"name": "a", "url": "https://h/x", "secret": ""}]}"#, "webhooks[0].secret", "non-empty"),
-        (#"{"webhooks": [{"name": "a", "url": "https://h/x", "secret": "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}]}"#, "webhooks[0].secret", "whsec_"),
-        (#"{"webhooks": [{"name": "a", "url": "https://h/x", "secret": "whsec_not*base64!"}]}"#, "webhooks[0].secret", "not base64"),
-        (#"{"webhooks": [{"name": "a", "url": "https://h/x", "secret": "whsec_c2hvcnQ="}]}"#, "webhooks[0].secret", "at least 16"),
-        (#"{"webhooks": [{"name": "a", \#(ok), "types": ["RENEWED"]}]}"#, "webhooks[0].types[0]", "unknown change type"),
+        (
+            #"{"webhooks": [{"name": "a", "url": "https://h/x", "secret": "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}]}"#,
+            "webhooks[0].secret", "whsec_"
+        ),
+        (
+            #"{"webhooks": [{"name": "a", "url": "https://h/x", "secret": "whsec_not*base64!"}]}"#,
+            "webhooks[0].secret", "not base64"
+        ),
+        (
+            #"{"webhooks": [{"name": "a", "url": "https://h/x", "secret": "whsec_c2hvcnQ="}]}"#, "webhooks[0].secret",
+            "at least 16"
+        ),
+        (
+            #"{"webhooks": [{"name": "a", \#(ok), "types": ["RENEWED"]}]}"#, "webhooks[0].types[0]",
+            "unknown change type"
+        ),
         (#"{"webhooks": [{"name": "a", \#(ok), "types": []}]}"#, "webhooks[0].types", "at least one"),
-        (#"{"webhooks": [{"name": "a", \#(ok), "environments": ["Staging"]}]}"#, "webhooks[0].environments[0]", "unknown environment"),
+        (
+            #"{"webhooks": [{"name": "a", \#(ok), "environments": ["Staging"]}]}"#, "webhooks[0].environments[0]",
+            "unknown environment"
+        ),
         (#"{"webhooks": [{"name": "a", \#(ok), "environments": []}]}"#, "webhooks[0].environments", "at least one"),
         (#"{"webhooks": [{"name": "a", \#(ok), "timeoutSeconds": 0}]}"#, "webhooks[0].timeoutSeconds", "seconds"),
         (#"{"webhooks": [{"name": "a", \#(ok), "timeoutSeconds": -3}]}"#, "webhooks[0].timeoutSeconds", "seconds"),
         (#"{"webhooks": [{"name": "a", \#(ok), "retrySchedule": []}]}"#, "webhooks[0].retrySchedule", "at least one"),
-        (#"{"webhooks": [{"name": "a", \#(ok), "retrySchedule": [5, -1]}]}"#, "webhooks[0].retrySchedule[1]", "positive"),
+        (
+            #"{"webhooks": [{"name": "a", \#(ok), "retrySchedule": [5, -1]}]}"#, "webhooks[0].retrySchedule[1]",
+            "positive"
+        ),
         (#"{"webhooks": [{"name": "a", \#(ok), "retry": [5]}]}"#, "webhooks[0].retry", "unknown key"),
     ])
     func aMistakeStopsStartUpNamingTheFileAndTheKey(text: String, key: String, words: String) {
@@ -110,8 +148,10 @@ extension WebhookConfigurationTests {
         var configuration = Configuration.empty
         configuration.webhooks = [WebhookEndpoint(name: "a", url: "https://h/x", secret: "whsec_c2hvcnQ=")]
         #expect(throws: ConfigurationError.self) { try configuration.validate() }
-        configuration.webhooks = [WebhookEndpoint(name: "a", url: "https://h/x", secret: WebhookTests.secret),
-                                  WebhookEndpoint(name: "a", url: "https://h/y", secret: WebhookTests.secret)]
+        configuration.webhooks = [
+            WebhookEndpoint(name: "a", url: "https://h/x", secret: WebhookTests.secret),
+            WebhookEndpoint(name: "a", url: "https://h/y", secret: WebhookTests.secret),
+        ]
         #expect(throws: ConfigurationError.self) { try configuration.validate() }
         configuration.webhooks = [WebhookEndpoint(name: "a", url: "https://h/x", secret: WebhookTests.secret)]
         #expect(throws: Never.self) { try configuration.validate() }
@@ -123,7 +163,9 @@ extension WebhookConfigurationTests {
         name: "e", url: "http://h/x", secret: WebhookTests.secret, timeoutSeconds: 10, retrySchedule: [5, 30])
 
     static func open(_ seq: Int64, _ user: String?, failures: Int = 0, next: Int64 = 0) -> WebhookPlanner.Open {
-        .init(seq: seq, cursor: FeedCursor(tx: UInt64(seq), seq: seq), userId: user, failures: failures, nextAttemptAt: next)
+        .init(
+            seq: seq, cursor: FeedCursor(tx: UInt64(seq), seq: seq), userId: user, failures: failures,
+            nextAttemptAt: next)
     }
 
     static func planner(random: Double = 0.5, maxInFlight: Int = 32) -> WebhookPlanner {
@@ -156,25 +198,36 @@ extension WebhookConfigurationTests {
     @Test func failuresFollowTheScheduleWithJitterThenDie() {
         for (random, factor) in [(0.0, 0.9), (0.5, 1.0), (0.999_999, 1.1)] {
             var planner = Self.planner(random: random)
-            let first = planner.completed(Self.open(1, "u"), outcome: .error("connection refused"), startedAt: 0, now: 200)
+            let first = planner.completed(
+                Self.open(1, "u"), outcome: .error("connection refused"), startedAt: 0, now: 200)
             #expect(first.status == .failed && first.failures == 1)
             #expect(abs(Double(first.nextAttemptAt - 200) - 5000 * factor) < 2)
-            let second = planner.completed(Self.open(1, "u", failures: 1), outcome: .response(status: 503), startedAt: 0, now: 200)
+            let second = planner.completed(
+                Self.open(1, "u", failures: 1), outcome: .response(status: 503), startedAt: 0, now: 200)
             #expect(second.status == .failed && second.failures == 2 && second.httpStatus == 503)
             #expect(abs(Double(second.nextAttemptAt - 200) - 30000 * factor) < 2)
-            let third = planner.completed(Self.open(1, "u", failures: 2), outcome: .response(status: 503), startedAt: 0, now: 200)
+            let third = planner.completed(
+                Self.open(1, "u", failures: 2), outcome: .response(status: 503), startedAt: 0, now: 200)
             #expect(third.status == .dead && third.failures == 3)
         }
     }
 
     @Test func onlyA2xxWithinTheTimeoutDelivers() {
         var planner = Self.planner()
-        #expect(planner.completed(Self.open(1, "u"), outcome: .response(status: 204), startedAt: 0, now: 9_000).status == .delivered)
-        #expect(planner.completed(Self.open(1, "u"), outcome: .response(status: 200), startedAt: 0, now: 10_500).status == .failed)
+        #expect(
+            planner.completed(Self.open(1, "u"), outcome: .response(status: 204), startedAt: 0, now: 9_000).status
+                == .delivered)
+        #expect(
+            planner.completed(Self.open(1, "u"), outcome: .response(status: 200), startedAt: 0, now: 10_500).status
+                == .failed)
         let redirect = planner.completed(Self.open(1, "u"), outcome: .response(status: 302), startedAt: 0, now: 10)
         #expect(redirect.status == .failed && redirect.error == "redirect not followed")
-        #expect(planner.completed(Self.open(1, "u"), outcome: .response(status: 404), startedAt: 0, now: 10).status == .failed)
-        #expect(planner.completed(Self.open(1, "u"), outcome: .error("timed out after 10 s"), startedAt: 0, now: 10).status == .failed)
+        #expect(
+            planner.completed(Self.open(1, "u"), outcome: .response(status: 404), startedAt: 0, now: 10).status
+                == .failed)
+        #expect(
+            planner.completed(Self.open(1, "u"), outcome: .error("timed out after 10 s"), startedAt: 0, now: 10).status
+                == .failed)
     }
 
     @Test func anAbandonedSendComesUpAgain() {
@@ -203,8 +256,10 @@ extension WebhookConfigurationTests {
                 productId: nil, originalTransactionId: nil, transactionId: nil, entitlementIds: [], details: "{}",
                 customer: "{}")
         }
-        let page = [change(1, "RENEWAL", "Production"), change(2, "RENEWAL", "Sandbox"), change(3, "BALANCE_DEBIT", nil),
-                    change(4, "INITIAL_PURCHASE", "Production"), change(5, "RENEWAL", nil)]
+        let page = [
+            change(1, "RENEWAL", "Production"), change(2, "RENEWAL", "Sandbox"), change(3, "BALANCE_DEBIT", nil),
+            change(4, "INITIAL_PURCHASE", "Production"), change(5, "RENEWAL", nil),
+        ]
         #expect(WebhookPlanner.accepted(page, by: endpoint).map(\.seq) == [1, 3, 5])
     }
 }

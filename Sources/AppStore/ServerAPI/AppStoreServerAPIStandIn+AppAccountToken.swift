@@ -13,16 +13,16 @@ extension AppStoreServerAPIStandIn {
     func setAppAccountToken(_ originalTransactionId: String, _ body: [UInt8]) -> Answer {
         guard let json = try? JSONValue.parse(body), let token = json["appAccountToken"]?.stringValue,
             UUID(uuidString: token) != nil
-        else { return Self.error(400, 4000183, "Invalid app account token UUID.") }
+        else { return Self.error(400, 4_000_183, "Invalid app account token UUID.") }
         let found = state.withLock { state in
             state.transactions.first { $0.transactionId == originalTransactionId }
         }
         guard let found else { return Self.notFound }
         guard found.originalTransactionId == originalTransactionId else {
-            return Self.error(400, 4000187, "Transaction id is not original transaction id.")
+            return Self.error(400, 4_000_187, "Transaction id is not original transaction id.")
         }
         guard found.payload["inAppOwnershipType"]?.stringValue != "FAMILY_SHARED" else {
-            return Self.error(400, 4000185, "Family transaction not supported.")
+            return Self.error(400, 4_000_185, "Family transaction not supported.")
         }
         state.withLock { $0.appAccountTokens[originalTransactionId] = token.lowercased() }
         return Answer(status: 200, headers: [:], body: [], hang: false)

@@ -27,7 +27,7 @@ extension AppStoreServerAPIStandIn {
         }
         if query["sort"] == "DESCENDING" { list.reverse() }
         guard let offset = Self.offset(query["revision"], prefix: "rev-", count: list.count) else {
-            return Self.error(400, 4000005, "Invalid request revision.")
+            return Self.error(400, 4_000_005, "Invalid request revision.")
         }
         let end = min(list.count, offset + pageSize)
         var answer: [String: JSONValue] = [
@@ -45,7 +45,8 @@ extension AppStoreServerAPIStandIn {
         // Each chain's latest period (the last added among the latest purchase dates), per group.
         var latest: [String: Stored] = [:]
         var order: [String] = []
-        for stored in all where stored.customer == customer && stored.payload.string("subscriptionGroupIdentifier") != nil {
+        for stored in all
+        where stored.customer == customer && stored.payload.string("subscriptionGroupIdentifier") != nil {
             let chain = stored.originalTransactionId
             if let current = latest[chain] {
                 if (stored.payload.millis("purchaseDate") ?? 0) >= (current.payload.millis("purchaseDate") ?? 0) {
@@ -59,7 +60,9 @@ extension AppStoreServerAPIStandIn {
         var groups: [String: [JSONValue]] = [:]
         var groupOrder: [String] = []
         for chain in order {
-            guard let stored = latest[chain], let group = stored.payload.string("subscriptionGroupIdentifier") else { continue }
+            guard let stored = latest[chain], let group = stored.payload.string("subscriptionGroupIdentifier") else {
+                continue
+            }
             let renewal = renewals[chain]
             var entry: [String: JSONValue] = [
                 "originalTransactionId": .string(chain), "signedTransactionInfo": .string(stored.signed),
@@ -71,9 +74,12 @@ extension AppStoreServerAPIStandIn {
         }
         var answer: [String: JSONValue] = [
             "environment": .string(environment.rawValue), "bundleId": .string(bundleId),
-            "data": .array(groupOrder.map { group in
-                .object(["subscriptionGroupIdentifier": .string(group), "lastTransactions": .array(groups[group] ?? [])])
-            }),
+            "data": .array(
+                groupOrder.map { group in
+                    .object([
+                        "subscriptionGroupIdentifier": .string(group), "lastTransactions": .array(groups[group] ?? []),
+                    ])
+                }),
         ]
         if let appAppleId { answer["appAppleId"] = .int(appAppleId) }
         return Self.json(200, .object(answer))
@@ -89,32 +95,34 @@ extension AppStoreServerAPIStandIn {
     /// Look Up Order ID: an unknown order is no error for Apple, but 200 with status 1.
     func orderLookup(_ orderId: String) -> Answer {
         let list = state.withLock { $0.transactions.filter { $0.orderId != nil && $0.orderId == orderId } }
-        return Self.json(200, [
-            "status": .int(list.isEmpty ? 1 : 0), "signedTransactions": .array(list.map { .string($0.signed) }),
-        ])
+        return Self.json(
+            200,
+            [
+                "status": .int(list.isEmpty ? 1 : 0), "signedTransactions": .array(list.map { .string($0.signed) }),
+            ])
     }
 
     func consumption(_ id: String, _ body: [UInt8]) -> Answer {
         guard state.withLock({ $0.transactions.contains { $0.transactionId == id } }) else { return Self.notFound }
         guard let json = try? JSONValue.parse(body), json.objectValue != nil else {
-            return Self.error(400, 4000000, "Bad request.")
+            return Self.error(400, 4_000_000, "Bad request.")
         }
         guard json["customerConsented"]?.boolValue == true else {
-            return Self.error(400, 4000035, "Invalid customer consented.")
+            return Self.error(400, 4_000_035, "Invalid customer consented.")
         }
         guard json["sampleContentProvided"]?.boolValue != nil else {
-            return Self.error(400, 4000041, "Invalid sample content provided.")
+            return Self.error(400, 4_000_041, "Invalid sample content provided.")
         }
         let delivery: Set<String> = [
             "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE",
             "UNDELIVERED_OTHER",
         ]
         guard let status = json["deliveryStatus"]?.stringValue, delivery.contains(status) else {
-            return Self.error(400, 4000036, "Invalid delivery status.")
+            return Self.error(400, 4_000_036, "Invalid delivery status.")
         }
         if let percentage = json["consumptionPercentage"] {
             guard let value = percentage.int64Value, (0...100_000).contains(value) else {
-                return Self.error(400, 4000000, "Bad request.")
+                return Self.error(400, 4_000_000, "Bad request.")
             }
         }
         return Answer(status: 202, headers: [:], body: [], hang: false)
@@ -122,10 +130,10 @@ extension AppStoreServerAPIStandIn {
 
     func notificationHistory(_ query: [String: String], _ body: [UInt8], _ now: Int64) -> Answer {
         guard let json = try? JSONValue.parse(body), json.objectValue != nil,
-              let start = json["startDate"]?.int64Value, let end = json["endDate"]?.int64Value
-        else { return Self.error(400, 4000015, "Invalid start date.") }
-        guard start < end else { return Self.error(400, 4000013, "Start date after end date.") }
-        guard start >= now - 180 * 86_400_000 else { return Self.error(400, 4000012, "Start date too far in past.") }
+            let start = json["startDate"]?.int64Value, let end = json["endDate"]?.int64Value
+        else { return Self.error(400, 4_000_015, "Invalid start date.") }
+        guard start < end else { return Self.error(400, 4_000_013, "Start date after end date.") }
+        guard start >= now - 180 * 86_400_000 else { return Self.error(400, 4_000_012, "Start date too far in past.") }
         let (all, pageSize) = state.withLock { ($0.notifications, $0.notificationPageSize) }
         var list = all.filter {
             let signed = $0.payload.millis("signedDate") ?? 0
@@ -140,7 +148,7 @@ extension AppStoreServerAPIStandIn {
         if let transactionId = json["transactionId"]?.stringValue {
             list = list.filter { notification in
                 guard let signed = notification.payload["data"]?["signedTransactionInfo"]?.stringValue,
-                      let transaction = Self.payload(signed)
+                    let transaction = Self.payload(signed)
                 else { return false }
                 return transaction.string("transactionId") == transactionId
                     || transaction.string("originalTransactionId") == transactionId
@@ -150,17 +158,18 @@ extension AppStoreServerAPIStandIn {
             list = list.filter { !$0.sendAttempts.contains { $0.sendAttemptResult == "SUCCESS" } }
         }
         guard let offset = Self.offset(query["paginationToken"], prefix: "page-", count: list.count) else {
-            return Self.error(400, 4000014, "Invalid pagination token.")
+            return Self.error(400, 4_000_014, "Invalid pagination token.")
         }
         let stop = min(list.count, offset + pageSize)
         var answer: [String: JSONValue] = [
             "hasMore": .bool(stop < list.count),
-            "notificationHistory": .array(list[offset..<stop].map { notification in
-                .object([
-                    "signedPayload": .string(notification.signedPayload),
-                    "sendAttempts": .array(notification.sendAttempts.map(Self.attempt)),
-                ])
-            }),
+            "notificationHistory": .array(
+                list[offset..<stop].map { notification in
+                    .object([
+                        "signedPayload": .string(notification.signedPayload),
+                        "sendAttempts": .array(notification.sendAttempts.map(Self.attempt)),
+                    ])
+                }),
         ]
         if stop < list.count { answer["paginationToken"] = .string("page-\(stop)") }
         return Self.json(200, .object(answer))
@@ -168,18 +177,18 @@ extension AppStoreServerAPIStandIn {
 
     func extend(_ originalId: String, _ body: [UInt8], _ now: Int64) -> Answer {
         guard let stored = state.withLock({ $0.transactions.last(where: { $0.originalTransactionId == originalId }) })
-        else { return Self.error(404, 4040005, "Original transaction id not found.") }
+        else { return Self.error(404, 4_040_005, "Original transaction id not found.") }
         guard let json = try? JSONValue.parse(body), json.objectValue != nil else {
-            return Self.error(400, 4000000, "Bad request.")
+            return Self.error(400, 4_000_000, "Bad request.")
         }
         guard let days = json["extendByDays"]?.int64Value, (1...90).contains(days) else {
-            return Self.error(400, 4000009, "Invalid extend by days value.")
+            return Self.error(400, 4_000_009, "Invalid extend by days value.")
         }
         guard let reason = json["extendReasonCode"]?.int64Value, (0...3).contains(reason) else {
-            return Self.error(400, 4000010, "Invalid extend reason code.")
+            return Self.error(400, 4_000_010, "Invalid extend reason code.")
         }
         guard let identifier = json["requestIdentifier"]?.stringValue, !identifier.isEmpty else {
-            return Self.error(400, 4000011, "Invalid request identifier.")
+            return Self.error(400, 4_000_011, "Invalid request identifier.")
         }
         var answer: [String: JSONValue] = [
             "originalTransactionId": .string(originalId), "success": .bool(true),
@@ -202,7 +211,8 @@ extension AppStoreServerAPIStandIn {
     }
 
     static func matches(_ stored: Stored, _ id: String) -> Bool {
-        stored.transactionId == id || stored.originalTransactionId == id || stored.payload.string("appTransactionId") == id
+        stored.transactionId == id || stored.originalTransactionId == id
+            || stored.payload.string("appTransactionId") == id
     }
 
     /// Apple's `productType` filter word for a transaction's `type`.
@@ -228,7 +238,7 @@ extension AppStoreServerAPIStandIn {
         guard parts.count == 3 else { return nil }
         var middle = String(parts[1])
         guard let bytes = middle.withUTF8({ Base64.decodeURL($0) }), let json = try? JSONValue.parse(bytes),
-              json.objectValue != nil
+            json.objectValue != nil
         else { return nil }
         return json
     }
@@ -241,7 +251,7 @@ extension AppStoreServerAPIStandIn {
     }
 
     static let unauthorized = Answer(status: 401, headers: [:], body: [], hang: false)
-    static var notFound: Answer { error(404, 4040010, "Transaction id not found.") }
+    static var notFound: Answer { error(404, 4_040_010, "Transaction id not found.") }
 
     static func error(_ status: Int, _ code: Int64, _ message: String) -> Answer {
         json(status, ["errorCode": .int(code), "errorMessage": .string(message)])

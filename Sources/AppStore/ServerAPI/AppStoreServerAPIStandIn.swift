@@ -106,9 +106,10 @@ public final class AppStoreServerAPIStandIn: Sendable {
         let original = payload.string("originalTransactionId") ?? id
         let owner = customer ?? payload.string("appTransactionId") ?? original
         state.withLock {
-            $0.transactions.append(Stored(
-                signed: signedTransaction, payload: payload, customer: owner, transactionId: id,
-                originalTransactionId: original, orderId: orderId))
+            $0.transactions.append(
+                Stored(
+                    signed: signedTransaction, payload: payload, customer: owner, transactionId: id,
+                    originalTransactionId: original, orderId: orderId))
         }
     }
 
@@ -123,7 +124,8 @@ public final class AppStoreServerAPIStandIn: Sendable {
     public func addNotification(_ signedPayload: String, sendAttempts: [SendAttempt] = []) {
         let payload = Self.payload(signedPayload) ?? .object([:])
         state.withLock {
-            $0.notifications.append(Notification(signedPayload: signedPayload, payload: payload, sendAttempts: sendAttempts))
+            $0.notifications.append(
+                Notification(signedPayload: signedPayload, payload: payload, sendAttempts: sendAttempts))
         }
     }
 
@@ -166,12 +168,14 @@ public final class AppStoreServerAPIStandIn: Sendable {
     public func answer(
         method: String, path: String, query: [String: String], authorization: String?, body: [UInt8], nowMillis: Int64
     ) -> Answer {
-        let answer = decide(method: method, path: path, query: query, authorization: authorization, body: body,
-                            nowMillis: nowMillis)
+        let answer = decide(
+            method: method, path: path, query: query, authorization: authorization, body: body,
+            nowMillis: nowMillis)
         state.withLock {
-            $0.requests.append(Request(
-                method: method, path: path, query: query, body: body, authorization: authorization,
-                status: answer.hang ? 0 : answer.status))
+            $0.requests.append(
+                Request(
+                    method: method, path: path, query: query, body: body, authorization: authorization,
+                    status: answer.hang ? 0 : answer.status))
         }
         return answer
     }
@@ -180,16 +184,19 @@ public final class AppStoreServerAPIStandIn: Sendable {
         method: String, path: String, query: [String: String], authorization: String?, body: [UInt8], nowMillis: Int64
     ) -> Answer {
         guard let authorization, authorization.hasPrefix("Bearer ") else { return Self.unauthorized }
-        do { try check.check(String(authorization.dropFirst(7)), nowMillis: nowMillis) } catch { return Self.unauthorized }
+        do { try check.check(String(authorization.dropFirst(7)), nowMillis: nowMillis) } catch {
+            return Self.unauthorized
+        }
         if let fault = state.withLock({ $0.faults.isEmpty ? nil : $0.faults.removeFirst() }) {
             switch fault {
             case .tooManyRequests(let seconds):
-                var answer = Self.error(429, 4290000, "Rate limit exceeded.")
+                var answer = Self.error(429, 4_290_000, "Rate limit exceeded.")
                 if let seconds { answer.headers["Retry-After"] = String(seconds) }
                 return answer
-            case .serverError(let status): return Self.error(status, 5000000, "An unknown error occurred.")
+            case .serverError(let status): return Self.error(status, 5_000_000, "An unknown error occurred.")
             case .raw(let status, let text):
-                return Answer(status: status, headers: ["Content-Type": "application/json"], body: Array(text.utf8), hang: false)
+                return Answer(
+                    status: status, headers: ["Content-Type": "application/json"], body: Array(text.utf8), hang: false)
             case .hang: return Answer(status: 0, headers: [:], body: [], hang: true)
             }
         }
@@ -211,7 +218,7 @@ public final class AppStoreServerAPIStandIn: Sendable {
             return Self.json(200, ["testNotificationToken": .string(token)])
         case ("GET", ["inApps", "v1", "notifications"], 5) where segments[3] == "test":
             guard let status = state.withLock({ $0.testNotifications[segments[4]] }) else {
-                return Self.error(404, 4040008, "Test notification not found.")
+                return Self.error(404, 4_040_008, "Test notification not found.")
             }
             var object: [String: JSONValue] = ["sendAttempts": .array(status.sendAttempts.map(Self.attempt))]
             if let payload = status.signedPayload { object["signedPayload"] = .string(payload) }
@@ -222,7 +229,7 @@ public final class AppStoreServerAPIStandIn: Sendable {
         case ("PUT", ["inApps", "v1", "subscriptions"], 5) where segments[3] == "extend":
             return extend(segments[4], body, nowMillis)
         default:
-            return Self.error(404, 4040000, "Not found.")
+            return Self.error(404, 4_040_000, "Not found.")
         }
     }
 

@@ -9,7 +9,8 @@ extension AppStoreServerClient {
     public func setAppAccountToken(
         _ originalTransactionId: String, appAccountToken: String, environment: AppStoreServerEnvironment? = nil
     ) throws(AppStoreServerError) -> AppStoreServerEnvironment {
-        let path = "/inApps/v1/transactions/" + (try Self.segment(originalTransactionId, "originalTransactionId"))
+        let path =
+            "/inApps/v1/transactions/" + (try Self.segment(originalTransactionId, "originalTransactionId"))
             + "/appAccountToken"
         let body = JSONValue.object(["appAccountToken": .string(appAccountToken)]).serialized()
         return try sendFindingEnvironment(Call(method: "PUT", path: path, body: body), environment).0

@@ -34,7 +34,9 @@ extension AppStoreServerClient {
         if let list = json["signedTransactions"], !list.isNull {
             guard let items = list.arrayValue else { throw .malformedResponse("signedTransactions is not an array") }
             for item in items {
-                guard let jws = item.stringValue else { throw .malformedResponse("a signedTransactions entry is not a string") }
+                guard let jws = item.stringValue else {
+                    throw .malformedResponse("a signedTransactions entry is not a string")
+                }
                 signed.append(jws)
             }
         }

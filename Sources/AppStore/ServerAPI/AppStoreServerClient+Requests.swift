@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
 import JSON
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// How a call reaches Apple: the environment fallback, the bounded retries, the HTTP exchange
@@ -58,7 +59,9 @@ extension AppStoreServerClient {
                     why = "HTTP 429 (rate limited)"
                     wait = retryAfter ?? backoff(retries + 1)
                     if wait > policy.maxRetryAfterSeconds {
-                        throw .unavailable("rate limited: Apple asks to wait \(Int(wait)) s, more than \(Int(policy.maxRetryAfterSeconds)) s")
+                        throw .unavailable(
+                            "rate limited: Apple asks to wait \(Int(wait)) s, more than \(Int(policy.maxRetryAfterSeconds)) s"
+                        )
                     }
                 case 500..<600:
                     why = "HTTP \(status)"
@@ -89,7 +92,10 @@ extension AppStoreServerClient {
         min(policy.maxBackoffSeconds, policy.backoffSeconds * Double(1 << min(max(0, retry - 1), 20)))
     }
 
-    private enum Outcome { case answered(status: Int, retryAfter: Double?, body: [UInt8]), failure(String) }
+    private enum Outcome {
+        case answered(status: Int, retryAfter: Double?, body: [UInt8])
+        case failure(String)
+    }
 
     private final class Box: @unchecked Sendable { var outcome: Outcome = .failure("no response") }
 
@@ -139,7 +145,7 @@ extension AppStoreServerClient {
     /// is refused here rather than sent (it could only be a caller's mistake or an injection).
     static func segment(_ id: String, _ name: String) throws(AppStoreServerError) -> String {
         guard !id.isEmpty, id.utf8.count <= 128,
-              id.unicodeScalars.allSatisfy({ unreserved.contains($0) && $0 != "." && $0 != "~" })
+            id.unicodeScalars.allSatisfy({ unreserved.contains($0) && $0 != "." && $0 != "~" })
         else { throw .invalidArgument("\(name) must be 1…128 letters, digits, - or _") }
         return id
     }
@@ -149,9 +155,11 @@ extension AppStoreServerClient {
         while text.hasSuffix("/") { text.removeLast() }
         text += call.path
         if !call.query.isEmpty {
-            text += "?" + call.query.map { name, value in
-                name + "=" + (value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "")
-            }.joined(separator: "&")
+            text +=
+                "?"
+                + call.query.map { name, value in
+                    name + "=" + (value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "")
+                }.joined(separator: "&")
         }
         return URL(string: text)!
     }
@@ -175,8 +183,10 @@ extension AppStoreServerClient {
         var attempts: [SendAttempt] = []
         for entry in list {
             guard entry.objectValue != nil else { throw .malformedResponse("a sendAttempts entry is not an object") }
-            attempts.append(SendAttempt(
-                attemptDate: entry.millis("attemptDate"), sendAttemptResult: entry["sendAttemptResult"]?.stringValue))
+            attempts.append(
+                SendAttempt(
+                    attemptDate: entry.millis("attemptDate"), sendAttemptResult: entry["sendAttemptResult"]?.stringValue
+                ))
         }
         return attempts
     }

@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
 import JSON
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Client of Apple's App Store Server API (docs/FORMATS.md §6) for one app: every request
@@ -41,7 +42,8 @@ public final class AppStoreServerClient: Sendable {
         public var maxPages: Int
 
         public init(
-            timeoutSeconds: Double = 15, maxRetries: Int = 3, backoffSeconds: Double = 0.5, maxBackoffSeconds: Double = 8,
+            timeoutSeconds: Double = 15, maxRetries: Int = 3, backoffSeconds: Double = 0.5,
+            maxBackoffSeconds: Double = 8,
             maxRetryAfterSeconds: Double = 30, maxPages: Int = 1000
         ) {
             self.timeoutSeconds = timeoutSeconds
@@ -125,12 +127,16 @@ public final class AppStoreServerClient: Sendable {
         var history = TransactionHistory(environment: found, signedTransactions: [], revision: nil, pages: 0)
         while true {
             let json = try Self.object(body, "transaction history")
-            guard let hasMore = json["hasMore"]?.boolValue else { throw .malformedResponse("history page without hasMore") }
+            guard let hasMore = json["hasMore"]?.boolValue else {
+                throw .malformedResponse("history page without hasMore")
+            }
             guard let signed = json["signedTransactions"]?.arrayValue else {
                 throw .malformedResponse("history page without signedTransactions")
             }
             for item in signed {
-                guard let jws = item.stringValue else { throw .malformedResponse("a signedTransactions entry is not a string") }
+                guard let jws = item.stringValue else {
+                    throw .malformedResponse("a signedTransactions entry is not a string")
+                }
                 history.signedTransactions.append(jws)
             }
             history.pages += 1
@@ -167,12 +173,15 @@ public final class AppStoreServerClient: Sendable {
                 throw .malformedResponse("a status group without lastTransactions")
             }
             for entry in last {
-                guard entry.objectValue != nil else { throw .malformedResponse("a lastTransactions entry is not an object") }
-                items.append(.init(
-                    subscriptionGroupIdentifier: group.string("subscriptionGroupIdentifier"),
-                    originalTransactionId: entry.string("originalTransactionId"), status: entry.int("status"),
-                    signedTransactionInfo: entry["signedTransactionInfo"]?.stringValue,
-                    signedRenewalInfo: entry["signedRenewalInfo"]?.stringValue))
+                guard entry.objectValue != nil else {
+                    throw .malformedResponse("a lastTransactions entry is not an object")
+                }
+                items.append(
+                    .init(
+                        subscriptionGroupIdentifier: group.string("subscriptionGroupIdentifier"),
+                        originalTransactionId: entry.string("originalTransactionId"), status: entry.int("status"),
+                        signedTransactionInfo: entry["signedTransactionInfo"]?.stringValue,
+                        signedRenewalInfo: entry["signedRenewalInfo"]?.stringValue))
             }
         }
         return SubscriptionStatuses(environment: found, items: items)
@@ -198,8 +207,9 @@ public final class AppStoreServerClient: Sendable {
         _ query: NotificationHistoryQuery, paginationToken: String? = nil, environment: AppStoreServerEnvironment
     ) throws(AppStoreServerError) -> NotificationHistoryPage {
         let body = try send(
-            Call(method: "POST", path: "/inApps/v1/notifications/history",
-                 query: paginationToken.map { [("paginationToken", $0)] } ?? [], body: query.body),
+            Call(
+                method: "POST", path: "/inApps/v1/notifications/history",
+                query: paginationToken.map { [("paginationToken", $0)] } ?? [], body: query.body),
             environment)
         let json = try Self.object(body, "notification history")
         guard let history = json["notificationHistory"]?.arrayValue else {
@@ -236,7 +246,7 @@ public final class AppStoreServerClient: Sendable {
     public func requestTestNotification(environment: AppStoreServerEnvironment) throws(AppStoreServerError) -> String {
         let body = try send(Call(method: "POST", path: "/inApps/v1/notifications/test"), environment)
         guard let token = try Self.object(body, "test notification")["testNotificationToken"]?.stringValue,
-              !token.isEmpty
+            !token.isEmpty
         else { throw .malformedResponse("no testNotificationToken") }
         return token
     }
@@ -264,7 +274,8 @@ public final class AppStoreServerClient: Sendable {
         guard !request.requestIdentifier.isEmpty, request.requestIdentifier.utf8.count <= 128 else {
             throw .invalidArgument("requestIdentifier must be 1…128 characters")
         }
-        let path = "/inApps/v1/subscriptions/extend/"
+        let path =
+            "/inApps/v1/subscriptions/extend/"
             + (try Self.segment(originalTransactionId, "originalTransactionId"))
         let (found, body) = try sendFindingEnvironment(Call(method: "PUT", path: path, body: request.body), environment)
         let json = try Self.object(body, "renewal date extension")

@@ -13,9 +13,9 @@ public enum AppStoreServerError: Error, Sendable, Equatable, CustomStringConvert
     case invalidArgument(String)
 
     /// Apple's "transaction id not found": the id may live in the other environment.
-    public static let transactionIdNotFound: Int64 = 4040010
+    public static let transactionIdNotFound: Int64 = 4_040_010
     /// Apple's error codes that say "try again" (its `…Retryable` errors).
-    public static let retryableErrorCodes: Set<Int64> = [4040002, 4040004, 4040006, 5000001]
+    public static let retryableErrorCodes: Set<Int64> = [4_040_002, 4_040_004, 4_040_006, 5_000_001]
 
     /// Apple's `errorCode`, for the API's `appleErrorCode`.
     public var appleErrorCode: Int64? {

@@ -133,12 +133,26 @@ public struct NotificationHistoryQuery: Sendable, Equatable {
     var body: [UInt8] {
         var writer = JSONWriter(capacity: 160)
         writer.beginObject()
-        writer.key("startDate"); writer.int(startDate)
-        writer.key("endDate"); writer.int(endDate)
-        if let notificationType { writer.key("notificationType"); writer.string(notificationType) }
-        if let notificationSubtype { writer.key("notificationSubtype"); writer.string(notificationSubtype) }
-        if let transactionId { writer.key("transactionId"); writer.string(transactionId) }
-        if let onlyFailures { writer.key("onlyFailures"); writer.bool(onlyFailures) }
+        writer.key("startDate")
+        writer.int(startDate)
+        writer.key("endDate")
+        writer.int(endDate)
+        if let notificationType {
+            writer.key("notificationType")
+            writer.string(notificationType)
+        }
+        if let notificationSubtype {
+            writer.key("notificationSubtype")
+            writer.string(notificationSubtype)
+        }
+        if let transactionId {
+            writer.key("transactionId")
+            writer.string(transactionId)
+        }
+        if let onlyFailures {
+            writer.key("onlyFailures")
+            writer.bool(onlyFailures)
+        }
         writer.endObject()
         return writer.bytes
     }
@@ -214,11 +228,20 @@ public struct ConsumptionInformation: Sendable, Equatable {
     var body: [UInt8] {
         var writer = JSONWriter(capacity: 160)
         writer.beginObject()
-        writer.key("customerConsented"); writer.bool(customerConsented)
-        writer.key("sampleContentProvided"); writer.bool(sampleContentProvided)
-        writer.key("deliveryStatus"); writer.string(deliveryStatus)
-        if let consumptionPercentage { writer.key("consumptionPercentage"); writer.int(consumptionPercentage) }
-        if let refundPreference { writer.key("refundPreference"); writer.string(refundPreference) }
+        writer.key("customerConsented")
+        writer.bool(customerConsented)
+        writer.key("sampleContentProvided")
+        writer.bool(sampleContentProvided)
+        writer.key("deliveryStatus")
+        writer.string(deliveryStatus)
+        if let consumptionPercentage {
+            writer.key("consumptionPercentage")
+            writer.int(consumptionPercentage)
+        }
+        if let refundPreference {
+            writer.key("refundPreference")
+            writer.string(refundPreference)
+        }
         writer.endObject()
         return writer.bytes
     }
@@ -242,9 +265,12 @@ public struct RenewalDateExtension: Sendable, Equatable {
     var body: [UInt8] {
         var writer = JSONWriter(capacity: 120)
         writer.beginObject()
-        writer.key("extendByDays"); writer.int(extendByDays)
-        writer.key("extendReasonCode"); writer.int(extendReasonCode)
-        writer.key("requestIdentifier"); writer.string(requestIdentifier)
+        writer.key("extendByDays")
+        writer.int(extendByDays)
+        writer.key("extendReasonCode")
+        writer.int(extendReasonCode)
+        writer.key("requestIdentifier")
+        writer.string(requestIdentifier)
         writer.endObject()
         return writer.bytes
     }

@@ -35,10 +35,10 @@ public struct AppStoreServerTokenCheck: Sendable {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3 else { throw Refusal(detail: "not a compact JWS (three segments)") }
         guard let headerBytes = Self.decode(parts[0]), let header = try? JSONValue.parse(headerBytes),
-              header.objectValue != nil
+            header.objectValue != nil
         else { throw Refusal(detail: "header is not base64url JSON") }
         guard let claimBytes = Self.decode(parts[1]), let claims = try? JSONValue.parse(claimBytes),
-              claims.objectValue != nil
+            claims.objectValue != nil
         else { throw Refusal(detail: "claims are not base64url JSON") }
         guard header["alg"]?.stringValue == "ES256" else { throw Refusal(detail: "alg is not ES256") }
         guard header["kid"]?.stringValue == keyId else { throw Refusal(detail: "kid is not the key's id") }

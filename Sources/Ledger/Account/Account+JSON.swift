@@ -100,7 +100,8 @@ extension Account {
         for item in try Self.items(snapshot, "debits") {
             let currency = try Self.text(item["currency"], "currency")
             let amount = try Self.number(item["amount"], "amount")
-            debits[BalanceKey(currency: currency, idempotencyKey: try Self.text(item["idempotencyKey"], "idempotencyKey"))] =
+            debits[
+                BalanceKey(currency: currency, idempotencyKey: try Self.text(item["idempotencyKey"], "idempotencyKey"))] =
                 Debit(
                     amount: amount, reason: try Self.text(item["reason"], "reason"),
                     balanceAfter: try Self.number(item["balanceAfter"], "balanceAfter"),
@@ -110,8 +111,11 @@ extension Account {
         for item in try Self.items(snapshot, "credits") {
             let currency = try Self.text(item["currency"], "currency")
             let amount = try Self.number(item["amount"], "amount")
-            credits[BalanceKey(currency: currency, idempotencyKey: try Self.text(item["idempotencyKey"], "idempotencyKey"))] =
-                Credit(amount: amount, reason: try Self.text(item["reason"], "reason"), at: try Self.number(item["at"], "at"))
+            credits[
+                BalanceKey(currency: currency, idempotencyKey: try Self.text(item["idempotencyKey"], "idempotencyKey"))] =
+                Credit(
+                    amount: amount, reason: try Self.text(item["reason"], "reason"),
+                    at: try Self.number(item["at"], "at"))
             credited[currency, default: 0] += amount
         }
         for item in try Self.items(snapshot, "grants") {
@@ -128,13 +132,18 @@ extension Account {
                 at: try Self.number(item["at"], "at"))
             promotions[grant.grantId] = PromotionalGrantState(grant: grant, revokedAt: item["revokedAt"]?.int64Value)
         }
-        for token in try Self.items(snapshot, "appAccountTokens") { appAccountTokens.append(try Self.text(token, "token")) }
+        for token in try Self.items(snapshot, "appAccountTokens") {
+            appAccountTokens.append(try Self.text(token, "token"))
+        }
         mintedAppAccountToken = snapshot["mintedAppAccountToken"]?.stringValue
         for item in snapshot["consentRescinded"]?.arrayValue ?? [] {
-            consentRescinded[try Self.text(item["appTransactionId"], "appTransactionId")] = try Self.number(item["at"], "at")
+            consentRescinded[try Self.text(item["appTransactionId"], "appTransactionId")] = try Self.number(
+                item["at"], "at")
         }
         for item in snapshot["appleAccounts"]?.arrayValue ?? [] {
-            let users = try Self.items(item, "sharedWith").map { user throws(SnapshotError) in try Self.text(user, "user") }
+            let users = try Self.items(item, "sharedWith").map { user throws(SnapshotError) in
+                try Self.text(user, "user")
+            }
             appleAccounts[try Self.text(item["appTransactionId"], "appTransactionId")] = Set(users)
         }
     }

@@ -15,7 +15,8 @@ extension Catalog {
             let product = products[id]!
             w.key(id)
             w.beginObject()
-            w.key("type"); w.string(product.type.rawValue)
+            w.key("type")
+            w.string(product.type.rawValue)
             w.key("entitlements")
             w.beginArray()
             for entitlement in product.entitlements { w.string(entitlement) }
@@ -23,18 +24,22 @@ extension Catalog {
             w.key("grants")
             w.beginObject()
             for (currency, amount) in product.grants.sorted(by: { $0.key < $1.key }) {
-                w.key(currency); w.int(amount)
+                w.key(currency)
+                w.int(amount)
             }
             w.endObject()
             // Only when set, so a catalog without durations keeps the hash it always had.
             if let duration = product.duration {
-                w.key("duration"); w.string(duration.description)
+                w.key("duration")
+                w.string(duration.description)
             }
             if let period = product.period {
-                w.key("period"); w.string(period.rawValue)
+                w.key("period")
+                w.string(period.rawValue)
             }
             if let group = product.group {
-                w.key("group"); w.string(group)
+                w.key("group")
+                w.string(group)
             }
             w.endObject()
         }

@@ -12,7 +12,9 @@ public struct ISODuration: Sendable, Hashable, CustomStringConvertible {
     /// nil unless `text` is `P[nY][nM][nW][nD][T[nH][nM][nS]]` with whole numbers and at least
     /// one non-zero part.
     public init?(_ text: String) {
-        var months: Int64 = 0, days: Int64 = 0, seconds: Int64 = 0
+        var months: Int64 = 0
+        var days: Int64 = 0
+        var seconds: Int64 = 0
         var bytes = Array(text.utf8)[...]
         guard bytes.popFirst() == UInt8(ascii: "P"), !bytes.isEmpty else { return nil }
         var inTime = false

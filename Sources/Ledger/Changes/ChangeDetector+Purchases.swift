@@ -16,9 +16,10 @@ extension ChangeDetector {
                 entitlementIds: product.entitlements.sorted(), details: details)
         }
         // A refund's details name Apple's share when it was prorated (what `amount` is a share of).
-        let share: [String: JSONValue] = new.revocationPercentage.map {
-            ["revocationPercentage": .number(String($0))]
-        } ?? [:]
+        let share: [String: JSONValue] =
+            new.revocationPercentage.map {
+                ["revocationPercentage": .number(String($0))]
+            } ?? [:]
         func perCurrency(_ type: ChangeType, _ amounts: [String: Int64], _ extra: [String: JSONValue] = [:])
             -> [ChangeDraft]
         {

@@ -102,7 +102,8 @@ public enum ChangeDetector {
                 continue
             }
             changes += subscription(
-                before.subscriptions[otid], new, replacing: before.upgradedOnly[otid], running: running, catalog: catalog,
+                before.subscriptions[otid], new, replacing: before.upgradedOnly[otid], running: running,
+                catalog: catalog,
                 at: now)
         }
         let purchases = Set(before.oneOffs.keys).union(after.oneOffs.keys)

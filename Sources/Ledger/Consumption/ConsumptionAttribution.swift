@@ -44,7 +44,8 @@ public struct ConsumptionAttribution: Sendable, Hashable {
         }
         for (key, credit) in account.credits where credit.at <= now && credit.amount > 0 {
             credits[key.currency, default: []].append(
-                Slice(source: .admin(idempotencyKey: key.idempotencyKey), at: credit.at, amount: credit.amount, spent: 0))
+                Slice(
+                    source: .admin(idempotencyKey: key.idempotencyKey), at: credit.at, amount: credit.amount, spent: 0))
         }
         var debited: [String: Int64] = [:]
         for (key, debit) in account.debits where debit.at <= now { debited[key.currency, default: 0] += debit.amount }

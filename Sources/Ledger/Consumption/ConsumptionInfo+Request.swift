@@ -44,11 +44,20 @@ extension ConsumptionInfo {
         // The key order of the library's ConsumptionRequest.CodingKeys.
         var writer = JSONWriter(capacity: 160)
         writer.beginObject()
-        writer.key("customerConsented"); writer.bool(settings.customerConsented)
-        if let consumptionPercentage { writer.key("consumptionPercentage"); writer.int(Int64(consumptionPercentage)) }
-        writer.key("deliveryStatus"); writer.string(deliveryStatus.rawValue)
-        if let preference { writer.key("refundPreference"); writer.string(preference.rawValue) }
-        writer.key("sampleContentProvided"); writer.bool(settings.sampleContentProvided)
+        writer.key("customerConsented")
+        writer.bool(settings.customerConsented)
+        if let consumptionPercentage {
+            writer.key("consumptionPercentage")
+            writer.int(Int64(consumptionPercentage))
+        }
+        writer.key("deliveryStatus")
+        writer.string(deliveryStatus.rawValue)
+        if let preference {
+            writer.key("refundPreference")
+            writer.string(preference.rawValue)
+        }
+        writer.key("sampleContentProvided")
+        writer.bool(settings.sampleContentProvided)
         writer.endObject()
         return writer.bytes
     }

@@ -52,7 +52,8 @@ public struct ConsumptionInfo: Sendable, Hashable {
         let status: DeliveryStatus = granted ? .delivered : .undeliveredOther
         var percentage: Int32?
         if product.type == .consumable {
-            percentage = granted
+            percentage =
+                granted
                 ? ConsumptionAttribution(account: account, chains: chains, catalog: catalog, at: now)
                     .consumedMilliunits(of: transactionId)
                 : 0

@@ -19,9 +19,10 @@ public enum CustomerView {
             var judgeSubscription = false
             for versions in chain.transactionVersions.values {
                 // Passed in place: a copy of a Transaction retains each of its strings.
-                judgeSubscription = Self.collect(
-                    versions[ChainState.newestIndex(versions)], otid: otid, catalog: catalog, balances: &balances,
-                    nonConsumables: &nonConsumables, entitlements: &entitlements) || judgeSubscription
+                judgeSubscription =
+                    Self.collect(
+                        versions[ChainState.newestIndex(versions)], otid: otid, catalog: catalog, balances: &balances,
+                        nonConsumables: &nonConsumables, entitlements: &entitlements) || judgeSubscription
             }
             guard judgeSubscription, let judged = chain.status(at: now) else { continue }
             subscriptions.append(SubscriptionView(originalTransactionId: otid, judged: judged))
@@ -170,7 +171,9 @@ public enum CustomerView {
     /// A consumable credits `grants × quantity` once per transactionId, less what a refund took
     /// back (`Transaction.takenBack`: all of it, or a prorated share), so what was already spent
     /// shows as debt. The currency stays listed.
-    static func creditConsumable(_ transaction: borrowing Transaction, _ product: Product, into balances: inout [String: Int64]) {
+    static func creditConsumable(
+        _ transaction: borrowing Transaction, _ product: Product, into balances: inout [String: Int64]
+    ) {
         let quantity = max(transaction.quantity, 1)
         for (currency, amount) in product.grants {
             balances[currency, default: 0] += transaction.kept(of: amount * quantity)

@@ -24,7 +24,10 @@ struct NonRenewingStack {
         for (transaction, otid) in sorted {
             if transaction.revocationDate != nil {
                 let end = duration.adding(to: transaction.purchaseDate)
-                periods.append(Period(transaction: transaction, originalTransactionId: otid, start: transaction.purchaseDate, end: end))
+                periods.append(
+                    Period(
+                        transaction: transaction, originalTransactionId: otid, start: transaction.purchaseDate, end: end
+                    ))
                 continue
             }
             let start = max(transaction.purchaseDate, runningEnd)
@@ -83,7 +86,9 @@ struct NonRenewingStack {
             }
         }
         var stacks: [String: NonRenewingStack] = [:]
-        for (productId, list) in purchases { stacks[productId] = NonRenewingStack(list, duration: durations[productId]!) }
+        for (productId, list) in purchases {
+            stacks[productId] = NonRenewingStack(list, duration: durations[productId]!)
+        }
         return stacks
     }
 }

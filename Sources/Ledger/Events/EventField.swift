@@ -60,7 +60,8 @@ enum EventField: Int, CaseIterable {
     @inline(__always) fileprivate static func slot(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
         let n = bytes.count
         guard n > 0 else { return 0 }
-        let mix = UInt32(n) &* 0x9E37_79B1 ^ UInt32(bytes[0]) &* 0x85EB_CA77
+        let mix =
+            UInt32(n) &* 0x9E37_79B1 ^ UInt32(bytes[0]) &* 0x85EB_CA77
             ^ UInt32(bytes[n - 1]) &* 0xC2B2_AE3D ^ UInt32(bytes[n / 2]) &* 0x27D4_EB2F
         return Int((mix ^ (mix >> 15)) & 1023)
     }
@@ -104,7 +105,9 @@ enum EventField: Int, CaseIterable {
             return nil
         }
 
-        @inline(__always) private static func equal(_ name: UnsafePointer<UInt8>, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        @inline(__always) private static func equal(_ name: UnsafePointer<UInt8>, _ bytes: UnsafeBufferPointer<UInt8>)
+            -> Bool
+        {
             for k in 0..<bytes.count where name[k] != bytes[k] { return false }
             return true
         }

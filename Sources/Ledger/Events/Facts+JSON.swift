@@ -53,7 +53,8 @@ extension Transaction {
             inAppOwnershipType: f.optionalString(.inAppOwnershipType) ?? "PURCHASED",
             signedDate: try f.int(.signedDate), revocationDate: f.optionalInt(.revocationDate),
             revocationReason: f.optionalInt(.revocationReason), revocationType: f.optionalString(.revocationType),
-            revocationPercentage: f.optionalInt(.revocationPercentage), isUpgraded: f.optionalBool(.isUpgraded) ?? false, offerType: f.optionalInt(.offerType),
+            revocationPercentage: f.optionalInt(.revocationPercentage),
+            isUpgraded: f.optionalBool(.isUpgraded) ?? false, offerType: f.optionalInt(.offerType),
             offerDiscountType: f.optionalString(.offerDiscountType),
             offerIdentifier: f.optionalString(.offerIdentifier), environment: try f.string(.environment),
             appAccountToken: f.optionalString(.appAccountToken),
@@ -65,8 +66,10 @@ extension Transaction {
             previousOriginalTransactionId: f.optionalString(.previousOriginalTransactionId))
         billingPlanType = f.optionalString(.billingPlanType)
         let commitment = Commitment(
-            billingPeriodNumber: f.optionalInt(.billingPeriodNumber), totalBillingPeriods: f.optionalInt(.totalBillingPeriods),
-            commitmentExpiresDate: f.optionalInt(.commitmentExpiresDate), commitmentPrice: f.optionalInt(.commitmentPrice))
+            billingPeriodNumber: f.optionalInt(.billingPeriodNumber),
+            totalBillingPeriods: f.optionalInt(.totalBillingPeriods),
+            commitmentExpiresDate: f.optionalInt(.commitmentExpiresDate),
+            commitmentPrice: f.optionalInt(.commitmentPrice))
         if commitment != Commitment() { self.commitment = commitment }
     }
 }

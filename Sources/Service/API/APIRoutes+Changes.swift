@@ -29,7 +29,8 @@ struct ChangesQuery {
     init(_ request: HTTPRequest) throws(ServiceError) {
         if let text = request.query["after"] {
             guard let cursor = FeedCursor(text) else {
-                throw .invalidRequest("after must be a cursor from this feed (a change's cursor or a page's next), got \"\(text)\"")
+                throw .invalidRequest(
+                    "after must be a cursor from this feed (a change's cursor or a page's next), got \"\(text)\"")
             }
             after = cursor
         } else {
@@ -39,7 +40,8 @@ struct ChangesQuery {
         wait = try Self.integer(request, "wait", default: 0, range: 0...Self.maxWait)
         if let user = request.query["userId"] {
             guard !user.isEmpty, user.utf8.count <= 256, !APIRoutes.hasControlCharacters(user) else {
-                throw .invalidRequest("userId must be a non-empty string of at most 256 bytes without control characters")
+                throw .invalidRequest(
+                    "userId must be a non-empty string of at most 256 bytes without control characters")
             }
             userId = user
         }

@@ -15,10 +15,18 @@ struct APIRoutes: Sendable {
 
     func register(on router: inout Router) {
         router.add("POST", "/v1/purchases", scope: "write") { request, _ in
-            respond(request) { () throws(ServiceError) in try counted("purchase", requestId: request.requestId) { () throws(ServiceError) in try postPurchase(request) } }
+            respond(request) { () throws(ServiceError) in
+                try counted("purchase", requestId: request.requestId) { () throws(ServiceError) in
+                    try postPurchase(request)
+                }
+            }
         }
         router.add("POST", "/v1/notifications/apple") { request, _ in
-            respond(request) { () throws(ServiceError) in try counted("notification", requestId: request.requestId) { () throws(ServiceError) in try postNotification(request) } }
+            respond(request) { () throws(ServiceError) in
+                try counted("notification", requestId: request.requestId) { () throws(ServiceError) in
+                    try postNotification(request)
+                }
+            }
         }
         // Inline: a read the cache answers waits for its check without holding a thread, and
         // only what must read PostgreSQL (a miss, `asOf`) goes to the handler pool.
@@ -48,7 +56,8 @@ struct APIRoutes: Sendable {
                 let after = try integerQuery(request, "after", default: 0, range: 0...Int64.max)
                 let limit = try integerQuery(request, "limit", default: 100, range: 1...1000)
                 // `before` pages backwards (newest first), still above `after`: a window of seqs.
-                let before = request.query["before"] == nil
+                let before =
+                    request.query["before"] == nil
                     ? nil : try integerQuery(request, "before", default: 0, range: 1...Int64.max)
                 return .json(200, try service.events(userId: userId, after: after, before: before, limit: Int(limit)))
             }
@@ -80,15 +89,16 @@ struct APIRoutes: Sendable {
         do {
             return try body()
         } catch {
-            let result: String = switch error {
-            case .verificationFailed(let failure): failure.reason.rawValue
-            case .receiptRejected: "receipt_rejected"
-            case .invalidRequest: "invalid_request"
-            case .rejected(let rejection): rejection.code
-            case .appleUnavailable: "apple_unavailable"
-            case .storeUnavailable: "store_unavailable"
-            default: "error"
-            }
+            let result: String =
+                switch error {
+                case .verificationFailed(let failure): failure.reason.rawValue
+                case .receiptRejected: "receipt_rejected"
+                case .invalidRequest: "invalid_request"
+                case .rejected(let rejection): rejection.code
+                case .appleUnavailable: "apple_unavailable"
+                case .storeUnavailable: "store_unavailable"
+                default: "error"
+                }
             metrics.ingest.increment([kind, result])
             // Counted and logged, never with the payload (it may carry a receipt or a signed
             // transaction): the reason and the request id are what an on-call engineer greps for.
@@ -118,7 +128,8 @@ struct APIRoutes: Sendable {
         } else if let receipt {
             batch = try service.verifyReceipt(receipt)
         }
-        let outcome = try service.ingest(batch, claimant: userId, context: context(request, source: signed != nil ? "purchase" : "receipt"))
+        let outcome = try service.ingest(
+            batch, claimant: userId, context: context(request, source: signed != nil ? "purchase" : "receipt"))
         for (_, recorded) in outcome.transactions {
             metrics.ingest.increment([signed != nil ? "transaction" : "receipt", recorded ? "recorded" : "duplicate"])
         }
@@ -132,24 +143,31 @@ struct APIRoutes: Sendable {
     {
         var writer = JSONWriter(capacity: 1024)
         writer.beginObject()
-        writer.key("userId"); writer.string(outcome.claimant ?? userId)  // an alias answers as its target
+        writer.key("userId")
+        writer.string(outcome.claimant ?? userId)  // an alias answers as its target
         writer.key("transactions")
         writer.beginArray()
         for (fact, recorded) in outcome.transactions {
             writer.beginObject()
-            writer.key("transactionId"); writer.string(fact.transactionId)
-            writer.key("originalTransactionId"); writer.string(fact.originalTransactionId)
-            writer.key("productId"); writer.string(fact.productId)
-            writer.key("result"); writer.string(recorded ? "recorded" : "duplicate")
+            writer.key("transactionId")
+            writer.string(fact.transactionId)
+            writer.key("originalTransactionId")
+            writer.string(fact.originalTransactionId)
+            writer.key("productId")
+            writer.string(fact.productId)
+            writer.key("result")
+            writer.string(recorded ? "recorded" : "duplicate")
             // A restored purchase that moved here says so, even when the fact itself was known.
             if let previous = outcome.transferredFrom[fact.originalTransactionId] {
-                writer.key("transferredFrom"); writer.string(previous)
+                writer.key("transferredFrom")
+                writer.string(previous)
             }
             writer.endObject()
         }
         writer.endArray()
         extra(&writer)
-        writer.key("customer"); writer.raw(outcome.customer ?? Array("null".utf8))
+        writer.key("customer")
+        writer.raw(outcome.customer ?? Array("null".utf8))
         writer.endObject()
         return writer.bytes
     }
@@ -163,11 +181,15 @@ struct APIRoutes: Sendable {
         let outcome = try service.ingest(batch, claimant: nil, context: context(request, source: "notification"))
         let fact = batch.notification!.fact
         metrics.ingest.increment(["notification", outcome.notificationRecorded ? "recorded" : "duplicate"])
-        if outcome.notificationRecorded { metrics.notificationTypes.increment([fact.notificationType, fact.subtype ?? ""]) }
+        if outcome.notificationRecorded {
+            metrics.notificationTypes.increment([fact.notificationType, fact.subtype ?? ""])
+        }
         var writer = JSONWriter(capacity: 96)
         writer.beginObject()
-        writer.key("notificationUUID"); writer.string(batch.notification!.fact.notificationUUID)
-        writer.key("result"); writer.string(outcome.notificationRecorded ? "recorded" : "duplicate")
+        writer.key("notificationUUID")
+        writer.string(batch.notification!.fact.notificationUUID)
+        writer.key("result")
+        writer.string(outcome.notificationRecorded ? "recorded" : "duplicate")
         writer.endObject()
         return .json(200, writer.bytes)
     }
@@ -175,11 +197,11 @@ struct APIRoutes: Sendable {
     private func postDebit(_ request: HTTPRequest, _ parameters: Parameters) throws(ServiceError) -> HTTPResponse {
         let userId = try userIdParameter(parameters["userId"])
         guard let currency = parameters["currency"], !currency.isEmpty, currency.utf8.count <= 64,
-              !Self.hasControlCharacters(currency)
+            !Self.hasControlCharacters(currency)
         else { throw .invalidRequest("currency must be 1–64 bytes without control characters") }
         let body = try jsonObject(request)
         guard let amountValue = body["amount"], case .number(let lexeme) = amountValue, let amount = Int64(lexeme),
-              amount > 0
+            amount > 0
         else { throw .invalidRequest("amount must be a positive integer") }
         guard let key = body["idempotencyKey"]?.stringValue, !key.isEmpty, key.utf8.count <= 200 else {
             throw .invalidRequest("idempotencyKey is required (1–200 bytes)")
@@ -190,10 +212,15 @@ struct APIRoutes: Sendable {
             context: context(request, source: "debit"))
         var writer = JSONWriter(capacity: 64 + outcome.userId.utf8.count)
         writer.beginObject()
-        writer.key("balance"); writer.int(outcome.balance)
-        writer.key("result"); writer.string(outcome.duplicate ? "duplicate" : "debited")
+        writer.key("balance")
+        writer.int(outcome.balance)
+        writer.key("result")
+        writer.string(outcome.duplicate ? "duplicate" : "debited")
         // Through an alias (api.md §7), the answer names the user debited; otherwise it is the one named.
-        if outcome.userId != userId { writer.key("userId"); writer.string(outcome.userId) }
+        if outcome.userId != userId {
+            writer.key("userId")
+            writer.string(outcome.userId)
+        }
         writer.endObject()
         return .json(200, writer.bytes)
     }
@@ -234,7 +261,9 @@ struct APIRoutes: Sendable {
         return text
     }
 
-    private func integerQuery(_ request: HTTPRequest, _ name: String, default fallback: Int64, range: ClosedRange<Int64>)
+    private func integerQuery(
+        _ request: HTTPRequest, _ name: String, default fallback: Int64, range: ClosedRange<Int64>
+    )
         throws(ServiceError) -> Int64
     {
         guard let text = request.query[name] else { return fallback }

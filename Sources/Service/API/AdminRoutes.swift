@@ -14,21 +14,26 @@ struct AdminRoutes: Sendable {
             respond(request) { () throws(ServiceError) in
                 let options = try Self.replayOptions(request.body)
                 let report = try engine.run(options)
-                engine.logger.info("replay", [
-                    "request.id": request.requestId, "dryRun": String(options.dryRun), "events": String(report.events),
-                    "changedUsers": String(report.changedUsers.count), "durationMs": String(report.durationMs),
-                ])
+                engine.logger.info(
+                    "replay",
+                    [
+                        "request.id": request.requestId, "dryRun": String(options.dryRun),
+                        "events": String(report.events),
+                        "changedUsers": String(report.changedUsers.count), "durationMs": String(report.durationMs),
+                    ])
                 return .json(200, report.jsonBytes())
             }
         }
         WebhookAdminRoutes(service: service).register(on: &router)
         router.add("GET", "/v1/admin/projections", scope: "admin") { request, _ in
             respond(request) { () throws(ServiceError) in
-                .json(200, try service.read { connection throws(ServiceError) in
-                    try database { () throws(DatabaseError) in
-                        try AdminProjectionsDocument.json(on: connection, leases: leases)
-                    }
-                })
+                .json(
+                    200,
+                    try service.read { connection throws(ServiceError) in
+                        try database { () throws(DatabaseError) in
+                            try AdminProjectionsDocument.json(on: connection, leases: leases)
+                        }
+                    })
             }
         }
     }

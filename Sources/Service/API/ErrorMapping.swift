@@ -59,47 +59,67 @@ enum ErrorMapping {
             (status, code, title, detail) = (422, "apple_rejected", "Apple rejected the request", message)
             extra["appleErrorCode"] = appleErrorCode.map { .int($0) } ?? .null
         case .storeUnavailable:
-            (status, code, title, detail) = (503, "store_unavailable", "Store unavailable",
-                                             "the database is unreachable; nothing was recorded, retry later")
+            (status, code, title, detail) = (
+                503, "store_unavailable", "Store unavailable",
+                "the database is unreachable; nothing was recorded, retry later"
+            )
             headers["Retry-After"] = "1"
         case .rejected(let rejection):
             switch rejection {
             case .ownedByOtherUser:
-                (status, code, title, detail) = (409, "owned_by_other_user", "Owned by another user",
-                                                 "this purchase belongs to another user and transferPolicy is keep")
+                (status, code, title, detail) = (
+                    409, "owned_by_other_user", "Owned by another user",
+                    "this purchase belongs to another user and transferPolicy is keep"
+                )
             case .insufficientBalance(let balance):
-                (status, code, title, detail) = (409, "insufficient_balance", "Insufficient balance",
-                                                 "the balance is \(balance)")
+                (status, code, title, detail) = (
+                    409, "insufficient_balance", "Insufficient balance",
+                    "the balance is \(balance)"
+                )
                 extra["balance"] = .int(balance)
             case .idempotencyKeyReused(let currency, let amount):
-                (status, code, title, detail) = (422, "idempotency_key_reused", "Idempotency key reused",
-                                                 "this idempotencyKey was used for a debit of \(amount) \(currency); "
-                                                     + "nothing changed (use a new key for a new debit)")
+                (status, code, title, detail) = (
+                    422, "idempotency_key_reused", "Idempotency key reused",
+                    "this idempotencyKey was used for a debit of \(amount) \(currency); "
+                        + "nothing changed (use a new key for a new debit)"
+                )
                 extra["firstDebit"] = .object(["currency": .string(currency), "amount": .int(amount)])
             case .invalidAmount(let amount):
-                (status, code, title, detail) = (400, "invalid_request", "Invalid request",
-                                                 "amount must be a positive integer, got \(amount)")
+                (status, code, title, detail) = (
+                    400, "invalid_request", "Invalid request",
+                    "amount must be a positive integer, got \(amount)"
+                )
             case .grantIdempotencyKeyReused(let grantId):
-                (status, code, title, detail) = (422, "idempotency_key_reused", "Idempotency key reused",
-                                                 "this idempotency key made grant \(grantId) with another entitlement, "
-                                                     + "duration/until or reason; nothing changed (use a new key)")
+                (status, code, title, detail) = (
+                    422, "idempotency_key_reused", "Idempotency key reused",
+                    "this idempotency key made grant \(grantId) with another entitlement, "
+                        + "duration/until or reason; nothing changed (use a new key)"
+                )
                 extra["grantId"] = .string(grantId)
             case .appAccountTokenTaken:
                 // The other user is not named: a token must not reveal whose it is.
-                (status, code, title, detail) = (409, "app_account_token_taken", "App account token taken",
-                                                 "this appAccountToken is registered to another user; nothing changed")
+                (status, code, title, detail) = (
+                    409, "app_account_token_taken", "App account token taken",
+                    "this appAccountToken is registered to another user; nothing changed"
+                )
             case .unknownGrant(let grantId):
-                (status, code, title, detail) = (404, "not_found", "Not found",
-                                                 "this user has no grant \(grantId)")
+                (status, code, title, detail) = (
+                    404, "not_found", "Not found",
+                    "this user has no grant \(grantId)"
+                )
             case .grantEndsInPast:
-                (status, code, title, detail) = (400, "invalid_request", "Invalid request",
-                                                 "the grant would end before it starts: until must be in the future")
+                (status, code, title, detail) = (
+                    400, "invalid_request", "Invalid request",
+                    "the grant would end before it starts: until must be in the future"
+                )
                 extra["field"] = .string("until")
             case .aliasConflict(_, let reason):
                 (status, code, title, detail) = (409, "alias_conflict", "Alias conflict", reason + "; nothing changed")
             case .aliasOfItself:
-                (status, code, title, detail) = (400, "invalid_request", "Invalid request",
-                                                 "a user cannot be its own alias: alias must differ from userId")
+                (status, code, title, detail) = (
+                    400, "invalid_request", "Invalid request",
+                    "a user cannot be its own alias: alias must differ from userId"
+                )
                 extra["field"] = .string("alias")
             }
         case .notFound(let message):
@@ -109,7 +129,9 @@ enum ErrorMapping {
         case .serverAPINotConfigured(let message):
             (status, code, title, detail) = (422, "server_api_not_configured", "Server API not configured", message)
         case .erasureNeedsLogMigration(let message):
-            (status, code, title, detail) = (409, "erasure_needs_log_migration", "Erasure needs the log migration", message)
+            (status, code, title, detail) = (
+                409, "erasure_needs_log_migration", "Erasure needs the log migration", message
+            )
         case .notAutoRenewable(let message):
             (status, code, title, detail) = (422, "not_auto_renewable", "Not an auto-renewable subscription", message)
         case .unknownApp(let message):
@@ -118,7 +140,9 @@ enum ErrorMapping {
             (status, code, title, detail) = (422, "wrong_environment", "Environment not accepted", message)
         case .projectionVersionAhead(let ahead):
             // Another instance serves it with the newer rules (HAProxy stops sending here: /readyz).
-            (status, code, title, detail) = (503, "projection_version_ahead", "Projection version ahead", ahead.description)
+            (status, code, title, detail) = (
+                503, "projection_version_ahead", "Projection version ahead", ahead.description
+            )
             extra["projection"] = .string(ahead.projection)
             extra["databaseVersion"] = .int(Int64(ahead.database))
             extra["codeVersion"] = .int(Int64(ahead.code))
@@ -126,13 +150,17 @@ enum ErrorMapping {
         case .conflict:
             // Concurrent writers to the same streams kept winning over every retry of the unit of
             // work (LedgerService.attemptLimit): nothing was recorded, and trying again is right.
-            (status, code, title, detail) = (409, "conflict", "Conflict",
-                                             "concurrent changes to the same data kept this request from completing; "
-                                                 + "nothing was recorded, retry it")
+            (status, code, title, detail) = (
+                409, "conflict", "Conflict",
+                "concurrent changes to the same data kept this request from completing; "
+                    + "nothing was recorded, retry it"
+            )
             headers["Retry-After"] = "1"
         case .internalError:
-            (status, code, title, detail) = (500, "internal_error", "Internal error",
-                                             "an unexpected error occurred; see the service log for request \(requestId)")
+            (status, code, title, detail) = (
+                500, "internal_error", "Internal error",
+                "an unexpected error occurred; see the service log for request \(requestId)"
+            )
         }
         var response = HTTPResponse.problem(status: status, code: code, title: title, detail: detail, extra: extra)
         for (name, value) in headers { response.headers[name] = value }

@@ -34,7 +34,8 @@ struct OperationsRoutes: Sendable {
             return response
         }
         router.add("GET", "/metrics", inline: true) { _, _ in
-            HTTPResponse(status: 200, headers: ["Content-Type": MetricsRegistry.contentType], body: metrics.registry.render())
+            HTTPResponse(
+                status: 200, headers: ["Content-Type": MetricsRegistry.contentType], body: metrics.registry.render())
         }
         let document = Array(OpenAPIDocument.json.utf8)
         router.add("GET", "/openapi.json", inline: true) { _, _ in .json(200, document) }

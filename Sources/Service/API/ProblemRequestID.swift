@@ -12,7 +12,7 @@ enum ProblemRequestID {
             return response
         }
         guard response.status >= 400, response.headers["Content-Type"] == "application/problem+json",
-              case .object(var members)? = try? JSONValue.parse(response.body), members["requestId"] == nil
+            case .object(var members)? = try? JSONValue.parse(response.body), members["requestId"] == nil
         else { return response }
         members["requestId"] = .string(requestId)
         var writer = JSONWriter(capacity: response.body.count + requestId.utf8.count + 16)

@@ -36,8 +36,9 @@ enum ExchangeRates {
         // "\r\n" is one Character in Swift: both line ends are separators.
         var lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
         if lines.last == "" { lines.removeLast() }
-        guard let header = lines.first, header.split(separator: ",", omittingEmptySubsequences: false)
-            .map({ $0.trimmingCharacters(in: .whitespaces) }) == ["date", "currency", "rate"]
+        guard let header = lines.first,
+            header.split(separator: ",", omittingEmptySubsequences: false)
+                .map({ $0.trimmingCharacters(in: .whitespaces) }) == ["date", "currency", "rate"]
         else { throw ParseError(description: "\(file):1: the header must be date,currency,rate") }
         var rates: [Rate] = []
         var seen: [String: Int] = [:]
@@ -46,11 +47,15 @@ enum ExchangeRates {
             let fields = line.split(separator: ",", omittingEmptySubsequences: false).map {
                 $0.trimmingCharacters(in: .whitespaces)
             }
-            guard fields.count == 3 else { throw ParseError(description: "\(at): expected date,currency,rate, got \"\(line)\"") }
+            guard fields.count == 3 else {
+                throw ParseError(description: "\(at): expected date,currency,rate, got \"\(line)\"")
+            }
             let (date, currency, rate) = (fields[0], fields[1], fields[2])
             guard isDay(date) else { throw ParseError(description: "\(at): date must be YYYY-MM-DD, got \"\(date)\"") }
             guard isCurrency(currency) else {
-                throw ParseError(description: "\(at): currency must be an ISO 4217 code (three capital letters), got \"\(currency)\"")
+                throw ParseError(
+                    description: "\(at): currency must be an ISO 4217 code (three capital letters), got \"\(currency)\""
+                )
             }
             guard currency != base else {
                 throw ParseError(description: "\(at): \(currency) is the base currency (always 1)")
@@ -83,7 +88,8 @@ enum ExchangeRates {
     /// Digits with at most one point, not zero: `1.0542`, `148`, `0.0067`.
     static func isPositiveDecimal(_ text: String) -> Bool {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+        guard (1...2).contains(parts.count),
+            parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
             text.utf8.count <= 40
         else { return false }
         return text.contains { $0 != "0" && $0 != "." }
@@ -93,25 +99,31 @@ enum ExchangeRates {
     static func eventData(_ rates: [Rate], base: String, source: String?) -> [UInt8] {
         var w = JSONWriter(capacity: 64 + rates.count * 48)
         w.beginObject()
-        w.key("base"); w.string(base)
+        w.key("base")
+        w.string(base)
         w.key("rates")
         w.beginArray()
         for rate in rates {
             w.beginObject()
-            w.key("date"); w.string(rate.date)
-            w.key("currency"); w.string(rate.currency)
-            w.key("rate"); w.string(rate.rate)
+            w.key("date")
+            w.string(rate.date)
+            w.key("currency")
+            w.string(rate.currency)
+            w.key("rate")
+            w.string(rate.rate)
             w.endObject()
         }
         w.endArray()
-        w.key("source"); w.stringOrNull(source)
+        w.key("source")
+        w.stringOrNull(source)
         w.endObject()
         return w.bytes
     }
 
     /// Appends one `ExchangeRatesRecorded` event (any version of the `fx` stream: imports are
     /// independent facts, the newest recorded winning for a day and currency).
-    static func record(_ rates: [Rate], base: String, source: String?, on connection: Connection) throws(DatabaseError) {
+    static func record(_ rates: [Rate], base: String, source: String?, on connection: Connection) throws(DatabaseError)
+    {
         _ = try EventStore().append(
             to: stream, expectedVersion: .any,
             events: [NewEvent(type: eventType, data: eventData(rates, base: base, source: source))], on: connection)

@@ -28,10 +28,10 @@ extension OverviewMetrics {
         /// 8 s for 60,000 transactions by day over 30 days; docs/analytics.md).
         static let current = Sources(
             ctes: """
-            current_subscriptions AS MATERIALIZED (
-                SELECT s.original_transaction_id, s.status, s.expires_date, s.environment FROM analytics.subscriptions s
-            ),
-            """,
+                current_subscriptions AS MATERIALIZED (
+                    SELECT s.original_transaction_id, s.status, s.expires_date, s.environment FROM analytics.subscriptions s
+                ),
+                """,
             transactions: "analytics.transactions", renewalInfos: "analytics.renewal_infos",
             movements: "analytics.revenue_movements", lifecycles: "analytics.subscription_lifecycles",
             subscriptions: "current_subscriptions")
@@ -41,43 +41,43 @@ extension OverviewMetrics {
         /// transactions and renewal infos as of then, the status judged at `as_of` for `now()`.
         static let asOf = Sources(
             ctes: """
-            as_of_transactions AS MATERIALIZED (
-                SELECT t.* FROM bounds, analytics.transactions_as_of(bounds.as_of) t
-            ), as_of_renewal_infos AS MATERIALIZED (
-                SELECT r.* FROM bounds, analytics.renewal_infos_as_of(bounds.as_of) r
-            ), as_of_movements AS MATERIALIZED (
-                SELECT m.* FROM bounds, analytics.revenue_movements_as_of(bounds.as_of) m
-            ), as_of_lifecycles AS (
-                SELECT c.original_transaction_id, c.environment, c.trial_started_at, c.first_paid_at,
-                    coalesce(c.trial_started_at IS NOT NULL AND c.first_paid_at > c.trial_started_at, false) AS converted
-                FROM (
-                    SELECT p.original_transaction_id,
-                        (array_agg(p.environment ORDER BY p.purchase_date, p.transaction_id))[1] AS environment,
-                        min(p.purchase_date) FILTER (WHERE p.free) AS trial_started_at,
-                        min(p.purchase_date) FILTER (WHERE NOT p.free AND p.price_milli > 0) AS first_paid_at
-                    FROM (SELECT t.*, analytics.is_free_trial(t.price_milli, t.offer_type, t.offer_discount_type) AS free
-                          FROM as_of_transactions t WHERE t.type = 'Auto-Renewable Subscription') p
-                    GROUP BY p.original_transaction_id) c
-            ), as_of_subscriptions AS (
-                SELECT c.original_transaction_id, c.expires_date, c.environment,
-                    CASE
-                        WHEN c.revocation_date IS NOT NULL THEN 'revoked'
-                        WHEN c.expires_date IS NOT NULL AND bounds.as_of >= c.expires_date THEN
-                            CASE
-                                WHEN r.signed_date >= c.purchase_date AND bounds.as_of < r.grace_period_expires_date THEN 'in_grace_period'
-                                WHEN r.signed_date >= c.purchase_date AND r.is_in_billing_retry THEN 'in_billing_retry'
-                                ELSE 'expired'
-                            END
-                        ELSE 'active'
-                    END AS status
-                FROM bounds,
-                    (SELECT DISTINCT ON (t.original_transaction_id) t.* FROM as_of_transactions t
-                     WHERE t.type IN ('Auto-Renewable Subscription', 'Non-Renewing Subscription') AND NOT t.is_upgraded
-                     ORDER BY t.original_transaction_id, t.expires_date DESC NULLS FIRST, t.purchase_date DESC,
-                         t.transaction_id DESC) c
-                    LEFT JOIN as_of_renewal_infos r USING (original_transaction_id)
-            ),
-            """,
+                as_of_transactions AS MATERIALIZED (
+                    SELECT t.* FROM bounds, analytics.transactions_as_of(bounds.as_of) t
+                ), as_of_renewal_infos AS MATERIALIZED (
+                    SELECT r.* FROM bounds, analytics.renewal_infos_as_of(bounds.as_of) r
+                ), as_of_movements AS MATERIALIZED (
+                    SELECT m.* FROM bounds, analytics.revenue_movements_as_of(bounds.as_of) m
+                ), as_of_lifecycles AS (
+                    SELECT c.original_transaction_id, c.environment, c.trial_started_at, c.first_paid_at,
+                        coalesce(c.trial_started_at IS NOT NULL AND c.first_paid_at > c.trial_started_at, false) AS converted
+                    FROM (
+                        SELECT p.original_transaction_id,
+                            (array_agg(p.environment ORDER BY p.purchase_date, p.transaction_id))[1] AS environment,
+                            min(p.purchase_date) FILTER (WHERE p.free) AS trial_started_at,
+                            min(p.purchase_date) FILTER (WHERE NOT p.free AND p.price_milli > 0) AS first_paid_at
+                        FROM (SELECT t.*, analytics.is_free_trial(t.price_milli, t.offer_type, t.offer_discount_type) AS free
+                              FROM as_of_transactions t WHERE t.type = 'Auto-Renewable Subscription') p
+                        GROUP BY p.original_transaction_id) c
+                ), as_of_subscriptions AS (
+                    SELECT c.original_transaction_id, c.expires_date, c.environment,
+                        CASE
+                            WHEN c.revocation_date IS NOT NULL THEN 'revoked'
+                            WHEN c.expires_date IS NOT NULL AND bounds.as_of >= c.expires_date THEN
+                                CASE
+                                    WHEN r.signed_date >= c.purchase_date AND bounds.as_of < r.grace_period_expires_date THEN 'in_grace_period'
+                                    WHEN r.signed_date >= c.purchase_date AND r.is_in_billing_retry THEN 'in_billing_retry'
+                                    ELSE 'expired'
+                                END
+                            ELSE 'active'
+                        END AS status
+                    FROM bounds,
+                        (SELECT DISTINCT ON (t.original_transaction_id) t.* FROM as_of_transactions t
+                         WHERE t.type IN ('Auto-Renewable Subscription', 'Non-Renewing Subscription') AND NOT t.is_upgraded
+                         ORDER BY t.original_transaction_id, t.expires_date DESC NULLS FIRST, t.purchase_date DESC,
+                             t.transaction_id DESC) c
+                        LEFT JOIN as_of_renewal_infos r USING (original_transaction_id)
+                ),
+                """,
             transactions: "as_of_transactions", renewalInfos: "as_of_renewal_infos", movements: "as_of_movements",
             lifecycles: "as_of_lifecycles", subscriptions: "as_of_subscriptions")
     }

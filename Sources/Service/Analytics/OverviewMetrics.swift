@@ -63,82 +63,82 @@ enum OverviewMetrics {
     ) -> Query {
         let source = asOf == nil ? Sources.current : Sources.asOf
         return """
-        WITH bounds AS (
-            SELECT analytics.ms(\(from)) AS f, analytics.ms(\(to)) AS t, ('1 ' || \(interval.rawValue))::interval AS step,
-                \(currency)::text AS cur, coalesce(analytics.ms(\(asOf)::bigint), 'infinity') AS as_of
-        ), \(unescaped: source.ctes)buckets AS (
-            SELECT b AS s, least(b + bounds.step, bounds.t) AS e, greatest(b, bounds.f) AS lo
-            FROM bounds, generate_series(date_trunc(\(interval.rawValue), bounds.f, 'UTC'), bounds.t - interval '1 millisecond', bounds.step) AS b
-        ), moves AS (
-            -- Each amount with its rate into the reporting currency (1 without one: each its own).
-            SELECT m.at, m.kind, m.currency, m.amount_milli, m.proceeds_milli,
-                coalesce(bounds.cur, m.currency) AS shown,
-                CASE WHEN bounds.cur IS NULL THEN 1
-                     ELSE analytics.fx_rate(bounds.cur, m.currency, (m.at AT TIME ZONE 'UTC')::date, bounds.as_of) END AS rate
-            FROM \(unescaped: source.movements) m, bounds
-            WHERE m.environment = \(environment)::text AND m.at >= bounds.f AND m.at < bounds.t
-        ), lives AS (
-            SELECT l.trial_started_at, l.converted, l.first_paid_at
-            FROM \(unescaped: source.lifecycles) l
-            WHERE l.environment = \(environment)::text AND (l.trial_started_at IS NOT NULL OR l.converted)
-        ), periods AS (
-            SELECT x.original_transaction_id, x.purchase_date, x.price_milli, x.currency,
-                least(x.expires_date, coalesce(x.revocation_date, 'infinity')) AS ends,
-                CASE WHEN x.revocation_date IS NULL AND r.signed_date >= x.purchase_date
-                    THEN greatest(x.expires_date, r.grace_period_expires_date)
-                    ELSE least(x.expires_date, coalesce(x.revocation_date, 'infinity'))
-                END AS paid_until,
-                analytics.is_free_trial(x.price_milli, x.offer_type, x.offer_discount_type) AS free,
-                analytics.billing_period(x.product_id, x.environment, extract(epoch FROM x.expires_date - x.purchase_date),
-                    x.billing_plan_type) AS period
-            FROM \(unescaped: source.transactions) x
-            CROSS JOIN bounds
-            LEFT JOIN \(unescaped: source.renewalInfos) r ON r.original_transaction_id = x.original_transaction_id
-            WHERE x.type = 'Auto-Renewable Subscription' AND NOT x.is_upgraded AND x.expires_date IS NOT NULL
-              AND x.purchase_date < bounds.t AND x.environment = \(environment)::text
-              AND greatest(x.expires_date, r.grace_period_expires_date) >= (SELECT min(e) FROM buckets)
-        )
-        SELECT (extract(epoch FROM b.s) * 1000)::bigint,
-            (SELECT count(DISTINCT p.original_transaction_id) FROM periods p WHERE p.purchase_date < b.e AND p.ends >= b.e),
-            (SELECT count(*) FROM \(unescaped: source.transactions) n
-             WHERE n.type = 'Auto-Renewable Subscription' AND n.transaction_id = n.original_transaction_id
-               AND n.purchase_date >= b.lo AND n.purchase_date < b.e AND n.environment = \(environment)::text),
-            (SELECT count(*) FROM \(unescaped: source.subscriptions) c
-             WHERE c.status = 'expired' AND c.expires_date >= b.lo AND c.expires_date < b.e
-               AND c.environment = \(environment)::text),
-            (SELECT count(*) FROM \(unescaped: source.transactions) r
-             WHERE r.revocation_date >= b.lo AND r.revocation_date < b.e
-               AND r.revocation_type IS DISTINCT FROM 'FAMILY_REVOKE' AND r.environment = \(environment)::text),
-            (SELECT coalesce(jsonb_object_agg(m.shown, m.milli) FILTER (WHERE m.milli IS NOT NULL), '{}'::jsonb)::text
-                || chr(31) || coalesce(string_agg(m.unconverted, ','), '')
-             FROM (
-                SELECT coalesce(bounds.cur, r.currency) AS shown,
-                    round(sum(r.monthly * r.rate))::bigint AS milli,
-                    string_agg(DISTINCT r.currency, ',') FILTER (WHERE r.rate IS NULL) AS unconverted
-                FROM (SELECT c.currency, c.price_milli * bp.monthly_factor AS monthly,
-                          CASE WHEN bounds.cur IS NULL THEN 1
-                               ELSE analytics.fx_rate(bounds.cur, c.currency, (b.e AT TIME ZONE 'UTC')::date, bounds.as_of) END AS rate
-                      FROM (SELECT DISTINCT ON (p.original_transaction_id) p.*
-                            FROM periods p WHERE p.purchase_date < b.e AND p.paid_until >= b.e
-                            ORDER BY p.original_transaction_id, p.purchase_date DESC) c
-                      JOIN analytics.billing_periods bp ON bp.period = c.period
-                      WHERE c.price_milli IS NOT NULL AND c.currency IS NOT NULL AND NOT c.free) r
-                GROUP BY 1) m),
-            (SELECT coalesce(jsonb_object_agg(x.shown, x.revenue) FILTER (WHERE x.converted), '{}')::text || chr(31)
-                || coalesce(jsonb_object_agg(x.shown, x.refunds) FILTER (WHERE x.converted), '{}')::text || chr(31)
-                || coalesce(jsonb_object_agg(x.shown, x.proceeds) FILTER (WHERE x.converted), '{}')::text || chr(31)
-                || coalesce(string_agg(x.unconverted, ','), '')
-             FROM (SELECT v.shown, bool_or(v.rate IS NOT NULL) AS converted,
-                       coalesce(round(sum(v.amount_milli * v.rate) FILTER (WHERE v.kind = 'charge')), 0)::bigint AS revenue,
-                       coalesce(round(-sum(v.amount_milli * v.rate) FILTER (WHERE v.kind = 'refund')), 0)::bigint AS refunds,
-                       coalesce(round(sum(v.proceeds_milli * v.rate)), 0)::bigint AS proceeds,
-                       string_agg(DISTINCT v.currency, ',') FILTER (WHERE v.rate IS NULL) AS unconverted
-                   FROM moves v WHERE v.at >= b.lo AND v.at < b.e GROUP BY v.shown) x),
-            (SELECT count(*) FROM lives l WHERE l.trial_started_at >= b.lo AND l.trial_started_at < b.e),
-            (SELECT count(*) FROM lives l WHERE l.converted AND l.first_paid_at >= b.lo AND l.first_paid_at < b.e)
-        FROM buckets b, bounds
-        ORDER BY b.s
-        """
+            WITH bounds AS (
+                SELECT analytics.ms(\(from)) AS f, analytics.ms(\(to)) AS t, ('1 ' || \(interval.rawValue))::interval AS step,
+                    \(currency)::text AS cur, coalesce(analytics.ms(\(asOf)::bigint), 'infinity') AS as_of
+            ), \(unescaped: source.ctes)buckets AS (
+                SELECT b AS s, least(b + bounds.step, bounds.t) AS e, greatest(b, bounds.f) AS lo
+                FROM bounds, generate_series(date_trunc(\(interval.rawValue), bounds.f, 'UTC'), bounds.t - interval '1 millisecond', bounds.step) AS b
+            ), moves AS (
+                -- Each amount with its rate into the reporting currency (1 without one: each its own).
+                SELECT m.at, m.kind, m.currency, m.amount_milli, m.proceeds_milli,
+                    coalesce(bounds.cur, m.currency) AS shown,
+                    CASE WHEN bounds.cur IS NULL THEN 1
+                         ELSE analytics.fx_rate(bounds.cur, m.currency, (m.at AT TIME ZONE 'UTC')::date, bounds.as_of) END AS rate
+                FROM \(unescaped: source.movements) m, bounds
+                WHERE m.environment = \(environment)::text AND m.at >= bounds.f AND m.at < bounds.t
+            ), lives AS (
+                SELECT l.trial_started_at, l.converted, l.first_paid_at
+                FROM \(unescaped: source.lifecycles) l
+                WHERE l.environment = \(environment)::text AND (l.trial_started_at IS NOT NULL OR l.converted)
+            ), periods AS (
+                SELECT x.original_transaction_id, x.purchase_date, x.price_milli, x.currency,
+                    least(x.expires_date, coalesce(x.revocation_date, 'infinity')) AS ends,
+                    CASE WHEN x.revocation_date IS NULL AND r.signed_date >= x.purchase_date
+                        THEN greatest(x.expires_date, r.grace_period_expires_date)
+                        ELSE least(x.expires_date, coalesce(x.revocation_date, 'infinity'))
+                    END AS paid_until,
+                    analytics.is_free_trial(x.price_milli, x.offer_type, x.offer_discount_type) AS free,
+                    analytics.billing_period(x.product_id, x.environment, extract(epoch FROM x.expires_date - x.purchase_date),
+                        x.billing_plan_type) AS period
+                FROM \(unescaped: source.transactions) x
+                CROSS JOIN bounds
+                LEFT JOIN \(unescaped: source.renewalInfos) r ON r.original_transaction_id = x.original_transaction_id
+                WHERE x.type = 'Auto-Renewable Subscription' AND NOT x.is_upgraded AND x.expires_date IS NOT NULL
+                  AND x.purchase_date < bounds.t AND x.environment = \(environment)::text
+                  AND greatest(x.expires_date, r.grace_period_expires_date) >= (SELECT min(e) FROM buckets)
+            )
+            SELECT (extract(epoch FROM b.s) * 1000)::bigint,
+                (SELECT count(DISTINCT p.original_transaction_id) FROM periods p WHERE p.purchase_date < b.e AND p.ends >= b.e),
+                (SELECT count(*) FROM \(unescaped: source.transactions) n
+                 WHERE n.type = 'Auto-Renewable Subscription' AND n.transaction_id = n.original_transaction_id
+                   AND n.purchase_date >= b.lo AND n.purchase_date < b.e AND n.environment = \(environment)::text),
+                (SELECT count(*) FROM \(unescaped: source.subscriptions) c
+                 WHERE c.status = 'expired' AND c.expires_date >= b.lo AND c.expires_date < b.e
+                   AND c.environment = \(environment)::text),
+                (SELECT count(*) FROM \(unescaped: source.transactions) r
+                 WHERE r.revocation_date >= b.lo AND r.revocation_date < b.e
+                   AND r.revocation_type IS DISTINCT FROM 'FAMILY_REVOKE' AND r.environment = \(environment)::text),
+                (SELECT coalesce(jsonb_object_agg(m.shown, m.milli) FILTER (WHERE m.milli IS NOT NULL), '{}'::jsonb)::text
+                    || chr(31) || coalesce(string_agg(m.unconverted, ','), '')
+                 FROM (
+                    SELECT coalesce(bounds.cur, r.currency) AS shown,
+                        round(sum(r.monthly * r.rate))::bigint AS milli,
+                        string_agg(DISTINCT r.currency, ',') FILTER (WHERE r.rate IS NULL) AS unconverted
+                    FROM (SELECT c.currency, c.price_milli * bp.monthly_factor AS monthly,
+                              CASE WHEN bounds.cur IS NULL THEN 1
+                                   ELSE analytics.fx_rate(bounds.cur, c.currency, (b.e AT TIME ZONE 'UTC')::date, bounds.as_of) END AS rate
+                          FROM (SELECT DISTINCT ON (p.original_transaction_id) p.*
+                                FROM periods p WHERE p.purchase_date < b.e AND p.paid_until >= b.e
+                                ORDER BY p.original_transaction_id, p.purchase_date DESC) c
+                          JOIN analytics.billing_periods bp ON bp.period = c.period
+                          WHERE c.price_milli IS NOT NULL AND c.currency IS NOT NULL AND NOT c.free) r
+                    GROUP BY 1) m),
+                (SELECT coalesce(jsonb_object_agg(x.shown, x.revenue) FILTER (WHERE x.converted), '{}')::text || chr(31)
+                    || coalesce(jsonb_object_agg(x.shown, x.refunds) FILTER (WHERE x.converted), '{}')::text || chr(31)
+                    || coalesce(jsonb_object_agg(x.shown, x.proceeds) FILTER (WHERE x.converted), '{}')::text || chr(31)
+                    || coalesce(string_agg(x.unconverted, ','), '')
+                 FROM (SELECT v.shown, bool_or(v.rate IS NOT NULL) AS converted,
+                           coalesce(round(sum(v.amount_milli * v.rate) FILTER (WHERE v.kind = 'charge')), 0)::bigint AS revenue,
+                           coalesce(round(-sum(v.amount_milli * v.rate) FILTER (WHERE v.kind = 'refund')), 0)::bigint AS refunds,
+                           coalesce(round(sum(v.proceeds_milli * v.rate)), 0)::bigint AS proceeds,
+                           string_agg(DISTINCT v.currency, ',') FILTER (WHERE v.rate IS NULL) AS unconverted
+                       FROM moves v WHERE v.at >= b.lo AND v.at < b.e GROUP BY v.shown) x),
+                (SELECT count(*) FROM lives l WHERE l.trial_started_at >= b.lo AND l.trial_started_at < b.e),
+                (SELECT count(*) FROM lives l WHERE l.converted AND l.first_paid_at >= b.lo AND l.first_paid_at < b.e)
+            FROM buckets b, bounds
+            ORDER BY b.s
+            """
     }
 
     static func decode(_ rows: Rows) -> [Bucket] {
@@ -163,7 +163,8 @@ enum OverviewMetrics {
             else { return nil }
             return Bucket(
                 start: start, active: active, new: new, churned: churned, refunded: refunded, mrr: mrrAmounts,
-                revenue: revenue, refunds: refunds, proceeds: proceeds, trialsStarted: started, trialsConverted: converted,
+                revenue: revenue, refunds: refunds, proceeds: proceeds, trialsStarted: started,
+                trialsConverted: converted,
                 unconverted: currencies(mrr[1]).union(currencies(money[3])))
         }
     }
@@ -189,18 +190,25 @@ enum OverviewMetrics {
             w.beginArray()
             for bucket in buckets {
                 w.beginObject()
-                w.key("t"); w.string(RFC3339.format(bucket.start))
-                w.key("value"); w.int(value(bucket))
+                w.key("t")
+                w.string(RFC3339.format(bucket.start))
+                w.key("value")
+                w.int(value(bucket))
                 w.endObject()
             }
             w.endArray()
         }
         w.beginObject()
-        w.key("from"); w.string(RFC3339.format(from))
-        w.key("to"); w.string(RFC3339.format(to))
-        w.key("interval"); w.string(interval.rawValue)
-        w.key("environment"); w.string(environment)
-        w.key("currency"); w.stringOrNull(currency)
+        w.key("from")
+        w.string(RFC3339.format(from))
+        w.key("to")
+        w.string(RFC3339.format(to))
+        w.key("interval")
+        w.string(interval.rawValue)
+        w.key("environment")
+        w.string(environment)
+        w.key("currency")
+        w.stringOrNull(currency)
         w.key("asOf")
         if let asOf { w.string(RFC3339.format(asOf)) } else { w.null() }
         w.key("unconverted")

@@ -16,14 +16,18 @@ struct OverviewRoutes: Sendable {
                 let query = try Self.parameters(request, now: service.clock())
                 let rows = try service.read { connection throws(ServiceError) -> Rows in
                     try database { () throws(DatabaseError) in
-                        try connection.query(OverviewMetrics.query(
-                            from: query.from, to: query.to, interval: query.interval, environment: query.environment,
-                            currency: query.currency, asOf: query.asOf))
+                        try connection.query(
+                            OverviewMetrics.query(
+                                from: query.from, to: query.to, interval: query.interval,
+                                environment: query.environment,
+                                currency: query.currency, asOf: query.asOf))
                     }
                 }
-                return .json(200, OverviewMetrics.json(
-                    OverviewMetrics.decode(rows), from: query.from, to: query.to, interval: query.interval,
-                    environment: query.environment, currency: query.currency, asOf: query.asOf))
+                return .json(
+                    200,
+                    OverviewMetrics.json(
+                        OverviewMetrics.decode(rows), from: query.from, to: query.to, interval: query.interval,
+                        environment: query.environment, currency: query.currency, asOf: query.asOf))
             }
         }
     }
@@ -47,7 +51,9 @@ struct OverviewRoutes: Sendable {
     static func parameters(_ request: HTTPRequest, now: Int64) throws(ServiceError) -> Parameters {
         func instant(_ name: String) throws(ServiceError) -> Int64? {
             guard let text = request.query[name] else { return nil }
-            guard let instant = RFC3339.parse(text) else { throw .invalidRequest("\(name) must be an RFC 3339 timestamp") }
+            guard let instant = RFC3339.parse(text) else {
+                throw .invalidRequest("\(name) must be an RFC 3339 timestamp")
+            }
             return instant
         }
         // With asOf, "now" is asOf: `?asOf=T` alone answers as the default view did at T.
@@ -62,16 +68,21 @@ struct OverviewRoutes: Sendable {
             }
             interval = known
         }
-        guard OverviewMetrics.bucketCount(from: from, to: to, interval: interval) <= Int64(OverviewMetrics.maxBuckets) else {
-            throw .invalidRequest("from…to spans more than \(OverviewMetrics.maxBuckets) \(interval.rawValue)s: use a shorter range or a longer interval")
+        guard OverviewMetrics.bucketCount(from: from, to: to, interval: interval) <= Int64(OverviewMetrics.maxBuckets)
+        else {
+            throw .invalidRequest(
+                "from…to spans more than \(OverviewMetrics.maxBuckets) \(interval.rawValue)s: use a shorter range or a longer interval"
+            )
         }
         let environment = request.query["environment"] ?? "Production"
         guard environments.contains(environment) else {
-            throw .invalidRequest("environment must be Production (the default), Sandbox, Xcode or LocalTesting, got \"\(environment)\"")
+            throw .invalidRequest(
+                "environment must be Production (the default), Sandbox, Xcode or LocalTesting, got \"\(environment)\"")
         }
         let currency = request.query["currency"]
         if let currency, !ExchangeRates.isCurrency(currency) {
-            throw .invalidRequest("currency must be an ISO 4217 code (three capital letters, e.g. USD), got \"\(currency)\"")
+            throw .invalidRequest(
+                "currency must be an ISO 4217 code (three capital letters, e.g. USD), got \"\(currency)\"")
         }
         return Parameters(
             from: from, to: to, interval: interval, environment: environment, currency: currency, asOf: asOf)

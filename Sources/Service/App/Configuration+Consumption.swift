@@ -12,14 +12,17 @@ extension ConfigurationReader {
             return flag
         }
         guard let consented = try flag("customerConsented") else {
-            throw error("\(key).customerConsented", "is required (whether your customers consented to sharing consumption data)")
+            throw error(
+                "\(key).customerConsented", "is required (whether your customers consented to sharing consumption data)"
+            )
         }
         var preference: ConsumptionInfo.RefundPreference?
         if let entry = members["refundPreference"], !entry.isNull {
             let word = try string(entry, at: "\(key).refundPreference")
             guard let known = ConsumptionInfo.RefundPreference(rawValue: word) else {
                 let words = ConsumptionInfo.RefundPreference.allCases.map(\.rawValue).joined(separator: ", ")
-                throw error("\(key).refundPreference", "unknown refund preference \"\(word)\" (expected one of: \(words))")
+                throw error(
+                    "\(key).refundPreference", "unknown refund preference \"\(word)\" (expected one of: \(words))")
             }
             preference = known
         }

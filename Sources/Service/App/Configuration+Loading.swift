@@ -64,7 +64,8 @@ extension Configuration {
         }
         if let verify = top["verifyReceipt"] {
             let members = try reader.object(verify, at: "verifyReceipt")
-            try reader.allowOnly(["production", "sandbox", "timeoutSeconds", "retries"], in: members, at: "verifyReceipt")
+            try reader.allowOnly(
+                ["production", "sandbox", "timeoutSeconds", "retries"], in: members, at: "verifyReceipt")
             if let url = members["production"] {
                 configuration.verifyReceipt.production = try reader.url(url, at: "verifyReceipt.production")
             }
@@ -74,13 +75,15 @@ extension Configuration {
             if let timeout = members["timeoutSeconds"] {
                 guard let seconds = timeout.doubleValue, seconds > 0, seconds <= 120 else {
                     throw ConfigurationError(
-                        file: file, key: "verifyReceipt.timeoutSeconds", message: "expected a number of seconds in (0, 120]")
+                        file: file, key: "verifyReceipt.timeoutSeconds",
+                        message: "expected a number of seconds in (0, 120]")
                 }
                 configuration.verifyReceipt.timeoutSeconds = seconds
             }
             if let retries = members["retries"] {
                 guard let count = retries.int64Value, (0...10).contains(count) else {
-                    throw ConfigurationError(file: file, key: "verifyReceipt.retries", message: "expected an integer 0…10")
+                    throw ConfigurationError(
+                        file: file, key: "verifyReceipt.retries", message: "expected an integer 0…10")
                 }
                 configuration.verifyReceipt.retries = Int(count)
             }
@@ -158,8 +161,11 @@ struct ConfigurationReader {
     func app(_ value: JSONValue, at key: String) throws(ConfigurationError) -> Configuration.App {
         let members = try object(value, at: key)
         try allowOnly(
-            ["bundleId", "appAppleId", "environments", "sharedSecret", "products", "serverAPI", "consumption", "commission",
-             "retention"],
+            [
+                "bundleId", "appAppleId", "environments", "sharedSecret", "products", "serverAPI", "consumption",
+                "commission",
+                "retention",
+            ],
             in: members, at: key)
         guard let bundleValue = members["bundleId"] else { throw error("\(key).bundleId", "is required") }
         let bundleId = try string(bundleValue, at: "\(key).bundleId")
@@ -179,11 +185,14 @@ struct ConfigurationReader {
                 guard Configuration.knownEnvironments.contains(name) else {
                     throw error(
                         "\(key).environments[\(index)]",
-                        "unknown environment \"\(name)\" (expected \(Configuration.knownEnvironments.sorted().joined(separator: ", ")))")
+                        "unknown environment \"\(name)\" (expected \(Configuration.knownEnvironments.sorted().joined(separator: ", ")))"
+                    )
                 }
                 environments.append(name)
             }
-            guard !environments.isEmpty else { throw error("\(key).environments", "must name at least one environment") }
+            guard !environments.isEmpty else {
+                throw error("\(key).environments", "must name at least one environment")
+            }
         }
         if let mixed = Configuration.mixedEnvironments(environments) {
             throw error("\(key).environments", mixed)
@@ -210,7 +219,9 @@ struct ConfigurationReader {
         if let value = members["consumption"], !value.isNull {
             consumption = try self.consumption(value, at: "\(key).consumption")
             guard serverAPI != nil else {
-                throw error("\(key).consumption", "needs the app's serverAPI key: the answer goes to Apple's App Store Server API")
+                throw error(
+                    "\(key).consumption",
+                    "needs the app's serverAPI key: the answer goes to Apple's App Store Server API")
             }
         }
         var retention: RetentionRules?
@@ -247,7 +258,8 @@ struct ConfigurationReader {
             }
             return text
         }
-        let issuerId = try required("issuerId", "App Store Connect, Users and Access, Integrations, In-App Purchase: Issuer ID")
+        let issuerId = try required(
+            "issuerId", "App Store Connect, Users and Access, Integrations, In-App Purchase: Issuer ID")
         let keyId = try required("keyId", "the Key ID shown beside the In-App Purchase key")
         let file = try required("privateKeyFile", "the SubscriptionKey_KEYID.p8 downloaded from App Store Connect")
         let resolved = file.hasPrefix("/") ? file : baseDirectory + "/" + file

@@ -37,7 +37,8 @@ extension ConfigurationReader {
                 throw error("\(key).duration", "only a non-renewing product takes a duration")
             }
             guard ISODuration(text) != nil else {
-                throw error("\(key).duration", "expected a positive ISO 8601 duration such as P7D, P1M or P1Y, got \"\(text)\"")
+                throw error(
+                    "\(key).duration", "expected a positive ISO 8601 duration such as P7D, P1M or P1Y, got \"\(text)\"")
             }
             duration = text
         }
@@ -57,7 +58,9 @@ extension ConfigurationReader {
         var group: String?
         if let value = members["group"] {
             let text = try string(value, at: "\(key).group")
-            guard kind == .subscription else { throw error("\(key).group", "only a subscription belongs to a subscription group") }
+            guard kind == .subscription else {
+                throw error("\(key).group", "only a subscription belongs to a subscription group")
+            }
             guard !text.isEmpty else { throw error("\(key).group", "expected the subscription group's id, got \"\"") }
             group = text
         }

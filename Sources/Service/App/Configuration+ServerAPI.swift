@@ -42,7 +42,9 @@ extension Configuration {
         /// lives), a local-testing app only LocalTesting (Xcode's StoreKit testing has no Server
         /// API), so its requests never reach Apple. Empty: an Xcode-only app, which has none.
         public static func environments(for environments: [String]) -> [AppStoreServerEnvironment] {
-            if environments.contains(where: { $0 == AppStoreServerEnvironment.production.rawValue || $0 == AppStoreServerEnvironment.sandbox.rawValue }) {
+            if environments.contains(where: {
+                $0 == AppStoreServerEnvironment.production.rawValue || $0 == AppStoreServerEnvironment.sandbox.rawValue
+            }) {
                 return [.production, .sandbox]
             }
             return environments.contains(AppStoreServerEnvironment.localTesting.rawValue) ? [.localTesting] : []
@@ -71,7 +73,10 @@ extension ConfigurationReader {
     {
         let searchOrder = Configuration.ServerAPI.environments(for: environments)
         guard !searchOrder.isEmpty else {
-            throw error(key, "the app accepts only Xcode data, and Xcode's StoreKit testing has no App Store Server API: remove serverAPI")
+            throw error(
+                key,
+                "the app accepts only Xcode data, and Xcode's StoreKit testing has no App Store Server API: remove serverAPI"
+            )
         }
         var production = Configuration.ServerAPI.appleProduction
         var sandbox = Configuration.ServerAPI.appleSandbox
@@ -80,15 +85,21 @@ extension ConfigurationReader {
             let entries = try object(value, at: "\(key).baseURLs")
             try allowOnly(Set(AppStoreServerEnvironment.allCases.map(\.rawValue)), in: entries, at: "\(key).baseURLs")
             for name in entries.keys.sorted() where !searchOrder.map(\.rawValue).contains(name) {
-                throw error("\(key).baseURLs.\(name)", "is never asked: the app's environments are \(environments.joined(separator: ", "))")
+                throw error(
+                    "\(key).baseURLs.\(name)",
+                    "is never asked: the app's environments are \(environments.joined(separator: ", "))")
             }
             if let url = entries["Production"] { production = try self.url(url, at: "\(key).baseURLs.Production") }
             if let url = entries["Sandbox"] { sandbox = try self.url(url, at: "\(key).baseURLs.Sandbox") }
-            if let url = entries["LocalTesting"] { localTesting = try self.url(url, at: "\(key).baseURLs.LocalTesting") }
+            if let url = entries["LocalTesting"] {
+                localTesting = try self.url(url, at: "\(key).baseURLs.LocalTesting")
+            }
         }
         if searchOrder.contains(.localTesting) && localTesting == nil {
-            throw error("\(key).baseURLs.LocalTesting",
-                        "is required for a LocalTesting app: Apple has no LocalTesting host (`iap-ledger testkit apple` serves one)")
+            throw error(
+                "\(key).baseURLs.LocalTesting",
+                "is required for a LocalTesting app: Apple has no LocalTesting host (`iap-ledger testkit apple` serves one)"
+            )
         }
         return (production, sandbox, localTesting, searchOrder)
     }

@@ -7,7 +7,9 @@ extension Configuration {
     func refuseTestkitRootsOutsideLocalTesting(file: String) throws(ConfigurationError) {
         for (index, der) in trustedRootsDER.enumerated() where TestCertificateAuthority.isTestkitRoot(der: der) {
             for (appIndex, app) in apps.enumerated() {
-                let real = app.environments.filter { $0 == AppStoreEnvironment.production || $0 == AppStoreEnvironment.sandbox }
+                let real = app.environments.filter {
+                    $0 == AppStoreEnvironment.production || $0 == AppStoreEnvironment.sandbox
+                }
                 guard !real.isEmpty else { continue }
                 throw ConfigurationError(
                     file: file, key: "trustedRoots[\(index)]",

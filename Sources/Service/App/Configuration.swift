@@ -32,7 +32,10 @@ public struct Configuration: Sendable {
 
     public struct Product: Sendable, Equatable {
         public enum Kind: String, Sendable, CaseIterable {
-            case consumable, nonConsumable = "non-consumable", subscription, nonRenewing = "non-renewing"
+            case consumable
+            case nonConsumable = "non-consumable"
+            case subscription
+            case nonRenewing = "non-renewing"
         }
         public var kind: Kind
         public var entitlements: [String]
@@ -120,7 +123,8 @@ public struct Configuration: Sendable {
         for app in apps {
             for (productId, product) in app.products.sorted(by: { $0.key < $1.key })
             where product.kind == .nonRenewing && product.duration == nil {
-                lines.append("\(app.bundleId): non-renewing product \(productId) has no duration: granted until revoked")
+                lines.append(
+                    "\(app.bundleId): non-renewing product \(productId) has no duration: granted until revoked")
             }
         }
         return lines

@@ -41,12 +41,14 @@ final class DataDirectoryLock: Sendable {
             throw .init(description: "cannot use data directory \(directory): \(path): \(SystemCallError.last)")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            let holder = (try? String(contentsOfFile: path, encoding: .utf8))?
+            let holder =
+                (try? String(contentsOfFile: path, encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
             close(descriptor)
             throw .init(
                 description:
-                    "data directory \(directory) is in use by another iap-ledger serve\(holder.isEmpty ? "" : " (pid \(holder))")")
+                    "data directory \(directory) is in use by another iap-ledger serve\(holder.isEmpty ? "" : " (pid \(holder))")"
+            )
         }
         let pid = Array("\(getpid())\n".utf8)
         _ = ftruncate(descriptor, 0)

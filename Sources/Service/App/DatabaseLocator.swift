@@ -83,7 +83,8 @@ enum DatabaseLocator {
                     guard error.description.contains("in use by another iap-ledger serve") else { throw error }
                     throw NotFound(
                         description:
-                            "\(error.description), whose cluster does not answer yet (starting or stopping?): try again once serve listens")
+                            "\(error.description), whose cluster does not answer yet (starting or stopping?): try again once serve listens"
+                    )
                 }
                 say("using the embedded cluster in \(directory) (running, started by iap-ledger serve)")
                 return try body(conninfo, false)

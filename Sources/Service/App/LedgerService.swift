@@ -168,12 +168,13 @@ extension Configuration {
         var products: [String: Ledger.Product] = [:]
         for app in apps {
             for (productId, product) in app.products {
-                let type: ProductType = switch product.kind {
-                case .consumable: .consumable
-                case .nonConsumable: .nonConsumable
-                case .subscription: .subscription
-                case .nonRenewing: .nonRenewing
-                }
+                let type: ProductType =
+                    switch product.kind {
+                    case .consumable: .consumable
+                    case .nonConsumable: .nonConsumable
+                    case .subscription: .subscription
+                    case .nonRenewing: .nonRenewing
+                    }
                 products[productId] = Ledger.Product(
                     type: type, entitlements: product.entitlements, grants: product.grants,
                     duration: product.duration.flatMap(ISODuration.init), period: product.period,

@@ -14,9 +14,10 @@ public struct Logger: Sendable {
     public var metadata: [String: String]
     private let sink: @Sendable (String) -> Void
 
-    public init(minimumLevel: Level = .info, metadata: [String: String] = [:],
-                sink: @escaping @Sendable (String) -> Void = Logger.standardError)
-    {
+    public init(
+        minimumLevel: Level = .info, metadata: [String: String] = [:],
+        sink: @escaping @Sendable (String) -> Void = Logger.standardError
+    ) {
         self.minimumLevel = minimumLevel
         self.metadata = metadata
         self.sink = sink
@@ -42,14 +43,17 @@ public struct Logger: Sendable {
     public func log(_ level: Level, _ message: String, _ extra: [String: String]) {
         guard level >= minimumLevel else { return }
         var line = "ts=\(Timestamp.rfc3339(Timestamp.nowMillis())) level=\(level.word) msg=\(Self.quote(message))"
-        for (key, value) in metadata.merging(extra, uniquingKeysWith: { _, new in new }).sorted(by: { $0.key < $1.key }) {
+        for (key, value) in metadata.merging(extra, uniquingKeysWith: { _, new in new }).sorted(by: { $0.key < $1.key })
+        {
             line += " \(key)=\(Self.quote(value))"
         }
         sink(line + "\n")
     }
 
     static func quote(_ value: String) -> String {
-        let plain = !value.isEmpty && value.utf8.allSatisfy { $0 > 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "=") && $0 < 0x7F }
+        let plain =
+            !value.isEmpty
+            && value.utf8.allSatisfy { $0 > 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "=") && $0 < 0x7F }
         if plain { return value }
         var escaped = "\""
         for scalar in value.unicodeScalars {

@@ -16,9 +16,14 @@ public struct RequestContext: Sendable {
     var metadata: [UInt8] {
         var writer = JSONWriter(capacity: 96)
         writer.beginObject()
-        writer.key("source"); writer.string(source)
-        writer.key("requestId"); writer.string(requestId)
-        if let keyName { writer.key("apiKey"); writer.string(keyName) }
+        writer.key("source")
+        writer.string(source)
+        writer.key("requestId")
+        writer.string(requestId)
+        if let keyName {
+            writer.key("apiKey")
+            writer.string(keyName)
+        }
         writer.endObject()
         return writer.bytes
     }

@@ -36,7 +36,8 @@ extension ServiceApp {
     static func registerReplicaMetrics(_ routing: ReadRouting, on registry: MetricsRegistry) {
         registry.counter(
             "iap_replica_reads_total",
-            help: "History reads by who answered: the replica, or the primary (fallback: replica behind, down or busy).",
+            help:
+                "History reads by who answered: the replica, or the primary (fallback: replica behind, down or busy).",
             labels: ["result"]
         ) {
             let counts = routing.counts

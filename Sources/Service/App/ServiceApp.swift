@@ -89,7 +89,8 @@ public final class ServiceApp: Sendable {
             throw StartupError(description: "trusted roots: \(error)")
         }
         let receiptSettings = options.configuration.verifyReceipt
-        guard let production = URL(string: receiptSettings.production), let sandbox = URL(string: receiptSettings.sandbox)
+        guard let production = URL(string: receiptSettings.production),
+            let sandbox = URL(string: receiptSettings.sandbox)
         else { throw StartupError(description: "verifyReceipt: invalid URL") }
         let receipts = ReceiptVerifier(
             productionURL: production, sandboxURL: sandbox, timeout: receiptSettings.timeoutSeconds,
@@ -98,13 +99,17 @@ public final class ServiceApp: Sendable {
         // brings a new one (its users re-rendered), else the newest recorded version.
         let catalogs: CatalogInForce
         do {
-            catalogs = CatalogInForce(try CatalogRecorder.reconcile(
-                conninfo: adminConninfo, poolMode: options.databasePoolMode, configured: options.configuration.catalog,
-                source: CatalogVersions.sourcePath(options.configurationPath), now: options.clock(), logger: logger))
+            catalogs = CatalogInForce(
+                try CatalogRecorder.reconcile(
+                    conninfo: adminConninfo, poolMode: options.databasePoolMode,
+                    configured: options.configuration.catalog,
+                    source: CatalogVersions.sourcePath(options.configurationPath), now: options.clock(), logger: logger)
+            )
         } catch {
             throw StartupError(description: "catalog: \(error)")
         }
-        let documentCheck = options.userCacheBytes > 0
+        let documentCheck =
+            options.userCacheBytes > 0
             ? UserDocumentCacheCheck(
                 conninfo: adminConninfo, session: serviceSession(options),
                 cache: UserDocumentCache(capacityBytes: options.userCacheBytes), logger: logger)
@@ -121,7 +126,8 @@ public final class ServiceApp: Sendable {
             unconfiguredProducts: service.unconfiguredProducts)
         service.ingestBatchSizes.report(
             to: metrics.registry.histogram(
-                "iap_ingest_batch_size", help: "Purchases and notifications recorded per durable commit (group commit).",
+                "iap_ingest_batch_size",
+                help: "Purchases and notifications recorded per durable commit (group commit).",
                 buckets: IngestBatchSizes.buckets))
         // Who runs which background job (ops.leases); named with the real port once it is bound.
         let leases = LeaseHolder(
@@ -153,7 +159,8 @@ public final class ServiceApp: Sendable {
             logger.info("catalog version in force", ["version": String(version.version), "hash": version.hash])
             // Analysts' copy too (idempotent: every instance that notices publishes the same).
             do {
-                try pool.withConnection { connection in try AnalyticsProjector.publish(version.catalog, on: connection) }
+                try pool.withConnection { connection in try AnalyticsProjector.publish(version.catalog, on: connection)
+                }
             } catch {
                 logger.warning("catalog: cannot publish analytics.products", ["error": "\(error)"])
             }
@@ -182,8 +189,9 @@ public final class ServiceApp: Sendable {
         ) { Double(handlers.pending) }
         APIRoutes(
             service: service, metrics: metrics, keyNames: { authenticator.keyName(of: $0) },
-            changeWaiters: changeWaiters, handlers: handlers)
-            .register(on: &router)
+            changeWaiters: changeWaiters, handlers: handlers
+        )
+        .register(on: &router)
         let drain = DrainSwitch()
         OperationsRoutes(
             pool: pool, metrics: metrics, drain: drain, projectionVersions: projectionVersions, logger: logger
@@ -253,13 +261,14 @@ public final class ServiceApp: Sendable {
             apple: AppleServices(reconciler: reconciler, consumption: consumption))
     }
 
-    private init(url: String, port: Int, service: LedgerService, server: HTTPServer, handlers: HandlerPool,
-                 pool: ConnectionPool,
-                 embedded: EmbeddedPostgres?, lock: DataDirectoryLock?, metrics: ServiceMetrics,
-                 drain: DrainSwitch, projections: ProjectionRuntime,
-                 routes: [(method: String, pattern: String, scope: String?)], changes: ChangeServices,
-                 apple: AppleServices)
-    {
+    private init(
+        url: String, port: Int, service: LedgerService, server: HTTPServer, handlers: HandlerPool,
+        pool: ConnectionPool,
+        embedded: EmbeddedPostgres?, lock: DataDirectoryLock?, metrics: ServiceMetrics,
+        drain: DrainSwitch, projections: ProjectionRuntime,
+        routes: [(method: String, pattern: String, scope: String?)], changes: ChangeServices,
+        apple: AppleServices
+    ) {
         self.changes = changes
         self.apple = apple
         self.projections = projections

@@ -10,7 +10,8 @@ extension ServiceError {
         switch error {
         case .unavailable(let detail): .appleUnavailable(detail)
         case .malformedResponse(let detail): .appleUnavailable("Apple answered something unreadable: \(detail)")
-        case .rejected(let status, let code, _): .appleRejected(status: status, appleErrorCode: code, detail: error.description)
+        case .rejected(let status, let code, _):
+            .appleRejected(status: status, appleErrorCode: code, detail: error.description)
         case .invalidArgument(let detail): .invalidRequest(detail)
         }
     }

@@ -45,7 +45,9 @@ public enum ServiceError: Error, Sendable {
     /// A newer catalog version in force (IC001) is a conflict: the unit of work is redone under it.
     static func database(_ error: DatabaseError) -> ServiceError {
         if error.sqlState == CatalogVersions.staleVersionState { return .conflict(error.message) }
-        if error.sqlState == ProjectionVersionWatch.aheadState { return .projectionVersionAhead(ProjectionVersionWatch.ahead(error)) }
+        if error.sqlState == ProjectionVersionWatch.aheadState {
+            return .projectionVersionAhead(ProjectionVersionWatch.ahead(error))
+        }
         return error.isConnectionFailure ? .storeUnavailable(error.message) : .internalError("\(error)")
     }
 }

@@ -45,7 +45,9 @@ final class ServiceMetrics: Sendable {
         registry.gauge(
             "iap_projection_lag_events", help: "Events in the log a projection has not applied yet.",
             labels: ["projection"], sample: { Self.projectionLagSamples(pool: pool) })
-        registry.gauge("iap_db_pool_waits_total", help: "Pool acquisitions that had to wait.") { Double(pool.stats.waits) }
+        registry.gauge("iap_db_pool_waits_total", help: "Pool acquisitions that had to wait.") {
+            Double(pool.stats.waits)
+        }
         if let changeTally {
             registry.counter(
                 "iap_changes_total", help: "Changes (api.md §4) this process wrote to the feed, by type.",
@@ -55,21 +57,28 @@ final class ServiceMetrics: Sendable {
         if let unconfiguredProducts {
             registry.counter(
                 "iap_unconfigured_product_transactions_total",
-                help: "Transactions this process recorded of products missing from the catalog in force (api.md §1), by app and product.",
+                help:
+                    "Transactions this process recorded of products missing from the catalog in force (api.md §1), by app and product.",
                 labels: ["bundleId", "productId"]
             ) { unconfiguredProducts.samples }
         }
         if let cache = documentCache {
             registry.counter(
                 "iap_user_cache_reads_total",
-                help: "GET /v1/users/{id} by how the in-process document cache served it (hit, miss, bypass: no check of PostgreSQL succeeded).",
+                help:
+                    "GET /v1/users/{id} by how the in-process document cache served it (hit, miss, bypass: no check of PostgreSQL succeeded).",
                 labels: ["result"]
             ) {
-                [(["hit"], Double(cache.hits.load(ordering: .relaxed))),
-                 (["miss"], Double(cache.misses.load(ordering: .relaxed))),
-                 (["bypass"], Double(cache.bypasses.load(ordering: .relaxed)))]
+                [
+                    (["hit"], Double(cache.hits.load(ordering: .relaxed))),
+                    (["miss"], Double(cache.misses.load(ordering: .relaxed))),
+                    (["bypass"], Double(cache.bypasses.load(ordering: .relaxed))),
+                ]
             }
-            registry.gauge("iap_user_cache_bytes", help: "Memory held by cached user documents (capacity: IAP_LEDGER_USER_CACHE_MB).") {
+            registry.gauge(
+                "iap_user_cache_bytes",
+                help: "Memory held by cached user documents (capacity: IAP_LEDGER_USER_CACHE_MB)."
+            ) {
                 Double(cache.stats.bytes)
             }
         }
@@ -89,7 +98,9 @@ extension ServiceMetrics {
             let stored = try ProjectionVersions.stored(on: connection)
             return try ProjectionVersions.all.map { definition in
                 let lag = try ProjectionLag.position(
-                    of: definition, stored: stored[definition.name].map { ($0.tx, $0.seq) }, headSeq: head, on: connection).lag
+                    of: definition, stored: stored[definition.name].map { ($0.tx, $0.seq) }, headSeq: head,
+                    on: connection
+                ).lag
                 return (labels: [definition.name], value: Double(lag))
             }
         }) ?? []

@@ -32,9 +32,12 @@ extension APIRoutes {
                 return .json(
                     200,
                     Self.purchaseAnswer(userId: userId, synced.outcome) { writer in
-                        writer.key("bundleId"); writer.string(synced.bundleId)
-                        writer.key("environment"); writer.string(synced.environment)
-                        writer.key("fetched"); writer.int(Int64(synced.fetched))
+                        writer.key("bundleId")
+                        writer.string(synced.bundleId)
+                        writer.key("environment")
+                        writer.string(synced.environment)
+                        writer.key("fetched")
+                        writer.int(Int64(synced.fetched))
                     })
             }
         }

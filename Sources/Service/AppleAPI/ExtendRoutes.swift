@@ -11,30 +11,50 @@ struct ExtendRoutes: Sendable {
         router.add("POST", "/v1/subscriptions/{originalTransactionId}/extend", scope: "admin") { request, parameters in
             AdminRoutes.respond(service, request) { () throws(ServiceError) in
                 let otid = try Self.originalTransactionId(parameters["originalTransactionId"])
-                let extension_ = try Self.body(request.body)
+                let extensionRequest = try Self.body(request.body)
                 let outcome = try service.extendRenewalDate(
-                    originalTransactionId: otid, request: extension_,
+                    originalTransactionId: otid, request: extensionRequest,
                     context: RequestContext(requestId: request.requestId, source: "extend"))
                 let record = outcome.record
-                service.logger.info("extend", [
-                    "request.id": request.requestId, "originalTransactionId": otid, "days": String(record.extendByDays),
-                    "outcome": record.outcome.rawValue,
-                ])
+                service.logger.info(
+                    "extend",
+                    [
+                        "request.id": request.requestId, "originalTransactionId": otid,
+                        "days": String(record.extendByDays),
+                        "outcome": record.outcome.rawValue,
+                    ])
                 // The owner's document after the read-back, so support sees the new expiresAt at once
                 // (api.md §5); null while nobody has claimed the chain.
-                let customer = try outcome.owner.map { owner throws(ServiceError) in try service.customer(userId: owner) }
+                let customer = try outcome.owner.map { owner throws(ServiceError) in try service.customer(userId: owner)
+                }
                 var writer = JSONWriter(capacity: 256 + (customer?.count ?? 0))
                 writer.beginObject()
-                writer.key("originalTransactionId"); writer.string(otid)
-                writer.key("success"); writer.bool(record.outcome == .accepted)
-                writer.key("outcome"); writer.string(record.outcome.rawValue)
-                writer.key("requestId"); writer.string(record.requestIdentifier)
-                writer.key("days"); writer.int(record.extendByDays)
-                writer.key("reason"); writer.int(record.extendReasonCode)
-                if let environment = record.environment { writer.key("environment"); writer.string(environment) }
-                if let date = record.effectiveDate { writer.key("effectiveDate"); writer.string(RFC3339.format(date)) }
-                if let id = record.webOrderLineItemId { writer.key("webOrderLineItemId"); writer.string(id) }
-                writer.key("refreshed"); writer.bool(outcome.refreshed)
+                writer.key("originalTransactionId")
+                writer.string(otid)
+                writer.key("success")
+                writer.bool(record.outcome == .accepted)
+                writer.key("outcome")
+                writer.string(record.outcome.rawValue)
+                writer.key("requestId")
+                writer.string(record.requestIdentifier)
+                writer.key("days")
+                writer.int(record.extendByDays)
+                writer.key("reason")
+                writer.int(record.extendReasonCode)
+                if let environment = record.environment {
+                    writer.key("environment")
+                    writer.string(environment)
+                }
+                if let date = record.effectiveDate {
+                    writer.key("effectiveDate")
+                    writer.string(RFC3339.format(date))
+                }
+                if let id = record.webOrderLineItemId {
+                    writer.key("webOrderLineItemId")
+                    writer.string(id)
+                }
+                writer.key("refreshed")
+                writer.bool(outcome.refreshed)
                 writer.key("customer")
                 if let customer { writer.raw(customer) } else { writer.null() }
                 writer.endObject()
@@ -46,7 +66,10 @@ struct ExtendRoutes: Sendable {
     /// Apple's ids are digits; anything that cannot be a path segment of Apple's URL is refused here.
     static func originalTransactionId(_ value: String?) throws(ServiceError) -> String {
         guard let value, !value.isEmpty, value.utf8.count <= 128,
-              value.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F })
+            value.utf8.allSatisfy({
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D
+                    || $0 == 0x5F
+            })
         else { throw .invalidRequest("originalTransactionId must be 1…128 letters, digits, - or _") }
         return value
     }
@@ -72,8 +95,9 @@ struct ExtendRoutes: Sendable {
             throw .invalidRequest("requestId is required: Apple's idempotency key for this extension")
         }
         guard let requestId = field.stringValue, !requestId.isEmpty, requestId.unicodeScalars.count <= 128,
-              !APIRoutes.hasControlCharacters(requestId)
+            !APIRoutes.hasControlCharacters(requestId)
         else { throw .invalidRequest("requestId must be a string of 1…128 characters without control characters") }
-        return RenewalDateExtension(extendByDays: Int(days), extendReasonCode: Int(reason), requestIdentifier: requestId)
+        return RenewalDateExtension(
+            extendByDays: Int(days), extendReasonCode: Int(reason), requestIdentifier: requestId)
     }
 }

@@ -60,7 +60,9 @@ extension LedgerService {
             try restoreOwnerDocument(owner, after: .renewalExtensionRequested(attempt), now: attempt.at, on: connection)
         }
         if let failure { throw failure }
-        guard attempt.outcome == .accepted else { return ExtendOutcome(record: attempt, refreshed: false, owner: owner) }
+        guard attempt.outcome == .accepted else {
+            return ExtendOutcome(record: attempt, refreshed: false, owner: owner)
+        }
         do {
             let statuses = try client.allSubscriptionStatuses(
                 otid, environment: AppStoreServerEnvironment(rawValue: attempt.environment ?? latest.environment))
@@ -69,9 +71,11 @@ extension LedgerService {
             return ExtendOutcome(record: attempt, refreshed: true, owner: owner)
         } catch {
             // Extended at Apple and recorded as such; the new expiry arrives with Apple's notification.
-            logger.warning("extend: the refreshed status could not be recorded", [
-                "originalTransactionId": otid, "request.id": context.requestId, "error": "\(error)",
-            ])
+            logger.warning(
+                "extend: the refreshed status could not be recorded",
+                [
+                    "originalTransactionId": otid, "request.id": context.requestId, "error": "\(error)",
+                ])
             return ExtendOutcome(record: attempt, refreshed: false, owner: owner)
         }
     }

@@ -18,12 +18,17 @@ extension LedgerService {
         func json(_ extra: [(String, String)] = []) -> [UInt8] {
             var w = JSONWriter(capacity: 160)
             w.beginObject()
-            w.key("fetched"); w.int(Int64(fetched))
-            w.key("recorded"); w.int(Int64(recorded))
-            w.key("duplicates"); w.int(Int64(duplicates))
-            w.key("rejected"); w.int(Int64(rejected))
+            w.key("fetched")
+            w.int(Int64(fetched))
+            w.key("recorded")
+            w.int(Int64(recorded))
+            w.key("duplicates")
+            w.int(Int64(duplicates))
+            w.key("rejected")
+            w.int(Int64(rejected))
             for (name, value) in extra {
-                w.key(name); w.string(value)
+                w.key(name)
+                w.string(value)
             }
             w.endObject()
             return w.bytes
@@ -41,7 +46,8 @@ extension LedgerService {
         let apps = configuration.apps.filter { $0.serverAPI != nil && (bundleId == nil || $0.bundleId == bundleId) }
         guard !apps.isEmpty else {
             throw .serverAPINotConfigured(
-                bundleId.map { "app \($0) has no serverAPI key" } ?? "no app has a serverAPI key: reconcile asks Apple's App Store Server API")
+                bundleId.map { "app \($0) has no serverAPI key" }
+                    ?? "no app has a serverAPI key: reconcile asks Apple's App Store Server API")
         }
         var report = ReconcileReport()
         for app in apps {
@@ -64,9 +70,11 @@ extension LedgerService {
                             batch = try verifyNotification(item.signedPayload)
                         } catch {
                             report.rejected += 1
-                            logger.warning("reconcile: a notification from Apple's history did not verify", [
-                                "bundleId": app.bundleId, "environment": store.rawValue, "error": "\(error)",
-                            ])
+                            logger.warning(
+                                "reconcile: a notification from Apple's history did not verify",
+                                [
+                                    "bundleId": app.bundleId, "environment": store.rawValue, "error": "\(error)",
+                                ])
                             continue
                         }
                         let outcome = try record(batch, claimant: nil, context: context)

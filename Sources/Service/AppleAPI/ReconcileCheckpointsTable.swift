@@ -19,7 +19,8 @@ enum ReconcileCheckpointsTable {
                 let until = rows[row, 2].flatMap({ Int64($0) }), let success = rows[row, 3].flatMap({ Int64($0) }),
                 let recorded = rows[row, 4].flatMap({ Int64($0) })
             else { continue }
-            result[key(bundleId, environment)] = Row(reconciledUntil: until, lastSuccessAt: success, recordedTotal: recorded)
+            result[key(bundleId, environment)] = Row(
+                reconciledUntil: until, lastSuccessAt: success, recordedTotal: recorded)
         }
         return result
     }

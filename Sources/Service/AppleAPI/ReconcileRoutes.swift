@@ -14,11 +14,13 @@ struct ReconcileRoutes: Sendable {
                 let report = try service.reconcile(
                     since: query.since, until: query.until, bundleId: query.bundleId, environment: query.environment,
                     context: RequestContext(requestId: request.requestId, source: "reconcile"))
-                service.logger.info("reconcile", [
-                    "request.id": request.requestId, "fetched": String(report.fetched),
-                    "recorded": String(report.recorded), "duplicates": String(report.duplicates),
-                    "rejected": String(report.rejected),
-                ])
+                service.logger.info(
+                    "reconcile",
+                    [
+                        "request.id": request.requestId, "fetched": String(report.fetched),
+                        "recorded": String(report.recorded), "duplicates": String(report.duplicates),
+                        "rejected": String(report.rejected),
+                    ])
                 return .json(200, report.json())
             }
         }
@@ -48,7 +50,9 @@ struct ReconcileRoutes: Sendable {
         }
         func text(_ name: String) throws(ServiceError) -> String? {
             guard let field = fields[name] else { return nil }
-            guard let text = field.stringValue, !text.isEmpty else { throw .invalidRequest("\(name) must be a non-empty string") }
+            guard let text = field.stringValue, !text.isEmpty else {
+                throw .invalidRequest("\(name) must be a non-empty string")
+            }
             return text
         }
         guard let since = try instant("since") else { throw .invalidRequest("since is required (RFC 3339)") }

@@ -52,9 +52,10 @@ final class Reconciler: Sendable {
             help: "When the reconciler last succeeded, per app and environment (Unix seconds).",
             labels: ["bundle_id", "environment"]
         ) { [service] in
-            let rows = (try? service.read { connection throws(ServiceError) -> Rows in
-                try database { () throws(DatabaseError) in try connection.query(ReconcileCheckpointsTable.all) }
-            })
+            let rows =
+                (try? service.read { connection throws(ServiceError) -> Rows in
+                    try database { () throws(DatabaseError) in try connection.query(ReconcileCheckpointsTable.all) }
+                })
             guard let rows else { return [] }
             return (0..<rows.count).compactMap { row in
                 guard let bundle = rows[row, 0], let environment = rows[row, 1],
@@ -86,7 +87,8 @@ final class Reconciler: Sendable {
         let checkpoints = ReconcileCheckpointsTable.decode(try connection.query(ReconcileCheckpointsTable.all))
         let now = service.clock()
         for app in service.configuration.apps where app.serverAPI != nil {
-            for environment in AppStoreServerEnvironment.allCases.map(\.rawValue) where app.environments.contains(environment) {
+            for environment in AppStoreServerEnvironment.allCases.map(\.rawValue)
+            where app.environments.contains(environment) {
                 guard !isStopping() else { return }
                 let key = ReconcileCheckpointsTable.key(app.bundleId, environment)
                 let checkpoint = checkpoints[key]
@@ -99,7 +101,8 @@ final class Reconciler: Sendable {
                 do {
                     let report = try service.reconcile(
                         since: since, until: now, bundleId: app.bundleId, environment: environment,
-                        context: RequestContext(requestId: "reconciler-\(app.bundleId)-\(environment)-\(now)", source: "reconciler"))
+                        context: RequestContext(
+                            requestId: "reconciler-\(app.bundleId)-\(environment)-\(now)", source: "reconciler"))
                     try connection.execute(
                         ReconcileCheckpointsTable.advance(
                             bundleId: app.bundleId, environment: environment, until: now, now: now,
@@ -108,19 +111,23 @@ final class Reconciler: Sendable {
                     runs.increment([app.bundleId, environment, "ok"])
                     recorded.increment([app.bundleId, environment], by: Double(report.recorded))
                     if report.recorded > 0 || report.rejected > 0 {
-                        service.logger.info("reconcile: notifications that never arrived", [
-                            "bundleId": app.bundleId, "environment": environment,
-                            "recorded": String(report.recorded), "rejected": String(report.rejected),
-                        ])
+                        service.logger.info(
+                            "reconcile: notifications that never arrived",
+                            [
+                                "bundleId": app.bundleId, "environment": environment,
+                                "recorded": String(report.recorded), "rejected": String(report.rejected),
+                            ])
                     }
                 } catch {
                     let wait = min(Int64(interval * 1000), retry.map { $0.waitMillis * 2 } ?? 60_000)
                     retries.withLock { $0[key] = (now + wait, wait) }
                     runs.increment([app.bundleId, environment, "failed"])
-                    service.logger.warning("reconcile failed", [
-                        "bundleId": app.bundleId, "environment": environment, "error": "\(error)",
-                        "retryInSeconds": String(wait / 1000),
-                    ])
+                    service.logger.warning(
+                        "reconcile failed",
+                        [
+                            "bundleId": app.bundleId, "environment": environment, "error": "\(error)",
+                            "retryInSeconds": String(wait / 1000),
+                        ])
                 }
             }
         }

@@ -40,25 +40,33 @@ struct TestNotificationRoutes: Sendable {
                 do throws(ServiceError) {
                     try service.read { connection throws(ServiceError) in
                         _ = try database { () throws(DatabaseError) in
-                            try connection.execute(TestNotificationTokensTable.remember(
-                                token: token, bundleId: target.bundleId, environment: target.environment.rawValue,
-                                now: service.clock()))
+                            try connection.execute(
+                                TestNotificationTokensTable.remember(
+                                    token: token, bundleId: target.bundleId, environment: target.environment.rawValue,
+                                    now: service.clock()))
                         }
                     }
                 } catch {
-                    service.logger.warning("test notification: the token's app and environment could not be remembered", [
-                        "request.id": request.requestId, "error": "\(error)",
-                    ])
+                    service.logger.warning(
+                        "test notification: the token's app and environment could not be remembered",
+                        [
+                            "request.id": request.requestId, "error": "\(error)",
+                        ])
                 }
-                service.logger.info("test notification requested", [
-                    "request.id": request.requestId, "bundleId": target.bundleId,
-                    "environment": target.environment.rawValue,
-                ])
+                service.logger.info(
+                    "test notification requested",
+                    [
+                        "request.id": request.requestId, "bundleId": target.bundleId,
+                        "environment": target.environment.rawValue,
+                    ])
                 var writer = JSONWriter(capacity: 160)
                 writer.beginObject()
-                writer.key("testNotificationToken"); writer.string(token)
-                writer.key("bundleId"); writer.string(target.bundleId)
-                writer.key("environment"); writer.string(target.environment.rawValue)
+                writer.key("testNotificationToken")
+                writer.string(token)
+                writer.key("bundleId")
+                writer.string(target.bundleId)
+                writer.key("environment")
+                writer.string(target.environment.rawValue)
                 writer.endObject()
                 return .json(200, writer.bytes)
             }
@@ -76,7 +84,8 @@ struct TestNotificationRoutes: Sendable {
                 if bundleId == nil || environment == nil {
                     remembered = try service.read { connection throws(ServiceError) in
                         try database { () throws(DatabaseError) in
-                            TestNotificationTokensTable.decode(try connection.query(TestNotificationTokensTable.lookup(token)))
+                            TestNotificationTokensTable.decode(
+                                try connection.query(TestNotificationTokensTable.lookup(token)))
                         }
                     }
                     if let row = remembered, bundleId != nil, bundleId != row.bundleId { remembered = nil }
@@ -85,7 +94,8 @@ struct TestNotificationRoutes: Sendable {
                 do throws(ServiceError) {
                     target = try Self.target(
                         service.configuration.apps, bundleId: bundleId ?? remembered?.bundleId,
-                        environment: environment ?? remembered.flatMap { AppStoreServerEnvironment(rawValue: $0.environment) })
+                        environment: environment
+                            ?? remembered.flatMap { AppStoreServerEnvironment(rawValue: $0.environment) })
                 } catch {
                     guard case .invalidRequest(let detail) = error, remembered == nil else { throw error }
                     throw .invalidRequest(
@@ -101,28 +111,35 @@ struct TestNotificationRoutes: Sendable {
                 let notificationUUID = try status.signedPayload.map { payload throws(ServiceError) in
                     try Self.notificationUUID(payload, service: service)
                 }
-                let recorded = try notificationUUID.map { uuid throws(ServiceError) in
-                    try service.read { connection throws(ServiceError) in
-                        try database { () throws(DatabaseError) in
-                            try service.repository.store.wasRecorded(.appleNotification(uuid), on: connection)
+                let recorded =
+                    try notificationUUID.map { uuid throws(ServiceError) in
+                        try service.read { connection throws(ServiceError) in
+                            try database { () throws(DatabaseError) in
+                                try service.repository.store.wasRecorded(.appleNotification(uuid), on: connection)
+                            }
                         }
-                    }
-                } ?? false
+                    } ?? false
                 var writer = JSONWriter(capacity: 256)
                 writer.beginObject()
                 writer.key("sendAttempts")
                 writer.beginArray()
                 for attempt in status.sendAttempts {
                     writer.beginObject()
-                    writer.key("attemptDate"); writer.timestampOrNull(attempt.attemptDate)
-                    writer.key("sendAttemptResult"); writer.stringOrNull(attempt.sendAttemptResult)
+                    writer.key("attemptDate")
+                    writer.timestampOrNull(attempt.attemptDate)
+                    writer.key("sendAttemptResult")
+                    writer.stringOrNull(attempt.sendAttemptResult)
                     writer.endObject()
                 }
                 writer.endArray()
-                writer.key("recorded"); writer.bool(recorded)
-                writer.key("notificationUUID"); writer.stringOrNull(notificationUUID)
-                writer.key("bundleId"); writer.string(target.bundleId)
-                writer.key("environment"); writer.string(target.environment.rawValue)
+                writer.key("recorded")
+                writer.bool(recorded)
+                writer.key("notificationUUID")
+                writer.stringOrNull(notificationUUID)
+                writer.key("bundleId")
+                writer.string(target.bundleId)
+                writer.key("environment")
+                writer.string(target.environment.rawValue)
                 writer.endObject()
                 return .json(200, writer.bytes)
             }

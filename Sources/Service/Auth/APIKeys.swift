@@ -71,7 +71,8 @@ public struct APIKeys: Sendable {
                 FROM auth.api_keys ORDER BY name
                 """, [])
             return (0..<rows.count).map { row in
-                Key(name: rows[row, 0] ?? "", scopes: (rows[row, 1] ?? "").split(separator: ",").map(String.init),
+                Key(
+                    name: rows[row, 0] ?? "", scopes: (rows[row, 1] ?? "").split(separator: ",").map(String.init),
                     createdAt: rows[row, 2] ?? "", revokedAt: rows[row, 3])
             }
         } catch {
@@ -82,7 +83,8 @@ public struct APIKeys: Sendable {
     public func revoke(name: String, on connection: Connection) throws(Failure) {
         do {
             let rows = try connection.query(
-                "UPDATE auth.api_keys SET revoked_at = now() WHERE name = $1 AND revoked_at IS NULL RETURNING name", [name])
+                "UPDATE auth.api_keys SET revoked_at = now() WHERE name = $1 AND revoked_at IS NULL RETURNING name",
+                [name])
             if rows.count == 0 { throw Failure.notFound(name) }
         } catch let failure as Failure {
             throw failure
@@ -94,7 +96,9 @@ public struct APIKeys: Sendable {
     }
 
     /// The name and scopes of an active key, or nil for an unknown or revoked secret.
-    public func lookup(secret: String, on connection: Connection) throws(DatabaseError) -> (name: String, scopes: Set<String>)? {
+    public func lookup(secret: String, on connection: Connection) throws(DatabaseError) -> (
+        name: String, scopes: Set<String>
+    )? {
         let rows = try connection.query(
             "SELECT name, array_to_string(scopes, ',') FROM auth.api_keys WHERE secret_hash = sha256(convert_to($1, 'UTF8')) AND revoked_at IS NULL",
             [secret])

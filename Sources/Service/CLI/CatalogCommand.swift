@@ -38,7 +38,8 @@ enum CatalogCommand {
         switch subcommand {
         case "show":
             guard parsed.options["config"] == nil else {
-                throw CommandLineArguments.UsageError(description: "catalog show takes no --config (it shows the recorded catalog)")
+                throw CommandLineArguments.UsageError(
+                    description: "catalog show takes no --config (it shows the recorded catalog)")
             }
         case "diff", "record":
             guard let path = parsed.options["config"] ?? CommandLineInterface.environment("IAP_LEDGER_CONFIG") else {
@@ -47,16 +48,19 @@ enum CatalogCommand {
             let loaded = try Configuration.load(path: path)
             guard !loaded.catalog.products.isEmpty else {
                 throw CommandLineArguments.UsageError(
-                    description: "\(path) configures no products: serve keeps the recorded catalog, there is nothing to compare")
+                    description:
+                        "\(path) configures no products: serve keeps the recorded catalog, there is nothing to compare")
             }
             configuration = loaded
             configPath = path
         default:
-            throw CommandLineArguments.UsageError(description: "unknown catalog subcommand \"\(subcommand)\" (show, diff, record)")
+            throw CommandLineArguments.UsageError(
+                description: "unknown catalog subcommand \"\(subcommand)\" (show, diff, record)")
         }
         return try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
             let poolMode = try CommandLineInterface.databasePoolMode()
-            _ = try Migrator.migrate(connection: try CommandLineInterface.adminConnection(conninfo), migrations: SchemaMigrations.all)
+            _ = try Migrator.migrate(
+                connection: try CommandLineInterface.adminConnection(conninfo), migrations: SchemaMigrations.all)
             let connection = try Connection(
                 conninfo, connectTimeout: 10, session: ServiceRole.sessionWithoutTimeout(poolMode))
             let versions = try CatalogVersions.versions(on: connection)
@@ -69,7 +73,8 @@ enum CatalogCommand {
                 let recorded: (versions: [CatalogVersion], decision: CatalogRecorder.Decision, change: CatalogChange?)
                 do throws(ServiceError) {
                     recorded = try CatalogRecorder.record(
-                        conninfo: conninfo, poolMode: poolMode, configured: configured, source: CatalogVersions.sourcePath(configPath),
+                        conninfo: conninfo, poolMode: poolMode, configured: configured,
+                        source: CatalogVersions.sourcePath(configPath),
                         now: Timestamp.nowMillis(), logger: Logger(minimumLevel: .warning), force: true)
                 } catch {
                     // Re-rendering with this binary's rules would undo a newer release's (rolling upgrades).
@@ -78,9 +83,10 @@ enum CatalogCommand {
                 }
                 let (after, decision, change) = recorded
                 let newest = after.last ?? .none
-                print(decision == .record
-                    ? "recorded catalog version \(newest.version) (\(newest.hash.prefix(12))…); re-rendered \(change?.rows.count ?? 0) users"
-                    : "catalog version \(newest.version) in force already has this catalog: nothing recorded")
+                print(
+                    decision == .record
+                        ? "recorded catalog version \(newest.version) (\(newest.hash.prefix(12))…); re-rendered \(change?.rows.count ?? 0) users"
+                        : "catalog version \(newest.version) in force already has this catalog: nothing recorded")
                 return 0
             }
             let decision = CatalogRecorder.decide(configured: configured, recorded: versions)
@@ -89,10 +95,16 @@ enum CatalogCommand {
             let source = CatalogVersions.sourcePath(configPath) ?? configPath
             let newest = versions.last ?? .none
             if parsed.switches.contains("json") {
-                print(String(decoding: diffJSON(newest, source: source, hash: CatalogVersions.hash(configured),
-                                                decision: decision, change: change), as: UTF8.self))
+                print(
+                    String(
+                        decoding: diffJSON(
+                            newest, source: source, hash: CatalogVersions.hash(configured),
+                            decision: decision, change: change), as: UTF8.self))
             } else {
-                print(diffText(newest, source: source, hash: CatalogVersions.hash(configured), decision: decision, change: change))
+                print(
+                    diffText(
+                        newest, source: source, hash: CatalogVersions.hash(configured), decision: decision,
+                        change: change))
             }
             return 0
         }
@@ -103,7 +115,8 @@ enum CatalogCommand {
         var w = JSONWriter(capacity: 1024)
         w.beginObject()
         writeHeader(of: newest, to: &w)
-        w.key("catalog"); w.raw(newest.catalog.canonicalJSON())
+        w.key("catalog")
+        w.raw(newest.catalog.canonicalJSON())
         w.key("versions")
         w.beginArray()
         for version in versions {
@@ -118,10 +131,14 @@ enum CatalogCommand {
 
     /// A version's number, hash, source file and recording time, into an open object.
     static func writeHeader(of version: CatalogVersion, to w: inout JSONWriter) {
-        w.key("version"); w.int(version.version)
-        w.key("hash"); w.string(version.hash)
-        w.key("source"); w.stringOrNull(version.source)
-        w.key("recordedAt"); w.timestampOrNull(version.recordedAt)
+        w.key("version")
+        w.int(version.version)
+        w.key("hash")
+        w.string(version.hash)
+        w.key("source")
+        w.stringOrNull(version.source)
+        w.key("recordedAt")
+        w.timestampOrNull(version.recordedAt)
     }
 
     /// What serve would do, in words and as the `serve` field of the JSON.
@@ -136,7 +153,8 @@ enum CatalogCommand {
     }
 
     static func diffJSON(
-        _ newest: CatalogVersion, source: String, hash: String, decision: CatalogRecorder.Decision, change: CatalogChange
+        _ newest: CatalogVersion, source: String, hash: String, decision: CatalogRecorder.Decision,
+        change: CatalogChange
     ) -> [UInt8] {
         var w = JSONWriter(capacity: 1024 + min(change.changed.count, ReplayReport.listLimit) * 256)
         w.beginObject()
@@ -146,36 +164,50 @@ enum CatalogCommand {
         w.endObject()
         w.key("config")
         w.beginObject()
-        w.key("source"); w.string(source)
-        w.key("hash"); w.string(hash)
-        w.key("serve"); w.string(verdict(decision, newest: newest).word)
+        w.key("source")
+        w.string(source)
+        w.key("hash")
+        w.string(hash)
+        w.key("serve")
+        w.string(verdict(decision, newest: newest).word)
         w.endObject()
-        w.key("users"); w.int(Int64(change.users))
-        w.key("changedUserCount"); w.int(Int64(change.changed.count))
+        w.key("users")
+        w.int(Int64(change.users))
+        w.key("changedUserCount")
+        w.int(Int64(change.changed.count))
         w.key("changedUsers")
         ReplayReport.write(change.changed, to: &w)
-        w.key("inFlightUsers"); w.int(Int64(change.inFlight))
-        w.key("dryRun"); w.bool(true)
+        w.key("inFlightUsers")
+        w.int(Int64(change.inFlight))
+        w.key("dryRun")
+        w.bool(true)
         w.endObject()
         return w.bytes
     }
 
     static func diffText(
-        _ newest: CatalogVersion, source: String, hash: String, decision: CatalogRecorder.Decision, change: CatalogChange
+        _ newest: CatalogVersion, source: String, hash: String, decision: CatalogRecorder.Decision,
+        change: CatalogChange
     ) -> String {
         var lines: [String] = []
-        lines.append(newest.version == 0
-            ? "catalog in force: none recorded"
-            : "catalog in force: version \(newest.version) (\(newest.hash.prefix(12))…, from \(newest.source ?? "?"), recorded \(newest.recordedAt.map(RFC3339.format) ?? "?"))")
+        lines.append(
+            newest.version == 0
+                ? "catalog in force: none recorded"
+                : "catalog in force: version \(newest.version) (\(newest.hash.prefix(12))…, from \(newest.source ?? "?"), recorded \(newest.recordedAt.map(RFC3339.format) ?? "?"))"
+        )
         lines.append("config \(source): \(hash.prefix(12))… — \(verdict(decision, newest: newest).text)")
-        lines.append("users whose documents would change: \(change.changed.count) of \(change.users)"
-            + (change.inFlight > 0 ? "; written meanwhile (not judged): \(change.inFlight)" : ""))
+        lines.append(
+            "users whose documents would change: \(change.changed.count) of \(change.users)"
+                + (change.inFlight > 0 ? "; written meanwhile (not judged): \(change.inFlight)" : ""))
         for user in change.changed.prefix(50) {
             let before = user.before.map { String(decoding: $0.serialized(sortedKeys: true), as: UTF8.self) } ?? "—"
             let after = user.after.map { String(decoding: $0.serialized(sortedKeys: true), as: UTF8.self) } ?? "—"
-            lines.append("  \(user.userId) [\(user.fields.joined(separator: ","))]\n    before: \(before)\n    after:  \(after)")
+            lines.append(
+                "  \(user.userId) [\(user.fields.joined(separator: ","))]\n    before: \(before)\n    after:  \(after)")
         }
-        if change.changed.count > 50 { lines.append("  … and \(change.changed.count - 50) more (--json lists up to \(ReplayReport.listLimit))") }
+        if change.changed.count > 50 {
+            lines.append("  … and \(change.changed.count - 50) more (--json lists up to \(ReplayReport.listLimit))")
+        }
         lines.append("nothing was changed (dry run)")
         return lines.joined(separator: "\n")
     }

@@ -22,7 +22,8 @@ extension CommandLineInterface {
             }
             if argument == "--\(poolModeFlag)" {
                 guard index + 1 < arguments.count else {
-                    throw CommandLineArguments.UsageError(description: "--\(poolModeFlag) needs a value (session or transaction)")
+                    throw CommandLineArguments.UsageError(
+                        description: "--\(poolModeFlag) needs a value (session or transaction)")
                 }
                 poolModeArgument.withLock { $0 = arguments[index + 1] }
                 index += 2
@@ -44,7 +45,8 @@ extension CommandLineInterface {
         guard let value = flag ?? environment("DATABASE_POOL_MODE") else { return .session }
         guard let mode = PoolMode(rawValue: value) else {
             let source = flag == nil ? "DATABASE_POOL_MODE" : "--\(poolModeFlag)"
-            throw CommandLineArguments.UsageError(description: "\(source) must be session or transaction, got \"\(value)\"")
+            throw CommandLineArguments.UsageError(
+                description: "\(source) must be session or transaction, got \"\(value)\"")
         }
         return mode
     }

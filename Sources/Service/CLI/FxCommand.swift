@@ -24,16 +24,19 @@ enum FxCommand {
         }
         guard parsed.positionals.first == "import" else {
             throw CommandLineArguments.UsageError(
-                description: parsed.positionals.first.map { "unknown fx subcommand \"\($0)\" (import)" } ?? "fx needs a subcommand (import)")
+                description: parsed.positionals.first.map { "unknown fx subcommand \"\($0)\" (import)" }
+                    ?? "fx needs a subcommand (import)")
         }
         guard parsed.positionals.count == 2 else {
             throw CommandLineArguments.UsageError(description: "fx import takes one FILE.csv")
         }
         guard let base = parsed.options["base"] else {
-            throw CommandLineArguments.UsageError(description: "fx import needs --base CUR (the reporting currency, e.g. USD)")
+            throw CommandLineArguments.UsageError(
+                description: "fx import needs --base CUR (the reporting currency, e.g. USD)")
         }
         guard ExchangeRates.isCurrency(base) else {
-            throw CommandLineArguments.UsageError(description: "--base must be an ISO 4217 code (three capital letters), got \"\(base)\"")
+            throw CommandLineArguments.UsageError(
+                description: "--base must be an ISO 4217 code (three capital letters), got \"\(base)\"")
         }
         let file = parsed.positionals[1]
         // Read and check the whole file before touching a database.
@@ -52,13 +55,17 @@ enum FxCommand {
         let source = URL(fileURLWithPath: file).standardizedFileURL.path
         try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
             let poolMode = try CommandLineInterface.databasePoolMode()
-            _ = try Migrator.migrate(connection: try CommandLineInterface.adminConnection(conninfo), migrations: SchemaMigrations.all)
-            let connection = try Connection(conninfo, connectTimeout: 10, session: ServiceRole.sessionWithoutTimeout(poolMode))
+            _ = try Migrator.migrate(
+                connection: try CommandLineInterface.adminConnection(conninfo), migrations: SchemaMigrations.all)
+            let connection = try Connection(
+                conninfo, connectTimeout: 10, session: ServiceRole.sessionWithoutTimeout(poolMode))
             try ExchangeRates.record(rates, base: base, source: source, on: connection)
         }
         let days = rates.map(\.date).sorted()
         let currencies = Set(rates.map(\.currency)).sorted()
-        print("recorded \(rates.count) rates into \(base): \(days.first!)…\(days.last!), \(currencies.joined(separator: " "))")
+        print(
+            "recorded \(rates.count) rates into \(base): \(days.first!)…\(days.last!), \(currencies.joined(separator: " "))"
+        )
         return 0
     }
 }

@@ -7,7 +7,9 @@ enum MigrateCommand {
     static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try CommandLineArguments(arguments, valued: ["data-dir"], switches: [])
         if parsed.wantsHelp {
-            print("usage: iap-ledger migrate [--data-dir DIR]   (DATABASE_URL selects an external server; never creates a cluster)")
+            print(
+                "usage: iap-ledger migrate [--data-dir DIR]   (DATABASE_URL selects an external server; never creates a cluster)"
+            )
             return 0
         }
         try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in

@@ -35,7 +35,8 @@ enum PsqlCommand {
             // The conninfo goes through libpq's environment variables, not argv, so a password
             // in DATABASE_URL is not shown by `ps`.
             guard var variables = ConnectionTarget.environment(for: conninfo) else {
-                throw ServiceApp.StartupError(description: "psql cannot be pointed at this DATABASE_URL (libpq cannot parse it)")
+                throw ServiceApp.StartupError(
+                    description: "psql cannot be pointed at this DATABASE_URL (libpq cannot parse it)")
             }
             if let role = parsed.options["role"] {
                 // Applied by the server when the session starts: the same as SET ROLE (the
@@ -49,7 +50,8 @@ enum PsqlCommand {
             fflush(nil)
             // A cluster started for this command must be stopped when psql ends: psql runs as a
             // child then. Otherwise psql replaces this process, so the terminal is all psql's.
-            return temporary ? try spawnAndWait(argv, environment: environment) : try exec(argv, environment: environment)
+            return temporary
+                ? try spawnAndWait(argv, environment: environment) : try exec(argv, environment: environment)
         }
     }
 

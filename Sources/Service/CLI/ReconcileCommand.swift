@@ -48,7 +48,8 @@ enum ReconcileCommand {
             _ = try Migrator.migrate(connection: admin, migrations: SchemaMigrations.all)
             let service = LedgerService(
                 pool: ConnectionPool(
-                    conninfo: conninfo, size: 1, session: ServiceRole.session(try CommandLineInterface.databasePoolMode())),
+                    conninfo: conninfo, size: 1,
+                    session: ServiceRole.session(try CommandLineInterface.databasePoolMode())),
                 verifier: try ServiceApp.makeVerifier(configuration: configuration), receipts: nil,
                 configuration: configuration, logger: Logger(minimumLevel: .warning),
                 catalogs: try catalogs(configuration, on: admin))
@@ -67,10 +68,11 @@ enum ReconcileCommand {
                 ])
                 print(String(decoding: bytes, as: UTF8.self))
             } else {
-                print("reconciled \(RFC3339.format(request.since)) … \(RFC3339.format(request.until)): "
-                    + "fetched \(report.fetched), recorded \(report.recorded), duplicates \(report.duplicates), "
-                    + "rejected \(report.rejected)"
-                    + (report.rejected > 0 ? " (did not verify: never recorded)" : ""))
+                print(
+                    "reconciled \(RFC3339.format(request.since)) … \(RFC3339.format(request.until)): "
+                        + "fetched \(report.fetched), recorded \(report.recorded), duplicates \(report.duplicates), "
+                        + "rejected \(report.rejected)"
+                        + (report.rejected > 0 ? " (did not verify: never recorded)" : ""))
             }
             return 0
         }
@@ -107,28 +109,32 @@ enum ReconcileCommand {
         }
         let file = configPath.map { " in \($0)" } ?? ""
         guard let configPath, !configuration.apps.isEmpty else {
-            throw .init(description: configPath == nil
-                ? "reconcile needs --config FILE (or IAP_LEDGER_CONFIG): "
-                    + "the apps' serverAPI keys come from it, as for serve"
-                : "no app is configured\(file): reconcile asks Apple for an app with a serverAPI key")
+            throw .init(
+                description: configPath == nil
+                    ? "reconcile needs --config FILE (or IAP_LEDGER_CONFIG): "
+                        + "the apps' serverAPI keys come from it, as for serve"
+                    : "no app is configured\(file): reconcile asks Apple for an app with a serverAPI key")
         }
         let bundleId = options["bundle-id"]
         var apps = configuration.apps
         if let bundleId {
             apps = apps.filter { $0.bundleId == bundleId }
             guard !apps.isEmpty else {
-                throw .init(description: "--bundle-id \(bundleId) is not an app of \(configPath) (apps: "
-                    + configuration.apps.map(\.bundleId).joined(separator: ", ") + ")")
+                throw .init(
+                    description: "--bundle-id \(bundleId) is not an app of \(configPath) (apps: "
+                        + configuration.apps.map(\.bundleId).joined(separator: ", ") + ")")
             }
         }
         apps = apps.filter { $0.serverAPI != nil }
         guard !apps.isEmpty else {
             let which = bundleId.map { "app \($0) has no" } ?? "no app has a"
-            throw .init(description: "\(which) serverAPI key\(file): reconcile asks Apple's App Store Server API with it")
+            throw .init(
+                description: "\(which) serverAPI key\(file): reconcile asks Apple's App Store Server API with it")
         }
         if let environment, !apps.contains(where: { $0.environments.contains(environment) }) {
-            throw .init(description: "--environment \(environment): no app with a serverAPI key accepts it\(file) ("
-                + apps.map { "\($0.bundleId): \($0.environments.joined(separator: ", "))" }
+            throw .init(
+                description: "--environment \(environment): no app with a serverAPI key accepts it\(file) ("
+                    + apps.map { "\($0.bundleId): \($0.environments.joined(separator: ", "))" }
                     .joined(separator: "; ") + ")")
         }
         return Request(since: since, until: until, bundleId: bundleId, environment: environment)
@@ -140,8 +146,10 @@ enum ReconcileCommand {
         let versions = try CatalogVersions.versions(on: connection)
         guard versions.isEmpty else { return CatalogInForce(versions) }
         let configured = configuration.catalog
-        return CatalogInForce([CatalogVersion(
-            version: 0, catalog: configured, hash: CatalogVersions.hash(configured), source: nil, recordedAt: nil)])
+        return CatalogInForce([
+            CatalogVersion(
+                version: 0, catalog: configured, hash: CatalogVersions.hash(configured), source: nil, recordedAt: nil)
+        ])
     }
 
     /// A failure after the checks: Apple or PostgreSQL, in one line (exit 1).

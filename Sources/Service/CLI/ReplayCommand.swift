@@ -28,7 +28,8 @@ enum ReplayCommand {
         if let name = parsed.options["projection"] {
             guard ProjectionVersions.definition(named: name) != nil else {
                 throw CommandLineArguments.UsageError(
-                    description: "--projection must be one of \(ProjectionVersions.all.map(\.name).joined(separator: ", "))")
+                    description:
+                        "--projection must be one of \(ProjectionVersions.all.map(\.name).joined(separator: ", "))")
             }
             options.projections = [name]
         }
@@ -46,8 +47,10 @@ enum ReplayCommand {
             } catch {
                 guard case .projectionVersionAhead(let ahead) = error else { throw error }
                 throw ReconcileCommand.Failure(
-                    description: "\(ahead.projection): the database is at version \(ahead.database), built by newer code"
-                        + " than this binary's (\(ahead.code)); nothing rebuilt (--downgrade rebuilds it with this binary's rules)")
+                    description:
+                        "\(ahead.projection): the database is at version \(ahead.database), built by newer code"
+                        + " than this binary's (\(ahead.code)); nothing rebuilt (--downgrade rebuilds it with this binary's rules)"
+                )
             }
             printer.finish()
             if report.projections.contains(ProjectionVersions.analytics.name) && !options.dryRun {
@@ -68,16 +71,19 @@ enum ReplayCommand {
         let configured = configuration.catalog
         let note: String
         if recorded.version > 0 {
-            note = "replay: catalog version \(recorded.version) in force (\(recorded.hash.prefix(12)), from \(recorded.source ?? "?"))"
+            note =
+                "replay: catalog version \(recorded.version) in force (\(recorded.hash.prefix(12)), from \(recorded.source ?? "?"))"
                 + (configured.products.isEmpty || CatalogVersions.hash(configured) == recorded.hash
                     ? "" : "; the --config catalog differs and is not used (serve records it)")
             FileHandle.standardError.write(Data((note + "\n").utf8))
             return recorded
         }
-        note = configured.products.isEmpty
+        note =
+            configured.products.isEmpty
             ? "replay: no catalog recorded and none configured: every product grants what its id names"
             : "replay: no catalog recorded yet: using the --config catalog"
         FileHandle.standardError.write(Data((note + "\n").utf8))
-        return CatalogVersion(version: 0, catalog: configured, hash: CatalogVersions.hash(configured), source: nil, recordedAt: nil)
+        return CatalogVersion(
+            version: 0, catalog: configured, hash: CatalogVersions.hash(configured), source: nil, recordedAt: nil)
     }
 }

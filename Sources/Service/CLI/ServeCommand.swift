@@ -4,7 +4,8 @@ import Foundation
 enum ServeCommand {
     static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try CommandLineArguments(
-            arguments, valued: ["config", "port", "data-dir", "host", "threads", "http-workers", "db-connections"], switches: [])
+            arguments, valued: ["config", "port", "data-dir", "host", "threads", "http-workers", "db-connections"],
+            switches: [])
         if parsed.wantsHelp {
             print(CommandLineInterface.usage)
             return 0
@@ -63,9 +64,12 @@ enum ServeCommand {
         }
         if let instance = CommandLineInterface.environment("IAP_LEDGER_INSTANCE") {
             // Shown to people as the holder of background jobs (GET /v1/admin/projections).
-            guard (1...200).contains(instance.count), !instance.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            guard (1...200).contains(instance.count),
+                !instance.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            else {
                 throw CommandLineArguments.UsageError(
-                    description: "IAP_LEDGER_INSTANCE must be 1…200 printable characters, got \(instance.count) characters")
+                    description:
+                        "IAP_LEDGER_INSTANCE must be 1…200 printable characters, got \(instance.count) characters")
             }
             options.instanceName = instance
         }

@@ -17,8 +17,10 @@ enum VerifyCommand {
         }
         let configuration = try CommandLineInterface.loadConfiguration(parsed.options["config"])
         let source = parsed.positionals[0]
-        let data = source == "-"
-            ? FileHandle.standardInput.readDataToEndOfFile() : FileHandle(forReadingAtPath: source)?.readDataToEndOfFile()
+        let data =
+            source == "-"
+            ? FileHandle.standardInput.readDataToEndOfFile()
+            : FileHandle(forReadingAtPath: source)?.readDataToEndOfFile()
         guard let data else { throw CommandLineArguments.UsageError(description: "cannot read \(source)") }
         let jws = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let verifier = try ServiceApp.makeVerifier(configuration: configuration)

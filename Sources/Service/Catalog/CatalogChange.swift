@@ -63,11 +63,14 @@ struct CatalogChange {
             if atThen == stored.document { continue }
             let (document, validUntil, version) = state.render(userId, catalog: catalog, at: now)
             change.rows.append(
-                Row(userId: userId, version: version, document: document, validUntil: validUntil, previous: stored.document))
-            change.changed.append(ReplayReport.ChangedUser(
-                userId: userId, fields: ReplayReport.differingFields(stored.document, atThen),
-                before: change.changed.count < ReplayReport.listLimit ? ReplayReport.summary(stored.document) : nil,
-                after: change.changed.count < ReplayReport.listLimit ? ReplayReport.summary(document) : nil))
+                Row(
+                    userId: userId, version: version, document: document, validUntil: validUntil,
+                    previous: stored.document))
+            change.changed.append(
+                ReplayReport.ChangedUser(
+                    userId: userId, fields: ReplayReport.differingFields(stored.document, atThen),
+                    before: change.changed.count < ReplayReport.listLimit ? ReplayReport.summary(stored.document) : nil,
+                    after: change.changed.count < ReplayReport.listLimit ? ReplayReport.summary(document) : nil))
         }
         return change
     }

@@ -61,7 +61,9 @@ final class CatalogInForce: Sendable {
             while !stopping.load(ordering: .relaxed) {
                 do {
                     try pool.withConnection { connection in
-                        do throws(ServiceError) { try refresh(on: connection) } catch { throw ServiceErrorBox(error: error) }
+                        do throws(ServiceError) { try refresh(on: connection) } catch {
+                            throw ServiceErrorBox(error: error)
+                        }
                     }
                     failing = false
                 } catch {

@@ -47,8 +47,9 @@ enum CatalogRecorder {
     ) throws(ServiceError) -> [CatalogVersion] {
         try record(
             conninfo: conninfo, poolMode: poolMode, configured: configured, source: source, now: now, logger: logger,
-            force: force)
-            .versions
+            force: force
+        )
+        .versions
     }
 
     static func record(
@@ -73,21 +74,26 @@ enum CatalogRecorder {
                     do throws(ServiceError) {
                         // Every writer of proj.users waits from here to our commit (migration 0023);
                         // then decide again: another instance may have recorded it meanwhile.
-                        try database { () throws(DatabaseError) in try CatalogVersions.lockForRecording(on: connection) }
+                        try database { () throws(DatabaseError) in try CatalogVersions.lockForRecording(on: connection)
+                        }
                         // Re-rendered by this code's rules: not into a database built by newer code
                         // (under the lock a swap cannot move the version meanwhile).
-                        let built = try database { () throws(DatabaseError) in try ProjectionVersions.built(on: connection) }
+                        let built = try database { () throws(DatabaseError) in
+                            try ProjectionVersions.built(on: connection)
+                        }
                         ahead = ProjectionVersionAhead.all(built: built, definitions: [ProjectionVersions.users]).first
                         guard ahead == nil else { return }
                         versions = try CatalogVersions.versions(on: connection)
                         decision = decide(configured: configured, recorded: versions, force: force)
                         guard decision == .record else { return }
                         // Under the lock no document can change behind the fold: every committed event counts.
-                        let planned = try CatalogChange.plan(catalog: configured, now: now, horizon: false, on: connection)
+                        let planned = try CatalogChange.plan(
+                            catalog: configured, now: now, horizon: false, on: connection)
                         let recorded = try CatalogVersions.record(
                             configured, source: source, head: versions.last?.version ?? 0, on: connection)
                         // What the new catalog changed for each user, in the same transaction.
-                        let inserts = try NewChange.inserts(planned.corrections(now: now), recordedAt: now, on: connection)
+                        let inserts = try NewChange.inserts(
+                            planned.corrections(now: now), recordedAt: now, on: connection)
                         try database { () throws(DatabaseError) in
                             for statement in planned.upserts(now: now) {
                                 _ = try connection.execute(statement.sql, statement.params)
@@ -113,10 +119,12 @@ enum CatalogRecorder {
         let newest = versions.last ?? .none
         switch decision {
         case .record:
-            logger.info("catalog version recorded", [
-                "version": String(newest.version), "hash": newest.hash, "source": newest.source ?? "",
-                "changedUsers": String(change?.rows.count ?? 0),
-            ])
+            logger.info(
+                "catalog version recorded",
+                [
+                    "version": String(newest.version), "hash": newest.hash, "source": newest.source ?? "",
+                    "changedUsers": String(change?.rows.count ?? 0),
+                ])
         case .older(let version):
             logger.warning(
                 "the config carries an older catalog version; serving the newest recorded one"

@@ -24,11 +24,16 @@ public struct CatalogVersion: Sendable, Equatable {
     public func jsonBytes() -> [UInt8] {
         var w = JSONWriter(capacity: 256)
         w.beginObject()
-        w.key("version"); w.int(version)
-        w.key("hash"); w.string(hash)
-        w.key("source"); w.stringOrNull(source)
-        w.key("recordedAt"); w.timestampOrNull(recordedAt)
-        w.key("catalog"); w.raw(catalog.canonicalJSON())
+        w.key("version")
+        w.int(version)
+        w.key("hash")
+        w.string(hash)
+        w.key("source")
+        w.stringOrNull(source)
+        w.key("recordedAt")
+        w.timestampOrNull(recordedAt)
+        w.key("catalog")
+        w.raw(catalog.canonicalJSON())
         w.endObject()
         return w.bytes
     }
@@ -72,9 +77,10 @@ public enum CatalogVersions {
             } catch {
                 throw .internalError("catalog version \(row.version): \(error)")
             }
-            versions.append(CatalogVersion(
-                version: row.version, catalog: catalog, hash: data["hash"]?.stringValue ?? hash(catalog),
-                source: data["source"]?.stringValue, recordedAt: row.recordedAt))
+            versions.append(
+                CatalogVersion(
+                    version: row.version, catalog: catalog, hash: data["hash"]?.stringValue ?? hash(catalog),
+                    source: data["source"]?.stringValue, recordedAt: row.recordedAt))
         }
         return versions
     }
@@ -101,9 +107,12 @@ public enum CatalogVersions {
         let digest = Digest.sha256Hex(canonical)
         var w = JSONWriter(capacity: canonical.count + 256)
         w.beginObject()
-        w.key("catalog"); w.raw(canonical)
-        w.key("hash"); w.string(digest)
-        w.key("source"); w.stringOrNull(source)
+        w.key("catalog")
+        w.raw(canonical)
+        w.key("hash")
+        w.string(digest)
+        w.key("source")
+        w.stringOrNull(source)
         w.endObject()
         let result = try database { () throws(DatabaseError) in
             try EventStore().append(

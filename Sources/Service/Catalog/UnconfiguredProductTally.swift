@@ -36,7 +36,9 @@ final class UnconfiguredProductTally: Sendable {
 
     /// Samples for the metrics registry: one per product seen, labels (bundleId, productId).
     var samples: [(labels: [String], value: Double)] {
-        counts.withLock { $0 }.sorted { $0.key < $1.key }.map { ([$0.key.bundleId, $0.key.productId], Double($0.value)) }
+        counts.withLock { $0 }.sorted { $0.key < $1.key }.map {
+            ([$0.key.bundleId, $0.key.productId], Double($0.value))
+        }
     }
 }
 

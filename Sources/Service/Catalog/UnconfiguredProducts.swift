@@ -37,8 +37,8 @@ enum UnconfiguredProducts {
     static func decode(_ rows: Rows) -> [Entry] {
         (0..<rows.count).compactMap { row in
             guard let bundleId = rows[row, 0], let productId = rows[row, 1],
-                  let first = rows[row, 2].flatMap({ Int64($0) }), let last = rows[row, 3].flatMap({ Int64($0) }),
-                  let transactions = rows[row, 4].flatMap({ Int64($0) }), let users = rows[row, 5].flatMap({ Int64($0) })
+                let first = rows[row, 2].flatMap({ Int64($0) }), let last = rows[row, 3].flatMap({ Int64($0) }),
+                let transactions = rows[row, 4].flatMap({ Int64($0) }), let users = rows[row, 5].flatMap({ Int64($0) })
             else { return nil }
             return Entry(
                 bundleId: bundleId, productId: productId, firstSeen: first, lastSeen: last, transactions: transactions,
@@ -54,16 +54,23 @@ enum UnconfiguredProducts {
         writer.beginArray()
         for entry in entries {
             writer.beginObject()
-            writer.key("bundleId"); writer.string(entry.bundleId)
-            writer.key("productId"); writer.string(entry.productId)
-            writer.key("firstSeen"); writer.string(RFC3339.format(entry.firstSeen))
-            writer.key("lastSeen"); writer.string(RFC3339.format(entry.lastSeen))
-            writer.key("transactions"); writer.int(entry.transactions)
-            writer.key("users"); writer.int(entry.users)
+            writer.key("bundleId")
+            writer.string(entry.bundleId)
+            writer.key("productId")
+            writer.string(entry.productId)
+            writer.key("firstSeen")
+            writer.string(RFC3339.format(entry.firstSeen))
+            writer.key("lastSeen")
+            writer.string(RFC3339.format(entry.lastSeen))
+            writer.key("transactions")
+            writer.int(entry.transactions)
+            writer.key("users")
+            writer.int(entry.users)
             writer.endObject()
         }
         writer.endArray()
-        writer.key("catalogVersion"); writer.int(catalogVersion)
+        writer.key("catalogVersion")
+        writer.int(catalogVersion)
         writer.endObject()
         return writer.bytes
     }

@@ -22,7 +22,8 @@ final class ChangeClock: Sendable {
 
     private let loop: LeasedLoop
 
-    init(service: LedgerService, conninfo: String, session: SessionSettings, leases: LeaseHolder, interval: Double = 1) {
+    init(service: LedgerService, conninfo: String, session: SessionSettings, leases: LeaseHolder, interval: Double = 1)
+    {
         loop = LeasedLoop(
             name: "change-clock", conninfo: conninfo, session: session,
             lease: leases.lease(Self.leaseName), interval: interval, logger: service.logger

@@ -155,7 +155,8 @@ enum ChangeFeedTable {
             return SubjectsTable.subjects(
                 from: try database { () throws(DatabaseError) in try connection.query(query.sql, query.params) })
         }
-        return FeedPage(changes: changes, next: read.last?.change.cursor, read: read.count, seqs: read.map(\.change.seq))
+        return FeedPage(
+            changes: changes, next: read.last?.change.cursor, read: read.count, seqs: read.map(\.change.seq))
     }
 }
 

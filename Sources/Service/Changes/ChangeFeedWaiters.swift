@@ -54,7 +54,8 @@ final class ChangeFeedWaiters: Sendable {
             return .json(200, LedgerService.changesPage(page, after: query.after))
         }
         let handle = HTTPDeferred(
-            timeout: .seconds(query.wait), timeoutResponse: .json(200, LedgerService.changesPage([], next: query.after)))
+            timeout: .seconds(query.wait), timeoutResponse: .json(200, LedgerService.changesPage([], next: query.after))
+        )
         let needsHead = state.withLock { $0.seen == nil }
         let head = needsHead ? try service.changeFeedHead() : nil
         let start = state.withLock { state -> Bool in
@@ -101,7 +102,8 @@ final class ChangeFeedWaiters: Sendable {
                 return (state.seen, true)
             }
             guard any else { return }
-            if let seen, let fresh = try? service.changes(after: seen, limit: 1000, userId: nil), let next = fresh.next {
+            if let seen, let fresh = try? service.changes(after: seen, limit: 1000, userId: nil), let next = fresh.next
+            {
                 deliver(fresh.changes, next: next)
                 if fresh.read == 1000 { continue }  // more behind: read on at once
             }
@@ -114,8 +116,10 @@ final class ChangeFeedWaiters: Sendable {
             state.seen = next
             var ready: [(Waiter, [StoredChange])] = []
             state.waiters.removeAll { waiter in
-                let mine = fresh.lazy.filter { $0.cursor > waiter.after && (waiter.userId == nil || $0.userId == waiter.userId) }
-                    .prefix(waiter.limit)
+                let mine = fresh.lazy.filter {
+                    $0.cursor > waiter.after && (waiter.userId == nil || $0.userId == waiter.userId)
+                }
+                .prefix(waiter.limit)
                 guard !mine.isEmpty else { return false }
                 ready.append((waiter, Array(mine)))
                 return true

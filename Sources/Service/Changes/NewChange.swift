@@ -16,7 +16,8 @@ struct NewChange: Sendable {
         for (index, step) in steps.enumerated() {
             let document =
                 index == steps.count - 1 && rendered != nil
-                ? String(decoding: rendered!, as: UTF8.self) : String(decoding: step.customer.jsonBytes(), as: UTF8.self)
+                ? String(decoding: rendered!, as: UTF8.self)
+                : String(decoding: step.customer.jsonBytes(), as: UTF8.self)
             for draft in step.changes { changes.append(NewChange(userId: userId, draft: draft, customer: document)) }
         }
         return changes

@@ -38,7 +38,9 @@ struct ConsoleRoutes: Sendable {
     /// The page itself, and every asset by the name it has under `/console/`.
     static let page = Asset(contentType: "text/html; charset=utf-8", text: ConsoleAssets.indexHTML)
     static let assets: [String: Asset] = {
-        var assets: [String: Asset] = ["console.css": Asset(contentType: "text/css; charset=utf-8", text: ConsoleAssets.css)]
+        var assets: [String: Asset] = [
+            "console.css": Asset(contentType: "text/css; charset=utf-8", text: ConsoleAssets.css)
+        ]
         for (name, source) in ConsoleAssets.scripts {
             assets[name] = Asset(contentType: "text/javascript; charset=utf-8", text: source)
         }
@@ -52,7 +54,9 @@ struct ConsoleRoutes: Sendable {
             guard let name = parameters["asset"], let asset = Self.assets[name] else {
                 return .problem(
                     status: 404, code: "not_found", title: "Not Found",
-                    detail: "The console has no asset \(parameters["asset"] ?? "") (known: \(Self.assets.keys.sorted().joined(separator: ", "))).")
+                    detail:
+                        "The console has no asset \(parameters["asset"] ?? "") (known: \(Self.assets.keys.sorted().joined(separator: ", ")))."
+                )
             }
             return Self.serve(asset, request)
         }

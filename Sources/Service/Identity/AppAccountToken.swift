@@ -11,7 +11,8 @@ enum AppAccountToken {
             if index == 8 || index == 13 || index == 18 || index == 23 {
                 guard byte == 0x2D else { return nil }
             } else {
-                let hex = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x66) || (byte >= 0x41 && byte <= 0x46)
+                let hex =
+                    (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x66) || (byte >= 0x41 && byte <= 0x46)
                 guard hex else { return nil }
             }
         }

@@ -44,7 +44,8 @@ struct AppAccountTokenRoutes: Sendable {
                 }
                 let context = RequestContext(
                     requestId: request.requestId, keyName: keyNames(request), source: "set-app-account-token")
-                let outcome = try service.setAppAccountToken(originalTransactionId: otid, token: token, context: context)
+                let outcome = try service.setAppAccountToken(
+                    originalTransactionId: otid, token: token, context: context)
                 service.logger.info(
                     "set app account token", ["request.id": request.requestId, "originalTransactionId": otid])
                 let customer = try service.customer(userId: outcome.owner)

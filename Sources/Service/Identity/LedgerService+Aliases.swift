@@ -42,7 +42,8 @@ extension LedgerService {
             let recorded = try repository.append(
                 events.map { ($0, nil) }, metadata: context.metadata,
                 expected: [
-                    LedgerStream.user(userId): world.accountVersion, LedgerStream.user(alias): aliasWorld.accountVersion,
+                    LedgerStream.user(userId): world.accountVersion,
+                    LedgerStream.user(alias): aliasWorld.accountVersion,
                 ],
                 idempotencyKey: nil, on: connection)
             guard let merge = recorded?.first(where: { $0.type == "AliasMerged" }) else {
@@ -73,7 +74,9 @@ extension LedgerService {
                 _ = try connection.execute(UserAliasesTable.moveTokens(alias: alias, to: userId))
                 _ = try connection.execute(AppleAccountsTable.move(alias: alias, to: userId))
             }
-            return (AliasOutcome(aliases: after.account.aliases, customer: stored.document, merged: true), stored.changes)
+            return (
+                AliasOutcome(aliases: after.account.aliases, customer: stored.document, merged: true), stored.changes
+            )
         }
         changeTally.count(changes)
         return outcome

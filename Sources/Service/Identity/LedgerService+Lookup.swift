@@ -52,7 +52,8 @@ extension LedgerService {
     func lookUpOrder(_ orderId: String, context: RequestContext) throws(ServiceError) -> OrderLookupOutcome? {
         let apps = configuration.apps.filter { $0.serverAPI != nil }
         guard !apps.isEmpty else {
-            throw .serverAPINotConfigured("no app has a serverAPI key: an order id is looked up at Apple's App Store Server API")
+            throw .serverAPINotConfigured(
+                "no app has a serverAPI key: an order id is looked up at Apple's App Store Server API")
         }
         for app in apps {
             let client = app.serverAPI!.client(bundleId: app.bundleId)
@@ -60,7 +61,9 @@ extension LedgerService {
             do {
                 lookup = try client.lookUpOrderId(orderId)
             } catch {
-                if case .rejected(_, let code?, _) = error, code == AppStoreServerError.transactionIdNotFound { continue }
+                if case .rejected(_, let code?, _) = error, code == AppStoreServerError.transactionIdNotFound {
+                    continue
+                }
                 throw .appStoreServer(error)
             }
             guard lookup.status == OrderLookup.valid, !lookup.signedTransactions.isEmpty else { continue }

@@ -20,7 +20,8 @@ struct LookupRoutes: Sendable {
                     return .json(200, SupportLookup.json(match))
                 }
                 let context = RequestContext(requestId: request.requestId, keyName: keyNames(request), source: "lookup")
-                guard let found = try service.lookUpOrder(orderId, context: context), let lead = found.transactions.first
+                guard let found = try service.lookUpOrder(orderId, context: context),
+                    let lead = found.transactions.first
                 else { throw .notFound(Self.nothing(key)) }
                 service.logger.info(
                     "order lookup",
@@ -29,22 +30,31 @@ struct LookupRoutes: Sendable {
                         "recorded": String(found.transactions.filter(\.recorded).count),
                     ])
                 let match = SupportLookup.Match(userId: lead.userId, originalTransactionId: lead.originalTransactionId)
-                return .json(200, SupportLookup.json(match) { writer in
-                    writer.key("orderId"); writer.string(orderId)
-                    writer.key("bundleId"); writer.string(found.bundleId)
-                    writer.key("environment"); writer.string(found.environment)
-                    writer.key("transactions")
-                    writer.beginArray()
-                    for item in found.transactions {
-                        writer.beginObject()
-                        writer.key("transactionId"); writer.string(item.transactionId)
-                        writer.key("originalTransactionId"); writer.string(item.originalTransactionId)
-                        writer.key("userId"); writer.stringOrNull(item.userId)
-                        writer.key("recorded"); writer.bool(item.recorded)
-                        writer.endObject()
-                    }
-                    writer.endArray()
-                })
+                return .json(
+                    200,
+                    SupportLookup.json(match) { writer in
+                        writer.key("orderId")
+                        writer.string(orderId)
+                        writer.key("bundleId")
+                        writer.string(found.bundleId)
+                        writer.key("environment")
+                        writer.string(found.environment)
+                        writer.key("transactions")
+                        writer.beginArray()
+                        for item in found.transactions {
+                            writer.beginObject()
+                            writer.key("transactionId")
+                            writer.string(item.transactionId)
+                            writer.key("originalTransactionId")
+                            writer.string(item.originalTransactionId)
+                            writer.key("userId")
+                            writer.stringOrNull(item.userId)
+                            writer.key("recorded")
+                            writer.bool(item.recorded)
+                            writer.endObject()
+                        }
+                        writer.endArray()
+                    })
             }
         }
     }
@@ -82,8 +92,10 @@ struct LookupRoutes: Sendable {
         switch key {
         case .transactionId(let id): "no transaction \(id) has been recorded"
         case .originalTransactionId(let id): "no transaction chain \(id) has been recorded"
-        case .appAccountToken(let token): "appAccountToken \(token) is neither registered nor carried by a recorded transaction"
-        case .orderId(let id): "Apple knows no order \(id) for any app with a serverAPI key (Look Up Order ID answered status 1)"
+        case .appAccountToken(let token):
+            "appAccountToken \(token) is neither registered nor carried by a recorded transaction"
+        case .orderId(let id):
+            "Apple knows no order \(id) for any app with a serverAPI key (Look Up Order ID answered status 1)"
         }
     }
 }

@@ -150,11 +150,15 @@ struct BatchPlanner {
             let action = planners[index].appended(
                 .recorded(streams.flatMap { byStream[$0] ?? [] }.sorted { $0.seq < $1.seq }),
                 otherChains: otherChains.filter { pending.alsoRead.contains($0.key) })
-            guard case .commit(let writes) = action else { return .abandon(reason: "a recorded append led to \(action)") }
+            guard case .commit(let writes) = action else {
+                return .abandon(reason: "a recorded append led to \(action)")
+            }
             self.writes[index] = writes
         }
         for (index, streams) in reads.sorted(by: { $0.key < $1.key }) {
-            guard case .commit(let writes) = planners[index].otherChainsRead(otherChains.filter { streams.contains($0.key) })
+            guard
+                case .commit(let writes) = planners[index].otherChainsRead(
+                    otherChains.filter { streams.contains($0.key) })
             else { return .abandon(reason: "a read of other chains led elsewhere") }
             self.writes[index] = writes
         }

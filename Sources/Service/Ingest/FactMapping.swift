@@ -5,19 +5,22 @@ import Ledger
 /// lacks what the ledger needs (ids, dates) is refused as `malformed` before anything is stored.
 enum FactMapping {
     static func transaction(_ t: JWSTransaction) throws(ServiceError) -> Transaction {
-        guard let transactionId = nonEmpty(t.transactionId), let originalTransactionId = nonEmpty(t.originalTransactionId),
-              let productId = nonEmpty(t.productId), let purchaseDate = t.purchaseDate, let signedDate = t.signedDate
+        guard let transactionId = nonEmpty(t.transactionId),
+            let originalTransactionId = nonEmpty(t.originalTransactionId),
+            let productId = nonEmpty(t.productId), let purchaseDate = t.purchaseDate, let signedDate = t.signedDate
         else {
             throw .verificationFailed(
                 VerificationError(
-                    .malformed, "transaction lacks transactionId, originalTransactionId, productId, purchaseDate or signedDate"))
+                    .malformed,
+                    "transaction lacks transactionId, originalTransactionId, productId, purchaseDate or signedDate"))
         }
         var fact = Transaction(
             transactionId: transactionId, originalTransactionId: originalTransactionId, productId: productId,
             bundleId: t.bundleId ?? "", type: t.type ?? "", purchaseDate: purchaseDate,
             originalPurchaseDate: t.originalPurchaseDate, expiresDate: t.expiresDate,
             quantity: Int64(max(1, t.quantity ?? 1)), inAppOwnershipType: t.inAppOwnershipType ?? "PURCHASED",
-            signedDate: signedDate, revocationDate: t.revocationDate, revocationReason: t.revocationReason.map(Int64.init),
+            signedDate: signedDate, revocationDate: t.revocationDate,
+            revocationReason: t.revocationReason.map(Int64.init),
             revocationType: t.revocationType, revocationPercentage: t.revocationPercentage.map(Int64.init),
             isUpgraded: t.isUpgraded ?? false, offerType: t.offerType.map(Int64.init),
             offerDiscountType: t.offerDiscountType, offerIdentifier: t.offerIdentifier,
@@ -29,18 +32,22 @@ enum FactMapping {
         fact.billingPlanType = nonEmpty(t.billingPlanType)
         if let info = t.commitmentInfo {
             fact.commitment = Commitment(
-                billingPeriodNumber: info["billingPeriodNumber"]?.int64Value, totalBillingPeriods: info["totalBillingPeriods"]?.int64Value,
-                commitmentExpiresDate: info["commitmentExpiresDate"]?.int64Value, commitmentPrice: info["commitmentPrice"]?.int64Value)
+                billingPeriodNumber: info["billingPeriodNumber"]?.int64Value,
+                totalBillingPeriods: info["totalBillingPeriods"]?.int64Value,
+                commitmentExpiresDate: info["commitmentExpiresDate"]?.int64Value,
+                commitmentPrice: info["commitmentPrice"]?.int64Value)
         }
         return fact
     }
 
     static func renewalInfo(_ r: JWSRenewalInfo) throws(ServiceError) -> RenewalInfo {
         guard let originalTransactionId = nonEmpty(r.originalTransactionId), let signedDate = r.signedDate else {
-            throw .verificationFailed(VerificationError(.malformed, "renewal info lacks originalTransactionId or signedDate"))
+            throw .verificationFailed(
+                VerificationError(.malformed, "renewal info lacks originalTransactionId or signedDate"))
         }
         var fact = RenewalInfo(
-            originalTransactionId: originalTransactionId, productId: r.productId, autoRenewProductId: r.autoRenewProductId,
+            originalTransactionId: originalTransactionId, productId: r.productId,
+            autoRenewProductId: r.autoRenewProductId,
             autoRenewStatus: r.autoRenewStatus.map(Int64.init), isInBillingRetryPeriod: r.isInBillingRetryPeriod,
             gracePeriodExpiresDate: r.gracePeriodExpiresDate, expirationIntent: r.expirationIntent.map(Int64.init),
             signedDate: signedDate, environment: r.environment ?? "Production", renewalDate: r.renewalDate,
@@ -67,9 +74,11 @@ enum FactMapping {
     }
 
     static func notification(
-        _ n: NotificationPayload, transaction: Transaction?, renewal: RenewalInfo?, appTransaction: AppTransaction? = nil
+        _ n: NotificationPayload, transaction: Transaction?, renewal: RenewalInfo?,
+        appTransaction: AppTransaction? = nil
     ) throws(ServiceError) -> NotificationFact {
-        guard let uuid = nonEmpty(n.notificationUUID), let type = nonEmpty(n.notificationType), let signedDate = n.signedDate
+        guard let uuid = nonEmpty(n.notificationUUID), let type = nonEmpty(n.notificationType),
+            let signedDate = n.signedDate
         else {
             throw .verificationFailed(
                 VerificationError(.malformed, "notification lacks notificationUUID, notificationType or signedDate"))

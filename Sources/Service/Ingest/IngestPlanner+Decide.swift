@@ -174,7 +174,8 @@ extension IngestPlanner {
         for (event, _) in decision.decided {
             if case .chainClaimed = event { continue }
             switch event {
-            case .appleAccountShared(let user, _, _, _), .consentRescinded(let user, _, _): decision.affected.insert(user)
+            case .appleAccountShared(let user, _, _, _), .consentRescinded(let user, _, _):
+                decision.affected.insert(user)
             default: break
             }
             if event.stream.hasPrefix("chain:"), let owner = owners[String(event.stream.dropFirst(6))] {
@@ -240,7 +241,8 @@ extension IngestPlanner {
         guard let account = rescindedAppleAccount, let fact = batch.notification?.fact else { return nil }
         for user in rescindedTargets.sorted() {
             do throws(Rejection) {
-                let command = AccountCommand.rescindConsent(userId: user, appTransactionId: account, at: fact.signedDate)
+                let command = AccountCommand.rescindConsent(
+                    userId: user, appTransactionId: account, at: fact.signedDate)
                 for event in try Account.decide(command, decision.accounts[user] ?? .initial) {
                     Account.evolve(&decision.accounts[user, default: .initial], event)
                     decision.decided.append((event, nil))

@@ -291,7 +291,8 @@ struct IngestPlanner {
         return .commit(
             ProjectionWrites(
                 catalogVersion: users.isEmpty ? nil : decision.catalogVersion, chainOwners: decision.claimedNow,
-                users: users, changeInputs: users.map(decision.changeInput(for:)), events: decision.decided.map(\.event),
+                users: users, changeInputs: users.map(decision.changeInput(for:)),
+                events: decision.decided.map(\.event),
                 appleAccounts: decision.appleAccounts))
     }
 }

@@ -12,9 +12,10 @@ extension LedgerService {
 
     /// Debits a balance under the user's stream lock, so concurrent debits are serialized and
     /// can never overdraw. The same idempotency key answers as the first debit did.
-    func debit(userId named: String, currency: String, amount: Int64, idempotencyKey: String, reason: String,
-               context: RequestContext) throws(ServiceError) -> DebitOutcome
-    {
+    func debit(
+        userId named: String, currency: String, amount: Int64, idempotencyKey: String, reason: String,
+        context: RequestContext
+    ) throws(ServiceError) -> DebitOutcome {
         let now = clock()
         let (outcome, changes) = try unitOfWork { connection throws(ServiceError) -> (DebitOutcome, [NewChange]) in
             let documents = self.documents  // one catalog version for the balance and the document
@@ -26,19 +27,23 @@ extension LedgerService {
                 }
                 return (DebitOutcome(userId: userId, balance: first.debit.balanceAfter, duplicate: true), [])
             }
-            let balance = CustomerView.balance(of: currency, account: world.account, chains: world.chains, catalog: documents.catalog)
+            let balance = CustomerView.balance(
+                of: currency, account: world.account, chains: world.chains, catalog: documents.catalog)
             let events: [LedgerEvent]
             do throws(Rejection) {
                 events = try Account.decide(
-                    .debit(userId: userId, currency: currency, amount: amount, idempotencyKey: idempotencyKey,
-                           reason: reason, at: now),
+                    .debit(
+                        userId: userId, currency: currency, amount: amount, idempotencyKey: idempotencyKey,
+                        reason: reason, at: now),
                     world.account, context: AccountContext(balance: balance))
             } catch {
                 throw .rejected(error)
             }
-            guard try repository.append(
-                events.map { ($0, nil) }, metadata: context.metadata,
-                expected: [LedgerStream.user(userId): world.accountVersion], idempotencyKey: nil, on: connection) != nil
+            guard
+                try repository.append(
+                    events.map { ($0, nil) }, metadata: context.metadata,
+                    expected: [LedgerStream.user(userId): world.accountVersion], idempotencyKey: nil, on: connection)
+                    != nil
             else {
                 throw .internalError("debit append reported a duplicate without an idempotency key")
             }

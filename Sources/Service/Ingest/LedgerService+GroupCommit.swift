@@ -145,7 +145,8 @@ extension LedgerService {
                 action = planner.appended(recorded, otherChains: try decodeStreams(results[otherSlot], on: connection))
 
             case .commit(let members):
-                let done = try commit(members.map(\.writes), now: now, documents: documents, known: subjects, on: connection)
+                let done = try commit(
+                    members.map(\.writes), now: now, documents: documents, known: subjects, on: connection)
                 written = done.changes
                 action = planner.committed(documents: done.rendered)
 

@@ -104,7 +104,8 @@ extension LedgerService {
                 let recorded = try repository.appended(request, answer)
                 if recorded != nil { try request.saved(results[saveSlot]) }
                 action = planner.appended(
-                    recorded.map { .recorded($0) } ?? .duplicate, otherChains: try decodeStreams(results[otherSlot], on: connection))
+                    recorded.map { .recorded($0) } ?? .duplicate,
+                    otherChains: try decodeStreams(results[otherSlot], on: connection))
 
             case .read(let streams):
                 action = planner.otherChainsRead(try repository.load(streams: streams, on: connection))
@@ -151,7 +152,8 @@ extension LedgerService {
         // The catalog check first: it may wait for a recorder, and must not hold row locks then.
         let versions = writes.compactMap(\.catalogVersion)
         if !versions.isEmpty {
-            precondition(versions.allSatisfy { $0 == documents.catalogVersion }, "documents rendered under another catalog")
+            precondition(
+                versions.allSatisfy { $0 == documents.catalogVersion }, "documents rendered under another catalog")
             pipeline.add(documents.catalogCheck)
         } else if !chainOwners.isEmpty {
             pipeline.add(documents.projectionCheck)
@@ -201,7 +203,8 @@ extension LedgerService {
         let identitySlots = identities?.add(to: &pipeline)
         let results = try database { () throws(DatabaseError) in try pipeline.run(on: connection) }
         return (
-            results[ownersSlot].map(ChainOwnersTable.owners(from:)) ?? [:], try decodeStreams(results[streamsSlot], on: connection),
+            results[ownersSlot].map(ChainOwnersTable.owners(from:)) ?? [:],
+            try decodeStreams(results[streamsSlot], on: connection),
             results[announcedSlot].map(UserDocumentsTable.renderedAt(from:)) ?? [:],
             results[aliasesSlot].map(UserAliasesTable.targets(from:)) ?? [:],
             identitySlots.map { IdentityReads.answer(results, $0) }

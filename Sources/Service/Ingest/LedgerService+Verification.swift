@@ -11,8 +11,11 @@ extension LedgerService {
         let transaction = try verified.transaction.map { t throws(ServiceError) in try FactMapping.transaction(t) }
         let renewal = try verified.renewalInfo.map { r throws(ServiceError) in try FactMapping.renewalInfo(r) }
         if let transaction, let renewal, transaction.originalTransactionId != renewal.originalTransactionId {
-            throw .verificationFailed(VerificationError(
-                .malformed, "signedRenewalInfo belongs to chain \(renewal.originalTransactionId), the transaction to \(transaction.originalTransactionId)"))
+            throw .verificationFailed(
+                VerificationError(
+                    .malformed,
+                    "signedRenewalInfo belongs to chain \(renewal.originalTransactionId), the transaction to \(transaction.originalTransactionId)"
+                ))
         }
         if let transaction { batch.transactions = [(transaction, verified.payload.data?.signedTransactionInfo)] }
         if let renewal { batch.renewals = [(renewal, verified.payload.data?.signedRenewalInfo)] }
@@ -60,10 +63,12 @@ extension LedgerService {
         }
         guard let verification = verified else { throw .appleUnavailable("verifyReceipt gave no answer") }
         guard let app = configuration.apps.first(where: { $0.bundleId == verification.bundleId }) else {
-            throw .verificationFailed(VerificationError(.unknownApp, "receipt of bundle \(verification.bundleId ?? "?") is not configured"))
+            throw .verificationFailed(
+                VerificationError(.unknownApp, "receipt of bundle \(verification.bundleId ?? "?") is not configured"))
         }
         if let environment = verification.environment, !app.environments.contains(environment) {
-            throw .verificationFailed(VerificationError(.wrongEnvironment, "\(environment) receipts are not accepted for \(app.bundleId)"))
+            throw .verificationFailed(
+                VerificationError(.wrongEnvironment, "\(environment) receipts are not accepted for \(app.bundleId)"))
         }
         var batch = FactBatch()
         for transaction in verification.transactions {
@@ -72,7 +77,8 @@ extension LedgerService {
             batch.transactions.append((fact, String(decoding: transaction.rawJSON, as: UTF8.self)))
         }
         for renewal in verification.renewalInfos {
-            batch.renewals.append((try FactMapping.renewalInfo(renewal), String(decoding: renewal.rawJSON, as: UTF8.self)))
+            batch.renewals.append(
+                (try FactMapping.renewalInfo(renewal), String(decoding: renewal.rawJSON, as: UTF8.self)))
         }
         guard !batch.transactions.isEmpty else {
             throw .invalidRequest("the receipt holds no in-app purchase")

@@ -79,7 +79,9 @@ final class AnalyticsProjector: Sendable {
                         let applied = try lease.renewing { try Self.rebuild(on: connection, limit: batchSize) }
                         logger.info("analytics rebuilt side by side", ["events": String(applied)])
                     }
-                    while !stopping.load(ordering: .relaxed), lease.keep(), try Self.step(limit: batchSize, on: connection) > 0 {}
+                    while !stopping.load(ordering: .relaxed), lease.keep(),
+                        try Self.step(limit: batchSize, on: connection) > 0
+                    {}
                 }
             } catch {
                 logger.warning("analytics projector", ["error": "\(error)"])
@@ -183,7 +185,8 @@ final class AnalyticsProjector: Sendable {
         let periods = ids.map { catalog.products[$0]!.period?.rawValue }
         try connection.executeScript("BEGIN")
         do {
-            try connection.execute("DELETE FROM analytics.products WHERE NOT (product_id = ANY($1::text[]))", [PostgresArray.literal(ids)])
+            try connection.execute(
+                "DELETE FROM analytics.products WHERE NOT (product_id = ANY($1::text[]))", [PostgresArray.literal(ids)])
             if !ids.isEmpty {
                 try connection.execute(
                     """
@@ -193,8 +196,10 @@ final class AnalyticsProjector: Sendable {
                     ON CONFLICT (product_id) DO UPDATE SET type = excluded.type, entitlements = excluded.entitlements,
                         grants = excluded.grants, period = excluded.period, updated_at = now()
                     """,
-                    [PostgresArray.literal(ids), PostgresArray.literal(types), PostgresArray.literal(entitlements),
-                     PostgresArray.literal(grants), PostgresArray.literal(periods)])
+                    [
+                        PostgresArray.literal(ids), PostgresArray.literal(types), PostgresArray.literal(entitlements),
+                        PostgresArray.literal(grants), PostgresArray.literal(periods),
+                    ])
             }
             try connection.executeScript("COMMIT")
         } catch {
@@ -206,7 +211,9 @@ final class AnalyticsProjector: Sendable {
     /// Publishes each configured app's commission program to `analytics.apps`, which
     /// `analytics.revenue_movements` reads (an app no longer configured keeps its last row: its
     /// past movements still need a rate).
-    static func publish(_ commissions: [String: Configuration.Commission], on connection: Connection) throws(DatabaseError) {
+    static func publish(_ commissions: [String: Configuration.Commission], on connection: Connection)
+        throws(DatabaseError)
+    {
         guard !commissions.isEmpty else { return }
         let ids = commissions.keys.sorted()
         try connection.execute(

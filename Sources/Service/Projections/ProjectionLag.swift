@@ -6,7 +6,8 @@ enum ProjectionLag {
     /// Where a projection stands and how many events it is behind. Inline projections are
     /// written with the events, so they stand at the head once built at the current version.
     static func position(
-        of definition: ProjectionVersions.Definition, stored: (tx: String, seq: Int64)?, headSeq: Int64, on connection: Connection
+        of definition: ProjectionVersions.Definition, stored: (tx: String, seq: Int64)?, headSeq: Int64,
+        on connection: Connection
     ) throws(DatabaseError) -> (position: Int64, lag: Int64) {
         if definition.inline {
             return stored == nil ? (0, try lag(after: .start, on: connection)) : (headSeq, 0)

@@ -28,7 +28,8 @@ public final class ProjectionRuntime: Sendable {
         let projector = AnalyticsProjector(
             conninfo: conninfo, catalog: catalogs.current.catalog,
             commissions: Dictionary(
-                service.configuration.apps.map { ($0.bundleId, $0.commission) }, uniquingKeysWith: { first, _ in first }),
+                service.configuration.apps.map { ($0.bundleId, $0.commission) }, uniquingKeysWith: { first, _ in first }
+            ),
             logger: service.logger, leases: leases, poolMode: service.pool.session.poolMode)
         return ProjectionRuntime(engine: engine, projector: projector)
     }

@@ -39,32 +39,41 @@ enum ProjectionStartup {
                     throw .database(error)
                 }
                 if let previous {
-                    logger.info("analytics projection: rebuild requested (side by side, in the background)",
-                                ["from": String(previous), "to": String(analytics.version)])
+                    logger.info(
+                        "analytics projection: rebuild requested (side by side, in the background)",
+                        ["from": String(previous), "to": String(analytics.version)])
                 }
             }
             guard built[users.name] != users.version && !isAhead(users.name) else { return }
             let empty: Bool
             do {
                 // The catalog's versions are no ledger events: a log of only those has nothing to fold.
-                empty = try connection.query("SELECT NOT EXISTS (SELECT 1 FROM es.events WHERE stream_id <> 'catalog')")
+                empty =
+                    try connection.query("SELECT NOT EXISTS (SELECT 1 FROM es.events WHERE stream_id <> 'catalog')")
                     .bool(0, "?column?") ?? false
             } catch {
                 throw .database(error)
             }
             if empty {
-                do { try ProjectionVersions.record(users, position: .start, on: connection) } catch { throw .database(error) }
+                do { try ProjectionVersions.record(users, position: .start, on: connection) } catch {
+                    throw .database(error)
+                }
                 return
             }
-            logger.info("projection version changed: rebuilding before serving",
-                        ["projection": users.name, "from": built[users.name].map(String.init) ?? "none",
-                         "to": String(users.version)])
+            logger.info(
+                "projection version changed: rebuilding before serving",
+                [
+                    "projection": users.name, "from": built[users.name].map(String.init) ?? "none",
+                    "to": String(users.version),
+                ])
             do {
                 let report = try engine.run(ReplayOptions(projections: [users.name]))
-                logger.info("projection rebuilt", [
-                    "projection": users.name, "events": String(report.events),
-                    "changedUsers": String(report.changedUsers.count), "durationMs": String(report.durationMs),
-                ])
+                logger.info(
+                    "projection rebuilt",
+                    [
+                        "projection": users.name, "events": String(report.events),
+                        "changedUsers": String(report.changedUsers.count), "durationMs": String(report.durationMs),
+                    ])
                 return
             } catch {
                 guard case .busy = error, attempt < 599 else { throw error }

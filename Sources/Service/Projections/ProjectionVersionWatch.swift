@@ -68,16 +68,20 @@ final class ProjectionVersionWatch: Sendable {
             return before
         }
         for projection in now where !before.contains(where: { $0.projection == projection.projection }) {
-            logger.error("projection version ahead: refusing writes and user documents, not ready", [
-                "projection": projection.projection, "databaseVersion": String(projection.database),
-                "codeVersion": String(projection.code), "reason": projection.description,
-            ])
+            logger.error(
+                "projection version ahead: refusing writes and user documents, not ready",
+                [
+                    "projection": projection.projection, "databaseVersion": String(projection.database),
+                    "codeVersion": String(projection.code), "reason": projection.description,
+                ])
         }
         for projection in before where !now.contains(where: { $0.projection == projection.projection }) {
-            logger.info("projection version no longer ahead: serving again", [
-                "projection": projection.projection, "databaseVersion": String(built[projection.projection] ?? 0),
-                "codeVersion": String(projection.code),
-            ])
+            logger.info(
+                "projection version no longer ahead: serving again",
+                [
+                    "projection": projection.projection, "databaseVersion": String(built[projection.projection] ?? 0),
+                    "codeVersion": String(projection.code),
+                ])
         }
     }
 

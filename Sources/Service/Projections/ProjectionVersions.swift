@@ -27,7 +27,8 @@ public enum ProjectionVersions {
     static func definition(named name: String) -> Definition? { all.first { $0.name == name } }
 
     /// Records that `definition` is built up to `position` (call it in the swap transaction).
-    static func record(_ definition: Definition, position: Checkpoint, on connection: Connection) throws(DatabaseError) {
+    static func record(_ definition: Definition, position: Checkpoint, on connection: Connection) throws(DatabaseError)
+    {
         try connection.execute(
             """
             INSERT INTO proj.projection_versions (name, version, position_tx, position, updated_at)
@@ -51,7 +52,8 @@ public enum ProjectionVersions {
     /// Every row of `proj.projection_versions` (name → row), for the admin JSON and the lag metric.
     static func stored(on connection: Connection) throws(DatabaseError) -> [String: Stored] {
         let rows = try connection.query(
-            #"SELECT name, version, position_tx::text AS tx, position, to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at FROM proj.projection_versions"#)
+            #"SELECT name, version, position_tx::text AS tx, position, to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at FROM proj.projection_versions"#
+        )
         var stored: [String: Stored] = [:]
         for row in 0..<rows.count {
             stored[rows[row, "name"]!] = Stored(

@@ -19,10 +19,15 @@ struct UserDocuments: Sendable {
 
     /// Renders the documents of `worlds` at `now`: the upsert statement that stores them (nil for
     /// no world) and each user's bytes (`UserDocumentsTable` writes one row and several apart).
-    func upsert(_ worlds: [LedgerRepository.UserWorld], now: Int64) -> (statement: Connection.Statement?, documents: [String: [UInt8]]) {
+    func upsert(_ worlds: [LedgerRepository.UserWorld], now: Int64) -> (
+        statement: Connection.Statement?, documents: [String: [UInt8]]
+    ) {
         guard !worlds.isEmpty else { return (nil, [:]) }
         var documents: [String: [UInt8]] = [:]
-        var ids: [String] = [], versions: [Int64] = [], texts: [String] = [], validUntils: [Int64?] = []
+        var ids: [String] = []
+        var versions: [Int64] = []
+        var texts: [String] = []
+        var validUntils: [Int64?] = []
         for world in worlds {
             let (document, validUntil) = render(world, at: now)
             documents[world.userId] = document
@@ -46,7 +51,8 @@ struct UserDocuments: Sendable {
         let customer = CustomerView.build(
             userId: world.userId, account: world.account, chains: world.chains, catalog: catalog, at: now,
             version: world.lastSeq)
-        let validUntil = CustomerView.nextChange(account: world.account, chains: world.chains, catalog: catalog, after: now)
+        let validUntil = CustomerView.nextChange(
+            account: world.account, chains: world.chains, catalog: catalog, after: now)
         return (customer.jsonBytes(), validUntil)
     }
 

@@ -170,7 +170,8 @@ enum UserDocumentsTable {
         """
     /// Every column but the document: no query filters on it, and sampling its text was 60 % of
     /// the ANALYZE (autovacuum analyzes the whole table later).
-    static let analyzeNext = "ANALYZE proj.users_next (user_id, version, rendered_at, valid_until, updated_at, changed_tx);"
+    static let analyzeNext =
+        "ANALYZE proj.users_next (user_id, version, rendered_at, valid_until, updated_at, changed_tx);"
     static let indexNext = [indexNextKey, indexNextOthers, analyzeNext].joined(separator: "\n")
 
     /// Replaces the live table by the successor (run under an ACCESS EXCLUSIVE lock on it).

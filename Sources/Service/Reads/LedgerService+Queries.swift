@@ -56,13 +56,14 @@ extension LedgerService {
                 return answer(.success(document))
             }
             offload.execute {
-                answer(Result { () throws(ServiceError) in
-                    guard succeeded else {
-                        cache.bypasses.add(1, ordering: .relaxed)
-                        return try self.fetchCustomer(userId: userId, now: now).judged.document
-                    }
-                    return try self.missed(userId: userId, now: now, cache: cache)
-                })
+                answer(
+                    Result { () throws(ServiceError) in
+                        guard succeeded else {
+                            cache.bypasses.add(1, ordering: .relaxed)
+                            return try self.fetchCustomer(userId: userId, now: now).judged.document
+                        }
+                        return try self.missed(userId: userId, now: now, cache: cache)
+                    })
             }
         }
     }
@@ -110,7 +111,8 @@ extension LedgerService {
             let aliases = try database { () throws(DatabaseError) in
                 try connection.query(UserAliasesTable.aliases(of: userId))
             }
-            let streams = ([userId] + (0..<aliases.count).compactMap { aliases[$0, 0] }).map(LedgerStream.user)
+            let streams =
+                ([userId] + (0..<aliases.count).compactMap { aliases[$0, 0] }).map(LedgerStream.user)
                 + owned.map(LedgerStream.chain)
             let rows = try repository.history(
                 streams: streams, afterSeq: after, beforeSeq: before, limit: limit + 1, on: connection)
@@ -120,11 +122,16 @@ extension LedgerService {
             writer.beginArray()
             for row in rows.prefix(limit) {
                 writer.beginObject()
-                writer.key("seq"); writer.int(row.seq)
-                writer.key("type"); writer.string(row.type)
-                writer.key("stream"); writer.string(row.stream)
-                writer.key("recordedAt"); writer.timestamp(row.recordedAt)
-                writer.key("data"); writer.raw(APITimes.presenting(row.data))
+                writer.key("seq")
+                writer.int(row.seq)
+                writer.key("type")
+                writer.string(row.type)
+                writer.key("stream")
+                writer.string(row.stream)
+                writer.key("recordedAt")
+                writer.timestamp(row.recordedAt)
+                writer.key("data")
+                writer.raw(APITimes.presenting(row.data))
                 writer.endObject()
             }
             writer.endArray()

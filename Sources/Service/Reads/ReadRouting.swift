@@ -155,7 +155,8 @@ final class ReadRouting: Sendable {
             }
         } else {
             // A recovery conflict (40001), a full replica pool (53300), a timeout: this read only.
-            logger.info("replica read failed: answered by the primary", ["error": error.message, "sqlstate": error.sqlState])
+            logger.info(
+                "replica read failed: answered by the primary", ["error": error.message, "sqlstate": error.sqlState])
         }
         return fellBack()
     }

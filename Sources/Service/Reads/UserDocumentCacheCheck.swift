@@ -46,7 +46,9 @@ final class UserDocumentCacheCheck: @unchecked Sendable {
         /// Wakes this reader, or, if it gave up waiting, passes the wake-up on to its children.
         /// A callback reader is answered here, on the waker's thread, then wakes its children.
         func release() {
-            if state.compareExchange(expected: Self.waiting, desired: Self.woken, ordering: .acquiringAndReleasing).exchanged {
+            if state.compareExchange(expected: Self.waiting, desired: Self.woken, ordering: .acquiringAndReleasing)
+                .exchanged
+            {
                 guard let callback else {
                     done.signal()
                     return
@@ -130,7 +132,8 @@ final class UserDocumentCacheCheck: @unchecked Sendable {
     /// meanwhile: a read answered from memory costs no sleep and wake-up of its own.
     func whenChecked(timeout: Duration = .seconds(2), _ then: @escaping @Sendable (Bool) -> Void) {
         let (seconds, attoseconds) = timeout.components
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds) * 1_000_000_000
+        let deadline =
+            DispatchTime.now().uptimeNanoseconds + UInt64(seconds) * 1_000_000_000
             + UInt64(attoseconds / 1_000_000_000)
         let waiter = Waiter(callback: then, deadline: deadline)
         let wakeFeed = queue.withLock { queue -> Bool? in
@@ -254,7 +257,8 @@ final class UserDocumentCacheCheck: @unchecked Sendable {
             if error.isConnectionFailure { connection = nil }
             if !failing {
                 failing = true
-                logger.warning("user document cache: cannot check for changes; reads bypass the cache", ["error": "\(error)"])
+                logger.warning(
+                    "user document cache: cannot check for changes; reads bypass the cache", ["error": "\(error)"])
             }
             return false
         }

@@ -17,7 +17,8 @@ struct WALPosition: Sendable, Comparable, CustomStringConvertible {
     }
 
     var description: String {
-        String(offset >> 32, radix: 16, uppercase: true) + "/" + String(offset & 0xFFFF_FFFF, radix: 16, uppercase: true)
+        String(offset >> 32, radix: 16, uppercase: true) + "/"
+            + String(offset & 0xFFFF_FFFF, radix: 16, uppercase: true)
     }
 
     static func < (a: WALPosition, b: WALPosition) -> Bool { a.offset < b.offset }
@@ -40,7 +41,8 @@ struct WALLayout: Sendable {
         for row in 0..<rows.count {
             if let name = rows[row, 0], let value = rows[row, 1].flatMap({ UInt64($0) }) { settings[name] = value }
         }
-        return WALLayout(blockSize: settings["wal_block_size"] ?? 8192, segmentSize: settings["wal_segment_size"] ?? 16 << 20)
+        return WALLayout(
+            blockSize: settings["wal_block_size"] ?? 8192, segmentSize: settings["wal_segment_size"] ?? 16 << 20)
     }
 
     /// The insert position as the end of the record before it. At a page boundary PostgreSQL
@@ -84,7 +86,8 @@ final class PrimaryWALPosition: @unchecked Sendable {
                 return try pool.withConnection { connection in
                     let rows = try connection.query("SELECT pg_current_wal_insert_lsn()::text")
                     guard rows.count == 1, let text = rows[0, 0], let position = WALPosition(text) else {
-                        throw DatabaseError(sqlState: "XX000", message: "pg_current_wal_insert_lsn() answered no position")
+                        throw DatabaseError(
+                            sqlState: "XX000", message: "pg_current_wal_insert_lsn() answered no position")
                     }
                     return layout.recordEnd(ofInsertPosition: position)
                 }

@@ -61,7 +61,10 @@ extension ReplayEngine.Run {
         let moved = Set((0..<rows.count).compactMap { rows[$0, 0] })
         try reloadLive(users: moved, chains: [])
         var changes: [NewChange] = []
-        var ids: [String] = [], versions: [Int64] = [], documents: [String] = [], validUntils: [Int64?] = []
+        var ids: [String] = []
+        var versions: [Int64] = []
+        var documents: [String] = []
+        var validUntils: [Int64?] = []
         for userId in moved.sorted() {
             let (document, validUntil, version) = state.render(userId, catalog: catalog, at: swapNow)
             ids.append(userId)

@@ -27,12 +27,15 @@ extension ReplayEngine.Run {
         var waitSeconds = 0.0
         live = current.users
         liveOwners = current.owners
-        let owners: Background<Void>? = options.dryRun ? nil : Background { [ownerRows] () throws(ServiceError) in
-            try database { () throws(DatabaseError) in
-                if !ownerRows.isEmpty { try side.copyIn(ChainOwnersTable.copyIntoNext, data: ownerRows) }
-                try side.executeScript(ChainOwnersTable.indexNext)
+        let owners: Background<Void>? =
+            options.dryRun
+            ? nil
+            : Background { [ownerRows] () throws(ServiceError) in
+                try database { () throws(DatabaseError) in
+                    if !ownerRows.isEmpty { try side.copyIn(ChainOwnersTable.copyIntoNext, data: ownerRows) }
+                    try side.executeScript(ChainOwnersTable.indexNext)
+                }
             }
-        }
         var loading: Background<Void>?
         do {
             // An erased person's account keeps its chains and money, and has no document.
@@ -65,7 +68,9 @@ extension ReplayEngine.Run {
                 // The second connection is free again: it builds two of the users' indexes
                 // while this one builds the key (`buildIndexes`).
                 otherIndexes = Background { () throws(ServiceError) in
-                    try database { () throws(DatabaseError) in try side.executeScript(UserDocumentsTable.indexNextOthers) }
+                    try database { () throws(DatabaseError) in
+                        try side.executeScript(UserDocumentsTable.indexNextOthers)
+                    }
                 }
             }
         } catch {

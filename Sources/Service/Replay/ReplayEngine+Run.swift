@@ -50,9 +50,10 @@ extension ReplayEngine {
 
         typealias LiveRow = ReplayLive.Row
 
-        init(engine: ReplayEngine, connection: Connection, options: ReplayOptions,
-             progress: (@Sendable (ReplayProgress) -> Void)?, lease: Lease? = nil)
-        {
+        init(
+            engine: ReplayEngine, connection: Connection, options: ReplayOptions,
+            progress: (@Sendable (ReplayProgress) -> Void)?, lease: Lease? = nil
+        ) {
             self.lease = lease
             self.fence = lease?.fence
             self.engine = engine
@@ -134,9 +135,10 @@ extension ReplayEngine {
 
         func tick(_ phase: String) {
             engine.metrics?.replayEvents.set(Double(state.events))
-            progress?(ReplayProgress(
-                phase: phase, events: state.events, estimatedTotal: max(estimatedTotal, state.events),
-                elapsedSeconds: Date().timeIntervalSince(started)))
+            progress?(
+                ReplayProgress(
+                    phase: phase, events: state.events, estimatedTotal: max(estimatedTotal, state.events),
+                    elapsedSeconds: Date().timeIntervalSince(started)))
         }
 
         private func scalar(_ sql: String) throws(ServiceError) -> Int64? {
@@ -177,7 +179,8 @@ extension ReplayEngine {
             guard let rendered else {
                 if let liveRow {
                     changed[userId] = ReplayReport.ChangedUser(
-                        userId: userId, fields: ["document"], before: ReplayReport.summary(liveRow.document), after: nil)
+                        userId: userId, fields: ["document"], before: ReplayReport.summary(liveRow.document), after: nil
+                    )
                 }
                 return
             }
@@ -185,7 +188,8 @@ extension ReplayEngine {
             let detailed = changed.count < ReplayReport.listLimit
             guard let liveRow else {
                 changed[userId] = ReplayReport.ChangedUser(
-                    userId: userId, fields: ["document"], before: nil, after: detailed ? ReplayReport.summary(rendered) : nil)
+                    userId: userId, fields: ["document"], before: nil,
+                    after: detailed ? ReplayReport.summary(rendered) : nil)
                 return
             }
             if liveRow.document == rendered { return }
@@ -198,7 +202,8 @@ extension ReplayEngine {
                 atThen = state.render(userId, catalog: catalog, at: liveRow.renderedAt).document
                 if atThen == liveRow.document { return }
             }
-            changed[userId] = detailed
+            changed[userId] =
+                detailed
                 ? ReplayReport.ChangedUser(
                     userId: userId, fields: ReplayReport.differingFields(liveRow.document, atThen),
                     before: ReplayReport.summary(liveRow.document), after: ReplayReport.summary(rendered))

@@ -85,8 +85,9 @@ extension ReplayEngine.Run {
                 // (Writers that passed their version check hold proj.users, which the swap locks
                 // below; later ones wait for its commit and read the version it records: migration 0033.)
                 if !options.dryRun && !options.allowDowngrade,
-                   let ahead = ProjectionVersionAhead.all(
-                       built: try ProjectionVersions.built(on: connection), definitions: [ProjectionVersions.users]).first
+                    let ahead = ProjectionVersionAhead.all(
+                        built: try ProjectionVersions.built(on: connection), definitions: [ProjectionVersions.users]
+                    ).first
                 {
                     failure = .projectionVersionAhead(ahead)
                     throw ServiceErrorBox(error: .projectionVersionAhead(ahead))
@@ -127,7 +128,8 @@ extension ReplayEngine.Run {
                 // The token index follows the log too; registrations wait on the lock above.
                 try connection.executeScript(AppAccountTokensTable.rebuild + "\n" + AppleAccountsTable.rebuild)
                 // The aliases' tokens are their targets' again (the alias index was rebuilt above).
-                try connection.executeScript(UserAliasesTable.pointTokensAtTargets + "\n" + AppleAccountsTable.pointAtTargets)
+                try connection.executeScript(
+                    UserAliasesTable.pointTokensAtTargets + "\n" + AppleAccountsTable.pointAtTargets)
                 try ProjectionVersions.record(
                     ProjectionVersions.users, position: position, on: connection)
             }

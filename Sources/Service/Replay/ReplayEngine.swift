@@ -23,10 +23,11 @@ public final class ReplayEngine: Sendable {
     /// How the replay's connections apply `session` (PgBouncer transaction pooling or not).
     let poolMode: PoolMode
 
-    init(conninfo: String, catalog: Catalog, catalogSource: (@Sendable () -> CatalogVersion)? = nil,
-         clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis, metrics: ServiceMetrics? = nil,
-         logger: Logger = Logger(), leases: LeaseHolder? = nil, poolMode: PoolMode = .session)
-    {
+    init(
+        conninfo: String, catalog: Catalog, catalogSource: (@Sendable () -> CatalogVersion)? = nil,
+        clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis, metrics: ServiceMetrics? = nil,
+        logger: Logger = Logger(), leases: LeaseHolder? = nil, poolMode: PoolMode = .session
+    ) {
         self.poolMode = poolMode
         self.conninfo = conninfo
         self.catalog = catalog
@@ -34,8 +35,10 @@ public final class ReplayEngine: Sendable {
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
-        self.leases = leases
-            ?? LeaseHolder(name: LeaseHolder.defaultName(port: "replay"), conninfo: conninfo, logger: logger, poolMode: poolMode)
+        self.leases =
+            leases
+            ?? LeaseHolder(
+                name: LeaseHolder.defaultName(port: "replay"), conninfo: conninfo, logger: logger, poolMode: poolMode)
     }
 
     /// A replay under the recorded catalog `version` (`iap-ledger replay`: no config needed).
@@ -91,7 +94,8 @@ public final class ReplayEngine: Sendable {
     ) throws(ServiceError) -> ReplayReport {
         let wanted = options.projections.isEmpty ? Set(ProjectionVersions.all.map(\.name)) : options.projections
         for name in wanted where ProjectionVersions.definition(named: name) == nil {
-            throw .invalidRequest("unknown projection \"\(name)\" (known: \(ProjectionVersions.all.map(\.name).joined(separator: ", ")))")
+            throw .invalidRequest(
+                "unknown projection \"\(name)\" (known: \(ProjectionVersions.all.map(\.name).joined(separator: ", ")))")
         }
         if !options.dryRun && !options.allowDowngrade {
             let built = try database { () throws(DatabaseError) in try ProjectionVersions.built(on: connection) }

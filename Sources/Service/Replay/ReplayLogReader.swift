@@ -89,10 +89,16 @@ struct ReplayLogReader {
             guard rows > 0 else { return (0, nil) }
             var i = lastStart
             var tx: UInt64 = 0
-            while i < n, buffer[i] != 0x09 { tx = tx &* 10 &+ UInt64(buffer[i] &- 0x30); i += 1 }
+            while i < n, buffer[i] != 0x09 {
+                tx = tx &* 10 &+ UInt64(buffer[i] &- 0x30)
+                i += 1
+            }
             i += 1
             var seq: Int64 = 0
-            while i < n, buffer[i] != 0x09 { seq = seq &* 10 &+ Int64(buffer[i] &- 0x30); i += 1 }
+            while i < n, buffer[i] != 0x09 {
+                seq = seq &* 10 &+ Int64(buffer[i] &- 0x30)
+                i += 1
+            }
             return (rows, Checkpoint(tx: tx, seq: seq))
         }
     }
@@ -218,7 +224,8 @@ struct ReplayLogReader {
                 type: type, stream: LedgerRoute.userPrefix + owner, data: data, seq: seq, key: known?.key)
         else { return nil }
         for id in event.userIds where subjects.bySubject[id] == nil { batch.unknownSubjects.insert(id) }
-        return restoringTokens(SubjectCodec.restoringUserIds(event, subjects: subjects), subjects: subjects, batch: &batch)
+        return restoringTokens(
+            SubjectCodec.restoringUserIds(event, subjects: subjects), subjects: subjects, batch: &batch)
     }
 
     /// `event` with the tokens behind the token subjects it carries (noting those not known).

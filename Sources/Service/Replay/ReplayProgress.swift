@@ -66,6 +66,8 @@ public final class ReplayProgressPrinter: @unchecked Sendable {
     static func eta(_ p: ReplayProgress) -> String {
         guard p.rate > 0, p.estimatedTotal > p.events else { return "0s" }
         let seconds = Double(p.estimatedTotal - p.events) / p.rate
-        return seconds < 60 ? String(format: "%.0fs", seconds) : String(format: "%.0fm%02.0fs", (seconds / 60).rounded(.down), seconds.truncatingRemainder(dividingBy: 60))
+        return seconds < 60
+            ? String(format: "%.0fs", seconds)
+            : String(format: "%.0fm%02.0fs", (seconds / 60).rounded(.down), seconds.truncatingRemainder(dividingBy: 60))
     }
 }

@@ -47,10 +47,16 @@ public struct ReplayReport: Sendable {
         w.beginArray()
         for user in users.prefix(listLimit) {
             w.beginObject()
-            w.key("userId"); w.string(user.userId)
-            w.key("fields"); w.beginArray(); for field in user.fields { w.string(field) }; w.endArray()
-            w.key("before"); w.value(user.before ?? .null)
-            w.key("after"); w.value(user.after ?? .null)
+            w.key("userId")
+            w.string(user.userId)
+            w.key("fields")
+            w.beginArray()
+            for field in user.fields { w.string(field) }
+            w.endArray()
+            w.key("before")
+            w.value(user.before ?? .null)
+            w.key("after")
+            w.value(user.after ?? .null)
             w.endObject()
         }
         w.endArray()
@@ -59,21 +65,46 @@ public struct ReplayReport: Sendable {
     public func jsonBytes() -> [UInt8] {
         var w = JSONWriter(capacity: 1024 + min(changedUsers.count, Self.listLimit) * 256)
         w.beginObject()
-        w.key("dryRun"); w.bool(dryRun)
-        w.key("projections"); w.beginArray(); for name in projections { w.string(name) }; w.endArray()
-        w.key("swapped"); w.bool(swapped)
-        w.key("events"); w.int(Int64(events))
-        w.key("catchUpEvents"); w.int(Int64(catchUpEvents))
-        w.key("users"); w.int(Int64(users))
-        w.key("changedUserCount"); w.int(Int64(changedUsers.count))
+        w.key("dryRun")
+        w.bool(dryRun)
+        w.key("projections")
+        w.beginArray()
+        for name in projections { w.string(name) }
+        w.endArray()
+        w.key("swapped")
+        w.bool(swapped)
+        w.key("events")
+        w.int(Int64(events))
+        w.key("catchUpEvents")
+        w.int(Int64(catchUpEvents))
+        w.key("users")
+        w.int(Int64(users))
+        w.key("changedUserCount")
+        w.int(Int64(changedUsers.count))
         w.key("changedUsers")
         Self.write(changedUsers, to: &w)
-        w.key("changedChainOwners"); w.int(Int64(changedChainOwners))
-        w.key("inFlightUsers"); w.int(Int64(inFlightUsers))
-        w.key("durationMs"); w.int(durationMs)
-        w.key("eventsPerSecond"); w.int(Int64(eventsPerSecond.rounded()))
-        w.key("position"); w.beginObject(); w.key("tx"); w.string(String(position.tx)); w.key("seq"); w.int(position.seq); w.endObject()
-        w.key("phasesMs"); w.beginObject(); for (name, ms) in phases { w.key(name); w.int(ms) }; w.endObject()
+        w.key("changedChainOwners")
+        w.int(Int64(changedChainOwners))
+        w.key("inFlightUsers")
+        w.int(Int64(inFlightUsers))
+        w.key("durationMs")
+        w.int(durationMs)
+        w.key("eventsPerSecond")
+        w.int(Int64(eventsPerSecond.rounded()))
+        w.key("position")
+        w.beginObject()
+        w.key("tx")
+        w.string(String(position.tx))
+        w.key("seq")
+        w.int(position.seq)
+        w.endObject()
+        w.key("phasesMs")
+        w.beginObject()
+        for (name, ms) in phases {
+            w.key(name)
+            w.int(ms)
+        }
+        w.endObject()
         w.endObject()
         return w.bytes
     }
@@ -89,10 +120,12 @@ public struct ReplayReport: Sendable {
         for user in changedUsers.prefix(50) {
             let before = user.before.map { String(decoding: $0.serialized(sortedKeys: true), as: UTF8.self) } ?? "—"
             let after = user.after.map { String(decoding: $0.serialized(sortedKeys: true), as: UTF8.self) } ?? "—"
-            lines.append("  \(user.userId) [\(user.fields.joined(separator: ","))]\n    before: \(before)\n    after:  \(after)")
+            lines.append(
+                "  \(user.userId) [\(user.fields.joined(separator: ","))]\n    before: \(before)\n    after:  \(after)")
         }
         if changedUsers.count > 50 { lines.append("  … and \(changedUsers.count - 50) more") }
-        lines.append(dryRun ? "nothing was changed (dry run)" : (swapped ? "swapped in the rebuilt projections" : "not swapped"))
+        lines.append(
+            dryRun ? "nothing was changed (dry run)" : (swapped ? "swapped in the rebuilt projections" : "not swapped"))
         lines.append("phases (ms): " + phases.map { "\($0.0) \($0.1)" }.joined(separator: ", "))
         return lines.joined(separator: "\n")
     }
@@ -103,11 +136,12 @@ public struct ReplayReport: Sendable {
         guard let json = try? JSONValue.parse(document), let object = json.objectValue else { return nil }
         var out: [String: JSONValue] = [:]
         if let entitlements = object["entitlements"]?.objectValue {
-            out["entitlements"] = .object(entitlements.mapValues { value in
-                var short: [String: JSONValue] = ["active": value["active"] ?? .null]
-                if let expires = value["expiresAt"], !expires.isNull { short["expiresAt"] = expires }
-                return .object(short)
-            })
+            out["entitlements"] = .object(
+                entitlements.mapValues { value in
+                    var short: [String: JSONValue] = ["active": value["active"] ?? .null]
+                    if let expires = value["expiresAt"], !expires.isNull { short["expiresAt"] = expires }
+                    return .object(short)
+                })
         }
         if let balances = object["balances"] { out["balances"] = balances }
         if let subscriptions = object["subscriptions"]?.arrayValue {

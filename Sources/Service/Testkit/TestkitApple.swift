@@ -18,7 +18,8 @@ enum TestkitApple {
         var asked: Int?
         if let text = parsed.options["port"] {
             guard let number = Int(text), (0...65535).contains(number) else {
-                throw CommandLineArguments.UsageError(description: "--port must be 0…65535 (0: any free port), got \"\(text)\"")
+                throw CommandLineArguments.UsageError(
+                    description: "--port must be 0…65535 (0: any free port), got \"\(text)\"")
             }
             asked = number
         }
@@ -27,7 +28,8 @@ enum TestkitApple {
         let store = try TestkitCommand.store(parsed)
         let configuration = try store.configuration()
         // Without --port: where the config sends Apple's requests (`init --apple-port`).
-        let port = asked ?? [configuration.verifyReceipt.production].compactMap { URL(string: $0) }
+        let port =
+            asked ?? [configuration.verifyReceipt.production].compactMap { URL(string: $0) }
             .first { $0.host == "127.0.0.1" }?.port ?? TestkitStore.defaultApplePort
         let rootDER = try store.authority().rootDER
         let app = try store.app()
@@ -69,13 +71,15 @@ enum TestkitApple {
         let url = "http://127.0.0.1:\(bound)/verifyReceipt"
         if configuration.verifyReceipt.production != url || configuration.verifyReceipt.sandbox != url {
             CommandLineInterface.printError(
-                "testkit apple: note: \(store.configPath) sends receipts to \(configuration.verifyReceipt.production), not here")
+                "testkit apple: note: \(store.configPath) sends receipts to \(configuration.verifyReceipt.production), not here"
+            )
         }
         let base = "http://127.0.0.1:\(bound)"
         let configured = app.serverAPI?.localTestingURL
         if serverAPI == nil {
             CommandLineInterface.printError(
-                "testkit apple: note: \(store.configPath) has no serverAPI (a store made before testkit served the Server API): only verifyReceipt is served")
+                "testkit apple: note: \(store.configPath) has no serverAPI (a store made before testkit served the Server API): only verifyReceipt is served"
+            )
         } else if configured.map({ $0.hasSuffix("/") ? String($0.dropLast()) : $0 }) != base {
             CommandLineInterface.printError(
                 "testkit apple: note: \(store.configPath) sends Server API requests to \(configured ?? "?"), not here")
@@ -83,7 +87,9 @@ enum TestkitApple {
         print("iap-ledger testkit apple listening on \(url)")
         if serverAPI != nil {
             print("iap-ledger testkit apple: App Store Server API (LocalTesting) at \(base)")
-            print("iap-ledger testkit apple: notifications (TEST, RENEWAL_EXTENDED) go to \(notificationURL.absoluteString)")
+            print(
+                "iap-ledger testkit apple: notifications (TEST, RENEWAL_EXTENDED) go to \(notificationURL.absoluteString)"
+            )
         }
         fflush(nil)
         var received: Int32 = 0

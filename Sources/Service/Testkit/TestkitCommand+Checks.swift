@@ -6,14 +6,16 @@ import JSON
 extension TestkitCommand {
     static func validUser(_ text: String) throws(CommandLineArguments.UsageError) -> String {
         guard !text.isEmpty, text.utf8.count <= 256,
-              !text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
+            !text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
         else { throw usageError("--user must be 1–256 bytes without control characters") }
         return text
     }
 
     static func validProduct(_ productId: String) throws(CommandLineArguments.UsageError) -> String {
         guard !productId.isEmpty, productId.utf8.count <= 256,
-              !productId.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
+            !productId.unicodeScalars.contains(where: {
+                $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F
+            })
         else { throw usageError("--product must be a product id (no spaces, at most 256 bytes), got \"\(productId)\"") }
         return productId
     }
@@ -28,7 +30,8 @@ extension TestkitCommand {
     static func expiry(_ text: String) throws(CommandLineArguments.UsageError) -> TestkitExpiry {
         guard let parsed = TestkitExpiry.parse(text) else {
             throw usageError(
-                "--expires must be an RFC 3339 time (2026-12-31T10:00:00Z) or an ISO 8601 duration (P1M, P7D, PT5M), got \"\(text)\"")
+                "--expires must be an RFC 3339 time (2026-12-31T10:00:00Z) or an ISO 8601 duration (P1M, P7D, PT5M), got \"\(text)\""
+            )
         }
         return parsed
     }
@@ -54,10 +57,11 @@ extension TestkitCommand {
             return nil
         }
         let source = parsed.options["url"] != nil ? "--url" : "IAP_LEDGER_URL"
-        var text = parsed.options["url"] ?? CommandLineInterface.environment("IAP_LEDGER_URL") ?? "http://127.0.0.1:8080"
+        var text =
+            parsed.options["url"] ?? CommandLineInterface.environment("IAP_LEDGER_URL") ?? "http://127.0.0.1:8080"
         while text.hasSuffix("/") { text.removeLast() }
         guard let url = URL(string: text + path), let scheme = url.scheme, ["http", "https"].contains(scheme),
-              url.host?.isEmpty == false, url.query == nil
+            url.host?.isEmpty == false, url.query == nil
         else { throw usageError("\(source) must be the service's http(s) URL (as serve prints it), got \"\(text)\"") }
         return url
     }
@@ -76,7 +80,9 @@ extension TestkitCommand {
     static func appleOnly(_ parsed: CommandLineArguments) throws(CommandLineArguments.UsageError) -> Bool {
         let appleOnly = parsed.switches.contains("apple-only")
         if appleOnly && parsed.switches.contains("print") {
-            throw usageError("--apple-only and --print do not go together (--apple-only keeps it for testkit apple, --print prints it)")
+            throw usageError(
+                "--apple-only and --print do not go together (--apple-only keeps it for testkit apple, --print prints it)"
+            )
         }
         return appleOnly
     }

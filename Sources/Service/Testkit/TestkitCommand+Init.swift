@@ -24,11 +24,15 @@ extension TestkitCommand {
         // Where the config sends Apple's requests (the stand-in's).
         let verifyURL = (try? store.configuration().verifyReceipt.production) ?? "?"
         let serverAPIURL = ((try? store.app())?.serverAPI?.localTestingURL) ?? "(no serverAPI in this store)"
-        let keyFile = ((try? store.app())?.serverAPI?.privateKeyPath).map { ($0 as NSString).lastPathComponent }
+        let keyFile =
+            ((try? store.app())?.serverAPI?.privateKeyPath).map { ($0 as NSString).lastPathComponent }
             ?? "(no serverAPI key: a store made before testkit served the Server API)"
-        print(existed ? "a test store already exists in \(store.directory) (left as it is)"
-                      : "created a test store in \(store.directory):")
-        print("""
+        print(
+            existed
+                ? "a test store already exists in \(store.directory) (left as it is)"
+                : "created a test store in \(store.directory):")
+        print(
+            """
               config.json     app \(TestkitStore.bundleId), environments ["LocalTesting"] only; products
                                 \(TestkitStore.subscription)  subscription → "pro"
                                 \(TestkitStore.coins)     consumable → 100 coins

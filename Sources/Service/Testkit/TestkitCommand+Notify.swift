@@ -14,13 +14,17 @@ extension TestkitCommand {
         }
         let subtype = parsed.options["subtype"]
         if let subtype, !rules.subtypes.contains(subtype) {
-            let allowed = rules.subtypes.isEmpty ? "\(type) takes no --subtype" : "expected " + rules.subtypes.sorted().joined(separator: ", ")
+            let allowed =
+                rules.subtypes.isEmpty
+                ? "\(type) takes no --subtype" : "expected " + rules.subtypes.sorted().joined(separator: ", ")
             throw usageError("--subtype \"\(subtype)\" does not go with \(type): \(allowed)")
         }
         if subtype == nil && rules.required {
             throw usageError("\(type) needs --subtype \(rules.subtypes.sorted().joined(separator: "|"))")
         }
-        let chain = try parsed.options["original-transaction-id"].map { try transactionId($0, flag: "original-transaction-id") }
+        let chain = try parsed.options["original-transaction-id"].map {
+            try transactionId($0, flag: "original-transaction-id")
+        }
         let single = try parsed.options["transaction-id"].map { try transactionId($0, flag: "transaction-id") }
         let aboutNoChain = TestkitMinter.aboutNoChain.contains(type)
         if aboutNoChain && (chain != nil || single != nil) {
@@ -29,7 +33,9 @@ extension TestkitCommand {
         if !aboutNoChain && chain == nil { throw usageError("\(type) needs --original-transaction-id") }
         var expires: TestkitExpiry?
         if let text = parsed.options["expires"] {
-            guard type == "DID_RENEW" else { throw usageError("--expires is only for DID_RENEW (the new period's end)") }
+            guard type == "DID_RENEW" else {
+                throw usageError("--expires is only for DID_RENEW (the new period's end)")
+            }
             expires = try expiry(text)
         }
         var percentage: Int64?
@@ -61,16 +67,19 @@ extension TestkitCommand {
             return (payload, jws)
         }
         let about = chain.map { " about \($0)" } ?? ""
-        let note = "minted notification \(type)\(subtype.map { "/\($0)" } ?? "")\(about) (\(payload["notificationUUID"]?.stringValue ?? ""))"
+        let note =
+            "minted notification \(type)\(subtype.map { "/\($0)" } ?? "")\(about) (\(payload["notificationUUID"]?.stringValue ?? ""))"
         if printOnly {
             print(jws)
         } else if appleOnly {
             print(payload["notificationUUID"]?.stringValue ?? "")
             CommandLineInterface.printError(
-                "testkit: \(note), known to testkit apple only (not posted): POST /v1/admin/reconcile finds it in the notification history")
+                "testkit: \(note), known to testkit apple only (not posted): POST /v1/admin/reconcile finds it in the notification history"
+            )
             return 0
         } else {
-            try deliver(JSONValue.object(["signedPayload": .string(jws)]).serialized(), to: target!, key: nil, minted: note)
+            try deliver(
+                JSONValue.object(["signedPayload": .string(jws)]).serialized(), to: target!, key: nil, minted: note)
         }
         CommandLineInterface.printError("testkit: " + note)
         return 0

@@ -31,7 +31,9 @@ extension TestkitCommand {
         }
         var token: String?
         if let text = parsed.options["app-account-token"] {
-            guard let uuid = UUID(uuidString: text) else { throw usageError("--app-account-token must be a UUID, got \"\(text)\"") }
+            guard let uuid = UUID(uuidString: text) else {
+                throw usageError("--app-account-token must be a UUID, got \"\(text)\"")
+            }
             token = uuid.uuidString.lowercased()
         }
         var commitment = false
@@ -53,10 +55,12 @@ extension TestkitCommand {
             throw usageError("product \(productId) is not in \(store.configPath): pass --type")
         }
         if expires != nil && resolvedType != .autoRenewable {
-            throw usageError("--expires is only for auto-renewable subscriptions (\(productId) is \(resolvedType.rawValue))")
+            throw usageError(
+                "--expires is only for auto-renewable subscriptions (\(productId) is \(resolvedType.rawValue))")
         }
         if commitment && resolvedType != .autoRenewable {
-            throw usageError("--billing-plan is only for auto-renewable subscriptions (\(productId) is \(resolvedType.rawValue))")
+            throw usageError(
+                "--billing-plan is only for auto-renewable subscriptions (\(productId) is \(resolvedType.rawValue))")
         }
         if quantity != 1 && resolvedType != .consumable {
             throw usageError("--quantity is only for consumables (\(productId) is \(resolvedType.rawValue))")
@@ -77,13 +81,15 @@ extension TestkitCommand {
         let jws = signer.sign(payload: JSONValue.object(payload).serialized())
         let id = payload["transactionId"]?.stringValue ?? ""
         let until = payload["expiresDate"]?.int64Value.map { ", expires \(RFC3339.format($0))" } ?? ""
-        let note = "minted transaction \(id) (\(productId), \(resolvedType.rawValue)\(until); order ID \(TestkitOrders.orderId(ofTransaction: id)))"
+        let note =
+            "minted transaction \(id) (\(productId), \(resolvedType.rawValue)\(until); order ID \(TestkitOrders.orderId(ofTransaction: id)))"
         if printOnly {
             print(jws)
         } else if appleOnly {
             print(id)
             CommandLineInterface.printError(
-                "testkit: \(note), known to testkit apple only (not posted): POST /v1/users/\(user!)/sync {\"transactionId\": \"\(id)\"} imports it")
+                "testkit: \(note), known to testkit apple only (not posted): POST /v1/users/\(user!)/sync {\"transactionId\": \"\(id)\"} imports it"
+            )
             return 0
         } else {
             let body = JSONValue.object(["userId": .string(user!), "signedTransaction": .string(jws)]).serialized()

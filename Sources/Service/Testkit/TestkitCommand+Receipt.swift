@@ -10,7 +10,8 @@ extension TestkitCommand {
         guard printOnly || user != nil else { throw usageError("testkit receipt needs --user (or --print)") }
         let productIds = try (parsed.repeated["product"] ?? []).map(validProduct)
         guard user != nil || !productIds.isEmpty else {
-            throw usageError("testkit receipt --print without --user needs --product (a receipt of nothing is no receipt)")
+            throw usageError(
+                "testkit receipt --print without --user needs --product (a receipt of nothing is no receipt)")
         }
         let target = try destination(parsed, path: "/v1/purchases", printOnly: printOnly)
         let key = printOnly ? nil : try apiKey(parsed)
@@ -19,7 +20,8 @@ extension TestkitCommand {
         let app = try store.app()
         let products = try productIds.map { id throws(CommandLineArguments.UsageError) in
             guard let product = app.products[id] else {
-                throw usageError("product \(id) is not in \(store.configPath) (testkit receipt buys configured products only)")
+                throw usageError(
+                    "product \(id) is not in \(store.configPath) (testkit receipt buys configured products only)")
             }
             return (id: id, type: TestkitProductType(product.kind))
         }

@@ -20,47 +20,76 @@ enum TestkitCommand {
         switch subcommand {
         case "init":
             let parsed = try CommandLineArguments(rest, valued: ["data-dir", "apple-port"], switches: [])
-            if parsed.wantsHelp { print(usage); return 0 }
+            if parsed.wantsHelp {
+                print(usage)
+                return 0
+            }
             try noPositionals(parsed)
             return try initialise(parsed)
         case "purchase":
             let parsed = try CommandLineArguments(
-                rest, valued: common.union(["user", "product", "type", "expires", "quantity", "app-account-token", "billing-plan"]),
+                rest,
+                valued: common.union([
+                    "user", "product", "type", "expires", "quantity", "app-account-token", "billing-plan",
+                ]),
                 switches: ["print", "apple-only"])
-            if parsed.wantsHelp { print(usage); return 0 }
+            if parsed.wantsHelp {
+                print(usage)
+                return 0
+            }
             try noPositionals(parsed)
             return try purchase(parsed)
         case "notify":
             let parsed = try CommandLineArguments(
-                rest, valued: common.union(["type", "subtype", "original-transaction-id", "transaction-id", "expires", "percentage"]),
+                rest,
+                valued: common.union([
+                    "type", "subtype", "original-transaction-id", "transaction-id", "expires", "percentage",
+                ]),
                 switches: ["print", "apple-only"])
-            if parsed.wantsHelp { print(usage); return 0 }
+            if parsed.wantsHelp {
+                print(usage)
+                return 0
+            }
             try noPositionals(parsed)
             return try notify(parsed)
         case "receipt":
             let parsed = try CommandLineArguments(rest, valued: common.union(["user", "product"]), switches: ["print"])
-            if parsed.wantsHelp { print(usage); return 0 }
+            if parsed.wantsHelp {
+                print(usage)
+                return 0
+            }
             try noPositionals(parsed)
             return try receipt(parsed)
         case "orders":
             let parsed = try CommandLineArguments(rest, valued: ["data-dir", "user"], switches: [])
-            if parsed.wantsHelp { print(usage); return 0 }
+            if parsed.wantsHelp {
+                print(usage)
+                return 0
+            }
             try noPositionals(parsed)
             return try orders(parsed)
         case "retention-message":
             let parsed = try CommandLineArguments(
                 rest, valued: common.union(["original-transaction-id", "product", "locale"]), switches: ["print"])
-            if parsed.wantsHelp { print(usage); return 0 }
+            if parsed.wantsHelp {
+                print(usage)
+                return 0
+            }
             try noPositionals(parsed)
             return try retentionMessage(parsed)
         case "apple":
             let parsed = try CommandLineArguments(rest, valued: ["data-dir", "port", "url"], switches: [])
-            if parsed.wantsHelp { print(usage); return 0 }
+            if parsed.wantsHelp {
+                print(usage)
+                return 0
+            }
             try noPositionals(parsed)
             return try TestkitApple.run(parsed)
         default:
             throw CommandLineArguments.UsageError(
-                description: "unknown testkit subcommand \"\(subcommand)\" (expected init, purchase, notify, receipt, orders, retention-message or apple)")
+                description:
+                    "unknown testkit subcommand \"\(subcommand)\" (expected init, purchase, notify, receipt, orders, retention-message or apple)"
+            )
         }
     }
 

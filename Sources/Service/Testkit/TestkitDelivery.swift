@@ -18,11 +18,15 @@ enum TestkitDelivery {
         do {
             let answer = try TestkitPoster.post(body, to: url, key: nil, timeout: timeoutSeconds)
             let result = (200..<300).contains(answer.status) ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
-            return (SendAttempt(attemptDate: attemptDate, sendAttemptResult: result), "HTTP \(answer.status) \(answer.body)")
+            return (
+                SendAttempt(attemptDate: attemptDate, sendAttemptResult: result), "HTTP \(answer.status) \(answer.body)"
+            )
         } catch {
             let timedOut = error.description.contains("did not answer") || error.description.contains("timed out")
-            return (SendAttempt(attemptDate: attemptDate, sendAttemptResult: timedOut ? "TIMED_OUT" : "NO_RESPONSE"),
-                    error.description)
+            return (
+                SendAttempt(attemptDate: attemptDate, sendAttemptResult: timedOut ? "TIMED_OUT" : "NO_RESPONSE"),
+                error.description
+            )
         }
     }
 }

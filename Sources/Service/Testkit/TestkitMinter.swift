@@ -3,7 +3,10 @@ import JSON
 
 /// Apple's transaction `type`s, named as `testkit purchase --type` takes them.
 enum TestkitProductType: String, Sendable, CaseIterable {
-    case autoRenewable = "auto-renewable", consumable, nonConsumable = "non-consumable", nonRenewing = "non-renewing"
+    case autoRenewable = "auto-renewable"
+    case consumable
+    case nonConsumable = "non-consumable"
+    case nonRenewing = "non-renewing"
 
     var appleType: String {
         switch self {
@@ -113,7 +116,9 @@ enum TestkitMinter {
         _ request: TestkitNotification, bundleId: String, now: Int64, uuid: String, state: inout TestkitState,
         sign: (JSONValue) -> String
     ) throws(TestkitError) -> JSONValue {
-        if request.type == "RESCIND_CONSENT" { return rescindConsent(bundleId: bundleId, now: now, uuid: uuid, sign: sign) }
+        if request.type == "RESCIND_CONSENT" {
+            return rescindConsent(bundleId: bundleId, now: now, uuid: uuid, sign: sign)
+        }
         var data: [String: JSONValue] = [
             "bundleId": .string(bundleId), "bundleVersion": "1.0", "environment": .string(environment),
         ]
@@ -139,7 +144,8 @@ enum TestkitMinter {
         guard let latest = chain.last else {
             throw TestkitError("no transaction with originalTransactionId \(chainId) was minted by this test store")
         }
-        let isSubscription = state.transactions[latest]["type"]?.stringValue == TestkitProductType.autoRenewable.appleType
+        let isSubscription =
+            state.transactions[latest]["type"]?.stringValue == TestkitProductType.autoRenewable.appleType
         guard isSubscription || !subscriptionTypes.contains(request.type) else {
             let kind = state.transactions[latest]["type"]?.stringValue ?? "one-time purchase"
             throw TestkitError("\(request.type) is about auto-renewable subscriptions; \(chainId) is a \(kind)")
@@ -194,20 +200,22 @@ enum TestkitMinter {
                 state.transactions[target]["revocationType"] = "REFUND_PRORATED"
                 state.transactions[target]["revocationPercentage"] = .int(percentage)
             } else {
-                state.transactions[target]["revocationType"] = request.type == "REVOKE" ? "FAMILY_REVOKE" : "REFUND_FULL"
+                state.transactions[target]["revocationType"] =
+                    request.type == "REVOKE" ? "FAMILY_REVOKE" : "REFUND_FULL"
                 state.transactions[target].removeValue(forKey: "revocationPercentage")
             }
         case "REFUND_REVERSED":
             // Apple re-signs the transaction as it was before the refund: every revocation field goes.
             for field in revocationFields { state.transactions[target].removeValue(forKey: field) }
         case "EXPIRED":
-            let intent: Int64 = switch request.subtype {
-            case "VOLUNTARY": 1
-            case "BILLING_RETRY": 2
-            case "PRICE_INCREASE": 3
-            case "PRODUCT_NOT_FOR_SALE": 4
-            default: 5
-            }
+            let intent: Int64 =
+                switch request.subtype {
+                case "VOLUNTARY": 1
+                case "BILLING_RETRY": 2
+                case "PRICE_INCREASE": 3
+                case "PRODUCT_NOT_FOR_SALE": 4
+                default: 5
+                }
             renewal?["autoRenewStatus"] = 0
             renewal?["expirationIntent"] = .int(intent)
             renewal?["isInBillingRetryPeriod"] = false
@@ -257,8 +265,8 @@ enum TestkitMinter {
         let key = chainId + " " + requestIdentifier
         if let granted = state.extensions[key] { return (granted, nil) }
         guard let latest = state.chain(chainId).last,
-              state.transactions[latest]["type"]?.stringValue == TestkitProductType.autoRenewable.appleType,
-              let expires = state.transactions[latest]["expiresDate"]?.int64Value
+            state.transactions[latest]["type"]?.stringValue == TestkitProductType.autoRenewable.appleType,
+            let expires = state.transactions[latest]["expiresDate"]?.int64Value
         else { throw TestkitError("no auto-renewable chain \(chainId) was minted by this test store") }
         let extended = expires + days * 86_400_000
         state.transactions[latest]["expiresDate"] = .int(extended)
@@ -274,7 +282,10 @@ enum TestkitMinter {
     static func status(transaction: [String: JSONValue], renewal: [String: JSONValue], now: Int64) -> Int64 {
         if transaction["revocationDate"] != nil { return 5 }
         if let grace = renewal["gracePeriodExpiresDate"]?.int64Value, grace > now,
-           renewal["isInBillingRetryPeriod"]?.boolValue == true { return 4 }
+            renewal["isInBillingRetryPeriod"]?.boolValue == true
+        {
+            return 4
+        }
         if renewal["isInBillingRetryPeriod"]?.boolValue == true { return 3 }
         if let expires = transaction["expiresDate"]?.int64Value, expires > now { return 1 }
         return 2

@@ -48,8 +48,9 @@ extension TestkitCommand {
         let state = try store.loadState()
         print("orderId\ttransactionId\toriginalTransactionId\tproductId\tuser")
         for line in TestkitOrders.lines(state, user: user) {
-            print([line.orderId, line.transactionId, line.originalTransactionId, line.productId, line.user ?? "-"]
-                .joined(separator: "\t"))
+            print(
+                [line.orderId, line.transactionId, line.originalTransactionId, line.productId, line.user ?? "-"]
+                    .joined(separator: "\t"))
         }
         return 0
     }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
@@ -11,7 +12,9 @@ enum TestkitPoster {
         var body: String
     }
 
-    private final class Box: @unchecked Sendable { var outcome: Result<Answer, TestkitError> = .failure(.init("no answer")) }
+    private final class Box: @unchecked Sendable {
+        var outcome: Result<Answer, TestkitError> = .failure(.init("no answer"))
+    }
 
     static func post(_ body: [UInt8], to url: URL, key: String?, timeout: Double = 30) throws(TestkitError) -> Answer {
         var request = URLRequest(url: url, timeoutInterval: timeout)
@@ -25,9 +28,11 @@ enum TestkitPoster {
         defer { session.finishTasksAndInvalidate() }
         let task = session.dataTask(with: request) { data, response, error in
             if let error {
-                box.outcome = .failure(TestkitError("cannot reach \(url.absoluteString): \(error.localizedDescription)"))
+                box.outcome = .failure(
+                    TestkitError("cannot reach \(url.absoluteString): \(error.localizedDescription)"))
             } else if let http = response as? HTTPURLResponse {
-                box.outcome = .success(Answer(status: http.statusCode, body: String(decoding: data ?? Data(), as: UTF8.self)))
+                box.outcome = .success(
+                    Answer(status: http.statusCode, body: String(decoding: data ?? Data(), as: UTF8.self)))
             }
             done.signal()
         }

@@ -35,9 +35,11 @@ enum TestkitReceipt {
         let wanted = Set(chains)
         let purchases = state.transactions.filter { wanted.contains($0["originalTransactionId"]?.stringValue ?? "") }
             .map(purchase)
-        return (AppReceiptContents(
-            bundleId: bundleId, appVersion: appVersion, originalAppVersion: appVersion, creationDate: second,
-            purchases: purchases), new)
+        return (
+            AppReceiptContents(
+                bundleId: bundleId, appVersion: appVersion, originalAppVersion: appVersion, creationDate: second,
+                purchases: purchases), new
+        )
     }
 
     /// One minted transaction payload as an in-app purchase receipt.

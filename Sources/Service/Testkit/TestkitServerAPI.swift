@@ -66,16 +66,22 @@ final class TestkitServerAPI: Sendable {
             var answer = standIn.answer(
                 method: request.method, path: request.path, query: request.query,
                 authorization: request.header("Authorization"), body: request.body, nowMillis: now)
-            guard answer.status == 200 else { return (HTTPResponse(status: answer.status, headers: answer.headers, body: answer.body), nil) }
+            guard answer.status == 200 else {
+                return (HTTPResponse(status: answer.status, headers: answer.headers, body: answer.body), nil)
+            }
             let segments = request.path.split(separator: "/").map(String.init)
             var outgoing: Outgoing?
             do {
-                if request.method == "PUT", segments.count == 5, segments[2] == "subscriptions", segments[3] == "extend" {
+                if request.method == "PUT", segments.count == 5, segments[2] == "subscriptions", segments[3] == "extend"
+                {
                     outgoing = try extend(segments[4], request.body, answer: &answer, now: now)
                 } else if request.method == "PUT", segments.count == 5, segments[2] == "transactions",
-                          segments[4] == "appAccountToken" {
+                    segments[4] == "appAccountToken"
+                {
                     try setAppAccountToken(segments[3])
-                } else if request.method == "POST", segments.count == 4, segments[2] == "notifications", segments[3] == "test" {
+                } else if request.method == "POST", segments.count == 4, segments[2] == "notifications",
+                    segments[3] == "test"
+                {
                     outgoing = testNotification(answer, now: now)
                 }
             } catch {
@@ -91,16 +97,17 @@ final class TestkitServerAPI: Sendable {
     static var unknownError: HTTPResponse {
         HTTPResponse(
             status: 500, headers: ["Content-Type": "application/json"],
-            body: JSONValue.object(["errorCode": 5000000, "errorMessage": "An unknown error occurred."]).serialized())
+            body: JSONValue.object(["errorCode": 5_000_000, "errorMessage": "An unknown error occurred."]).serialized())
     }
 
     /// Apple extended the chain (the stand-in checked the request): the state's current period
     /// moves, once per request identifier, and the answer's `effectiveDate` is the new expiry.
-    private func extend(_ chain: String, _ body: [UInt8], answer: inout AppStoreServerAPIStandIn.Answer, now: Int64) throws
+    private func extend(_ chain: String, _ body: [UInt8], answer: inout AppStoreServerAPIStandIn.Answer, now: Int64)
+        throws
         -> Outgoing?
     {
         guard let json = try? JSONValue.parse(body), let days = json["extendByDays"]?.int64Value,
-              let identifier = json["requestIdentifier"]?.stringValue
+            let identifier = json["requestIdentifier"]?.stringValue
         else { return nil }  // the stand-in refused such a body already
         let uuid = UUID().uuidString.lowercased()
         let (expires, notification) = try store.withStateLock {
@@ -133,7 +140,8 @@ final class TestkitServerAPI: Sendable {
             try TestkitMinter.setAppAccountToken(originalTransactionId: chain, token: token, state: &state)
             try store.save(state)
         }
-        CommandLineInterface.printError("testkit apple: set appAccountToken \(token) on \(chain) (its current and later transactions)")
+        CommandLineInterface.printError(
+            "testkit apple: set appAccountToken \(token) on \(chain) (its current and later transactions)")
     }
 
     /// Apple handed out a test notification token: the TEST notification it will send, which
@@ -141,9 +149,10 @@ final class TestkitServerAPI: Sendable {
     private func testNotification(_ answer: AppStoreServerAPIStandIn.Answer, now: Int64) -> Outgoing? {
         guard let token = (try? JSONValue.parse(answer.body))?["testNotificationToken"]?.stringValue else { return nil }
         var unchanged = TestkitState()
-        guard let payload = try? TestkitMinter.notification(
-            TestkitNotification(type: "TEST"), bundleId: bundleId, now: now, uuid: UUID().uuidString.lowercased(),
-            state: &unchanged, sign: { signer.sign(payload: $0.serialized()) })
+        guard
+            let payload = try? TestkitMinter.notification(
+                TestkitNotification(type: "TEST"), bundleId: bundleId, now: now, uuid: UUID().uuidString.lowercased(),
+                state: &unchanged, sign: { signer.sign(payload: $0.serialized()) })
         else { return nil }
         let jws = signer.sign(payload: payload.serialized())
         standIn.setTestNotificationStatus(token, TestNotificationStatus(signedPayload: jws, sendAttempts: []))
@@ -176,15 +185,17 @@ final class TestkitServerAPI: Sendable {
         for var transaction in state.transactions {
             let chain = transaction["originalTransactionId"]?.stringValue ?? ""
             transaction["signedDate"] = .int(now)
-            standIn.addTransaction(signer.sign(payload: JSONValue.object(transaction).serialized()),
-                                   customer: state.customers[chain] ?? chain,
-                                   orderId: transaction["transactionId"]?.stringValue.map(TestkitOrders.orderId(ofTransaction:)))
+            standIn.addTransaction(
+                signer.sign(payload: JSONValue.object(transaction).serialized()),
+                customer: state.customers[chain] ?? chain,
+                orderId: transaction["transactionId"]?.stringValue.map(TestkitOrders.orderId(ofTransaction:)))
             latest[chain] = transaction
         }
         for (chain, var renewal) in state.renewals.sorted(by: { $0.key < $1.key }) {
             renewal["signedDate"] = .int(now)
             let status = latest[chain].map { TestkitMinter.status(transaction: $0, renewal: renewal, now: now) }
-            standIn.addRenewalInfo(signer.sign(payload: JSONValue.object(renewal).serialized()), status: status.map { Int($0) })
+            standIn.addRenewalInfo(
+                signer.sign(payload: JSONValue.object(renewal).serialized()), status: status.map { Int($0) })
         }
         for notification in state.notifications { standIn.addNotification(notification) }
     }

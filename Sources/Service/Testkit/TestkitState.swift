@@ -51,7 +51,7 @@ struct TestkitState: Sendable, Equatable {
     /// Reads a state file; nil when it is not one (the caller names the file).
     init?(json: JSONValue) {
         guard let next = json["nextId"]?.int64Value, let list = json["transactions"]?.arrayValue,
-              let renewalMap = json["renewals"]?.objectValue
+            let renewalMap = json["renewals"]?.objectValue
         else { return nil }
         let transactions = list.compactMap(\.objectValue)
         let renewals = renewalMap.compactMapValues(\.objectValue)
@@ -60,7 +60,9 @@ struct TestkitState: Sendable, Equatable {
         if let chains = json["receiptChains"] {
             guard let map = chains.objectValue else { return nil }
             for (user, list) in map {
-                guard let ids = list.arrayValue?.compactMap(\.stringValue), ids.count == list.arrayValue?.count else { return nil }
+                guard let ids = list.arrayValue?.compactMap(\.stringValue), ids.count == list.arrayValue?.count else {
+                    return nil
+                }
                 receiptChains[user] = ids
             }
         }

@@ -112,8 +112,9 @@ struct TestkitStore {
         try write(authority.intermediateDER, to: intermediatePath, mode: 0o644)
         try write(authority.leafDER, to: leafPath, mode: 0o644)
         let key = Self.newServerAPIKey()
-        try write(Array(try TestCertificateAuthority.generateKeyPEM().utf8),
-                  to: directory + "/" + Self.serverAPIKeyFile(key.keyId), mode: 0o600)
+        try write(
+            Array(try TestCertificateAuthority.generateKeyPEM().utf8),
+            to: directory + "/" + Self.serverAPIKeyFile(key.keyId), mode: 0o600)
         try save(TestkitState())
         // The config last: its presence is what says the store is complete.
         // 0600: the shared secret is the app's.
@@ -124,7 +125,8 @@ struct TestkitStore {
 
     private func requireStore() throws(TestkitError) {
         guard exists else {
-            throw TestkitError("no test store in \(directory): run `iap-ledger testkit init --data-dir \(dataDirectory)` first")
+            throw TestkitError(
+                "no test store in \(directory): run `iap-ledger testkit init --data-dir \(dataDirectory)` first")
         }
     }
 
@@ -143,7 +145,10 @@ struct TestkitStore {
 
     /// The app the store mints for: the config's LocalTesting app.
     func app() throws -> Configuration.App {
-        guard let app = try configuration().apps.first(where: { $0.environments.contains(AppStoreEnvironment.localTesting) })
+        guard
+            let app = try configuration().apps.first(where: {
+                $0.environments.contains(AppStoreEnvironment.localTesting)
+            })
         else { throw TestkitError("\(configPath) has no app accepting LocalTesting") }
         return app
     }

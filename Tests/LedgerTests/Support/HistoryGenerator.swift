@@ -1,5 +1,6 @@
-@testable import Ledger
 import TestSupport
+
+@testable import Ledger
 
 /// A generated history: Apple facts (any order is legal) and the user's own stream (claims,
 /// debits, admin grants), whose relative order is fixed because each was decided in turn.

@@ -207,7 +207,9 @@ enum Scenarios {
                     transaction: F.consumable("5000", signed: t0 + 2 * day)),
             ],
             end: t0 + 3 * day,
-            expected: ["u-1": [.consumablePurchase, .consumablePurchase, .balanceDebit, .refund, .refund, .refundReversed]]),
+            expected: [
+                "u-1": [.consumablePurchase, .consumablePurchase, .balanceDebit, .refund, .refund, .refundReversed]
+            ]),
         Scenario(
             name: "non-renewing passes stack and run out; one without duration until refunded",
             deliveries: [

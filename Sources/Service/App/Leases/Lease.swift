@@ -84,7 +84,8 @@ final class Lease: Sendable {
                 _ = try holder.run(LeaseTable.release(name: name, claim: holder.claim))
                 holder.logger.info("lease released", ["lease": name, "holder": holder.name])
             } catch {
-                holder.logger.warning("lease: cannot release (it expires by itself)", ["lease": name, "error": "\(error)"])
+                holder.logger.warning(
+                    "lease: cannot release (it expires by itself)", ["lease": name, "error": "\(error)"])
             }
             keeper.withLock { $0.released(at: Self.now()) }
         }

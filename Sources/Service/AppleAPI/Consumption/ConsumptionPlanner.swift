@@ -53,8 +53,9 @@ enum ConsumptionPlanner {
         _ request: ConsumptionRequestsTable.Row, settings: ConsumptionInfo.Settings?, info: ConsumptionInfo?, now: Int64
     ) -> Decision {
         func finish(_ state: ConsumptionRequestState, _ why: String) -> Decision {
-            .finish(ConsumptionSettlement(
-                state: state, attempts: request.attempts, nextAttemptAt: request.nextAttemptAt, lastError: why))
+            .finish(
+                ConsumptionSettlement(
+                    state: state, attempts: request.attempts, nextAttemptAt: request.nextAttemptAt, lastError: why))
         }
         guard now < request.deadline else {
             return finish(.expired, "Apple's 12 h window to answer closed")
@@ -71,7 +72,8 @@ enum ConsumptionPlanner {
         return .send(
             ConsumptionInformationFields(
                 customerConsented: true, sampleContentProvided: settings.sampleContentProvided,
-                deliveryStatus: info.deliveryStatus.rawValue, consumptionPercentage: info.consumptionPercentage.map(Int64.init),
+                deliveryStatus: info.deliveryStatus.rawValue,
+                consumptionPercentage: info.consumptionPercentage.map(Int64.init),
                 refundPreference: info.refundPreference(settings)?.rawValue),
             attempt: request.attempts + 1)
     }

@@ -25,7 +25,10 @@ enum ConsumptionRequestsTable {
     /// redelivered one is not among them); nil when there is none. Sent in the recording
     /// transaction: a request acknowledged to Apple is never lost.
     static func enqueue(_ events: [LedgerEvent], now: Int64) -> Query? {
-        var uuids: [String] = [], otids: [String] = [], ids: [String] = [], environments: [String?] = []
+        var uuids: [String] = []
+        var otids: [String] = []
+        var ids: [String] = []
+        var environments: [String?] = []
         var requested: [Int64] = []
         for case .notificationReceived(let fact) in events where fact.notificationType == "CONSUMPTION_REQUEST" {
             guard let otid = fact.originalTransactionId, let id = fact.transactionId else { continue }

@@ -27,7 +27,8 @@ final class ConsumptionResponder: Sendable {
         self.poll = poll
         answers = registry.counter(
             "iap_consumption_answers_total",
-            help: "CONSUMPTION_REQUESTs handled, by what came of it (accepted, rejected, unavailable; expired, skipped: nothing sent).",
+            help:
+                "CONSUMPTION_REQUESTs handled, by what came of it (accepted, rejected, unavailable; expired, skipped: nothing sent).",
             labels: ["bundle_id", "result"])
         registry.gauge(
             "iap_consumption_requests_pending", help: "CONSUMPTION_REQUESTs still to answer.", labels: []
@@ -61,7 +62,8 @@ final class ConsumptionResponder: Sendable {
         for request in due {
             guard !isStopping() else { return }
             let context = RequestContext(
-                requestId: "consumption-\(request.notificationUUID)-\(request.attempts + 1)", source: "consumption-responder")
+                requestId: "consumption-\(request.notificationUUID)-\(request.attempts + 1)",
+                source: "consumption-responder")
             do {
                 guard let report = try service.answerConsumptionRequest(request, context: context) else { continue }
                 let result = report.outcome?.rawValue ?? report.settlement.state.rawValue
@@ -77,9 +79,11 @@ final class ConsumptionResponder: Sendable {
                     service.logger.warning("consumption request not answered", fields)
                 }
             } catch {
-                service.logger.warning("consumption request failed", [
-                    "notificationUUID": request.notificationUUID, "error": "\(error)",
-                ])
+                service.logger.warning(
+                    "consumption request failed",
+                    [
+                        "notificationUUID": request.notificationUUID, "error": "\(error)",
+                    ])
             }
         }
     }

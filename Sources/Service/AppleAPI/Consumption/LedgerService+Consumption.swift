@@ -51,16 +51,20 @@ extension LedgerService {
             }
             let owner = try lockOwner(ofChain: request.originalTransactionId, on: connection)
             let current = ConsumptionRequestsTable.decode(
-                try database { () throws(DatabaseError) in try connection.query(ConsumptionRequestsTable.find(request.notificationUUID)) })
+                try database { () throws(DatabaseError) in
+                    try connection.query(ConsumptionRequestsTable.find(request.notificationUUID))
+                })
             guard let row = current.first, row.state == .pending, row.attempts == request.attempts else { return false }
             if let answer {
                 _ = try repository.append(
-                    [(.consumptionAnswered(answer), nil)], metadata: context.metadata, expected: [:], idempotencyKey: nil,
+                    [(.consumptionAnswered(answer), nil)], metadata: context.metadata, expected: [:],
+                    idempotencyKey: nil,
                     on: connection)
                 try restoreOwnerDocument(owner, after: .consumptionAnswered(answer), now: answer.at, on: connection)
             }
             _ = try database { () throws(DatabaseError) in
-                try connection.execute(ConsumptionRequestsTable.settle(request.notificationUUID, settlement, now: clock()))
+                try connection.execute(
+                    ConsumptionRequestsTable.settle(request.notificationUUID, settlement, now: clock()))
             }
             return true
         }

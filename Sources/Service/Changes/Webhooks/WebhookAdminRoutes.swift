@@ -25,7 +25,8 @@ struct WebhookAdminRoutes: Sendable {
         }
         router.add("POST", "/v1/admin/webhooks/{name}/redeliver", scope: "admin") { request, parameters in
             respond(request) { () throws(ServiceError) in
-                try redeliver(endpoint: try endpoint(parameters["name"]), body: request.body, requestId: request.requestId)
+                try redeliver(
+                    endpoint: try endpoint(parameters["name"]), body: request.body, requestId: request.requestId)
             }
         }
     }
@@ -37,7 +38,9 @@ struct WebhookAdminRoutes: Sendable {
     private func endpoint(_ name: String?) throws(ServiceError) -> WebhookEndpoint {
         guard let name, let endpoint = endpoints.first(where: { $0.name == name }) else {
             let known = endpoints.map(\.name).joined(separator: ", ")
-            throw .notFound("no webhook endpoint named \"\(name ?? "")\" is configured (configured: \(known.isEmpty ? "none" : known))")
+            throw .notFound(
+                "no webhook endpoint named \"\(name ?? "")\" is configured (configured: \(known.isEmpty ? "none" : known))"
+            )
         }
         return endpoint
     }
@@ -94,9 +97,14 @@ struct WebhookAdminRoutes: Sendable {
         let (listed, attempts) = try service.read { connection throws(ServiceError) in
             try database { () throws(DatabaseError) in
                 let listed = WebhookDeliveriesTable.decodeList(
-                    try connection.query(WebhookDeliveriesTable.list(endpoint: endpoint.name, status: status, limit: limit)))
-                let attempts = listed.isEmpty ? [] : WebhookDeliveriesTable.decodeAttempts(
-                    try connection.query(WebhookDeliveriesTable.attempts(endpoint: endpoint.name, seqs: listed.map(\.seq))))
+                    try connection.query(
+                        WebhookDeliveriesTable.list(endpoint: endpoint.name, status: status, limit: limit)))
+                let attempts =
+                    listed.isEmpty
+                    ? []
+                    : WebhookDeliveriesTable.decodeAttempts(
+                        try connection.query(
+                            WebhookDeliveriesTable.attempts(endpoint: endpoint.name, seqs: listed.map(\.seq))))
                 return (listed, attempts)
             }
         }
@@ -151,7 +159,9 @@ struct WebhookAdminRoutes: Sendable {
     }
 
     /// `{"ids": ["chg_…"]}` or `{"status": "dead"|"failed"}`.
-    private func redeliver(endpoint: WebhookEndpoint, body: [UInt8], requestId: String) throws(ServiceError) -> HTTPResponse {
+    private func redeliver(endpoint: WebhookEndpoint, body: [UInt8], requestId: String) throws(ServiceError)
+        -> HTTPResponse
+    {
         guard let json = try? JSONValue.parse(body), let object = json.objectValue else {
             throw .invalidRequest("body must be a JSON object: {\"ids\": [\"chg_…\"]} or {\"status\": \"dead\"}")
         }
@@ -175,7 +185,9 @@ struct WebhookAdminRoutes: Sendable {
             }
             // Opened as the feed serves them: an erased person's change is not found.
             let found = try service.read { connection throws(ServiceError) in
-                let rows = try database { () throws(DatabaseError) in try connection.query(ChangeFeedTable.changes(seqs: seqs)) }
+                let rows = try database { () throws(DatabaseError) in
+                    try connection.query(ChangeFeedTable.changes(seqs: seqs))
+                }
                 return try ChangeFeedTable.opened(rows, on: connection).changes
             }
             let present = Set(found.map(\.seq))
@@ -183,26 +195,35 @@ struct WebhookAdminRoutes: Sendable {
             // The endpoint's filters still hold: an explicit redelivery never sends what it does not take.
             let accepted = WebhookPlanner.accepted(found, by: endpoint)
             notFound += found.filter { !endpoint.accepts(type: $0.type, environment: $0.environment) }.map(\.id)
-            queued = accepted.isEmpty ? 0 : try service.read { connection throws(ServiceError) in
-                try database { () throws(DatabaseError) in
-                    try connection.query(WebhookDeliveriesTable.requeue(endpoint: endpoint.name, changes: accepted, now: now)).count
+            queued =
+                accepted.isEmpty
+                ? 0
+                : try service.read { connection throws(ServiceError) in
+                    try database { () throws(DatabaseError) in
+                        try connection.query(
+                            WebhookDeliveriesTable.requeue(endpoint: endpoint.name, changes: accepted, now: now)
+                        ).count
+                    }
                 }
-            }
         case (nil, let status?):
             guard let word = status.stringValue, word == "dead" || word == "failed" else {
                 throw .invalidRequest("status must be \"dead\" or \"failed\"")
             }
             queued = try service.read { connection throws(ServiceError) in
                 try database { () throws(DatabaseError) in
-                    try connection.query(WebhookDeliveriesTable.requeue(endpoint: endpoint.name, status: word, now: now)).count
+                    try connection.query(
+                        WebhookDeliveriesTable.requeue(endpoint: endpoint.name, status: word, now: now)
+                    ).count
                 }
             }
         default:
             throw .invalidRequest("give exactly one of ids or status")
         }
-        service.logger.info("webhooks: redeliver", [
-            "request.id": requestId, "endpoint": endpoint.name, "queued": String(queued),
-        ])
+        service.logger.info(
+            "webhooks: redeliver",
+            [
+                "request.id": requestId, "endpoint": endpoint.name, "queued": String(queued),
+            ])
         var w = JSONWriter(capacity: 64)
         w.beginObject()
         w.key("queued")

@@ -106,7 +106,8 @@ enum WebhookDeliveriesTable {
     static func decodeSummary(_ rows: Rows) -> [String: Summary] {
         var out: [String: Summary] = [:]
         for row in 0..<rows.count {
-            guard let endpoint = rows[row, 0], let status = rows[row, 1], let count = rows[row, 2].flatMap({ Int64($0) })
+            guard let endpoint = rows[row, 0], let status = rows[row, 1],
+                let count = rows[row, 2].flatMap({ Int64($0) })
             else { continue }
             var summary = out[endpoint] ?? Summary()
             summary.counts[status] = count
@@ -186,7 +187,9 @@ enum WebhookDeliveriesTable {
             guard let seq = rows[row, 0].flatMap({ Int64($0) }), let at = rows[row, 1].flatMap({ Int64($0) }),
                 let duration = rows[row, 4].flatMap({ Int($0) })
             else { return nil }
-            return Attempt(seq: seq, at: at, httpStatus: rows[row, 2].flatMap({ Int($0) }), error: rows[row, 3], durationMs: duration)
+            return Attempt(
+                seq: seq, at: at, httpStatus: rows[row, 2].flatMap({ Int($0) }), error: rows[row, 3],
+                durationMs: duration)
         }
     }
 

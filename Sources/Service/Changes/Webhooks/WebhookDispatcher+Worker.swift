@@ -49,7 +49,8 @@ extension WebhookDispatcher {
             slots = WebhookSendSlots(capacity: maxInFlight)
             // The planner's "in flight" is every claimed delivery: on the wire or ready.
             planner = WebhookPlanner(
-                endpoint: endpoint, maxInFlight: maxInFlight * (1 + Self.readyPerSlot), random: { Double.random(in: 0..<1) })
+                endpoint: endpoint, maxInFlight: maxInFlight * (1 + Self.readyPerSlot),
+                random: { Double.random(in: 0..<1) })
             sender = WebhookSender(url: endpoint.url, timeoutSeconds: endpoint.timeoutSeconds, poster: poster)
         }
 
@@ -127,8 +128,10 @@ extension WebhookDispatcher {
             // Page on while a full page left room in flight: one user's long queue of waiting
             // changes must not hide the other users behind it.
             for _ in 0..<Self.openPages {
-                let page = WebhookDeliveriesTable.decodeOpen(try connection.query(
-                    WebhookDeliveriesTable.open(endpoint: endpoint.name, after: open.last?.cursor ?? .start, limit: Self.openLimit)))
+                let page = WebhookDeliveriesTable.decodeOpen(
+                    try connection.query(
+                        WebhookDeliveriesTable.open(
+                            endpoint: endpoint.name, after: open.last?.cursor ?? .start, limit: Self.openLimit)))
                 open += page
                 let due = planner.due(open, now: now)
                 sends += due.sends
@@ -155,14 +158,17 @@ extension WebhookDispatcher {
                 metrics.deliveries.increment([endpoint.name, update.status.rawValue])
                 if update.status != .delivered {
                     // One line per failed attempt: never the body, of the change or of the answer.
-                    logger.warning("webhook attempt failed", [
-                        "endpoint": endpoint.name, "changeId": StoredChange.id(seq: delivery.seq),
-                        "status": update.httpStatus.map(String.init) ?? "-", "error": update.error ?? "-",
-                        "result": update.status.rawValue,
-                    ])
+                    logger.warning(
+                        "webhook attempt failed",
+                        [
+                            "endpoint": endpoint.name, "changeId": StoredChange.id(seq: delivery.seq),
+                            "status": update.httpStatus.map(String.init) ?? "-", "error": update.error ?? "-",
+                            "result": update.status.rawValue,
+                        ])
                 }
             }
-            let statements = try fenced(WebhookDeliveriesTable.record(endpoint: endpoint.name, updates, now: now).map(\.statement))
+            let statements = try fenced(
+                WebhookDeliveriesTable.record(endpoint: endpoint.name, updates, now: now).map(\.statement))
             try connection.transaction { connection in try connection.commit(after: statements) }
         }
 
@@ -172,10 +178,12 @@ extension WebhookDispatcher {
                 from: try connection.query(WebhookDeliveriesTable.cursor(endpoint: endpoint.name)))
             if cursor == nil {
                 let head = ChangeFeedTable.cursor(fromHead: try connection.query(ChangeFeedTable.head))
-                try connection.execute(WebhookDeliveriesTable.startCursor(endpoint: endpoint.name, at: head, now: clock()))
+                try connection.execute(
+                    WebhookDeliveriesTable.startCursor(endpoint: endpoint.name, at: head, now: clock()))
                 cursor = WebhookDeliveriesTable.cursor(
                     from: try connection.query(WebhookDeliveriesTable.cursor(endpoint: endpoint.name)))
-                logger.info("webhooks: endpoint starts at the feed's head", ["endpoint": endpoint.name, "cursor": "\(head)"])
+                logger.info(
+                    "webhooks: endpoint starts at the feed's head", ["endpoint": endpoint.name, "cursor": "\(head)"])
             }
             guard var position = cursor else { return }
             for _ in 0..<10 {
@@ -187,7 +195,8 @@ extension WebhookDispatcher {
                 guard let last = page.next else { return }
                 let accepted = WebhookPlanner.accepted(page.changes, by: endpoint)
                 var statements: [Connection.Statement] = []
-                if let create = WebhookDeliveriesTable.create(endpoint: endpoint.name, changes: accepted, now: clock()) {
+                if let create = WebhookDeliveriesTable.create(endpoint: endpoint.name, changes: accepted, now: clock())
+                {
                     statements.append(create.statement)
                 }
                 statements.append(WebhookDeliveriesTable.advanceCursor(endpoint: endpoint.name, to: last).statement)
@@ -203,7 +212,11 @@ extension WebhookDispatcher {
             var bySeq: [Int64: StoredChange] = [:]
             var unread: [Int64] = []
             for delivery in sends {
-                if let change = followed.removeValue(forKey: delivery.seq) { bySeq[delivery.seq] = change } else { unread.append(delivery.seq) }
+                if let change = followed.removeValue(forKey: delivery.seq) {
+                    bySeq[delivery.seq] = change
+                } else {
+                    unread.append(delivery.seq)
+                }
             }
             // Retries, and deliveries followed by an earlier holder or before a restart: opened as
             // the pull feed serves them.
@@ -211,7 +224,8 @@ extension WebhookDispatcher {
             if !unread.isEmpty {
                 let page: FeedPage
                 do {
-                    page = try ChangeFeedTable.opened(try connection.query(ChangeFeedTable.changes(seqs: unread)), on: connection)
+                    page = try ChangeFeedTable.opened(
+                        try connection.query(ChangeFeedTable.changes(seqs: unread)), on: connection)
                 } catch {
                     planner.abandon(sends.map(\.seq))
                     throw error
@@ -223,7 +237,10 @@ extension WebhookDispatcher {
                 if !unserved.isEmpty {
                     do {
                         let skip = try fenced(
-                            [WebhookDeliveriesTable.skip(endpoint: endpoint.name, seqs: unserved, now: clock()).statement])
+                            [
+                                WebhookDeliveriesTable.skip(endpoint: endpoint.name, seqs: unserved, now: clock())
+                                    .statement
+                            ])
                         try connection.transaction { connection in try connection.commit(after: skip) }
                     } catch {
                         planner.abandon(sends.map(\.seq))
@@ -234,7 +251,9 @@ extension WebhookDispatcher {
             }
             for delivery in sends where !unserved.contains(delivery.seq) {
                 guard sender != nil, let change = bySeq[delivery.seq] else {
-                    complete(delivery, .error(sender == nil ? "bad URL" : "change not in the feed"), clock(), freesSlot: false)
+                    complete(
+                        delivery, .error(sender == nil ? "bad URL" : "change not in the feed"), clock(),
+                        freesSlot: false)
                     continue
                 }
                 if slots.claim((delivery, change)) { send(delivery, change) }
@@ -246,8 +265,11 @@ extension WebhookDispatcher {
             let startedAt = clock()
             guard let sender else { return }
             let body = change.jsonBytes()
-            let headers = WebhookSignature.headers(key: endpoint.key, id: change.id, timestamp: startedAt / 1000, body: body)
-            sender.send(body: body, headers: headers) { [self] outcome in complete(delivery, outcome, startedAt, freesSlot: true) }
+            let headers = WebhookSignature.headers(
+                key: endpoint.key, id: change.id, timestamp: startedAt / 1000, body: body)
+            sender.send(body: body, headers: headers) { [self] outcome in
+                complete(delivery, outcome, startedAt, freesSlot: true)
+            }
         }
 
         private func complete(

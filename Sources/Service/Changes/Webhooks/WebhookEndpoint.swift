@@ -88,14 +88,19 @@ public struct WebhookEndpoint: Sendable, Equatable {
         for (index, entry) in list.enumerated() {
             let at = "webhooks[\(index)]"
             guard let members = entry.objectValue else { throw fail(at, "expected an object") }
-            let known: Set<String> = ["name", "url", "secret", "environments", "types", "timeoutSeconds", "retrySchedule"]
+            let known: Set<String> = [
+                "name", "url", "secret", "environments", "types", "timeoutSeconds", "retrySchedule",
+            ]
             for name in members.keys.sorted() where !known.contains(name) {
                 throw fail("\(at).\(name)", "unknown key (expected one of: \(known.sorted().joined(separator: ", ")))")
             }
             guard let name = members["name"]?.stringValue else { throw fail("\(at).name", "is required (a string)") }
             guard !name.isEmpty else { throw fail("\(at).name", "must not be empty") }
             // It is a path segment of the admin API and a metrics label: keep it plain.
-            guard name.utf8.allSatisfy({ $0 < 0x80 && ($0 == 0x2D || $0 == 0x5F || $0 == 0x2E || isalnum(Int32($0)) != 0) })
+            guard
+                name.utf8.allSatisfy({
+                    $0 < 0x80 && ($0 == 0x2D || $0 == 0x5F || $0 == 0x2E || isalnum(Int32($0)) != 0)
+                })
             else { throw fail("\(at).name", "use letters, digits, '-', '_' or '.' only, got \"\(name)\"") }
             guard names.insert(name).inserted else { throw fail("\(at).name", "\(name) is configured twice") }
             guard let url = members["url"]?.stringValue else { throw fail("\(at).url", "is required (a string)") }
@@ -103,16 +108,21 @@ public struct WebhookEndpoint: Sendable, Equatable {
                 let host = parsed.host, !host.isEmpty
             else { throw fail("\(at).url", "expected an http(s) URL with a host, got \"\(url)\"") }
             guard let secretValue = members["secret"], !secretValue.isNull else {
-                throw fail("\(at).secret", "is required (\"whsec_\" and the base64 of at least \(minimumKeyBytes) random bytes)")
+                throw fail(
+                    "\(at).secret",
+                    "is required (\"whsec_\" and the base64 of at least \(minimumKeyBytes) random bytes)")
             }
             guard let secret = secretValue.stringValue, !secret.isEmpty else {
                 throw fail("\(at).secret", "must be a non-empty string \"whsec_<base64>\"")
             }
             guard secret.hasPrefix("whsec_") else { throw fail("\(at).secret", "must start with \"whsec_\"") }
             // The secret itself never goes into a message.
-            guard let key = key(ofSecret: secret) else { throw fail("\(at).secret", "the part after \"whsec_\" is not base64") }
+            guard let key = key(ofSecret: secret) else {
+                throw fail("\(at).secret", "the part after \"whsec_\" is not base64")
+            }
             guard key.count >= minimumKeyBytes else {
-                throw fail("\(at).secret", "decodes to \(key.count) bytes; use at least \(minimumKeyBytes) random bytes")
+                throw fail(
+                    "\(at).secret", "decodes to \(key.count) bytes; use at least \(minimumKeyBytes) random bytes")
             }
             var endpoint = WebhookEndpoint(name: name, url: url, secret: secret)
             if let value = members["environments"], !value.isNull {
@@ -122,11 +132,14 @@ public struct WebhookEndpoint: Sendable, Equatable {
                     guard let word = item.stringValue, Configuration.knownEnvironments.contains(word) else {
                         throw fail(
                             "\(at).environments[\(i)]",
-                            "unknown environment (expected \(Configuration.knownEnvironments.sorted().joined(separator: ", ")))")
+                            "unknown environment (expected \(Configuration.knownEnvironments.sorted().joined(separator: ", ")))"
+                        )
                     }
                     set.insert(word)
                 }
-                guard !set.isEmpty else { throw fail("\(at).environments", "must name at least one environment, or be left out for all") }
+                guard !set.isEmpty else {
+                    throw fail("\(at).environments", "must name at least one environment, or be left out for all")
+                }
                 endpoint.environments = set
             }
             if let value = members["types"], !value.isNull {
@@ -136,7 +149,8 @@ public struct WebhookEndpoint: Sendable, Equatable {
                     guard let word = item.stringValue, ChangeType(rawValue: word) != nil else {
                         throw fail(
                             "\(at).types[\(i)]",
-                            "unknown change type (expected one of: \(ChangeType.allCases.map(\.rawValue).joined(separator: ", ")))")
+                            "unknown change type (expected one of: \(ChangeType.allCases.map(\.rawValue).joined(separator: ", ")))"
+                        )
                     }
                     set.insert(word)
                 }
@@ -150,14 +164,17 @@ public struct WebhookEndpoint: Sendable, Equatable {
                 endpoint.timeoutSeconds = seconds
             }
             if let value = members["retrySchedule"] {
-                guard let items = value.arrayValue else { throw fail("\(at).retrySchedule", "expected an array of seconds") }
+                guard let items = value.arrayValue else {
+                    throw fail("\(at).retrySchedule", "expected an array of seconds")
+                }
                 guard !items.isEmpty else {
                     throw fail("\(at).retrySchedule", "must name at least one delay (seconds before each retry)")
                 }
                 var delays: [Double] = []
                 for (i, item) in items.enumerated() {
                     guard let seconds = item.doubleValue, seconds > 0, seconds <= 7 * 86400 else {
-                        throw fail("\(at).retrySchedule[\(i)]", "expected a positive number of seconds (at most 7 days)")
+                        throw fail(
+                            "\(at).retrySchedule[\(i)]", "expected a positive number of seconds (at most 7 days)")
                     }
                     delays.append(seconds)
                 }

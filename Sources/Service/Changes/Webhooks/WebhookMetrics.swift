@@ -19,20 +19,25 @@ final class WebhookMetrics: Sendable {
             }) ?? [:]
         }
         registry.gauge(
-            "iap_webhook_pending", help: "Webhook deliveries not yet delivered nor dead (pending or failed), by endpoint.",
+            "iap_webhook_pending",
+            help: "Webhook deliveries not yet delivered nor dead (pending or failed), by endpoint.",
             labels: ["endpoint"]
         ) {
             let summaries = sample()
             return endpoints.map { (labels: [$0], value: Double(summaries[$0]?.open ?? 0)) }
         }
         registry.gauge(
-            "iap_webhook_oldest_pending_seconds", help: "Age of the oldest webhook delivery not yet delivered nor dead, by endpoint.",
+            "iap_webhook_oldest_pending_seconds",
+            help: "Age of the oldest webhook delivery not yet delivered nor dead, by endpoint.",
             labels: ["endpoint"]
         ) {
             let summaries = sample()
             let now = clock()
             return endpoints.map { name in
-                (labels: [name], value: summaries[name]?.oldestOpenQueuedAt.map { Double(max(0, now - $0)) / 1000 } ?? 0)
+                (
+                    labels: [name],
+                    value: summaries[name]?.oldestOpenQueuedAt.map { Double(max(0, now - $0)) / 1000 } ?? 0
+                )
             }
         }
     }

@@ -30,7 +30,8 @@ struct WebhookSender: Sendable {
         var lines = ["Content-Type: application/json", "User-Agent: iap-ledger-webhooks"]
         for (name, value) in headers { lines.append("\(name): \(value)") }
         let request = HTTPPoster.Request(
-            url: url, headers: lines, body: body, timeoutSeconds: timeoutSeconds, maxResponseBytes: Self.maxResponseBytes)
+            url: url, headers: lines, body: body, timeoutSeconds: timeoutSeconds,
+            maxResponseBytes: Self.maxResponseBytes)
         let timeout = timeoutSeconds
         poster.post(request) { outcome in
             switch outcome {
