@@ -68,8 +68,10 @@ import Testing
 
     /// Revenue as the analyst reads it: count, sum of amounts and of proceeds, once the
     /// analytics caught up with the log.
-    func revenue() throws -> [String] {
-        let connection = try Connection(service.conninfo)
+    func revenue() throws -> [String] { try Self.revenue(service.conninfo) }
+
+    static func revenue(_ conninfo: String) throws -> [String] {
+        let connection = try Connection(conninfo)
         var found: [String] = []
         #expect(
             opsEventually(within: 60) {
@@ -91,11 +93,13 @@ import Testing
     }
 
     /// The whole database as `pg_dump` writes it, with every signed payload and bytea decoded.
-    func dump() throws -> String {
+    func dump() throws -> String { try Self.dump(service.conninfo) }
+
+    static func dump(_ conninfo: String) throws -> String {
         let program = try #require(EmbeddedPostgres.clientProgram("pg_dump"))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = ["--dbname=" + service.conninfo, "--no-owner"]
+        process.arguments = ["--dbname=" + conninfo, "--no-owner"]
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()

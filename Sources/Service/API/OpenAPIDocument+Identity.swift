@@ -18,7 +18,7 @@ extension OpenAPIDocument {
               },
               "delete": {
                 "summary": "Erase a person: the user, their aliases and their appAccountTokens (api.md §7)",
-                "description": "Crypto-shredding: their keys are destroyed, so their sealed events, feed rows and signed payloads are unreadable for good; every row naming them is deleted or names their opaque subject. Their purchases and the revenue they count stay, under that opaque id. Afterwards the id reads as never seen, at every asOf. A user recorded before the log named users by subject (migration 0047) is refused (409 erasure_needs_log_migration). Again: 200, nothing changes.",
+                "description": "Crypto-shredding: their keys are destroyed, so their sealed events, feed rows and signed payloads are unreadable for good; every row naming them is deleted or names their opaque subject. Their purchases and the revenue they count stay, under that opaque id. Afterwards the id reads as never seen, at every asOf. A user recorded before the log named users by subject (migration 0047) is refused (409 erasure_needs_log_migration) until `iap-ledger migrate` ran the log migration. Again: 200, nothing changes.",
                 "security": [{"bearer": ["admin"]}],
                 "parameters": [
                   {"name": "userId", "in": "path", "required": true, "schema": {"$ref": "#/components/schemas/UserId"}, "description": "The user, or one of its aliases (the target is erased with all its aliases)."}

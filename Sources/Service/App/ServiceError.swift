@@ -36,7 +36,8 @@ public enum ServiceError: Error, Sendable {
     /// upgrade in progress): this instance writes nothing and renders no document until upgraded.
     case projectionVersionAhead(ProjectionVersionAhead)
     /// The person was recorded before the log named users by subject (migration 0047): their
-    /// first events are in clear, and erasing them needs the log migration (docs/architecture.md).
+    /// first events are in clear, and erasing them needs the log migration of `iap-ledger migrate`
+    /// (`LogMigration`; docs/architecture.md).
     case erasureNeedsLogMigration(String)
     /// A bug or an unexpected database error; details go to the log, not to the client.
     case internalError(String)

@@ -87,20 +87,53 @@ enum ChangeSealing {
                 if case .string(let id)? = named.draft.details[side] { named.draft.details[side] = .string(rename(id)) }
             }
         }
-        let customer = CustomerText.mappingSameAppleAccountAs(change.customer, rename)
+        let sealed = try seal(
+            details: named.detailsJSON, customer: CustomerText.mappingSameAppleAccountAs(change.customer, rename),
+            subject: subject.subject, key: key)
+        return FeedRow(userId: subject.subject, draft: change.draft, details: sealed.details, customer: sealed.customer)
+    }
+
+    /// The `details` and `customer` columns of a row of `subject`, sealed with its key.
+    static func seal(details: String, customer: String, subject: String, key: [UInt8]) throws(ServiceError)
+        -> (details: String, customer: String)
+    {
         do {
-            let details = try Sealing.sealText(
-                Array(named.detailsJSON.utf8), key: key,
-                associatedData: associatedData(column: "details", subject: subject.subject))
+            let sealedDetails = try Sealing.sealText(
+                Array(details.utf8), key: key, associatedData: associatedData(column: "details", subject: subject))
             let sealedCustomer = try Sealing.sealText(
-                Array(customer.utf8), key: key,
-                associatedData: associatedData(column: "customer", subject: subject.subject))
-            return FeedRow(
-                userId: subject.subject, draft: change.draft, details: prefix + details + suffix,
-                customer: prefix + sealedCustomer + suffix)
+                Array(customer.utf8), key: key, associatedData: associatedData(column: "customer", subject: subject))
+            return (prefix + sealedDetails + suffix, prefix + sealedCustomer + suffix)
         } catch {
             throw .internalError("sealing a change failed: \(error)")
         }
+    }
+
+    /// A sealed row's `details` and `customer` opened with its subject's key; nil when they do
+    /// not open (the wrong key, or not authentic).
+    static func opened(details: String, customer: String, subject: String, key: [UInt8])
+        -> (details: String, customer: String)?
+    {
+        guard let sealedDetails = sealedText(details), let sealedCustomer = sealedText(customer),
+            let openDetails = try? Sealing.openText(
+                sealedDetails, key: key, associatedData: associatedData(column: "details", subject: subject)),
+            let openCustomer = try? Sealing.openText(
+                sealedCustomer, key: key, associatedData: associatedData(column: "customer", subject: subject))
+        else { return nil }
+        return (String(decoding: openDetails, as: UTF8.self), String(decoding: openCustomer, as: UTF8.self))
+    }
+
+    /// A TRANSFER's `details` naming its sides by `rename` (written as reads write it, keys
+    /// sorted); other types' details unchanged.
+    static func renamingTransferSides(_ details: String, type: String, _ rename: (String) -> String) -> String {
+        guard type == ChangeType.transfer.rawValue, case .object(var object)? = try? JSONValue.parse(details) else {
+            return details
+        }
+        for side in ["from", "to"] {
+            if case .string(let id)? = object[side] { object[side] = .string(rename(id)) }
+        }
+        var w = JSONWriter(capacity: details.utf8.count + 64)
+        w.value(.object(object), sortedKeys: true)
+        return String(decoding: w.bytes, as: UTF8.self)
     }
 
     /// The base64 inside a sealed column; nil for a column in clear.
@@ -144,20 +177,17 @@ extension ChangeSealing {
         for row in rows {
             guard row.known else { continue }
             var change = row.change
-            guard let sealedDetails = sealedText(change.details), let subject = change.subject else {
+            guard sealedText(change.details) != nil, let subject = change.subject else {
                 opened.append((change, false))
                 continue
             }
-            guard let owner = row.ownerId, let key = row.key, let sealedCustomer = sealedText(change.customer),
-                let details = try? Sealing.openText(
-                    sealedDetails, key: key, associatedData: associatedData(column: "details", subject: subject)),
-                let customer = try? Sealing.openText(
-                    sealedCustomer, key: key, associatedData: associatedData(column: "customer", subject: subject))
+            guard let owner = row.ownerId, let key = row.key,
+                let open = Self.opened(details: change.details, customer: change.customer, subject: subject, key: key)
             else { continue }  // erased (no key), or not authentic: never served
             users[subject] = owner
             change.userId = owner
-            change.details = String(decoding: details, as: UTF8.self)
-            change.customer = String(decoding: customer, as: UTF8.self)
+            change.details = open.details
+            change.customer = open.customer
             if change.type == ChangeType.transfer.rawValue,
                 case .object(let object)? = try? JSONValue.parse(change.details)
             {
@@ -175,16 +205,7 @@ extension ChangeSealing {
         return opened.map { entry in
             guard entry.sealed else { return entry.change }
             var change = entry.change
-            if change.type == ChangeType.transfer.rawValue,
-                case .object(var object)? = try? JSONValue.parse(change.details)
-            {
-                for side in ["from", "to"] {
-                    if case .string(let id)? = object[side] { object[side] = .string(rename(id)) }
-                }
-                var w = JSONWriter(capacity: change.details.utf8.count + 64)
-                w.value(.object(object), sortedKeys: true)
-                change.details = String(decoding: w.bytes, as: UTF8.self)
-            }
+            change.details = renamingTransferSides(change.details, type: change.type, rename)
             change.customer = CustomerText.mappingSameAppleAccountAs(change.customer, rename)
             return change
         }

@@ -8,7 +8,8 @@ extension LedgerService {
     /// destroyed and every mutable row that names them deleted or renamed to their opaque
     /// subject (chains and money stay). Their sealed events, feed rows and payloads are noise
     /// from then on; the id reads as never seen, at every `asOf`. Again: nothing to do, the same
-    /// answer. A person recorded before the log named users by subject cannot be erased yet.
+    /// answer. A person recorded before the log named users by subject cannot be erased until
+    /// `iap-ledger migrate` ran the log migration (`LogMigration`).
     func erase(userId named: String, context: RequestContext) throws(ServiceError) {
         let now = clock()
         try unitOfWork { connection throws(ServiceError) in
@@ -25,7 +26,7 @@ extension LedgerService {
             if let legacy = erased.first(where: { $0.subject == $0.userId || $0.key == nil }) {
                 throw .erasureNeedsLogMigration(
                     "\(legacy.userId) was recorded before the log named users by subject (migration 0047); "
-                        + "erasing them needs the log migration, which this version does not have; nothing changed")
+                        + "erasing them needs the log migration: run `iap-ledger migrate`; nothing changed")
             }
             // Their tokens: registered, and carried by their chains' facts.
             var chains: [String] = []
@@ -46,7 +47,7 @@ extension LedgerService {
                     if TokenSubject.isSubject(stored) { continue }  // erased already with another person
                     throw .erasureNeedsLogMigration(
                         "a purchase of \(userId) was recorded with its appAccountToken in clear (before migration "
-                            + "0049); erasing it needs the log migration, which this version does not have; nothing changed"
+                            + "0049); erasing it needs the log migration: run `iap-ledger migrate`; nothing changed"
                     )
                 }
                 tokens.insert(TokenSubject(token: token, subject: stored, key: []))
