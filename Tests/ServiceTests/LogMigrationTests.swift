@@ -123,6 +123,10 @@ import Testing
         #expect(try api.user(self.nora)["sameAppleAccountAs"] == .array([.string(lena)]))
         let before = try answers([lena, otto, self.nora])
         let money = try ErasureTests.revenue(service.conninfo)
+        // An instance starting now says what to run.
+        let starting = try TestService(sharing: service)
+        starting.stop()
+        #expect(starting.log.text.contains("run `iap-ledger migrate` to seal them"), "\(starting.log.text)")
         let refused = try api.request("DELETE", "/v1/users/\(lena)")
         #expect(refused.status == 409 && refused.json["code"]?.stringValue == "erasure_needs_log_migration")
         #expect(refused.json["detail"]?.stringValue?.contains("iap-ledger migrate") == true, "\(refused.text)")
@@ -164,9 +168,12 @@ import Testing
         #expect(try api.user(lena)["balances"]?["coins"]?.int64Value == 89)  // 100 − 10 − 1
         let replay = try api.post("/v1/admin/replay", .object([:]))
         #expect(replay.status == 200 && replay.json["changedUserCount"]?.int64Value == 0, "\(replay.text)")
-        // Once only.
+        // Once only, and instances starting afterwards say nothing of it.
         let again = try migrate()
         #expect(again.status == 0 && again.stdout == "nothing to apply\n", "\(again.stdout) \(again.stderr)")
+        let later = try TestService(sharing: service)
+        later.stop()
+        #expect(!later.log.text.contains("iap-ledger migrate"), "\(later.log.text)")
 
         // And now Lena can be erased: nowhere in the database, her money unchanged.
         #expect(try api.request("DELETE", "/v1/users/\(lena)").status == 200)

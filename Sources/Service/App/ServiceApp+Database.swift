@@ -29,5 +29,13 @@ extension ServiceApp {
         } catch {
             throw StartupError(description: "migration failed: \(error)")
         }
+        // The log migration is `iap-ledger migrate`'s (it holds the tables for a while): said
+        // here at every start until it ran, since erasing people recorded before is refused.
+        if let rows = try? connection.query("SELECT 1 FROM identity.log_sealing"), rows.count == 0 {
+            logger.warning(
+                "the log holds rows from before users were named by subject: run `iap-ledger migrate` to seal them; "
+                    + "until then people recorded before cannot be erased (docs/operations.md, \"Erasure and backups\")"
+            )
+        }
     }
 }

@@ -9,7 +9,7 @@ public enum CommandLineInterface {
         commands:
           serve [--config FILE] [--port N] [--data-dir DIR] [--host ADDR] [--threads N] [--http-workers N] [--db-connections N]
                                   run the service (embedded PostgreSQL unless DATABASE_URL is set)
-          migrate [--data-dir DIR]  apply pending migrations and exit
+          migrate [--data-dir DIR]  apply pending migrations (then, once, the log migration) and exit
           keys create --name NAME --scopes read,write,admin [--data-dir DIR]
           keys list [--data-dir DIR]
           keys revoke NAME [--data-dir DIR]
@@ -31,6 +31,9 @@ public enum CommandLineInterface {
                                   (see iap-ledger testkit --help)
           fx import --base CUR FILE.csv [--data-dir DIR]
                                   record daily exchange rates (date,currency,rate) for the overview's ?currency=
+          erasures [--json] [--data-dir DIR] | erasures apply FILE [--config FILE] [--data-dir DIR]
+                                  list the erasures the log records (opaque subjects: keep it with
+                                  your backups); after a restore from before some, erase them again
           psql [--role iap_analyst|iap_ledger_service] [--data-dir DIR] [-- PSQL-ARGS…]
                                   psql on the service's database
 
@@ -75,6 +78,7 @@ public enum CommandLineInterface {
             case "catalog": return try CatalogCommand.run(rest)
             case "reconcile": return try ReconcileCommand.run(rest)
             case "fx": return try FxCommand.run(rest)
+            case "erasures": return try ErasuresCommand.run(rest)
             case "--help", "-h", "help":
                 print(usage)
                 return 0
