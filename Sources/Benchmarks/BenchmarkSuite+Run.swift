@@ -3,7 +3,7 @@ import TestSupport
 
 /// The order of a go: what the groups asked for need (a service, pgbench's tables, minted
 /// bodies) is set up once, then each group runs next to its baselines. A focused run
-/// (`--only webhooks`, `ingest`, `read`, `replay`) sets up only what its group needs, so a step
+/// (`--only webhooks`, `ingest`, `read`, `replay`, `logmigration`) sets up only what its group needs, so a step
 /// of a performance change can be measured in a few minutes with the same interleaving.
 extension BenchmarkSuite {
     mutating func run() throws {
@@ -68,6 +68,7 @@ extension BenchmarkSuite {
         }
         if groups.contains("webhooks") { try webhookBenchmark(cluster: cluster, work: work, bodies: bodies) }
         if groups.contains("replay") { try replayBenchmark(cluster: cluster) }
+        if groups.contains("logmigration") { try logMigrationBenchmark(cluster: cluster) }
         if groups.contains("cluster") { try clusterBenchmark(configPath: configPath, bodies: bodies) }
 
         let elapsed = Date().timeIntervalSince(started)

@@ -26,13 +26,14 @@ struct BenchmarkSuite {
         var output = "BENCHMARKS.md"
         /// Which groups run: "cpu" (verify, fold), "longpoll" (idle waiters' RSS), "http" (ingest,
         /// then read on what it wrote, then long polls on the service), "webhooks" (ingest with and
-        /// without an endpoint, delivery lag), "replay", "cluster" (deploy/local-cluster: HAProxy
+        /// without an endpoint, delivery lag), "replay", "logmigration" (`migrate`'s one-time log
+        /// migration on a log from before subjects), "cluster" (deploy/local-cluster: HAProxy
         /// and three instances vs one). The focused groups "ingest" and "read" are the two halves
         /// of "http" alone (`--only read` first ingests the users it reads, unmeasured).
-        var groups: Set<String> = ["cpu", "longpoll", "http", "webhooks", "replay", "cluster"]
+        var groups: Set<String> = ["cpu", "longpoll", "http", "webhooks", "replay", "logmigration", "cluster"]
         var longPollWaiters = 1_000
         static let knownGroups: Set<String> = [
-            "cpu", "longpoll", "http", "ingest", "read", "webhooks", "replay", "cluster",
+            "cpu", "longpoll", "http", "ingest", "read", "webhooks", "replay", "logmigration", "cluster",
         ]
     }
 

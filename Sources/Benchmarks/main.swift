@@ -8,10 +8,10 @@ import TestSupport
 let usage = """
     usage: iap-ledger-bench <command> [options]
 
-      run [--runs N] [--seconds S] [--purchases N] [--out FILE] [--only cpu,longpoll,http,ingest,read,webhooks,replay,cluster]
+      run [--runs N] [--seconds S] [--purchases N] [--out FILE] [--only cpu,longpoll,http,ingest,read,webhooks,replay,logmigration,cluster]
                       every benchmark (or the groups named) next to its baseline; rewrites the table in FILE
                       (BENCHMARKS.md; with --only and no --out, a file in the temp directory). Focused runs:
-                      --only webhooks, ingest, read or replay, each a few minutes, baselines interleaved as in the full run
+                      --only webhooks, ingest, read, replay or logmigration, each a few minutes, baselines interleaved as in the full run
       verify [--seconds S]      JWS verifications/s, warm chain cache, one thread
       verify-cpu [--count N]    CPU µs per warm-cache verification (count-bounded; for A/B of fixes)
       fold [--events N]         ledger fold events/s in memory, one thread
