@@ -90,4 +90,18 @@ import Testing
         }
         #expect(line?.contains("refused by ErrorMappingTests") == true, "the log has the cause:\n\(service.log.text)")
     }
+
+    /// A statement that waited past the statement timeout (57014: for a lock the log migration
+    /// holds, say) or a lock timeout (55P03) rolled back: nothing recorded, retry — 503, not 500.
+    @Test(arguments: ["57014", "55P03"]) func aStatementThatTimedOutAnswers503StoreUnavailable(sqlState: String) throws
+    {
+        try failAppends(sqlState)
+        let response = try grant("u-timeout", requestId: "req-timeout")
+        #expect(response.status == 503, "\(response.text)")
+        #expect(response.json["code"]?.stringValue == "store_unavailable")
+        #expect(response.headers["retry-after"] == "1")
+        #expect(service.log.text.contains("req-timeout"))
+        try restore()
+        #expect(try grant("u-timeout", requestId: "req-timeout-after").status == 201)
+    }
 }

@@ -7,20 +7,24 @@ public struct Catalog: Sendable, Hashable {
     /// The product a transaction is for. A product missing from the config still counts: it
     /// grants the entitlement named by its id, or (consumable) credits the balance named by its
     /// id; its type comes from the transaction's `type`.
-    public func product(for productId: String, transactionType: String) -> Product {
+    public func product(for productId: String, type: ProductType) -> Product {
         if let known = products[productId] {
             if known.type == .consumable && known.grants.isEmpty {
                 return Product(type: .consumable, entitlements: known.entitlements, grants: [productId: 1])
             }
             return known
         }
-        let type = ProductType(transactionType: transactionType)
         if type == .consumable { return Product(type: .consumable, grants: [productId: 1]) }
         return Product(type: type, entitlements: [productId])
     }
 
+    /// The product of a transaction whose Apple `type` is `transactionType`.
+    public func product(for productId: String, transactionType: String) -> Product {
+        product(for: productId, type: ProductType(transactionType: transactionType))
+    }
+
     public func product(for transaction: Transaction) -> Product {
-        product(for: transaction.productId, transactionType: transaction.type)
+        product(for: transaction.productId, type: transaction.productType)
     }
 }
 
@@ -61,7 +65,8 @@ public enum ProductType: String, Sendable, Hashable, CaseIterable {
     case subscription = "subscription"
     case nonRenewing = "non-renewing"
 
-    /// From Apple's transaction `type`; an unknown value counts as a non-consumable (owned until revoked).
+    /// From Apple's transaction `type` (the one place its spellings are read); an unknown value
+    /// counts as a non-consumable (owned until revoked).
     public init(transactionType: String) {
         switch transactionType {
         case "Auto-Renewable Subscription": self = .subscription
@@ -70,4 +75,9 @@ public enum ProductType: String, Sendable, Hashable, CaseIterable {
         default: self = .nonConsumable
         }
     }
+}
+
+extension Transaction {
+    /// The kind of product `type` names (the raw `type` is kept as Apple sent it).
+    public var productType: ProductType { ProductType(transactionType: type) }
 }

@@ -7,8 +7,7 @@ extension ChangeDetector {
         _ old: ChangeSnapshot.OneOff?, _ new: ChangeSnapshot.OneOff, transactionId: String, balances: [String: Int64],
         catalog: Catalog, at now: Int64
     ) -> [ChangeDraft] {
-        let product = catalog.product(
-            for: new.productId, transactionType: new.type == .consumable ? "Consumable" : "Non-Consumable")
+        let product = catalog.product(for: new.productId, type: new.type == .consumable ? .consumable : .nonConsumable)
         func change(_ type: ChangeType, _ details: [String: JSONValue] = [:]) -> ChangeDraft {
             ChangeDraft(
                 type: type, environment: new.environment, occurredAt: now, productId: new.productId,

@@ -50,7 +50,7 @@ extension ChangeDetector {
         }
         if let (transactionId, oneOff) = snapshot.oneOffs.first(where: { $0.value.originalTransactionId == otid }) {
             let product = catalog.product(
-                for: oneOff.productId, transactionType: oneOff.type == .consumable ? "Consumable" : "Non-Consumable")
+                for: oneOff.productId, type: oneOff.type == .consumable ? .consumable : .nonConsumable)
             return (oneOff.productId, transactionId, oneOff.environment, product.entitlements.sorted())
         }
         return (nil, nil, nil, [])

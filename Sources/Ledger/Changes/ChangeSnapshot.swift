@@ -44,7 +44,7 @@ struct ChangeSnapshot {
         for otid in account.chains {
             guard let chain = chains[otid] else { continue }
             if subscriptions[otid] == nil, chain.currentTransaction == nil,
-                let newest = chain.latestTransactions.last, newest.type == "Auto-Renewable Subscription"
+                let newest = chain.latestTransactions.last, newest.productType == .subscription
             {
                 upgradedOnly[otid] = newest.productId
             }

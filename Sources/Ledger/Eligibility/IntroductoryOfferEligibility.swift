@@ -23,7 +23,7 @@ public struct IntroductoryOfferEligibility: Sendable, Hashable {
         productId: String, group: String?, catalog: Catalog, own: [ChainState], others: [(String, [ChainState])]
     ) -> IntroductoryOfferEligibility {
         func counts(_ transaction: Transaction) -> Bool {
-            guard transaction.type == "Auto-Renewable Subscription" else { return false }
+            guard transaction.productType == .subscription else { return false }
             if transaction.productId == productId { return true }
             guard let group else { return false }
             return transaction.subscriptionGroupIdentifier == group

@@ -31,5 +31,5 @@ public struct NotificationFact: Sendable, Hashable {
 
     /// A parent withdrew consent for a minor (Notifications 2.19, api.md §8): every user with a
     /// transaction of `appTransactionId` is told.
-    public var rescindsConsent: Bool { notificationType == "RESCIND_CONSENT" && appTransactionId != nil }
+    public var rescindsConsent: Bool { type == .rescindConsent && appTransactionId != nil }
 }

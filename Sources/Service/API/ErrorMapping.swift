@@ -61,7 +61,7 @@ enum ErrorMapping {
         case .storeUnavailable:
             (status, code, title, detail) = (
                 503, "store_unavailable", "Store unavailable",
-                "the database is unreachable; nothing was recorded, retry later"
+                "the database is unreachable or did not answer in time; nothing was recorded, retry later"
             )
             headers["Retry-After"] = "1"
         case .rejected(let rejection):

@@ -49,6 +49,11 @@ public enum ServiceError: Error, Sendable {
         if error.sqlState == ProjectionVersionWatch.aheadState {
             return .projectionVersionAhead(ProjectionVersionWatch.ahead(error))
         }
-        return error.isConnectionFailure ? .storeUnavailable(error.message) : .internalError("\(error)")
+        // A statement that waited past the session's statement timeout (for a lock held by the
+        // log migration, say) or was cancelled rolled its transaction back: retry, not a bug.
+        if error.isConnectionFailure || error.sqlState == "57014" || error.sqlState == "55P03" {
+            return .storeUnavailable(error.message)
+        }
+        return .internalError("\(error)")
     }
 }

@@ -26,7 +26,7 @@ extension LedgerService {
         try projectionVersions.requireCurrent()
         let (latest, owner) = try read { connection throws(ServiceError) in try recordedChain(otid, on: connection) }
         guard let latest else { throw .notFound("no transaction chain \(otid) has been recorded") }
-        guard latest.type == "Auto-Renewable Subscription" else {
+        guard latest.productType == .subscription else {
             throw .notAutoRenewable("\(otid) is a \(latest.type), not an auto-renewable subscription: only those renew")
         }
         let environment = AppStoreServerEnvironment(rawValue: latest.environment)

@@ -40,7 +40,7 @@ struct ChangeWriter: Sendable {
         var changes: [NewChange] = []
         // App Store Connect's "Request a Test Notification": a TEST change for no user, so an
         // operator sees the whole path from Apple to their webhook receiver work.
-        for case .notificationReceived(let fact) in writes.events where fact.notificationType == "TEST" {
+        for case .notificationReceived(let fact) in writes.events where fact.type == .test {
             changes.append(
                 NewChange(
                     userId: nil,

@@ -30,7 +30,7 @@ enum ConsumptionRequestsTable {
         var ids: [String] = []
         var environments: [String?] = []
         var requested: [Int64] = []
-        for case .notificationReceived(let fact) in events where fact.notificationType == "CONSUMPTION_REQUEST" {
+        for case .notificationReceived(let fact) in events where fact.type == .consumptionRequest {
             guard let otid = fact.originalTransactionId, let id = fact.transactionId else { continue }
             uuids.append(fact.notificationUUID)
             otids.append(otid)
