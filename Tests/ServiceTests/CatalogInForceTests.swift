@@ -265,7 +265,7 @@ import Testing
         defer { old.stop() }
         try Self.seed(old)
         // Its poll stopped, so it is certain to still hold version 1 when the new one is recorded.
-        old.app.service.catalogs.stop()
+        old.app.jobs.stop(named: "catalog-in-force")
         let newer = try TestService(configuration: Self.newConfiguration(), sharing: old)
         defer { newer.stop() }
         #expect(old.app.service.catalogs.current.version == 1)

@@ -275,7 +275,7 @@ import Testing
 
     @Test func aDeadHoldersLeaseIsTakenWithinTenSeconds() {
         // Worst case: the holder dies just after renewing; the lease runs for the TTL, then the
-        // next instance asks within a retry interval, plus the slowest job poll (1 s, LeasedLoop).
+        // next instance asks within a retry interval, plus the slowest job poll (1 s, JobRunner).
         let timing = LeaseKeeper.Timing.standard
         #expect(timing.ttl + timing.retryEvery + 1 < 10)
         #expect(timing.renewEvery * 2 < timing.ttl - timing.margin, "two missed renewals still leave it held")

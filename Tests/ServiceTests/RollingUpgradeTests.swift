@@ -147,7 +147,7 @@ import Testing
         #expect(try Self.purchase(old, "u-before", "9100011").status == 200)
         // The watch has not seen the newer version (its poll is stopped): only the check inside
         // the write's transaction (migration 0033) stands between it and the old rules.
-        old.app.service.projectionVersions.stop()
+        old.app.jobs.stop(named: "projection-version-watch")
         let newer = Self.users.version + 1
         try Self.recordUsers(newer, old.conninfo)
         #expect(old.app.service.projectionVersions.projectionsAhead.isEmpty)

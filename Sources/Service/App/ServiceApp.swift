@@ -25,11 +25,11 @@ public final class ServiceApp: Sendable {
     /// Set by `beginDraining()`: `/readyz` answers 503 while everything else is still served.
     let drain: DrainSwitch
     public let projections: ProjectionRuntime
-    /// The change feed's clock, long polls and webhook delivery.
+    /// The change feed's long polls and webhook delivery.
     let changes: ChangeServices
-    /// Asks Apple's notification history for what never arrived (off without a serverAPI key).
-    /// The background work that talks to Apple's App Store Server API.
-    let apple: AppleServices
+    /// Every periodic background job: the polls of catalog and projection versions, the
+    /// analytics projector, the change clock, the reconciler, the consumption responder.
+    let jobs: JobRunner
     /// Every route the router knows (method, pattern, required scope), for the OpenAPI test.
     let routes: [(method: String, pattern: String, scope: String?)]
 
@@ -150,21 +150,25 @@ public final class ServiceApp: Sendable {
         }
         // Rolling upgrades: built by newer code (now or later) means unready and no writes here.
         projectionVersions.refresh(pool: pool)
-        projectionVersions.startPolling(pool: pool)
+        // Every periodic background job runs on it, and stops with it (JobRunner).
+        let jobs = JobRunner(logger: logger, registry: metrics.registry)
+        jobs.start(projectionVersions.makePollJob(pool: pool))
         projectionVersions.registerGauge(on: metrics.registry)
         // A version another instance records is in force here within the poll interval; the
         // cached documents rendered under the old one go at once.
-        catalogs.startPolling(pool: pool, logger: logger) { version in
-            documentCheck?.cache.invalidateAll()
-            logger.info("catalog version in force", ["version": String(version.version), "hash": version.hash])
-            // Analysts' copy too (idempotent: every instance that notices publishes the same).
-            do {
-                try pool.withConnection { connection in try AnalyticsProjector.publish(version.catalog, on: connection)
+        jobs.start(
+            catalogs.makePollJob(pool: pool) { version in
+                documentCheck?.cache.invalidateAll()
+                logger.info("catalog version in force", ["version": String(version.version), "hash": version.hash])
+                // Analysts' copy too (idempotent: every instance that notices publishes the same).
+                do {
+                    try pool.withConnection { connection in
+                        try AnalyticsProjector.publish(version.catalog, on: connection)
+                    }
+                } catch {
+                    logger.warning("catalog: cannot publish analytics.products", ["error": "\(error)"])
                 }
-            } catch {
-                logger.warning("catalog: cannot publish analytics.products", ["error": "\(error)"])
-            }
-        }
+            })
         let authenticator = KeyAuthenticator(pool: pool, positiveTTLMillis: options.keyCacheMillis)
         var router = Router(
             authenticator: { authenticator.scopes(forSecret: $0) },
@@ -228,26 +232,24 @@ public final class ServiceApp: Sendable {
             port = try server.start()
         } catch {
             handlers.stop()
-            catalogs.stop()
-            projectionVersions.stop()
-            projections.stop()
+            jobs.stopAll()
             documentCheck?.stop()
             throw StartupError(description: "HTTP: \(error)")
         }
         if options.instanceName == nil { leases.rename(LeaseHolder.defaultName(port: String(port))) }
-        projections.startProjector()
+        jobs.start(projections.makeProjectorJob())
         let changeClock = ChangeClock(
             service: service, conninfo: adminConninfo, session: ServiceRole.session(options.databasePoolMode),
             leases: leases,
             interval: options.changeClockInterval)
-        changeClock.start()
+        jobs.start(changeClock.job)
         let reconciler = Reconciler(
             service: service, conninfo: adminConninfo, interval: options.configuration.reconcileIntervalSeconds,
             leases: leases, registry: metrics.registry)
-        reconciler.start()
+        if let job = reconciler.makeJob() { jobs.start(job) }
         let consumption = ConsumptionResponder(
             service: service, conninfo: adminConninfo, leases: leases, registry: metrics.registry)
-        consumption.start()
+        if let job = consumption.makeJob() { jobs.start(job) }
         let host = options.host.contains(":") ? "[\(options.host)]" : options.host
         // Webhook delivery of the change feed (api.md §4): wall-clock timed, whatever options.clock says.
         let webhooks = WebhookDispatcher.start(
@@ -257,8 +259,7 @@ public final class ServiceApp: Sendable {
             url: "http://\(host):\(port)", port: port, service: service, server: server, handlers: handlers, pool: pool,
             embedded: embedded, lock: lock, metrics: metrics, drain: drain, projections: projections,
             routes: router.routes,
-            changes: ChangeServices(clock: changeClock, waiters: changeWaiters, webhooks: webhooks),
-            apple: AppleServices(reconciler: reconciler, consumption: consumption))
+            changes: ChangeServices(waiters: changeWaiters, webhooks: webhooks), jobs: jobs)
     }
 
     private init(
@@ -266,11 +267,10 @@ public final class ServiceApp: Sendable {
         pool: ConnectionPool,
         embedded: EmbeddedPostgres?, lock: DataDirectoryLock?, metrics: ServiceMetrics,
         drain: DrainSwitch, projections: ProjectionRuntime,
-        routes: [(method: String, pattern: String, scope: String?)], changes: ChangeServices,
-        apple: AppleServices
+        routes: [(method: String, pattern: String, scope: String?)], changes: ChangeServices, jobs: JobRunner
     ) {
         self.changes = changes
-        self.apple = apple
+        self.jobs = jobs
         self.projections = projections
         self.routes = routes
         self.lock = lock
@@ -295,12 +295,7 @@ public final class ServiceApp: Sendable {
         server.stop()
         handlers.stop()  // handlers past the server's grace finish before what they use stops
         changes.webhooks.stop()
-        changes.clock.stop()
-        apple.reconciler.stop()
-        apple.consumption.stop()
-        service.catalogs.stop()
-        service.projectionVersions.stop()
-        projections.stop()
+        jobs.stopAll()
         projections.leases.close()  // after every job released its lease
         service.documentCheck?.stop()
         embedded?.stop()

@@ -7,7 +7,7 @@ import Synchronization
 /// The background reconciler (api.md §5, missed notifications): every `interval`, per app with a
 /// `serverAPI` key and per store environment it accepts, asks Apple's notification history from
 /// its checkpoint (less an overlap) to now and records what never arrived (`reconcile`), then
-/// moves the checkpoint. One instance runs it (`LeasedLoop`: the `reconciler` lease, taken over
+/// moves the checkpoint. One instance runs it (a leased BackgroundJob: the `reconciler` lease, taken over
 /// within 10 s when its holder dies). Two runs overlapping (a holder stalled past its lease) do
 /// no harm: what both find is a duplicate in the inbox, and the checkpoint only moves forward
 /// (GREATEST in ReconcileCheckpointsTable.advance).
@@ -26,7 +26,6 @@ final class Reconciler: Sendable {
     let leases: LeaseHolder
     let runs: Counter
     let recorded: Counter
-    private let loop: Mutex<LeasedLoop?> = Mutex(nil)
     /// After a failed run, when that app and environment is tried again (a minute, doubling up
     /// to the interval): a store that is down, or a test store's stand-in not running, is not
     /// asked — and warned about — every poll.
@@ -66,18 +65,15 @@ final class Reconciler: Sendable {
         }
     }
 
-    /// Starts the thread unless reconciling is off or no app has a key.
-    func start() {
-        guard interval > 0, service.configuration.apps.contains(where: { $0.serverAPI != nil }) else { return }
-        let loop = LeasedLoop(
-            name: "reconciler", conninfo: conninfo, session: ServiceRole.session(service.pool.session.poolMode),
-            lease: leases.lease(Self.leaseName), interval: poll, logger: service.logger
-        ) { [weak self] connection, isStopping in try self?.runDue(on: connection, isStopping: isStopping) }
-        self.loop.withLock { $0 = loop }
-        loop.start()
+    /// The reconciler as a background job (JobRunner); nil when reconciling is off or no app has
+    /// a key. Made once: it takes the job's lease.
+    func makeJob() -> BackgroundJob? {
+        guard interval > 0, service.configuration.apps.contains(where: { $0.serverAPI != nil }) else { return nil }
+        return BackgroundJob(
+            name: "reconciler", interval: poll, holder: .leaseHolder(leases.lease(Self.leaseName)),
+            connections: .dedicated(conninfo: conninfo, session: ServiceRole.session(service.pool.session.poolMode))
+        ) { [self] connection, round in try runDue(on: connection, isStopping: round.shouldStop) }
     }
-
-    func stop() { loop.withLock { $0 }?.stop() }
 
     /// Every app and environment whose last run is older than the interval (and, after a
     /// failure, whose retry is due).
@@ -132,11 +128,4 @@ final class Reconciler: Sendable {
             }
         }
     }
-}
-
-/// What runs beside the HTTP server to talk to Apple's App Store Server API on its own: the
-/// reconciler and the answers to CONSUMPTION_REQUESTs.
-struct AppleServices: Sendable {
-    let reconciler: Reconciler
-    let consumption: ConsumptionResponder
 }

@@ -13,9 +13,6 @@ import Synchronization
 final class CatalogInForce: Sendable {
     private let versions: Mutex<[CatalogVersion]>
     private let onChange: Mutex<(@Sendable (CatalogVersion) -> Void)?> = Mutex(nil)
-    private let stopping = Atomic<Bool>(false)
-    private let exited = DispatchSemaphore(value: 0)
-    private let polling = Atomic<Bool>(false)
 
     /// - Parameter versions: what start-up read (oldest first; empty: nothing recorded).
     init(_ versions: [CatalogVersion]) {
@@ -49,38 +46,16 @@ final class CatalogInForce: Sendable {
         return switched != nil
     }
 
-    /// Starts the poll on a thread of its own, borrowing a pooled connection per check.
-    func startPolling(
-        pool: ConnectionPool, interval: Double = 0.25, logger: Logger,
-        onChange: @escaping @Sendable (CatalogVersion) -> Void
-    ) {
+    /// The poll as a background job (JobRunner) of every instance, on a pooled connection per
+    /// check; `onChange` runs when a newer version came into force.
+    func makePollJob(
+        pool: ConnectionPool, interval: Double = 0.25, onChange: @escaping @Sendable (CatalogVersion) -> Void
+    )
+        -> BackgroundJob
+    {
         self.onChange.withLock { $0 = onChange }
-        guard !polling.exchange(true, ordering: .relaxed) else { return }
-        let thread = Thread { [self] in
-            var failing = false
-            while !stopping.load(ordering: .relaxed) {
-                do {
-                    try pool.withConnection { connection in
-                        do throws(ServiceError) { try refresh(on: connection) } catch {
-                            throw ServiceErrorBox(error: error)
-                        }
-                    }
-                    failing = false
-                } catch {
-                    if !failing { logger.warning("catalog: cannot check for a new version", ["error": "\(error)"]) }
-                    failing = true
-                }
-                Thread.sleep(forTimeInterval: interval)
-            }
-            exited.signal()
+        return BackgroundJob(name: "catalog-in-force", interval: interval, connections: .pooled(pool)) {
+            [self] connection, _ in try refresh(on: connection)
         }
-        thread.name = "catalog-in-force"
-        thread.start()
-    }
-
-    /// Stops the poll (once; later calls return at once).
-    func stop() {
-        guard polling.load(ordering: .relaxed), !stopping.exchange(true, ordering: .relaxed) else { return }
-        _ = exited.wait(timeout: .now() + 5)
     }
 }

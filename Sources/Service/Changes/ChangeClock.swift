@@ -10,7 +10,7 @@ import Synchronization
 /// Every stored document says until when it stays true (`proj.users.valid_until`, the next
 /// instant its user's facts change by themselves). Each tick re-renders the documents that are
 /// due, announcing what changed at each instant passed (`storeAnnouncing`). One instance ticks
-/// at a time: the holder of the `change-clock` lease (LeasedLoop), which another instance takes
+/// at a time: the holder of the `change-clock` lease (a leased BackgroundJob), which another instance takes
 /// over when its holder stops or dies. Exactly once does not rest on the lease: each user is
 /// done under the user's stream lock and only if the stored document is still due (a
 /// compare-and-set), so a second clock — a holder that stalled past its lease — or a write that
@@ -20,21 +20,20 @@ final class ChangeClock: Sendable {
     /// Users re-rendered per query of due documents.
     static let batchSize = 200
 
-    private let loop: LeasedLoop
+    /// The clock as a background job (JobRunner), run by the holder of its lease.
+    let job: BackgroundJob
 
     init(service: LedgerService, conninfo: String, session: SessionSettings, leases: LeaseHolder, interval: Double = 1)
     {
-        loop = LeasedLoop(
-            name: "change-clock", conninfo: conninfo, session: session,
-            lease: leases.lease(Self.leaseName), interval: interval, logger: service.logger
-        ) { connection, isStopping in
-            while !isStopping(), try Self.tick(service, on: connection, isStopping: isStopping) == Self.batchSize {}
+        job = BackgroundJob(
+            name: "change-clock", interval: interval, holder: .leaseHolder(leases.lease(Self.leaseName)),
+            connections: .dedicated(conninfo: conninfo, session: session)
+        ) { connection, round in
+            while !round.shouldStop(),
+                try Self.tick(service, on: connection, isStopping: round.shouldStop) == Self.batchSize
+            {}
         }
     }
-
-    func start() { loop.start() }
-
-    func stop() { loop.stop() }
 
     /// Re-renders the documents due now; answers how many users it looked at.
     @discardableResult

@@ -26,9 +26,6 @@ final class AnalyticsProjector: Sendable {
     let interval: Double
     let batchSize: Int
     let lease: Lease
-    private let stopping = Atomic<Bool>(false)
-    /// nil: never started; false: running; true: its thread has ended.
-    private let finished = Mutex<Bool?>(nil)
 
     init(
         conninfo: String, catalog: Catalog, commissions: [String: Configuration.Commission] = [:], logger: Logger,
@@ -44,52 +41,25 @@ final class AnalyticsProjector: Sendable {
         self.batchSize = batchSize
     }
 
-    func start() {
-        finished.withLock { $0 = false }
-        let thread = Thread { [self] in
-            run()
-            finished.withLock { $0 = true }
-        }
-        thread.name = "analytics-projector"
-        thread.start()
-    }
-
-    func stop() {
-        stopping.store(true, ordering: .relaxed)
-        for _ in 0..<200 where finished.withLock({ $0 == false }) { Thread.sleep(forTimeInterval: 0.01) }
-    }
-
-    private func run() {
-        var connection: Connection?
-        var published = false
-        while !stopping.load(ordering: .relaxed) {
-            do {
-                if connection == nil || connection?.isHealthy == false {
-                    connection = try Connection(conninfo, connectTimeout: 5, session: session)
-                }
-                let connection = connection!
-                if !published {
+    /// The projector as a background job (JobRunner), run by the holder of its lease. Every
+    /// instance publishes its catalog and commissions once per connection, lease or not.
+    func makeJob() -> BackgroundJob {
+        BackgroundJob(
+            name: Self.leaseName, interval: interval, holder: .leaseHolder(lease),
+            connections: .dedicated(
+                conninfo: conninfo, session: session,
+                prepare: { [catalog, commissions] connection in
                     try Self.publish(catalog, on: connection)
                     try Self.publish(commissions, on: connection)
-                    published = true
-                }
-                if lease.keep() {
-                    if try Self.rebuildRequested(on: connection) {
-                        // One long transaction: the lease is renewed beside it, not inside it.
-                        let applied = try lease.renewing { try Self.rebuild(on: connection, limit: batchSize) }
-                        logger.info("analytics rebuilt side by side", ["events": String(applied)])
-                    }
-                    while !stopping.load(ordering: .relaxed), lease.keep(),
-                        try Self.step(limit: batchSize, on: connection) > 0
-                    {}
-                }
-            } catch {
-                logger.warning("analytics projector", ["error": "\(error)"])
-                connection = nil
+                })
+        ) { [self] connection, round in
+            if try Self.rebuildRequested(on: connection) {
+                // One long transaction: the lease is renewed beside it, not inside it.
+                let applied = try lease.renewing { try Self.rebuild(on: connection, limit: batchSize) }
+                logger.info("analytics rebuilt side by side", ["events": String(applied)])
             }
-            Thread.sleep(forTimeInterval: interval)
+            while !round.shouldStop(), try Self.step(limit: batchSize, on: connection) > 0 {}
         }
-        lease.release()
     }
 
     /// One batch; answers the number of events applied (0: caught up).

@@ -8,8 +8,8 @@ public final class ProjectionRuntime: Sendable {
     public let engine: ReplayEngine
     let projector: AnalyticsProjector
 
-    /// Rebuilds projections whose version changed; `startProjector` starts the analytics
-    /// projector once the instance is up (and named: its lease shows the real port).
+    /// Rebuilds projections whose version changed; the analytics projector's job
+    /// (`makeProjectorJob`) runs once the instance is up.
     static func start(
         conninfo: String, service: LedgerService, metrics: ServiceMetrics, leases: LeaseHolder,
         clock: @escaping @Sendable () -> Int64
@@ -39,9 +39,9 @@ public final class ProjectionRuntime: Sendable {
         self.projector = projector
     }
 
-    func startProjector() { projector.start() }
-
-    func stop() { projector.stop() }
+    /// The analytics projector's background job, started by the composition root once the
+    /// instance is up (and named: its lease shows the real port).
+    func makeProjectorJob() -> BackgroundJob { projector.makeJob() }
 
     /// The instance's lease holder (every job's, not only the projector's).
     var leases: LeaseHolder { engine.leases }

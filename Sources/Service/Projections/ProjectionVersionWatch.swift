@@ -42,9 +42,6 @@ public struct ProjectionVersionAhead: Sendable, Equatable, CustomStringConvertib
 final class ProjectionVersionWatch: Sendable {
     private let ahead = Mutex<[ProjectionVersionAhead]>([])
     private let logger: Logger
-    private let stopping = Atomic<Bool>(false)
-    private let polling = Atomic<Bool>(false)
-    private let exited = DispatchSemaphore(value: 0)
 
     init(logger: Logger = Logger()) {
         self.logger = logger
@@ -96,30 +93,11 @@ final class ProjectionVersionWatch: Sendable {
         try? pool.withConnection { connection in try refresh(on: connection) }
     }
 
-    /// Starts the poll on a thread of its own.
-    func startPolling(pool: ConnectionPool, interval: Double = 0.5) {
-        guard !polling.exchange(true, ordering: .relaxed) else { return }
-        let thread = Thread { [self] in
-            var failing = false
-            while !stopping.load(ordering: .relaxed) {
-                do {
-                    try pool.withConnection { connection in try refresh(on: connection) }
-                    failing = false
-                } catch {
-                    if !failing { logger.warning("projection versions: cannot check", ["error": "\(error)"]) }
-                    failing = true
-                }
-                Thread.sleep(forTimeInterval: interval)
-            }
-            exited.signal()
+    /// The poll as a background job (JobRunner) of every instance, on a pooled connection per check.
+    func makePollJob(pool: ConnectionPool, interval: Double = 0.5) -> BackgroundJob {
+        BackgroundJob(name: "projection-version-watch", interval: interval, connections: .pooled(pool)) {
+            [self] connection, _ in try refresh(on: connection)
         }
-        thread.name = "projection-version-watch"
-        thread.start()
-    }
-
-    func stop() {
-        guard polling.load(ordering: .relaxed), !stopping.exchange(true, ordering: .relaxed) else { return }
-        _ = exited.wait(timeout: .now() + 5)
     }
 
     /// `iap_projection_version_ahead{projection}`: 1 while the database's version is newer than

@@ -5,7 +5,7 @@ import Synchronization
 /// Answers Apple's CONSUMPTION_REQUESTs in the background (docs/api.md §5): every `poll`, the
 /// pending requests whose attempt is due (`apple.consumption_requests`, queued when the
 /// notification was recorded) are answered through `LedgerService.answerConsumptionRequest`.
-/// One instance runs it (`LeasedLoop`, the `consumption-responder` lease); the chain's lock and
+/// One instance runs it (a leased BackgroundJob: the `consumption-responder` lease); the chain's lock and
 /// the attempt count make an attempt count once even if two instances overlap (a holder stalled
 /// past its lease); at worst Apple is sent the same answer to one request twice.
 final class ConsumptionResponder: Sendable {
@@ -18,7 +18,6 @@ final class ConsumptionResponder: Sendable {
     let poll: Double
     let leases: LeaseHolder
     let answers: Counter
-    private let loop: Mutex<LeasedLoop?> = Mutex(nil)
 
     init(service: LedgerService, conninfo: String, poll: Double = 2, leases: LeaseHolder, registry: MetricsRegistry) {
         self.service = service
@@ -40,19 +39,15 @@ final class ConsumptionResponder: Sendable {
         }
     }
 
-    /// Starts the thread unless no app has a `consumption` config.
-    func start() {
-        guard service.configuration.apps.contains(where: { $0.consumption != nil }) else { return }
-        let loop = LeasedLoop(
-            name: "consumption responder", conninfo: conninfo,
-            session: ServiceRole.session(service.pool.session.poolMode),
-            lease: leases.lease(Self.leaseName), interval: poll, logger: service.logger
-        ) { [weak self] connection, isStopping in try self?.answerDue(on: connection, isStopping: isStopping) }
-        self.loop.withLock { $0 = loop }
-        loop.start()
+    /// The responder as a background job (JobRunner); nil when no app has a `consumption`
+    /// config. Made once: it takes the job's lease.
+    func makeJob() -> BackgroundJob? {
+        guard service.configuration.apps.contains(where: { $0.consumption != nil }) else { return nil }
+        return BackgroundJob(
+            name: "consumption-responder", interval: poll, holder: .leaseHolder(leases.lease(Self.leaseName)),
+            connections: .dedicated(conninfo: conninfo, session: ServiceRole.session(service.pool.session.poolMode))
+        ) { [self] connection, round in try answerDue(on: connection, isStopping: round.shouldStop) }
     }
-
-    func stop() { loop.withLock { $0 }?.stop() }
 
     private func answerDue(on connection: Connection, isStopping: () -> Bool) throws {
         // Built by newer code: nothing could be recorded here (ProjectionVersionWatch said why, once).
