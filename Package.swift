@@ -31,10 +31,14 @@ let package = Package(
         // The schema: migrations/*.sql compiled in (scripts/embed-migrations), so the binary alone
         // runs every command and never reads a .sql file.
         .target(name: "Schema", dependencies: ["EventStore"]),
+        // The operator console (api.md §6): its HTML, CSS and JavaScript are real files under
+        // Sources/Console/Resources, compiled into the binary as byte arrays (embedInCode), so the
+        // binary still runs alone with no resource bundle beside it. Its routes need only HTTP.
+        .target(name: "Console", dependencies: ["HTTP"], resources: [.embedInCode("Resources")]),
         // The only target that imports several siblings.
         .target(
             name: "Service",
-            dependencies: ["Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema", "SystemCalls"]),
+            dependencies: ["Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema", "SystemCalls", "Console"]),
         .executableTarget(name: "iap-ledger", dependencies: ["Service"]),
 
         // Shared by the test targets and the benchmarks: a private PostgreSQL per test run, signed
@@ -53,8 +57,11 @@ let package = Package(
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "TestSupport", "JSON"]),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "Schema", "TestSupport"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "JSON", "TestSupport"]),
+        .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTP"]),
         .testTarget(
             name: "ServiceTests",
-            dependencies: ["Service", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema"]),
+            dependencies: [
+                "Service", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema", "Console",
+            ]),
     ]
 )

@@ -2,8 +2,9 @@ import HTTP
 
 /// `GET /console` and its assets (api.md §6): a static page compiled into the binary, served
 /// without a key. The page asks for an API key itself and calls the public API with it, so
-/// these routes hand out nothing but code.
-struct ConsoleRoutes: Sendable {
+/// these routes hand out nothing but code. They need the HTTP target's router and nothing of
+/// Service, so the console stands alone and Service only mounts it.
+public struct ConsoleRoutes: Sendable {
     /// No inline script or style anywhere, nothing from another origin, never framed: a value
     /// the page shows can at worst be text, and a stolen page cannot be embedded.
     static let contentSecurityPolicy =
@@ -16,9 +17,9 @@ struct ConsoleRoutes: Sendable {
         let body: [UInt8]
         let etag: String
 
-        init(contentType: String, text: String) {
-            self.contentType = contentType
-            self.body = Array(text.utf8)
+        init(_ file: ConsoleAssets.File) {
+            self.contentType = file.contentType
+            self.body = file.bytes
             self.etag = "\"" + Self.fingerprint(body) + "\""
         }
 
@@ -36,19 +37,13 @@ struct ConsoleRoutes: Sendable {
     }
 
     /// The page itself, and every asset by the name it has under `/console/`.
-    static let page = Asset(contentType: "text/html; charset=utf-8", text: ConsoleAssets.indexHTML)
-    static let assets: [String: Asset] = {
-        var assets: [String: Asset] = [
-            "console.css": Asset(contentType: "text/css; charset=utf-8", text: ConsoleAssets.css)
-        ]
-        for (name, source) in ConsoleAssets.scripts {
-            assets[name] = Asset(contentType: "text/javascript; charset=utf-8", text: source)
-        }
-        assets["favicon.svg"] = Asset(contentType: "image/svg+xml", text: ConsoleAssets.favicon)
-        return assets
-    }()
+    static let page = Asset(ConsoleAssets.indexHTML)
+    static let assets: [String: Asset] = Dictionary(
+        uniqueKeysWithValues: ConsoleAssets.files.map { ($0.name, Asset($0)) })
 
-    func register(on router: inout Router) {
+    public init() {}
+
+    public func register(on router: inout Router) {
         router.add("GET", "/console", inline: true) { request, _ in Self.serve(Self.page, request) }
         router.add("GET", "/console/{asset}", inline: true) { request, parameters in
             guard let name = parameters["asset"], let asset = Self.assets[name] else {
