@@ -1,4 +1,5 @@
 import AppStore
+import Arguments
 import Foundation
 import JSON
 
@@ -58,7 +59,7 @@ extension TestkitCommand {
         }
         let source = parsed.options["url"] != nil ? "--url" : "IAP_LEDGER_URL"
         var text =
-            parsed.options["url"] ?? CommandLineInterface.environment("IAP_LEDGER_URL") ?? "http://127.0.0.1:8080"
+            parsed.options["url"] ?? TestkitCommand.environment("IAP_LEDGER_URL") ?? "http://127.0.0.1:8080"
         while text.hasSuffix("/") { text.removeLast() }
         guard let url = URL(string: text + path), let scheme = url.scheme, ["http", "https"].contains(scheme),
             url.host?.isEmpty == false, url.query == nil
@@ -67,7 +68,7 @@ extension TestkitCommand {
     }
 
     static func apiKey(_ parsed: CommandLineArguments) throws -> String {
-        guard let key = parsed.options["key"] ?? CommandLineInterface.environment("IAP_LEDGER_KEY") else {
+        guard let key = parsed.options["key"] ?? TestkitCommand.environment("IAP_LEDGER_KEY") else {
             throw usageError("posting a purchase needs an API key with the write scope: --key or IAP_LEDGER_KEY")
         }
         guard !key.isEmpty, key.allSatisfy({ $0.isASCII && !$0.isWhitespace && !$0.isNewline }) else {

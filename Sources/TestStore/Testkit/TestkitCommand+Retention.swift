@@ -1,3 +1,4 @@
+import Arguments
 import Foundation
 import JSON
 
@@ -8,7 +9,9 @@ extension TestkitCommand {
     /// `/v1/apple/retention-message` without an API key (Apple sends none); prints the answer,
     /// Apple's `RealtimeResponseBody`, as the service gave it. Nothing is kept in the state:
     /// Apple keeps no record a later call would show.
-    static func retentionMessage(_ parsed: CommandLineArguments) throws -> Int32 {
+    static func retentionMessage(_ parsed: CommandLineArguments, _ load: @escaping TestkitConfiguration.Loader) throws
+        -> Int32
+    {
         let printOnly = parsed.switches.contains("print")
         guard let text = parsed.options["original-transaction-id"] else {
             throw usageError("testkit retention-message needs --original-transaction-id")
@@ -24,7 +27,7 @@ extension TestkitCommand {
         }
         let target = try destination(parsed, path: "/v1/apple/retention-message", printOnly: printOnly)
 
-        let store = try store(parsed)
+        let store = try store(parsed, load)
         let app = try store.app()
         let signer = try store.authority().signer()
         let uuid = UUID().uuidString.lowercased()
@@ -40,7 +43,7 @@ extension TestkitCommand {
             try deliver(
                 JSONValue.object(["signedPayload": .string(jws)]).serialized(), to: target!, key: nil, minted: note)
         }
-        CommandLineInterface.printError("testkit: " + note)
+        TestkitCommand.printError("testkit: " + note)
         return 0
     }
 }

@@ -1,19 +1,24 @@
 import AppStore
+import Arguments
 import Foundation
 import JSON
 
 /// `iap-ledger testkit init|purchase|notify|receipt|orders|retention-message|apple` (docs/api.md §1.2): a local test store that mints
 /// App Store data signed by its own CA, so every path of the API can be tried without an iPhone.
-enum TestkitCommand {
+/// The executable dispatches `iap-ledger testkit` here and hands over `load`, which reads the
+/// store's config.json exactly as `serve` reads a config (this target cannot import Service).
+public enum TestkitCommand {
     static let common: Set<String> = ["data-dir", "url", "key"]
 
-    static func run(_ arguments: [String]) throws -> Int32 {
+    public static func run(_ arguments: [String], configuration load: @escaping TestkitConfiguration.Loader) throws
+        -> Int32
+    {
         guard let subcommand = arguments.first, !subcommand.hasPrefix("--") else {
             if arguments.contains("--help") {
                 print(usage)
                 return 0
             }
-            CommandLineInterface.printError(usage)
+            TestkitCommand.printError(usage)
             return 2
         }
         let rest = Array(arguments.dropFirst())
@@ -25,7 +30,7 @@ enum TestkitCommand {
                 return 0
             }
             try noPositionals(parsed)
-            return try initialise(parsed)
+            return try initialise(parsed, load)
         case "purchase":
             let parsed = try CommandLineArguments(
                 rest,
@@ -38,7 +43,7 @@ enum TestkitCommand {
                 return 0
             }
             try noPositionals(parsed)
-            return try purchase(parsed)
+            return try purchase(parsed, load)
         case "notify":
             let parsed = try CommandLineArguments(
                 rest,
@@ -51,7 +56,7 @@ enum TestkitCommand {
                 return 0
             }
             try noPositionals(parsed)
-            return try notify(parsed)
+            return try notify(parsed, load)
         case "receipt":
             let parsed = try CommandLineArguments(rest, valued: common.union(["user", "product"]), switches: ["print"])
             if parsed.wantsHelp {
@@ -59,7 +64,7 @@ enum TestkitCommand {
                 return 0
             }
             try noPositionals(parsed)
-            return try receipt(parsed)
+            return try receipt(parsed, load)
         case "orders":
             let parsed = try CommandLineArguments(rest, valued: ["data-dir", "user"], switches: [])
             if parsed.wantsHelp {
@@ -67,7 +72,7 @@ enum TestkitCommand {
                 return 0
             }
             try noPositionals(parsed)
-            return try orders(parsed)
+            return try orders(parsed, load)
         case "retention-message":
             let parsed = try CommandLineArguments(
                 rest, valued: common.union(["original-transaction-id", "product", "locale"]), switches: ["print"])
@@ -76,7 +81,7 @@ enum TestkitCommand {
                 return 0
             }
             try noPositionals(parsed)
-            return try retentionMessage(parsed)
+            return try retentionMessage(parsed, load)
         case "apple":
             let parsed = try CommandLineArguments(rest, valued: ["data-dir", "port", "url"], switches: [])
             if parsed.wantsHelp {
@@ -84,7 +89,7 @@ enum TestkitCommand {
                 return 0
             }
             try noPositionals(parsed)
-            return try TestkitApple.run(parsed)
+            return try TestkitApple.run(parsed, load)
         default:
             throw CommandLineArguments.UsageError(
                 description:
@@ -103,9 +108,22 @@ enum TestkitCommand {
 
     static func nowMillis() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 
-    static func store(_ parsed: CommandLineArguments) throws -> TestkitStore {
+    static func store(_ parsed: CommandLineArguments, _ load: @escaping TestkitConfiguration.Loader) throws
+        -> TestkitStore
+    {
         let directory = parsed.options["data-dir"] ?? "./.iap-ledger"
         guard !directory.isEmpty else { throw usageError("--data-dir must not be empty") }
-        return TestkitStore(dataDirectory: directory)
+        return TestkitStore(dataDirectory: directory, loadConfiguration: load)
+    }
+
+    /// One line on stderr, as the service's commands write theirs.
+    static func printError(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    /// A set, non-empty environment variable.
+    static func environment(_ name: String) -> String? {
+        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else { return nil }
+        return value
     }
 }

@@ -1,10 +1,11 @@
 import AppStore
+import Arguments
 import Foundation
 import JSON
 
 /// `testkit notify`.
 extension TestkitCommand {
-    static func notify(_ parsed: CommandLineArguments) throws -> Int32 {
+    static func notify(_ parsed: CommandLineArguments, _ load: @escaping TestkitConfiguration.Loader) throws -> Int32 {
         let printOnly = parsed.switches.contains("print")
         let appleOnly = try appleOnly(parsed)
         guard let type = parsed.options["type"] else { throw usageError("testkit notify needs --type") }
@@ -49,7 +50,7 @@ extension TestkitCommand {
             parsed, path: "/v1/notifications/apple", printOnly: printOnly || appleOnly,
             notPosting: appleOnly ? "--apple-only" : "--print")
 
-        let store = try store(parsed)
+        let store = try store(parsed, load)
         let app = try store.app()
         let signer = try store.authority().signer()
         let request = TestkitNotification(
@@ -73,7 +74,7 @@ extension TestkitCommand {
             print(jws)
         } else if appleOnly {
             print(payload["notificationUUID"]?.stringValue ?? "")
-            CommandLineInterface.printError(
+            TestkitCommand.printError(
                 "testkit: \(note), known to testkit apple only (not posted): POST /v1/admin/reconcile finds it in the notification history"
             )
             return 0
@@ -81,7 +82,7 @@ extension TestkitCommand {
             try deliver(
                 JSONValue.object(["signedPayload": .string(jws)]).serialized(), to: target!, key: nil, minted: note)
         }
-        CommandLineInterface.printError("testkit: " + note)
+        TestkitCommand.printError("testkit: " + note)
         return 0
     }
 }

@@ -1,10 +1,11 @@
 import AppStore
+import Arguments
 import Foundation
 import JSON
 
 /// `testkit receipt`.
 extension TestkitCommand {
-    static func receipt(_ parsed: CommandLineArguments) throws -> Int32 {
+    static func receipt(_ parsed: CommandLineArguments, _ load: @escaping TestkitConfiguration.Loader) throws -> Int32 {
         let printOnly = parsed.switches.contains("print")
         let user = try parsed.options["user"].map(validUser)
         guard printOnly || user != nil else { throw usageError("testkit receipt needs --user (or --print)") }
@@ -16,14 +17,14 @@ extension TestkitCommand {
         let target = try destination(parsed, path: "/v1/purchases", printOnly: printOnly)
         let key = printOnly ? nil : try apiKey(parsed)
 
-        let store = try store(parsed)
+        let store = try store(parsed, load)
         let app = try store.app()
         let products = try productIds.map { id throws(CommandLineArguments.UsageError) in
-            guard let product = app.products[id] else {
+            guard let type = app.products[id] else {
                 throw usageError(
                     "product \(id) is not in \(store.configPath) (testkit receipt buys configured products only)")
             }
-            return (id: id, type: TestkitProductType(product.kind))
+            return (id: id, type: type)
         }
         let signer = try store.authority().receiptSigner()
         let minted = try store.withStateLock {
@@ -43,7 +44,7 @@ extension TestkitCommand {
             let body = JSONValue.object(["userId": .string(user!), "receipt": .string(receipt)]).serialized()
             try deliver(body, to: target!, key: key, minted: note)
         }
-        CommandLineInterface.printError("testkit: " + note)
+        TestkitCommand.printError("testkit: " + note)
         return 0
     }
 }

@@ -1,3 +1,4 @@
+import AppStore
 import COpenSSL
 
 /// The private CA of `iap-ledger testkit`: a P-256 root → intermediate → leaf chain built with
@@ -10,7 +11,7 @@ import COpenSSL
 /// root and intermediate keys nobody can issue further certificates under this root.
 public struct TestCertificateAuthority: Sendable {
     /// The root's (and only the root's) common name; `isTestkitRoot` looks for it.
-    public static let rootCommonName = "iap-ledger testkit CA (not Apple)"
+    public static let rootCommonName = TestkitRoot.commonName
 
     public let rootDER: [UInt8]
     public let intermediateDER: [UInt8]
@@ -74,17 +75,9 @@ public struct TestCertificateAuthority: Sendable {
         try JWSSigner(privateKeyPEM: leafKeyPEM, chainDER: [leafDER, intermediateDER, rootDER])
     }
 
-    /// Whether `der` is a root made by `generate` (its subject CN is `rootCommonName`).
-    public static func isTestkitRoot(der: [UInt8]) -> Bool {
-        guard let certificate = try? X509Certificate(der: der) else { return false }
-        return certificate.withRaw { raw -> Bool in
-            guard let name = X509_get_subject_name(raw) else { return false }
-            var buffer = [CChar](repeating: 0, count: 256)
-            let length = X509_NAME_get_text_by_NID(name, NID_commonName, &buffer, Int32(buffer.count))
-            guard length > 0 else { return false }
-            return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } == rootCommonName
-        }
-    }
+    /// Whether `der` is a root made by `generate`: AppStore's `TestkitRoot`, which the service's
+    /// configuration asks too.
+    public static func isTestkitRoot(der: [UInt8]) -> Bool { TestkitRoot.recognises(der: der) }
 
     /// A DER certificate as PEM text (for people reading the files).
     public static func pem(certificateDER der: [UInt8]) -> String? {

@@ -10,6 +10,8 @@ public struct CommandLineArguments: Sendable {
 
     public struct UsageError: Error, CustomStringConvertible, Sendable {
         public var description: String
+
+        public init(description: String) { self.description = description }
     }
 
     /// - Parameters:

@@ -1,10 +1,12 @@
 import AppStore
+import Arguments
 import Foundation
 import JSON
 
 /// `testkit purchase`.
 extension TestkitCommand {
-    static func purchase(_ parsed: CommandLineArguments) throws -> Int32 {
+    static func purchase(_ parsed: CommandLineArguments, _ load: @escaping TestkitConfiguration.Loader) throws -> Int32
+    {
         let printOnly = parsed.switches.contains("print")
         let appleOnly = try appleOnly(parsed)
         let user = try parsed.options["user"].map(validUser)
@@ -48,9 +50,9 @@ extension TestkitCommand {
             notPosting: appleOnly ? "--apple-only" : "--print")
         let key = printOnly || appleOnly ? nil : try apiKey(parsed)
 
-        let store = try store(parsed)
+        let store = try store(parsed, load)
         let app = try store.app()
-        let configured = app.products[productId].map { TestkitProductType($0.kind) }
+        let configured = app.products[productId]
         guard let resolvedType = type ?? configured else {
             throw usageError("product \(productId) is not in \(store.configPath): pass --type")
         }
@@ -87,7 +89,7 @@ extension TestkitCommand {
             print(jws)
         } else if appleOnly {
             print(id)
-            CommandLineInterface.printError(
+            TestkitCommand.printError(
                 "testkit: \(note), known to testkit apple only (not posted): POST /v1/users/\(user!)/sync {\"transactionId\": \"\(id)\"} imports it"
             )
             return 0
@@ -95,7 +97,7 @@ extension TestkitCommand {
             let body = JSONValue.object(["userId": .string(user!), "signedTransaction": .string(jws)]).serialized()
             try deliver(body, to: target!, key: key, minted: note)
         }
-        CommandLineInterface.printError("testkit: " + note)
+        TestkitCommand.printError("testkit: " + note)
         return 0
     }
 }

@@ -8,6 +8,9 @@ import SystemCalls
 /// mode 0600), a config trusting the CA for one LocalTesting app, and the state of what was minted.
 struct TestkitStore {
     let dataDirectory: String
+    /// Reads config.json as the service does (`TestkitCommand.run`'s loader); nil for a store
+    /// only asked for its state.
+    var loadConfiguration: TestkitConfiguration.Loader? = nil
 
     static let bundleId = "com.example.game"
     static let subscription = "com.example.game.pro.monthly"
@@ -138,13 +141,14 @@ struct TestkitStore {
             leafKeyPEM: String(decoding: key, as: UTF8.self))
     }
 
-    func configuration() throws -> Configuration {
+    func configuration() throws -> TestkitConfiguration {
         try requireStore()
-        return try Configuration.load(path: configPath)
+        guard let loadConfiguration else { throw TestkitError("no configuration loader for \(configPath)") }
+        return try loadConfiguration(configPath)
     }
 
     /// The app the store mints for: the config's LocalTesting app.
-    func app() throws -> Configuration.App {
+    func app() throws -> TestkitConfiguration.App {
         guard
             let app = try configuration().apps.first(where: {
                 $0.environments.contains(AppStoreEnvironment.localTesting)

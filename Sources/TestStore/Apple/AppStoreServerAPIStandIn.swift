@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 import JSON
 import Synchronization

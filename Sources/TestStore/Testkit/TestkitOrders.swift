@@ -1,3 +1,4 @@
+import Arguments
 import Foundation
 import JSON
 
@@ -42,9 +43,9 @@ enum TestkitOrders {
 extension TestkitCommand {
     /// `testkit orders [--user U]`: the order ID of every transaction minted so far (what the
     /// customer's App Store e-mail receipt would show), for `GET /v1/lookup?orderId=`.
-    static func orders(_ parsed: CommandLineArguments) throws -> Int32 {
+    static func orders(_ parsed: CommandLineArguments, _ load: @escaping TestkitConfiguration.Loader) throws -> Int32 {
         let user = try parsed.options["user"].map(validUser)
-        let store = try store(parsed)
+        let store = try store(parsed, load)
         let state = try store.loadState()
         print("orderId\ttransactionId\toriginalTransactionId\tproductId\tuser")
         for line in TestkitOrders.lines(state, user: user) {

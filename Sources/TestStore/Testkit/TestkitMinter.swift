@@ -2,7 +2,7 @@ import AppStore
 import JSON
 
 /// Apple's transaction `type`s, named as `testkit purchase --type` takes them.
-enum TestkitProductType: String, Sendable, CaseIterable {
+public enum TestkitProductType: String, Sendable, CaseIterable {
     case autoRenewable = "auto-renewable"
     case consumable
     case nonConsumable = "non-consumable"
@@ -14,16 +14,6 @@ enum TestkitProductType: String, Sendable, CaseIterable {
         case .consumable: "Consumable"
         case .nonConsumable: "Non-Consumable"
         case .nonRenewing: "Non-Renewing Subscription"
-        }
-    }
-
-    /// The type a configured product is sold as.
-    init(_ kind: Configuration.Product.Kind) {
-        switch kind {
-        case .subscription: self = .autoRenewable
-        case .consumable: self = .consumable
-        case .nonConsumable: self = .nonConsumable
-        case .nonRenewing: self = .nonRenewing
         }
     }
 }

@@ -34,11 +34,11 @@ final class TestkitServerAPI: Sendable {
 
     /// Nil when the config names no `serverAPI` for the app (a store made before `testkit
     /// apple` served the Server API): there is no key to check tokens with.
-    init?(store: TestkitStore, app: Configuration.App, notificationURL: URL) throws {
+    init?(store: TestkitStore, app: TestkitConfiguration.App, notificationURL: URL) throws {
         guard let api = app.serverAPI else { return nil }
         standIn = try AppStoreServerAPIStandIn(
             environment: .localTesting, bundleId: app.bundleId, appAppleId: app.appAppleId, issuerId: api.issuerId,
-            keyId: api.keyId, publicKeyPEM: api.key.publicKeyPEM)
+            keyId: api.keyId, publicKeyPEM: api.publicKeyPEM)
         self.store = store
         bundleId = app.bundleId
         self.notificationURL = notificationURL
@@ -59,7 +59,7 @@ final class TestkitServerAPI: Sendable {
             let now = TestkitCommand.nowMillis()
             let state: TestkitState
             do { state = try store.loadState() } catch {
-                CommandLineInterface.printError("testkit apple: \(error)")
+                TestkitCommand.printError("testkit apple: \(error)")
                 return (Self.unknownError, nil)
             }
             give(state, now: now)
@@ -85,7 +85,7 @@ final class TestkitServerAPI: Sendable {
                     outgoing = testNotification(answer, now: now)
                 }
             } catch {
-                CommandLineInterface.printError("testkit apple: \(error)")
+                TestkitCommand.printError("testkit apple: \(error)")
                 return (Self.unknownError, nil)
             }
             return (HTTPResponse(status: answer.status, headers: answer.headers, body: answer.body), outgoing)
@@ -140,7 +140,7 @@ final class TestkitServerAPI: Sendable {
             try TestkitMinter.setAppAccountToken(originalTransactionId: chain, token: token, state: &state)
             try store.save(state)
         }
-        CommandLineInterface.printError(
+        TestkitCommand.printError(
             "testkit apple: set appAccountToken \(token) on \(chain) (its current and later transactions)")
     }
 
@@ -170,7 +170,7 @@ final class TestkitServerAPI: Sendable {
                     token, TestNotificationStatus(signedPayload: outgoing.signedPayload, sendAttempts: [attempt]))
             }
             let result = attempt.sendAttemptResult ?? "?"
-            CommandLineInterface.printError(
+            TestkitCommand.printError(
                 "testkit apple: sent \(outgoing.what) to \(notificationURL.absoluteString): \(result)"
                     + (result == "SUCCESS" ? "" : " (\(detail)); is the service there? (testkit apple --url)"))
         }

@@ -1,4 +1,5 @@
 import AppStore
+import Arguments
 import Foundation
 import Glibc
 import HTTP
@@ -14,7 +15,7 @@ import JSON
 /// go to the service at `--url` (else IAP_LEDGER_URL, else http://127.0.0.1:8080), as Apple
 /// sends to the URL set in App Store Connect.
 enum TestkitApple {
-    static func run(_ parsed: CommandLineArguments) throws -> Int32 {
+    static func run(_ parsed: CommandLineArguments, _ load: @escaping TestkitConfiguration.Loader) throws -> Int32 {
         var asked: Int?
         if let text = parsed.options["port"] {
             guard let number = Int(text), (0...65535).contains(number) else {
@@ -25,11 +26,11 @@ enum TestkitApple {
         }
         // Where "Apple" sends notifications: the service the other testkit commands post to.
         let notificationURL = try TestkitCommand.destination(parsed, path: "/v1/notifications/apple", printOnly: false)!
-        let store = try TestkitCommand.store(parsed)
+        let store = try TestkitCommand.store(parsed, load)
         let configuration = try store.configuration()
         // Without --port: where the config sends Apple's requests (`init --apple-port`).
         let port =
-            asked ?? [configuration.verifyReceipt.production].compactMap { URL(string: $0) }
+            asked ?? [configuration.verifyReceiptProduction].compactMap { URL(string: $0) }
             .first { $0.host == "127.0.0.1" }?.port ?? TestkitStore.defaultApplePort
         let rootDER = try store.authority().rootDER
         let app = try store.app()
@@ -69,19 +70,19 @@ enum TestkitApple {
             throw TestkitError("testkit apple cannot listen on 127.0.0.1:\(port): \(error)")
         }
         let url = "http://127.0.0.1:\(bound)/verifyReceipt"
-        if configuration.verifyReceipt.production != url || configuration.verifyReceipt.sandbox != url {
-            CommandLineInterface.printError(
-                "testkit apple: note: \(store.configPath) sends receipts to \(configuration.verifyReceipt.production), not here"
+        if configuration.verifyReceiptProduction != url || configuration.verifyReceiptSandbox != url {
+            TestkitCommand.printError(
+                "testkit apple: note: \(store.configPath) sends receipts to \(configuration.verifyReceiptProduction), not here"
             )
         }
         let base = "http://127.0.0.1:\(bound)"
         let configured = app.serverAPI?.localTestingURL
         if serverAPI == nil {
-            CommandLineInterface.printError(
+            TestkitCommand.printError(
                 "testkit apple: note: \(store.configPath) has no serverAPI (a store made before testkit served the Server API): only verifyReceipt is served"
             )
         } else if configured.map({ $0.hasSuffix("/") ? String($0.dropLast()) : $0 }) != base {
-            CommandLineInterface.printError(
+            TestkitCommand.printError(
                 "testkit apple: note: \(store.configPath) sends Server API requests to \(configured ?? "?"), not here")
         }
         print("iap-ledger testkit apple listening on \(url)")

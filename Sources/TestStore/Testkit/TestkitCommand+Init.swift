@@ -1,10 +1,13 @@
 import AppStore
+import Arguments
 import Foundation
 import JSON
 
 /// `testkit init`.
 extension TestkitCommand {
-    static func initialise(_ parsed: CommandLineArguments) throws -> Int32 {
+    static func initialise(_ parsed: CommandLineArguments, _ load: @escaping TestkitConfiguration.Loader) throws
+        -> Int32
+    {
         var applePort = TestkitStore.defaultApplePort
         if let text = parsed.options["apple-port"] {
             guard let number = Int(text), (1...65535).contains(number) else {
@@ -12,17 +15,17 @@ extension TestkitCommand {
             }
             applePort = number
         }
-        var store = try store(parsed)
+        var store = try store(parsed, load)
         let existed = store.exists
         if !existed { try store.create(now: nowMillis(), applePort: applePort) }
         // Absolute paths in the printout, so the commands work from any directory.
         if let resolved = realpath(store.dataDirectory, nil) {
-            store = TestkitStore(dataDirectory: String(cString: resolved))
+            store = TestkitStore(dataDirectory: String(cString: resolved), loadConfiguration: load)
             free(resolved)
         }
         let data = store.dataDirectory
         // Where the config sends Apple's requests (the stand-in's).
-        let verifyURL = (try? store.configuration().verifyReceipt.production) ?? "?"
+        let verifyURL = (try? store.configuration().verifyReceiptProduction) ?? "?"
         let serverAPIURL = ((try? store.app())?.serverAPI?.localTestingURL) ?? "(no serverAPI in this store)"
         let keyFile =
             ((try? store.app())?.serverAPI?.privateKeyPath).map { ($0 as NSString).lastPathComponent }
