@@ -2,7 +2,8 @@
 import PackageDescription
 
 // No outside Swift package: everything Swift lacks comes from Debian's C libraries
-// through systemLibrary targets, each owned by exactly one Swift target.
+// through systemLibrary targets, each owned by exactly one Swift target (TestStore's test CA alone
+// also calls OpenSSL, to build certificates no production code builds).
 let package = Package(
     name: "iap-ledger",
     platforms: [.macOS(.v15)],
@@ -19,6 +20,9 @@ let package = Package(
 
         // Pure Swift, no dependencies: a fast JSON reader and writer shared by every layer.
         .target(name: "JSON"),
+        // Pure Swift, no dependencies: the command line's one argument parser, shared by the
+        // service's commands and the test store's (which cannot import Service).
+        .target(name: "Arguments"),
         // Pure Swift, no dependencies: how a failed system call's errno is read and worded, once.
         .target(name: "SystemCalls"),
         // The pure domain: events in, state out, time passed in as a value.
@@ -31,11 +35,26 @@ let package = Package(
         // The schema: migrations/*.sql compiled in (scripts/embed-migrations), so the binary alone
         // runs every command and never reads a .sql file.
         .target(name: "Schema", dependencies: ["EventStore"]),
+        // The operator console (api.md §6): its HTML, CSS and JavaScript are real files under
+        // Sources/Console/Resources, compiled into the binary as byte arrays (embedInCode), so the
+        // binary still runs alone with no resource bundle beside it. Its routes need only HTTP.
+        .target(name: "Console", dependencies: ["HTTP"], resources: [.embedInCode("Resources")]),
         // The only target that imports several siblings.
         .target(
             name: "Service",
-            dependencies: ["Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema", "SystemCalls"]),
-        .executableTarget(name: "iap-ledger", dependencies: ["Service"]),
+            dependencies: [
+                "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema", "SystemCalls", "Console", "Arguments",
+            ]),
+        // The test store (`iap-ledger testkit`, docs/testkit.md): Apple's side for local testing —
+        // the test CA, the verifyReceipt and Server API stand-ins — and the commands that mint and
+        // serve with them. Production code never imports it; it reads the service's configuration
+        // through a loader the executable hands it. Its CA builds certificates with OpenSSL's
+        // X509 API, through AppStore's package-level helpers.
+        .target(
+            name: "TestStore",
+            dependencies: ["AppStore", "Arguments", "COpenSSL", "HTTP", "JSON", "SystemCalls"]),
+        // The composition of the two command sets: Service's commands and TestStore's `testkit`.
+        .executableTarget(name: "iap-ledger", dependencies: ["Service", "TestStore", "Arguments"]),
 
         // Shared by the test targets and the benchmarks: a private PostgreSQL per test run, signed
         // App Store vectors minted with the test PKI, one seeded generator and one HTTP test client,
@@ -43,18 +62,22 @@ let package = Package(
         // It never imports Service: the service's tests build on it, not the other way round.
         .target(
             name: "TestSupport",
-            dependencies: ["EventStore", "AppStore", "Ledger", "JSON", "Schema", "SystemCalls", "HTTP"]),
+            dependencies: ["EventStore", "AppStore", "Ledger", "JSON", "Schema", "SystemCalls", "HTTP", "TestStore"]),
         .executableTarget(
             name: "Benchmarks",
             dependencies: ["Service", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema"]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "JSON", "TestSupport"]),
-        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "TestSupport", "JSON"]),
+        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "TestSupport", "JSON", "TestStore"]),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "Schema", "TestSupport"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "JSON", "TestSupport"]),
+        .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTP"]),
         .testTarget(
             name: "ServiceTests",
-            dependencies: ["Service", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema"]),
+            dependencies: [
+                "Service", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema", "Console",
+                "TestStore",
+            ]),
     ]
 )

@@ -1,6 +1,6 @@
 /// Strict base64 decoding for JWS segments (base64url, unpadded) and x5c entries (standard, padded).
 /// Hand-written because Foundation rejects unpadded base64url and this sits on the hot path.
-enum Base64 {
+package enum Base64 {
     /// Sextet value of each byte, 0xFF for bytes outside the alphabet (one table per alphabet, so
     /// the inner loop needs no per-character alphabet test).
     private static func table(_ alphabet: String) -> [UInt8] {
@@ -12,12 +12,12 @@ enum Base64 {
     private static let urlTable = table("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 
     /// base64url without padding (RFC 7515 §2); `nil` on any other byte.
-    static func decodeURL(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    package static func decodeURL(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         urlTable.withUnsafeBufferPointer { decode(input, count: input.count, table: $0) }
     }
 
     /// Standard base64; padding optional; `nil` on any other byte.
-    static func decodeStandard(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    package static func decodeStandard(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         var n = input.count
         if n > 0 && input[n - 1] == UInt8(ascii: "=") { n -= 1 }
         if n > 0 && input[n - 1] == UInt8(ascii: "=") { n -= 1 }
@@ -25,7 +25,7 @@ enum Base64 {
         return standardTable.withUnsafeBufferPointer { decode(input, count: n, table: $0) }
     }
 
-    static func decodeStandard(_ text: String) -> [UInt8]? {
+    package static func decodeStandard(_ text: String) -> [UInt8]? {
         var text = text
         return text.withUTF8 { decodeStandard($0) }
     }
@@ -84,7 +84,7 @@ enum Base64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     private static let urlAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    static func encode(_ data: some Collection<UInt8>, url: Bool) -> String {
+    package static func encode(_ data: some Collection<UInt8>, url: Bool) -> String {
         let a = url ? urlAlphabet : alphabet
         let bytes = Array(data)
         var out = [UInt8]()

@@ -1,9 +1,9 @@
 import COpenSSL
 
 /// The one place where OpenSSL failures become `VerificationError`s.
-enum OpenSSLErrors {
+package enum OpenSSLErrors {
     /// Drains OpenSSL's thread-local error queue into one line (and leaves it empty for the next call).
-    static func drain() -> String {
+    package static func drain() -> String {
         var parts: [String] = []
         while true {
             let code = ERR_get_error()
@@ -32,7 +32,7 @@ enum OpenSSLErrors {
     }
 
     /// An OpenSSL call that cannot fail on valid input (allocation) failed: a programmer or OOM error.
-    static func fatal(_ what: String) -> Never {
+    package static func fatal(_ what: String) -> Never {
         preconditionFailure("OpenSSL \(what) failed: \(drain())")
     }
 }

@@ -2,11 +2,11 @@ import COpenSSL
 import Glibc
 
 /// Owns one `X509*`; every use of the raw pointer stays inside this class (pitfall 7).
-final class X509Certificate: @unchecked Sendable {
+package final class X509Certificate: @unchecked Sendable {
     fileprivate let raw: OpaquePointer
 
     /// Parses DER; trailing bytes are rejected.
-    init(der: [UInt8]) throws(VerificationError) {
+    package init(der: [UInt8]) throws(VerificationError) {
         let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buf in
             var p = buf.baseAddress
             guard let x = d2i_X509(nil, &p, buf.count) else { return nil }
@@ -47,7 +47,7 @@ final class X509Certificate: @unchecked Sendable {
         return PublicKey(owning: key)
     }
 
-    func withRaw<R>(_ body: (OpaquePointer) throws -> R) rethrows -> R {
+    package func withRaw<R>(_ body: (OpaquePointer) throws -> R) rethrows -> R {
         try withExtendedLifetime(self) { try body(raw) }
     }
 

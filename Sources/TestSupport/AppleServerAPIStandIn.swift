@@ -1,6 +1,7 @@
 import AppStore
 import Foundation
 import HTTP
+import TestStore
 
 /// Apple's App Store Server API on 127.0.0.1 for tests: one real HTTP server (the HTTP
 /// target's) serving two environments under `/production` and `/sandbox`, each an

@@ -1,5 +1,12 @@
 import Foundation
 import Service
+import TestStore
 
-// A top-level throw would crash with a backtrace (SIGILL); every error becomes one line instead.
-exit(CommandLineInterface.main(Array(CommandLine.arguments.dropFirst())))
+// The composition of the two command sets: Service's commands, and the test store's `testkit`
+// (TestStore), which reads its config.json through Service's loader. Service never imports
+// the test store. A top-level throw would crash with a backtrace (SIGILL); every error becomes
+// one line instead.
+exit(
+    CommandLineInterface.main(
+        Array(CommandLine.arguments.dropFirst()),
+        more: ["testkit": { try TestkitCommand.run($0, configuration: TestkitConfiguration.load) }]))

@@ -1,6 +1,7 @@
 import AppStore
 import Foundation
 import JSON
+import TestStore
 import TestSupport
 import Testing
 

@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 
 @testable import AppStore
+@testable import TestStore
 
 /// The Server API client over real HTTP against the stand-in (which checks every token as Apple
 /// does). Waits are recorded by the injected sleep, never spent, so nothing here is timed.

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import TestStore
 import TestSupport
 import Testing
 

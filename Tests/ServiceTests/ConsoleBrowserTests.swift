@@ -1,3 +1,4 @@
+import Console
 import EventStore
 import Foundation
 import JSON

@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import JSON
 import Ledger
+import TestStore
 import TestSupport
 import Testing
 

@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import Service
+@testable import TestStore
 
 /// Sync and reconcile on the test store, every piece a real process: `testkit init` writes the
 /// store's own In-App Purchase key and a `serverAPI` pointing at `testkit apple`, which answers

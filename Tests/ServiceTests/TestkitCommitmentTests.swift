@@ -4,6 +4,7 @@ import TestSupport
 import Testing
 
 @testable import Service
+@testable import TestStore
 
 /// `testkit purchase --billing-plan monthly-commitment` (api.md §8, issue: the test store mints
 /// each new kind): the periods count up with each DID_RENEW, and cancelling turns off only the

@@ -4,6 +4,7 @@ import JSON
 import Testing
 
 @testable import Service
+@testable import TestStore
 
 /// StoreKit 1 end to end on the test store, every piece a real process: `testkit init` points
 /// verifyReceipt at the stand-in, `testkit apple` answers it, `serve` verifies through it, and

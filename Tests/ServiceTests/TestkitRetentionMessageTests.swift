@@ -4,6 +4,7 @@ import TestSupport
 import Testing
 
 @testable import Service
+@testable import TestStore
 
 /// `testkit retention-message` (docs/testkit.md): Apple's Retention Messaging request minted by
 /// the test store, signed by its CA, posted to serve's `POST /v1/apple/retention-message`, the

@@ -4,6 +4,7 @@ import TestSupport
 import Testing
 
 @testable import Service
+@testable import TestStore
 
 /// `PUT /v1/subscriptions/{otid}/app-account-token` (api.md §8) against the test store, every
 /// piece a real process: `testkit apple` plays Apple's Set App Account Token, and what the store

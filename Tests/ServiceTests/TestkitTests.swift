@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import Service
+@testable import TestStore
 
 /// `iap-ledger testkit`: the store it creates, the chains it keeps, the mistakes it names, and
 /// the rule that its CA is never trusted for Production or Sandbox.

@@ -5,7 +5,7 @@ extension Configuration {
     /// only fit for local testing: trusting its root for an app that accepts Production or Sandbox
     /// data would let anyone with that file mint real entitlements.
     func refuseTestkitRootsOutsideLocalTesting(file: String) throws(ConfigurationError) {
-        for (index, der) in trustedRootsDER.enumerated() where TestCertificateAuthority.isTestkitRoot(der: der) {
+        for (index, der) in trustedRootsDER.enumerated() where TestkitRoot.recognises(der: der) {
             for (appIndex, app) in apps.enumerated() {
                 let real = app.environments.filter {
                     $0 == AppStoreEnvironment.production || $0 == AppStoreEnvironment.sandbox

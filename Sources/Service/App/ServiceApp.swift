@@ -1,4 +1,5 @@
 import AppStore
+import Console
 import EventStore
 import Foundation
 import HTTP

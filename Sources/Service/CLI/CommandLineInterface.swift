@@ -1,3 +1,4 @@
+import Arguments
 import Foundation
 
 /// `iap-ledger <command>`: serve, migrate, keys, verify, replay. Every failure is one line on
@@ -55,7 +56,9 @@ public enum CommandLineInterface {
           GET /v1/admin/projections; default <hostname>:<port>:<pid>)
         """
 
-    public static func main(_ arguments: [String]) -> Int32 {
+    /// Runs one command. `more` adds commands of targets Service does not import (the
+    /// executable hands over TestStore's `testkit`), dispatched and reported like its own.
+    public static func main(_ arguments: [String], more: [String: ([String]) throws -> Int32] = [:]) -> Int32 {
         guard let command = arguments.first else {
             printError(usage)
             return 2
@@ -73,7 +76,6 @@ public enum CommandLineInterface {
             case "keys": return try KeysCommand.run(rest)
             case "verify": return try VerifyCommand.run(rest)
             case "replay": return try ReplayCommand.run(rest)
-            case "testkit": return try TestkitCommand.run(rest)
             case "psql": return try PsqlCommand.run(rest)
             case "catalog": return try CatalogCommand.run(rest)
             case "reconcile": return try ReconcileCommand.run(rest)
@@ -83,6 +85,7 @@ public enum CommandLineInterface {
                 print(usage)
                 return 0
             default:
+                if let run = more[command] { return try run(rest) }
                 printError("iap-ledger: unknown command \"\(command)\"\n\n\(usage)")
                 return 2
             }

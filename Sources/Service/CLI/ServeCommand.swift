@@ -1,3 +1,4 @@
+import Arguments
 import Foundation
 
 /// `iap-ledger serve`: starts the service and runs it until SIGINT or SIGTERM.

@@ -1,4 +1,5 @@
 import AppStore
+import Arguments
 import Foundation
 import JSON
 
