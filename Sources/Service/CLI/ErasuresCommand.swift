@@ -1,3 +1,4 @@
+import Arguments
 import EventStore
 import Foundation
 import JSON
