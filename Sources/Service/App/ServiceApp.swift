@@ -5,8 +5,9 @@ import Foundation
 import HTTP
 import JSON
 
-/// The running service: PostgreSQL (embedded or external), migrations, the pool, the
-/// verifier and the HTTP server, started in that order and stopped in reverse.
+/// The running service, and its composition root: PostgreSQL (embedded or external),
+/// migrations, the pool, the verifier, the projections, the background jobs, the HTTP server
+/// and the change feed's deliveries, started in that order and stopped in reverse.
 public final class ServiceApp: Sendable {
     /// A start-up failure, as one line naming its cause.
     public struct StartupError: Error, CustomStringConvertible, Sendable {
@@ -16,21 +17,14 @@ public final class ServiceApp: Sendable {
     public let url: String
     public let port: Int
     public let service: LedgerService
-    let server: HTTPServer
-    /// Where the routes that may block run (the HTTP workers only read and answer).
-    let handlers: HandlerPool
-    let pool: ConnectionPool
-    let embedded: EmbeddedPostgres?
-    let lock: DataDirectoryLock?
-    let metrics: ServiceMetrics
     /// Set by `beginDraining()`: `/readyz` answers 503 while everything else is still served.
     let drain: DrainSwitch
     public let projections: ProjectionRuntime
-    /// The change feed's long polls and webhook delivery.
-    let changes: ChangeServices
     /// Every periodic background job: the polls of catalog and projection versions, the
     /// analytics projector, the change clock, the reconciler, the consumption responder.
     let jobs: JobRunner
+    /// Everything started, in order: what `stop()` drains and stops in reverse.
+    let parts: ComponentGroup
     /// Every route the router knows (method, pattern, required scope), for the OpenAPI test.
     let routes: [(method: String, pattern: String, scope: String?)]
 
@@ -42,41 +36,39 @@ public final class ServiceApp: Sendable {
             throw StartupError(description: error.description)
         }
         for warning in options.configuration.warnings { logger.warning(warning) }
-        var embedded: EmbeddedPostgres?
-        var lock: DataDirectoryLock?
+        // Every part joins the group once started: a failure below stops exactly those, in
+        // reverse, and `stop()` stops them all the same way (ComponentGroup).
+        let parts = ComponentGroup()
+        do {
+            return try start(options, parts: parts)
+        } catch {
+            parts.stopAll()
+            throw error
+        }
+    }
+
+    /// The composition root: each part is made from what the ones before it made, started,
+    /// and added to `parts` in this order; `stop()` drains and stops them in reverse.
+    private static func start(_ options: Options, parts: ComponentGroup) throws(StartupError) -> ServiceApp {
+        let logger = options.logger
         let adminConninfo: String
         if let url = options.databaseURL {
             adminConninfo = url
         } else {
-            lock = try DataDirectoryLock.acquire(options.dataDirectory)
+            let lock = try DataDirectoryLock.acquire(options.dataDirectory)
+            parts.add("data-directory lock", stop: lock.release)
             do {
                 let cluster = try EmbeddedPostgres.start(dataDirectory: options.dataDirectory) { line in
                     logger.info(line)
                 }
                 // A SIGKILLed or crashed serve must not leave its cluster running.
                 cluster.stopWhenProcessExits()
-                embedded = cluster
+                parts.add("embedded PostgreSQL", stop: cluster.stop)
                 adminConninfo = cluster.connectionString()
             } catch {
-                lock?.release()
                 throw StartupError(description: "embedded PostgreSQL: \(error)")
             }
         }
-        do {
-            return try start(options, adminConninfo: adminConninfo, embedded: embedded, lock: lock)
-        } catch {
-            embedded?.stop()
-            lock?.release()
-            throw error
-        }
-    }
-
-    private static func start(
-        _ options: Options, adminConninfo: String, embedded: EmbeddedPostgres?, lock: DataDirectoryLock?
-    )
-        throws(StartupError) -> ServiceApp
-    {
-        let logger = options.logger
         try migrate(
             conninfo: adminConninfo, migrations: options.migrations, poolMode: options.databasePoolMode,
             logger: logger)
@@ -115,6 +107,7 @@ public final class ServiceApp: Sendable {
                 conninfo: adminConninfo, session: serviceSession(options),
                 cache: UserDocumentCache(capacityBytes: options.userCacheBytes), logger: logger)
             : nil
+        if let documentCheck { parts.add("user document cache check", stop: documentCheck.stop) }
         let projectionVersions = ProjectionVersionWatch(logger: logger)
         let service = LedgerService(
             pool: pool, verifier: verifier, receipts: receipts, configuration: options.configuration, logger: logger,
@@ -135,6 +128,7 @@ public final class ServiceApp: Sendable {
             name: options.instanceName ?? LeaseHolder.defaultName(port: String(options.port)), conninfo: adminConninfo,
             logger: logger, poolMode: options.databasePoolMode)
         metrics.registerLeases(leases)
+        parts.add("leases", stop: leases.close)  // after every job released its lease
         leases.standAside {
             projectionVersions.projectionsAhead.first.map {
                 "the database's \($0.projection) projection is at version \($0.database), newer than this code's \($0.code)"
@@ -146,13 +140,13 @@ public final class ServiceApp: Sendable {
             projections = try ProjectionRuntime.start(
                 conninfo: adminConninfo, service: service, metrics: metrics, leases: leases, clock: options.clock)
         } catch {
-            documentCheck?.stop()
             throw StartupError(description: "projections: \(error)")
         }
         // Rolling upgrades: built by newer code (now or later) means unready and no writes here.
         projectionVersions.refresh(pool: pool)
         // Every periodic background job runs on it, and stops with it (JobRunner).
         let jobs = JobRunner(logger: logger, registry: metrics.registry)
+        parts.add("background jobs", stop: jobs.stopAll)
         jobs.start(projectionVersions.makePollJob(pool: pool))
         projectionVersions.registerGauge(on: metrics.registry)
         // A version another instance records is in force here within the poll interval; the
@@ -188,6 +182,7 @@ public final class ServiceApp: Sendable {
             "iap_changes_waiters", help: "GET /v1/changes long polls waiting in this process."
         ) { Double(changeWaiters.count) }
         let handlers = HandlerPool(threads: options.threads)
+        parts.add("request handlers", drain: handlers.stop)
         router.pool = handlers
         metrics.registry.gauge(
             "iap_http_handlers_busy", help: "Requests queued for or running on a handler thread (--threads)."
@@ -232,11 +227,11 @@ public final class ServiceApp: Sendable {
         do {
             port = try server.start()
         } catch {
-            handlers.stop()
-            jobs.stopAll()
-            documentCheck?.stop()
             throw StartupError(description: "HTTP: \(error)")
         }
+        // Drained first: no new request, the ones in flight answered (the handlers drain next,
+        // so those past the server's grace finish before what they use stops).
+        parts.add("HTTP server", drain: server.stop)
         if options.instanceName == nil { leases.rename(LeaseHolder.defaultName(port: String(port))) }
         jobs.start(projections.makeProjectorJob())
         let changeClock = ChangeClock(
@@ -256,50 +251,33 @@ public final class ServiceApp: Sendable {
         let webhooks = WebhookDispatcher.start(
             conninfo: adminConninfo, configuration: options.configuration, logger: logger, registry: metrics.registry,
             pool: pool, leases: leases, clock: Timestamp.nowMillis)
+        parts.add("webhook delivery", stop: webhooks.stop)
+        // Long polls are answered before the server drains, so none holds its grace up.
+        parts.add("change feed long polls", drain: changeWaiters.stop)
         return ServiceApp(
-            url: "http://\(host):\(port)", port: port, service: service, server: server, handlers: handlers, pool: pool,
-            embedded: embedded, lock: lock, metrics: metrics, drain: drain, projections: projections,
-            routes: router.routes,
-            changes: ChangeServices(waiters: changeWaiters, webhooks: webhooks), jobs: jobs)
+            url: "http://\(host):\(port)", port: port, service: service, drain: drain, projections: projections,
+            routes: router.routes, jobs: jobs, parts: parts)
     }
 
     private init(
-        url: String, port: Int, service: LedgerService, server: HTTPServer, handlers: HandlerPool,
-        pool: ConnectionPool,
-        embedded: EmbeddedPostgres?, lock: DataDirectoryLock?, metrics: ServiceMetrics,
-        drain: DrainSwitch, projections: ProjectionRuntime,
-        routes: [(method: String, pattern: String, scope: String?)], changes: ChangeServices, jobs: JobRunner
+        url: String, port: Int, service: LedgerService, drain: DrainSwitch, projections: ProjectionRuntime,
+        routes: [(method: String, pattern: String, scope: String?)], jobs: JobRunner, parts: ComponentGroup
     ) {
-        self.changes = changes
-        self.jobs = jobs
-        self.projections = projections
-        self.routes = routes
-        self.lock = lock
         self.url = url
         self.port = port
         self.service = service
-        self.server = server
-        self.handlers = handlers
-        self.pool = pool
-        self.embedded = embedded
-        self.metrics = metrics
         self.drain = drain
+        self.projections = projections
+        self.routes = routes
+        self.jobs = jobs
+        self.parts = parts
     }
 
     /// The first step of a graceful stop behind a load balancer: `/readyz` turns 503 at once,
     /// every other route keeps answering until `stop()`.
     public func beginDraining() { drain.begin() }
 
-    /// Stops accepting, lets in-flight requests finish, then stops the embedded cluster.
-    public func stop() {
-        changes.waiters.stop()
-        server.stop()
-        handlers.stop()  // handlers past the server's grace finish before what they use stops
-        changes.webhooks.stop()
-        jobs.stopAll()
-        projections.leases.close()  // after every job released its lease
-        service.documentCheck?.stop()
-        embedded?.stop()
-        lock?.release()
-    }
+    /// Drains (long polls answered, no new request, those in flight finished), then stops
+    /// everything in the reverse order of its start, the embedded cluster last (ComponentGroup).
+    public func stop() { parts.stopAll() }
 }

@@ -131,10 +131,3 @@ final class ChangeFeedWaiters: Sendable {
         }
     }
 }
-
-/// What runs for the change feed beside the HTTP server: the long polls and the webhook
-/// delivery (the clock is a background job of the JobRunner).
-struct ChangeServices: Sendable {
-    let waiters: ChangeFeedWaiters
-    let webhooks: WebhookDispatcher
-}
