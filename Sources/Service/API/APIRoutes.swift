@@ -207,8 +207,8 @@ struct APIRoutes: Sendable {
             throw .invalidRequest("idempotencyKey is required (1–200 bytes)")
         }
         let reason = try optionalString(body, "reason") ?? ""
-        let outcome = try service.debit(
-            userId: userId, currency: currency, amount: amount, idempotencyKey: key, reason: reason,
+        let outcome = try service.run(
+            Debit(userId: userId, currency: currency, amount: amount, idempotencyKey: key, reason: reason),
             context: context(request, source: "debit"))
         var writer = JSONWriter(capacity: 64 + outcome.userId.utf8.count)
         writer.beginObject()

@@ -41,7 +41,7 @@ extension LedgerService {
             throw .appStoreServer(error)
         }
         // Apple took it: registered for the owner (a repeat records nothing new).
-        let registered = try appAccountToken(userId: owner, register: token, context: context)
+        let registered = try run(RegisterAppAccountToken(userId: owner, register: token), context: context)
         return SetAppAccountTokenOutcome(
             owner: registered.userId, appAccountToken: token, environment: environment.rawValue)
     }

@@ -20,9 +20,10 @@ struct GrantRoutes: Sendable {
                 let body = try GrantRequest.parse(
                     request.body, idempotencyHeader: request.header("Idempotency-Key"), now: service.clock())
                 let grantId = GrantRequest.grantId(userId: userId, idempotencyKey: body.idempotencyKey)
-                let outcome = try service.grant(
-                    userId: userId, grantId: grantId, entitlement: body.entitlement, term: body.term,
-                    reason: body.reason, idempotencyKey: body.idempotencyKey,
+                let outcome = try service.run(
+                    Grant(
+                        userId: userId, grantId: grantId, entitlement: body.entitlement, term: body.term,
+                        reason: body.reason, idempotencyKey: body.idempotencyKey),
                     context: context(request, source: "grant"))
                 service.logger.info(
                     "grant",
@@ -52,9 +53,8 @@ struct GrantRoutes: Sendable {
                 guard let grantId = parameters["grantId"], GrantRequest.isGrantId(grantId) else {
                     throw .invalidRequest("grantId must be grt_ and 32 lowercase hex digits, as POST …/grants answered")
                 }
-                let document = try service.revokeGrant(
-                    userId: userId, grantId: grantId,
-                    context: context(request, source: "grant-revoke"))
+                let document = try service.run(
+                    RevokeGrant(userId: userId, grantId: grantId), context: context(request, source: "grant-revoke"))
                 service.logger.info("grant revoke", ["request.id": request.requestId, "grantId": grantId])
                 var writer = JSONWriter(capacity: 64 + document.count)
                 writer.beginObject()

@@ -17,7 +17,8 @@ struct AppAccountTokenRoutes: Sendable {
                 let requested = try AppAccountToken.parseRequest(request.body)
                 let context = RequestContext(
                     requestId: request.requestId, keyName: keyNames(request), source: "app-account-token")
-                let outcome = try service.appAccountToken(userId: userId, register: requested, context: context)
+                let outcome = try service.run(
+                    RegisterAppAccountToken(userId: userId, register: requested), context: context)
                 service.logger.info(
                     "app account token",
                     [
