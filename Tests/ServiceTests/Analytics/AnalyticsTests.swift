@@ -128,8 +128,7 @@ import Testing
             """)
         #expect(undocumented.count == 0, "\((0..<undocumented.count).map { undocumented[$0, 0]! })")
         let markdown = try String(
-            contentsOfFile: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-                .appendingPathComponent("../../docs/analytics.md").standardized.path, encoding: .utf8)
+            contentsOfFile: TestVectors.repoRoot.appendingPathComponent("docs/analytics.md").path, encoding: .utf8)
         let relations = try c.query(
             """
             SELECT c.relname, a.attname FROM pg_attribute a

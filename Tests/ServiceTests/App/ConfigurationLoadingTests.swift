@@ -7,8 +7,7 @@ import Testing
 @testable import Service
 
 @Suite struct ConfigurationLoadingTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().path
+    static let root = TestVectors.repoRoot.path
 
     @Test func theDeployExampleConfigurationLoads() throws {
         let configuration = try Configuration.load(path: Self.root + "/deploy/config.example.json")

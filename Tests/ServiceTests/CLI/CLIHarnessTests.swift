@@ -9,8 +9,7 @@ import Testing
 /// the package next to the test bundle (`.build/<triple>/<debug|release>/`), so it is looked up
 /// beside the running test executable first, then under `.build/debug` or `.build/release`.
 enum OpsBinary {
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    static let packageRoot = TestVectors.repoRoot.path
 
     #if DEBUG
         static let configuration = "debug"

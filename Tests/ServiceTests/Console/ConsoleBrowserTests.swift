@@ -12,8 +12,7 @@ import Testing
 @Suite(.serialized) final class ConsoleBrowserTests {
     static let user = "u-console"
     static let hostile = "<img src=x onerror=alert(1)>"
-    static let shots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent(".build/console-shots")
+    static let shots = TestVectors.repoRoot.appendingPathComponent(".build/console-shots")
 
     let service: TestService
     let browser: WebDriver
