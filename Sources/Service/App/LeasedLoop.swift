@@ -23,6 +23,8 @@ final class LeasedLoop: Sendable {
     /// and answers true once the lease is lost, so a holder that lost it stops working.
     private let work: @Sendable (Connection, _ isStopping: () -> Bool) throws -> Void
     private let stopping = Atomic<Bool>(false)
+    private let begun = Atomic<Int>(0)
+    private let ended = Atomic<Int>(0)
     /// nil: never started; false: running; true: its thread has ended.
     private let finished = Mutex<Bool?>(nil)
 
@@ -40,6 +42,12 @@ final class LeasedLoop: Sendable {
     }
 
     private var isStopping: Bool { stopping.load(ordering: .relaxed) }
+
+    /// Whether a round that began after `mark()` has ended: a test's proof that the job looked
+    /// again (and found nothing to do), polled instead of sleeping "longer than a round".
+    struct Mark { let begun: Int }
+    func mark() -> Mark { Mark(begun: begun.load(ordering: .sequentiallyConsistent)) }
+    func hasRoundEnded(since mark: Mark) -> Bool { ended.load(ordering: .sequentiallyConsistent) > mark.begun }
 
     func start() {
         finished.withLock { $0 = false }
@@ -66,6 +74,8 @@ final class LeasedLoop: Sendable {
             // on time whatever the job's interval.
             let held = lease.keep()
             if held, Lease.now() >= nextRound {
+                begun.add(1, ordering: .sequentiallyConsistent)
+                defer { ended.add(1, ordering: .sequentiallyConsistent) }
                 do {
                     if connection == nil || connection?.isHealthy == false {
                         connection = try Connection(conninfo, connectTimeout: 5, session: session)

@@ -20,7 +20,7 @@ final class ChangeClock: Sendable {
     /// Users re-rendered per query of due documents.
     static let batchSize = 200
 
-    private let loop: LeasedLoop
+    let loop: LeasedLoop
 
     init(service: LedgerService, conninfo: String, session: SessionSettings, leases: LeaseHolder, interval: Double = 1)
     {

@@ -205,14 +205,12 @@ import Testing
 
         // The feed, once it shows the grants (a change is visible once its transaction is settled).
         try ChangeFeedTests.settle(service.conninfo)
-        let deadline = ContinuousClock.now.advanced(by: .seconds(20))
-        var feed: ServiceHTTPClient.Response
-        repeat {
+        var feed = try call("GET", "/v1/changes", query: "limit=1000", scope: "read")
+        try? eventually("the feed to show the grant and the test notification", within: 20) {
             feed = try call("GET", "/v1/changes", query: "limit=1000", scope: "read")
             let types = ChangeFeedTests.types(feed.json["changes"]?.arrayValue ?? [])
-            if types.contains("PROMOTIONAL_GRANT") && types.contains("TEST") { break }
-            usleep(20_000)
-        } while ContinuousClock.now < deadline
+            return types.contains("PROMOTIONAL_GRANT") && types.contains("TEST")
+        }
         let types = Set(ChangeFeedTests.types(feed.json["changes"]?.arrayValue ?? []))
         #expect(
             types.isSuperset(of: ["PROMOTIONAL_GRANT", "TEST", "BALANCE_DEBIT", "INITIAL_PURCHASE"]),

@@ -29,10 +29,12 @@ extension AnalyticsTests {
                 of: "SIGNED", with: "1767225600000"))
         #expect(try Self.catchUp(2, on: connection))
         let instant = try connection.query("SELECT clock_timestamp()")[0, 0]
-        #expect(
-            opsEventually(within: 5) {
-                (try? connection.query("SELECT clock_timestamp() > $1::timestamptz", [instant])[0, 0]) == "t"
-            })
+        try eventually(
+            "(try? connection.query(\"SELECT clock_timestamp() > $1::timestamptz\", [instant])[0, 0]) == \"t\"",
+            within: 5
+        ) {
+            (try? connection.query("SELECT clock_timestamp() > $1::timestamptz", [instant])[0, 0]) == "t"
+        }
         let refund =
             #", "signedDate": 1767312000000, "revocationDate": 1767312000000, "revocationType": "REFUND_PRORATED", "revocationPercentage": 50000"#
         try append(

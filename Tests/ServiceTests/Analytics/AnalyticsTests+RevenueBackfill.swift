@@ -58,11 +58,9 @@ extension AnalyticsTests {
     /// xid horizon, which another test's open transaction (the cluster is shared) holds back a while.
     static func catchUp(_ events: Int, on connection: Connection) throws -> Bool {
         var applied = 0
-        let deadline = Date().addingTimeInterval(30)
-        while applied < events && Date() < deadline {
-            let step = try AnalyticsProjector.catchUp(on: connection)
-            applied += step
-            if step == 0 { usleep(20_000) }
+        try? eventually("\(events) events applied", within: 30) {
+            applied += try AnalyticsProjector.catchUp(on: connection)
+            return applied >= events
         }
         return applied == events
     }

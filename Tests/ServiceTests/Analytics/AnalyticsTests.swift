@@ -11,13 +11,10 @@ import Testing
     /// Waits for the background projector to reach the log head.
     static func waitForAnalytics(_ harness: ReplayHarness) throws {
         let connection = try harness.connection()
-        for _ in 0..<400 {
-            // A pending rebuild stands at the start of the log: its lag is the whole log.
-            let lag = try ProjectionLag.lag(after: AnalyticsProjector.position(on: connection), on: connection)
-            if lag == 0 { return }
-            Thread.sleep(forTimeInterval: 0.05)
+        // A pending rebuild stands at the start of the log: its lag is the whole log.
+        try eventually("the analytics projector to reach the log head", within: 20) {
+            try ProjectionLag.lag(after: AnalyticsProjector.position(on: connection), on: connection) == 0
         }
-        Issue.record("the analytics projector did not catch up")
     }
 
     static func scalar(_ connection: Connection, _ sql: String, _ params: [String?] = []) throws -> String? {
@@ -178,7 +175,7 @@ import Testing
             #expect(try Self.scalar(reader, count) == "9")
         }
         stop.store(true, ordering: .relaxed)
-        Thread.sleep(forTimeInterval: 0.1)
+        try eventually("the watcher to stop", within: 10) { watcher.isFinished }
         #expect(seen.withLock { $0 } == ["9"])
     }
 }

@@ -103,7 +103,9 @@ import Testing
         // An instant after the purchases and before any import (asOf covers the facts too: before
         // the purchases were recorded, it would show nothing at all).
         let beforeImports = Timestamp.nowMillis()
-        #expect(opsEventually(within: 5) { Timestamp.nowMillis() > beforeImports + 2 })
+        try eventually("Timestamp.nowMillis() > beforeImports + 2", within: 5) {
+            Timestamp.nowMillis() > beforeImports + 2
+        }
 
         let connection = try Connection(service.conninfo)
         try connection.executeScript("SET ROLE iap_ledger_service")
@@ -115,12 +117,13 @@ import Testing
                 "/v1/admin/metrics/overview?from=\(RFC3339.format(midnight - 2 * day))&to=\(RFC3339.format(service.clock.now))"
                 + "&currency=USD" + (asOf.map { "&asOf=\(RFC3339.format($0))" } ?? "")
             var answer = JSONValue.null
-            #expect(
-                opsEventually(within: 20) {
+            do {
+                try eventually("\(path): \(answer)", within: 20) {
                     guard let response = try? api.get(path), response.status == 200 else { return false }
                     answer = response.json
                     return ready(answer)
-                }, "\(path): \(answer)")
+                }
+            } catch { Issue.record("\(error)") }
             return answer
         }
         func revenue(_ answer: JSONValue) -> Int64 { OverviewMetricsTests.total(answer["series"]?["revenue"]?["USD"]) }
@@ -134,7 +137,7 @@ import Testing
         #expect(OverviewMetricsTests.total(first["series"]?["proceeds"]?["USD"]) == 9155)
         #expect(OverviewMetricsMRR.last(first, "USD") == 10989)
         let between = Timestamp.nowMillis()
-        #expect(opsEventually(within: 5) { Timestamp.nowMillis() > between + 2 })
+        try eventually("Timestamp.nowMillis() > between + 2", within: 5) { Timestamp.nowMillis() > between + 2 }
 
         // A second import restates: EUR yesterday at 1.20 (newer day wins), and JPY at 0.0067.
         // 990 + 1000 × 1.20 + 9990 × 1.20 + 150000 × 0.0067 = 990 + 1200 + 11988 + 1005 = 15183.

@@ -19,12 +19,13 @@ import Testing
     ) -> JSONValue {
         let path = "/v1/admin/metrics/overview?from=\(RFC3339.format(from))&to=\(RFC3339.format(to))" + more
         var answer = JSONValue.null
-        #expect(
-            opsEventually(within: 30) {
+        do {
+            try eventually("\(path): \(answer)", within: 30) {
                 guard let response = try? api.get(path), response.status == 200 else { return false }
                 answer = response.json
                 return ready(answer)
-            }, "\(path): \(answer)")
+            }
+        } catch { Issue.record("\(error)") }
         return answer
     }
 
@@ -117,7 +118,7 @@ import Testing
             Self.total(snapshotDefault, "new") == 3 && Self.total(snapshotDefault, "churned") == 2, "\(snapshotDefault)"
         )
         let asOf = Timestamp.nowMillis()
-        #expect(opsEventually(within: 5) { Timestamp.nowMillis() > asOf + 2 })
+        try eventually("Timestamp.nowMillis() > asOf + 2", within: 5) { Timestamp.nowMillis() > asOf + 2 }
 
         // After T: E refunded in full and B by half, yesterday; A renewed 10 days ago (no longer
         // churned); F bought 3 days ago; C's trial converted yesterday; EUR restated at 1.20.
@@ -208,10 +209,12 @@ import Testing
         // A replay rebuilds analytics from the log: the same answers, then and now.
         let replay = try api.post("/v1/admin/replay", .object([:]))
         #expect(replay.status == 200, "\(replay.text)")
-        #expect(
-            opsEventually(within: 30) {
-                (try? connection.query("SELECT 1 FROM es.checkpoints WHERE name = 'analytics:rebuild'").isEmpty) == true
-            })
+        try eventually(
+            "(try? connection.query(\"SELECT 1 FROM es.checkpoints WHERE name = 'analytics:rebuild'\").isEmpty) == true",
+            within: 30
+        ) {
+            (try? connection.query("SELECT 1 FROM es.checkpoints WHERE name = 'analytics:rebuild'").isEmpty) == true
+        }
         _ = Self.overview(api, from: from, to: to, until: current)
         sameAsSnapshot(Self.overview(api, from: from, to: to, path) { _ in true }, snapshot)
         sameAsSnapshot(Self.overview(api, from: from, to: to, path + "&currency=USD") { _ in true }, snapshotUSD)

@@ -52,18 +52,17 @@ import Testing
             answer["series"]?["mrr"]?[currency]?.arrayValue?.last?["value"]?.int64Value
         }
         var live = JSONValue.null
-        let caughtUp = opsEventually(within: 20) {
+        try eventually("\(live)", within: 20) {
             guard let response = try? api.get(path), response.status == 200 else { return false }
             live = response.json
             return mrr(live, "USD") != nil && mrr(live, "EUR") != nil
         }
-        #expect(caughtUp, "\(live)")
         #expect(mrr(live, "USD") == 9_990, "\(live)")
         #expect(mrr(live, "EUR") == 8_332, "\(live)")
 
         // As of now (every fact recorded by then): the same rule over transactions_as_of.
         let asOf = Timestamp.nowMillis()
-        #expect(opsEventually(within: 5) { Timestamp.nowMillis() > asOf + 2 })
+        try eventually("Timestamp.nowMillis() > asOf + 2", within: 5) { Timestamp.nowMillis() > asOf + 2 }
         let then = try api.get(path + "&asOf=\(RFC3339.format(asOf))")
         #expect(then.status == 200, "\(then.text)")
         #expect(mrr(then.json, "USD") == 9_990, "\(then.json)")

@@ -27,12 +27,13 @@ extension OverviewMetricsTests {
         var path = "/v1/admin/metrics/overview?from=\(RFC3339.format(from))&to=\(RFC3339.format(to))"
         if let environment { path += "&environment=\(environment)" }
         var answer = JSONValue.null
-        let seen = opsEventually(within: 20) {
-            guard let response = try? api.get(path), response.status == 200 else { return false }
-            answer = response.json
-            return ready(answer)
-        }
-        #expect(seen, "\(path): \(answer)")
+        do {
+            try eventually("\(path): \(answer)", within: 20) {
+                guard let response = try? api.get(path), response.status == 200 else { return false }
+                answer = response.json
+                return ready(answer)
+            }
+        } catch { Issue.record("\(error)") }
         return answer
     }
 
@@ -190,10 +191,9 @@ extension OverviewMetricsTests {
         let connection = try Connection(service.conninfo)
         try connection.executeScript("SET ROLE iap_analyst")
         // Everything above projected, the debit (recorded last) included, before reading the relations.
-        #expect(
-            opsEventually(within: 20) {
-                (try? connection.query("SELECT count(*) FROM analytics.balance_ledger"))?[0, 0] == "3"
-            }, "the analytics projection caught up")
+        try eventually("the analytics projection caught up", within: 20) {
+            (try? connection.query("SELECT count(*) FROM analytics.balance_ledger"))?[0, 0] == "3"
+        }
         // 9990 + 990 = 10980 a day in each environment, never 21960.
         let revenue = try connection.query(
             "SELECT environment, gross_milli, transactions FROM analytics.daily_revenue WHERE day = $1::date AND currency = 'USD' ORDER BY environment",

@@ -24,7 +24,7 @@ import Testing
         let connection = try Connection(service.conninfo)
         try connection.executeScript("SET ROLE iap_analyst")
         var found: [Movement] = []
-        let seen = opsEventually(within: 20) {
+        try eventually("expected \(count) movements, saw \(found)", within: 20) {
             guard
                 let rows = try? connection.query(
                     """
@@ -40,7 +40,6 @@ import Testing
             }
             return found.count == count
         }
-        #expect(seen, "expected \(count) movements, saw \(found)")
         return found
     }
 
@@ -188,7 +187,7 @@ import Testing
         let replay = try service.client("admin").post(
             "/v1/admin/replay", .object(["projections": .array(["analytics"])]))
         #expect(replay.status == 200, "\(replay.text)")
-        #expect(opsEventually(within: 20) { (try? admin.query(xmins))?[0, 0].map { $0 != before } == true }, "rebuilt")
+        try eventually("rebuilt", within: 20) { (try? admin.query(xmins))?[0, 0].map { $0 != before } == true }
         #expect(try Self.movements(service, ["9500301"], count: 3) == moves)
     }
 
@@ -286,11 +285,13 @@ import Testing
         let ledger = try connection.query(
             "SELECT kind, amount FROM analytics.balance_ledger WHERE user_id = 'u-prorated' ORDER BY kind")
         #expect((0..<ledger.count).map { "\(ledger[$0, 0]!) \(ledger[$0, 1]!)" } == ["purchase 100", "refund -50"])
-        #expect(
-            opsEventually(within: 10) {
-                (try? connection.query("SELECT balance FROM analytics.balances WHERE user_id = 'u-prorated'"))?.count
-                    == 1
-            })
+        try eventually(
+            "(try? connection.query(\"SELECT balance FROM analytics.balances WHERE user_id = 'u-prorated'\"))?.count == 1",
+            within: 10
+        ) {
+            (try? connection.query("SELECT balance FROM analytics.balances WHERE user_id = 'u-prorated'"))?.count
+                == 1
+        }
         #expect(
             try connection.query("SELECT balance FROM analytics.balances WHERE user_id = 'u-prorated'")[0, 0] == "50")
     }

@@ -29,11 +29,11 @@ extension ClusterTests {
                     _ = readers.stop()
                 }
             }
-            try #require(load.waitForAcknowledged(40, within: 60), "the load never got going")
+            try load.waitForAcknowledged(40, within: 60)
             #expect(kill(victimPid, SIGKILL) == 0)
             let killed = Date()
             // The survivors keep taking purchases.
-            #expect(load.waitForAcknowledged(80, within: 60), "writes did not continue after the kill")
+            try load.waitForAcknowledged(80, within: 60)
 
             // The background jobs: a purchase now reaches analytics (the projector runs somewhere
             // alive) and, with leases, no job is left with the dead holder — within 10 s of the kill.
@@ -41,20 +41,21 @@ extension ClusterTests {
                 try LocalCluster.purchase(cluster.client(), user: "u-after-kill", transactionId: "8200001").status
                     == 200)
             let primary = try cluster.postgres("pg1")
-            let projected = opsEventually(within: max(0.5, 10 - Date().timeIntervalSince(killed))) {
+            try eventually(
+                "an instance to project analytics within 10 s of the kill",
+                within: max(0.5, 10 - Date().timeIntervalSince(killed))
+            ) {
                 let rows = try? primary.query("SELECT 1 FROM analytics.transactions WHERE transaction_id = '8200001'")
                 return rows?.count == 1
             }
-            #expect(projected, "no instance projected analytics within 10 s of the kill")
-            let movedOn = opsEventually(within: max(0.5, 10 - Date().timeIntervalSince(killed))) {
+            try eventually(
+                "\(victim)'s jobs \(victimJobs) held by another within 10 s of the kill: \((try? Self.liveLeases(cluster)) ?? [:])",
+                within: max(0.5, 10 - Date().timeIntervalSince(killed))
+            ) {
                 let now = (try? Self.liveLeases(cluster)) ?? [:]
                 return victimJobs.allSatisfy { now[$0] != nil && now[$0] != victim }
             }
             let takeover = Date().timeIntervalSince(killed)
-            #expect(
-                movedOn,
-                "\(victim)'s jobs \(victimJobs) not held by another 10 s after the kill: \((try? Self.liveLeases(cluster)) ?? [:])"
-            )
 
             let outcomes = load.stop()
             let reads = readers.stop()
@@ -73,7 +74,10 @@ extension ClusterTests {
             // What HAProxy had sent to the victim and never got an answer for: the requests in
             // flight on it when it died (the rest were refused at connect and sent elsewhere).
             let ids = Set(outcomes.map(\.transactionId))
-            _ = opsEventually(within: 5) {
+            try? eventually(
+                "Set(cluster.haproxyLog().compactMap { $0[\"client_request\"] }).isSuperset( of: failed.map(\\.transactionId))",
+                within: 5
+            ) {
                 Set(cluster.haproxyLog().compactMap { $0["client_request"] }).isSuperset(
                     of: failed.map(\.transactionId))
             }
@@ -113,20 +117,20 @@ extension ClusterTests {
             }
             let down = try cluster.command("down", timeout: 90)
             #expect(down.status == 0, "\(down.stderr)")
-            #expect(
-                opsEventually(within: 10) { pids.values.allSatisfy { !opsProcessIsAlive($0) } },
-                "still running: \(pids.filter { opsProcessIsAlive($0.value) })")
+            try eventually("still running: \(pids.filter { opsProcessIsAlive($0.value) })", within: 10) {
+                pids.values.allSatisfy { !opsProcessIsAlive($0) }
+            }
         }
 
         /// SIGTERM with IAP_LEDGER_DRAIN_SECONDS=3: HAProxy sees /readyz turn 503 and stops
         /// sending before the instance stops accepting.
         static func aDrainedInstanceCostsNoRequest(_ cluster: LocalCluster, node: String) throws {
             let load = ClusterLoad(cluster, clients: 4, prefix: 83)
-            try #require(load.waitForAcknowledged(20, within: 60))
+            try load.waitForAcknowledged(20, within: 60)
             let pid = try cluster.pid(node)
             #expect(kill(pid, SIGTERM) == 0)
-            #expect(opsEventually(within: 30) { !opsProcessIsAlive(pid) }, "\(node) did not stop after SIGTERM")
-            #expect(load.waitForAcknowledged(20, within: 60))
+            try eventually("\(node) did not stop after SIGTERM", within: 30) { !opsProcessIsAlive(pid) }
+            try load.waitForAcknowledged(20, within: 60)
             let outcomes = load.stop()
             let failed = outcomes.filter { !$0.acknowledged }
             #expect(

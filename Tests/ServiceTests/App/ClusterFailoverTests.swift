@@ -14,7 +14,7 @@ extension ClusterTests {
             let load = ClusterLoad(cluster, clients: 4, prefix: 91)
             var stopped = false
             defer { if !stopped { _ = load.stop() } }
-            try #require(load.waitForAcknowledged(30, within: 60), "the load never got going")
+            try load.waitForAcknowledged(30, within: 60)
 
             let started = Date()
             let failover = try cluster.command("failover", timeout: 120)
@@ -23,7 +23,7 @@ extension ClusterTests {
             let acknowledgedBefore = Set(load.all.filter(\.acknowledged).map(\.transactionId))
             #expect(failover.stdout.contains("promoted pg2"), "\(failover.stdout)")
             // Writes continue on the new primary.
-            #expect(load.waitForAcknowledged(40, within: 60), "writes did not continue after the failover")
+            try load.waitForAcknowledged(40, within: 60)
             let outcomes = load.stop()
             stopped = true
 
@@ -68,13 +68,12 @@ extension ClusterTests {
                 "\(after.stdout)")
             let replica = try cluster.postgres("pg1")
             let last = try #require(acknowledged.max())
-            #expect(
-                opsEventually(within: 10) {
-                    (try? replica.query(
-                        "SELECT 1 FROM es.events WHERE type = 'TransactionRecorded' AND data->>'transactionId' = $1",
-                        [last]
-                    ).count) == 1
-                }, "the new replica lacks \(last)")
+            try eventually("the new replica lacks \(last)", within: 10) {
+                (try? replica.query(
+                    "SELECT 1 FROM es.events WHERE type = 'TransactionRecorded' AND data->>'transactionId' = $1",
+                    [last]
+                ).count) == 1
+            }
         }
     }
 }

@@ -57,9 +57,9 @@ import Testing
             ["--port", "0", "--config", file], environment: ["DATABASE_URL": conninfo, "IAP_LEDGER_INSTANCE": "node-a"])
         var firstAlive = true
         defer { if firstAlive { _ = first.stop(SIGKILL) } }
-        #expect(
-            opsEventually(within: 30) { Self.holdsEveryJob(Self.projections(first, key: key)) },
-            "node-a runs every job: \(String(describing: Self.projections(first, key: key)?.leases))")
+        try eventually(
+            "node-a runs every job: \(String(describing: Self.projections(first, key: key)?.leases))", within: 30
+        ) { Self.holdsEveryJob(Self.projections(first, key: key)) }
 
         // The second instance starts with every job taken: it waits, and says so.
         let second = try OpsServe(["--port", "0", "--config", file], environment: ["DATABASE_URL": conninfo])
@@ -69,21 +69,19 @@ import Testing
         for job in Self.jobs {
             #expect(waiting.leases[job]?.holder == "node-a" && waiting.leases[job]?.heldHere == false, "\(job)")
         }
-        #expect(
-            opsEventually(within: 5) {
-                let metrics = (try? OpsHTTP.get(port: second.port, "/metrics").body) ?? ""
-                return Self.jobs.allSatisfy { metrics.contains("iap_background_lease_held{job=\"\($0)\"} 0") }
-            }, "the second instance's metrics say it runs none of them")
+        try eventually("the second instance's metrics say it runs none of them", within: 5) {
+            let metrics = (try? OpsHTTP.get(port: second.port, "/metrics").body) ?? ""
+            return Self.jobs.allSatisfy { metrics.contains("iap_background_lease_held{job=\"\($0)\"} 0") }
+        }
 
         #expect(first.stop(SIGKILL) == 128 + SIGKILL)
         firstAlive = false
         let killed = Date()
-        let tookOver = opsEventually(within: 10) { Self.holdsEveryJob(Self.projections(second, key: key)) }
+        try eventually(
+            "node-b to take every job over: \(String(describing: Self.projections(second, key: key)?.leases)); \(second.stderr.suffix(1500))",
+            within: 10
+        ) { Self.holdsEveryJob(Self.projections(second, key: key)) }
         let seconds = Date().timeIntervalSince(killed)
-        #expect(
-            tookOver,
-            "after \(seconds) s: \(String(describing: Self.projections(second, key: key)?.leases)); \(second.stderr.suffix(1500))"
-        )
         print("LeaseProcessTests: every job taken over \(String(format: "%.1f", seconds)) s after kill -9")
         let metrics = try OpsHTTP.get(port: second.port, "/metrics").body
         for job in Self.jobs {
@@ -100,11 +98,13 @@ import Testing
         let jobs = ["analytics-projector", "change-clock"]
         let first = try OpsServe(
             ["--port", "0"], environment: ["DATABASE_URL": conninfo, "IAP_LEDGER_INSTANCE": "node-a"])
-        #expect(
-            opsEventually(within: 30) {
-                let seen = Self.projections(first, key: key)
-                return jobs.allSatisfy { seen?.leases[$0]?.heldHere == true }
-            })
+        try eventually(
+            "let seen = Self.projections(first, key: key) return jobs.allSatisfy { seen?.leases[$0]?.heldHere == true }",
+            within: 30
+        ) {
+            let seen = Self.projections(first, key: key)
+            return jobs.allSatisfy { seen?.leases[$0]?.heldHere == true }
+        }
         let second = try OpsServe(
             ["--port", "0"], environment: ["DATABASE_URL": conninfo, "IAP_LEDGER_INSTANCE": "node-b"])
         defer { _ = second.stop() }
@@ -113,11 +113,10 @@ import Testing
         let connection = try Connection(conninfo)
         let rows = try connection.query("SELECT holder FROM ops.leases WHERE expires_at > now()")
         #expect((0..<rows.count).allSatisfy { rows[$0, 0] != "node-a" }, "node-a left no live lease behind")
-        #expect(
-            opsEventually(within: 3) {
-                let seen = Self.projections(second, key: key)
-                return jobs.allSatisfy { seen?.leases[$0]?.heldHere == true }
-            }, "node-b runs them within its next asks")
+        try eventually("node-b runs them within its next asks", within: 3) {
+            let seen = Self.projections(second, key: key)
+            return jobs.allSatisfy { seen?.leases[$0]?.heldHere == true }
+        }
     }
 
     @Test(arguments: ["node\nb", String(repeating: "n", count: 201)])

@@ -12,7 +12,9 @@ import Testing
             ["--port", "0"], environment: ["DATABASE_URL": conninfo, "IAP_LEDGER_DRAIN_SECONDS": "4"])
         #expect(try OpsHTTP.get(port: serve.port, "/readyz").status == 200)
         serve.child.kill(SIGTERM)
-        #expect(opsEventually(within: 3) { (try? OpsHTTP.get(port: serve.port, "/readyz").status) == 503 })
+        try eventually("(try? OpsHTTP.get(port: serve.port, \"/readyz\").status) == 503", within: 3) {
+            (try? OpsHTTP.get(port: serve.port, "/readyz").status) == 503
+        }
         let ready = try OpsHTTP.get(port: serve.port, "/readyz")
         #expect(ready.status == 503)
         #expect(ready.headers["retry-after"] == "1")
@@ -32,7 +34,9 @@ import Testing
         let serve = try OpsServe(
             ["--port", "0"], environment: ["DATABASE_URL": conninfo, "IAP_LEDGER_DRAIN_SECONDS": "300"])
         serve.child.kill(SIGTERM)
-        #expect(opsEventually(within: 3) { (try? OpsHTTP.get(port: serve.port, "/readyz").status) == 503 })
+        try eventually("(try? OpsHTTP.get(port: serve.port, \"/readyz\").status) == 503", within: 3) {
+            (try? OpsHTTP.get(port: serve.port, "/readyz").status) == 503
+        }
         serve.child.kill(SIGINT)
         #expect(serve.child.wait(timeout: 60) == 0, "a drain of 300 s was not cut short: \(serve.stderr)")
     }

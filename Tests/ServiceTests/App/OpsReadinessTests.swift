@@ -63,10 +63,11 @@ import Testing
         #expect(cluster.connectionString() == conninfo, "same socket, so the pool's conninfo still holds")
 
         #expect(try OpsHTTP.get(port: app.port, "/readyz").status == 200)
-        #expect(
-            opsEventually(within: 10) {
-                (try? OpsHTTP.get(port: app.port, "/v1/users/alice", headers: auth(freshKey)).status) == 200
-            })
+        try eventually(
+            "(try? OpsHTTP.get(port: app.port, \"/v1/users/alice\", headers: auth(freshKey)).status) == 200", within: 10
+        ) {
+            (try? OpsHTTP.get(port: app.port, "/v1/users/alice", headers: auth(freshKey)).status) == 200
+        }
         #expect(try OpsHTTP.get(port: app.port, "/v1/users/alice", headers: auth(usedKey)).status == 200)
         let ready = try OpsHTTP.get(port: app.port, "/readyz")
         #expect(ready.body == #"{"status":"ready"}"#)

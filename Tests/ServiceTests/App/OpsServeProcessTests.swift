@@ -24,10 +24,10 @@ import Testing
         #expect(opsProcessIsAlive(postmaster))
 
         #expect(serve.stop(signal) == 0, "exit status after signal \(signal); stderr: \(serve.stderr)")
-        #expect(opsEventually(within: 10) { !opsProcessIsAlive(postmaster) }, "postmaster \(postmaster) still runs")
+        try eventually("postmaster \(postmaster) still runs", within: 10) { !opsProcessIsAlive(postmaster) }
         #expect(Self.postmasterPID(dataDirectory) == nil, "postmaster.pid left behind")
         #expect(!OpsHTTP.isListening(port: serve.port), "port \(serve.port) still accepts connections")
-        #expect(opsEventually(within: 5) { Self.watchdogs(of: serve.pid).isEmpty }, "the watchdog outlived serve")
+        try eventually("the watchdog outlived serve", within: 5) { Self.watchdogs(of: serve.pid).isEmpty }
         let log = serve.stderr
         #expect(log.contains("msg=stopped"))
         #expect(!log.contains("level=error"), "\(log)")
@@ -43,7 +43,7 @@ import Testing
         #expect(Self.watchdogs(of: serve.pid).count == 1)
         #expect(serve.stop(SIGKILL) == 128 + SIGKILL)
         // The watchdog polls once a second, then shuts the cluster down in fast mode.
-        #expect(opsEventually(within: 30) { !opsProcessIsAlive(postmaster) }, "postmaster \(postmaster) outlived serve")
+        try eventually("postmaster \(postmaster) outlived serve", within: 30) { !opsProcessIsAlive(postmaster) }
 
         // The next run on the same directory starts cleanly.
         let again = try OpsServe(["--port", "0", "--data-dir", dataDirectory])

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 /// Every command of README.md, run as a newcomer pastes them: each fenced ```sh block, in order,
@@ -193,8 +194,10 @@ import Testing
         #expect(!Self.servePIDs(using: data).isEmpty)
         Self.stop(using: data)
         #expect(Self.servePIDs(using: data).isEmpty)
-        #expect(opsEventually(within: 10) { Self.postmasterPID(data).map(opsProcessIsAlive) != true })
-        #expect(opsEventually(within: 10) { Self.receiverPIDs(using: data).isEmpty })
+        try eventually("Self.postmasterPID(data).map(opsProcessIsAlive) != true", within: 10) {
+            Self.postmasterPID(data).map(opsProcessIsAlive) != true
+        }
+        try eventually("Self.receiverPIDs(using: data).isEmpty", within: 10) { Self.receiverPIDs(using: data).isEmpty }
         #expect(!shell.stderr.contains("level=error"), "\(shell.stderr)")
     }
 
@@ -202,7 +205,10 @@ import Testing
     /// four changes of the tour are there (the tour itself already waited for the last).
     static func receivedChanges(_ log: String) throws -> [[String: Any]] {
         var lines: [Substring] = []
-        _ = opsEventually(within: 30) {
+        try? eventually(
+            "let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? \"\" lines = text.split(separator: \"\\n\") return lines.count >= 4",
+            within: 30
+        ) {
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             lines = text.split(separator: "\n")
             return lines.count >= 4
@@ -220,8 +226,10 @@ import Testing
     /// mask, in which SIGTERM is blocked, and holds nothing worth a clean exit).
     static func stop(using directory: String) {
         for pid in servePIDs(using: directory) { kill(pid, SIGTERM) }
-        _ = opsEventually(within: 30) { servePIDs(using: directory).isEmpty }
-        _ = opsEventually(within: 10) { postmasterPID(directory).map(opsProcessIsAlive) != true }
+        try? eventually("servePIDs(using: directory).isEmpty", within: 30) { servePIDs(using: directory).isEmpty }
+        try? eventually("postmasterPID(directory).map(opsProcessIsAlive) != true", within: 10) {
+            postmasterPID(directory).map(opsProcessIsAlive) != true
+        }
         for pid in receiverPIDs(using: directory) { kill(pid, SIGKILL) }
     }
 

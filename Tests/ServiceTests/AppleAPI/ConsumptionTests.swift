@@ -72,6 +72,14 @@ import Testing
         return (rows[0, 0]!, Int(rows[0, 1]!)!, Int64(rows[0, 2]!)!, rows[0, 3])
     }
 
+    /// Waits until the responder ran a whole round that began now: whatever it would do with
+    /// what is recorded so far, it has done.
+    static func aRoundPasses(_ service: TestService) throws {
+        let loop = try #require(service.app.apple.consumption.leasedLoop, "the responder runs")
+        let mark = loop.mark()
+        try eventually("a consumption responder round", within: 30) { loop.hasRoundEnded(since: mark) }
+    }
+
     @Test func aConsumableWithThirtyOfAHundredCoinsSpentIsAnsweredThirtyPercentOnce() throws {
         let apple = try AppleServerAPIStandIn(key: AppStoreServerKey.testKey())
         defer { apple.stop() }
@@ -83,7 +91,7 @@ import Testing
 
         let notification = Self.request("6000001")
         #expect(try api.notify(notification).json["result"]?.stringValue == "recorded")
-        #expect(opsEventually(within: 20) { Self.consumptionCalls(apple).count == 1 }, "answered")
+        try eventually("answered", within: 20) { Self.consumptionCalls(apple).count == 1 }
         let sent = try JSONValue.parse(Self.consumptionCalls(apple)[0].body)
         #expect(Self.consumptionCalls(apple)[0].path == "/inApps/v2/transactions/consumption/6000001")
         #expect(
@@ -92,8 +100,7 @@ import Testing
                     "customerConsented": true, "sampleContentProvided": false, "deliveryStatus": "DELIVERED",
                     "consumptionPercentage": .int(30000), "refundPreference": "DECLINE",
                 ]))
-        #expect(
-            opsEventually(within: 10) { (try? Self.requestRow(service))?.state == "answered" }, "\(service.log.text)")
+        try eventually("\(service.log.text)", within: 10) { (try? Self.requestRow(service))?.state == "answered" }
         let answers = try Self.answers(service)
         #expect(answers.count == 1)
         #expect(answers.first?["outcome"]?.stringValue == "accepted")
@@ -107,7 +114,7 @@ import Testing
 
         // Apple redelivers the same notification: a duplicate, answered once only.
         #expect(try api.notify(notification).json["result"]?.stringValue == "duplicate")
-        Thread.sleep(forTimeInterval: 3)  // more than a responder round: nothing more may be sent
+        try Self.aRoundPasses(service)  // a whole responder round since: nothing more may be sent
         #expect(Self.consumptionCalls(apple).count == 1)
         let metrics = try service.client(nil).get("/metrics").text
         #expect(
@@ -127,7 +134,7 @@ import Testing
         // Every attempt of the client's first call (1 + 3 retries) meets a 503.
         apple.sandbox.enqueue(Array(repeating: .serverError(status: 503), count: 4))
         #expect(try api.notify(Self.request("6000002")).status == 200)
-        #expect(opsEventually(within: 30) { (try? Self.answers(service))?.count == 1 }, "the first attempt is recorded")
+        try eventually("the first attempt is recorded", within: 30) { (try? Self.answers(service))?.count == 1 }
         let first = try #require(try Self.answers(service).first)
         #expect(first["outcome"]?.stringValue == "unavailable")
         #expect(first["detail"]?.stringValue?.contains("503") == true, "\(first)")
@@ -138,11 +145,13 @@ import Testing
         #expect(Self.consumptionCalls(apple).filter { $0.status == 202 }.isEmpty)
 
         clock.advance(by: 61_000)
-        #expect(opsEventually(within: 20) { (try? Self.answers(service))?.count == 2 }, "tried again")
+        try eventually("tried again", within: 20) { (try? Self.answers(service))?.count == 2 }
         let second = try Self.answers(service)[1]
         #expect(second["outcome"]?.stringValue == "accepted")
         #expect(second["attempt"]?.int64Value == 2)
-        #expect(opsEventually(within: 10) { (try? Self.requestRow(service))?.state == "answered" })
+        try eventually("(try? Self.requestRow(service))?.state == \"answered\"", within: 10) {
+            (try? Self.requestRow(service))?.state == "answered"
+        }
     }
 
     @Test func aRequestPastAppleWindowOrRefusedByAppleIsNotRetried() throws {
@@ -154,7 +163,9 @@ import Testing
         #expect(try api.purchase("u-3", Self.coins("6000003", apple)).status == 200)
         // Signed 13 h ago (Apple retried for that long, say): past the window, nothing is sent.
         #expect(try api.notify(Self.request("6000003", signed: service.clock.now - 13 * hour)).status == 200)
-        #expect(opsEventually(within: 20) { (try? Self.requestRow(service))?.state == "expired" })
+        try eventually("(try? Self.requestRow(service))?.state == \"expired\"", within: 20) {
+            (try? Self.requestRow(service))?.state == "expired"
+        }
         #expect(Self.consumptionCalls(apple).isEmpty)
         #expect(try Self.answers(service).isEmpty, "no attempt, no event")
 
@@ -163,11 +174,13 @@ import Testing
             .raw(status: 400, body: #"{"errorCode": 4000036, "errorMessage": "Invalid delivery status."}"#)
         ])
         #expect(try api.notify(Self.request("6000004")).status == 200)
-        #expect(opsEventually(within: 20) { (try? Self.requestRow(service))?.state == "rejected" })
+        try eventually("(try? Self.requestRow(service))?.state == \"rejected\"", within: 20) {
+            (try? Self.requestRow(service))?.state == "rejected"
+        }
         let answer = try #require(try Self.answers(service).first)
         #expect(answer["outcome"]?.stringValue == "rejected")
         #expect(answer["appleErrorCode"]?.int64Value == 4_000_036)
-        Thread.sleep(forTimeInterval: 3)
+        try Self.aRoundPasses(service)
         #expect(try Self.answers(service).count == 1, "a refusal is final")
     }
 
@@ -181,10 +194,13 @@ import Testing
             #expect(try service.client().purchase("u-4", Self.coins(id, apple)).status == 200)
             #expect(try service.client().notify(Self.request(id)).status == 200)
             if consumption != nil {
-                #expect(opsEventually(within: 20) { (try? Self.requestRow(service))?.state == "skipped" })
+                try eventually("(try? Self.requestRow(service))?.state == \"skipped\"", within: 20) {
+                    (try? Self.requestRow(service))?.state == "skipped"
+                }
                 #expect(try Self.requestRow(service)?.error?.contains("customerConsented") == true)
             } else {
-                Thread.sleep(forTimeInterval: 3)
+                // No app answers consumption: no responder runs, there is no round to wait for.
+                #expect(service.app.apple.consumption.leasedLoop == nil)
                 #expect(
                     try Self.requestRow(service)?.state == "pending",
                     "kept: a config with consent may still answer in time")

@@ -99,7 +99,7 @@ import Testing
             )
             return (Int(rows[0, 0] ?? "0") ?? 0, Int64(rows[0, 1] ?? "0") ?? 0, Int64(rows[0, 2] ?? "0") ?? 0)
         }
-        #expect(opsEventually(within: 20) { (try? checkpoints().rows) == 2 }, "one checkpoint per store environment")
+        try eventually("one checkpoint per store environment", within: 20) { (try? checkpoints().rows) == 2 }
         #expect(try checkpoints().recorded == 2)
         for id in ["5100001", "5100002"] { #expect(try first.client().get("/v1/subscriptions/\(id)").status == 200) }
         let before = try checkpoints().lastSuccess
@@ -110,7 +110,7 @@ import Testing
         defer { second.stop() }
         let third = try TestService(configuration: configuration, sharing: first)
         defer { third.stop() }
-        #expect(opsEventually(within: 20) { ((try? checkpoints().lastSuccess) ?? 0) > before }, "it ran again")
+        try eventually("it ran again", within: 20) { ((try? checkpoints().lastSuccess) ?? 0) > before }
         #expect(try checkpoints().recorded == 2, "nothing recorded twice")
         let holders = try connection.query(
             "SELECT count(*) FROM ops.leases WHERE name = $1 AND expires_at > now()", [Reconciler.leaseName])

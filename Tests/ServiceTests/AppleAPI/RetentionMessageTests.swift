@@ -241,9 +241,9 @@ import Testing
             FROM analytics.retention_requests
             """
         let expected = "3100001 2 message false,3100002 1 alternateProduct true,3199999 - none false"
-        #expect(
-            opsEventually(within: 30) { (try? AnalyticsTests.scalar(c, funnel)) == expected },
-            "\(String(describing: try? AnalyticsTests.scalar(c, funnel)))")
+        try eventually("\(String(describing: try? AnalyticsTests.scalar(c, funnel)))", within: 30) {
+            (try? AnalyticsTests.scalar(c, funnel)) == expected
+        }
         let renewedAt = try AnalyticsTests.scalar(
             c,
             """
@@ -259,9 +259,9 @@ import Testing
         // A replay (users and analytics rebuilt from the log) keeps every record and the funnel.
         let replay = try api.post("/v1/admin/replay", .object([:]))
         #expect(replay.status == 200, "\(replay.text)")
-        #expect(
-            opsEventually(within: 30) { (try? AnalyticsTests.scalar(c, funnel)) == expected },
-            "\(String(describing: try? AnalyticsTests.scalar(c, funnel)))")
+        try eventually("\(String(describing: try? AnalyticsTests.scalar(c, funnel)))", within: 30) {
+            (try? AnalyticsTests.scalar(c, funnel)) == expected
+        }
         #expect(try Self.recorded(service) == ("3", "3"))
         #expect(try api.get("/v1/subscriptions/3100002").status == 200)
     }

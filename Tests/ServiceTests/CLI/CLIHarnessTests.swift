@@ -153,11 +153,7 @@ final class OpsChild {
 
     /// Waits for the exit status; nil if it still runs after `timeout` seconds.
     func wait(timeout: Double) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let status = poll() { return status }
-            usleep(20_000)
-        }
+        try? eventually("the child to exit", within: timeout) { poll() != nil }
         return poll()
     }
 }
@@ -179,14 +175,14 @@ final class OpsServe {
             ["serve"] + arguments, environment: OpsBinary.environment(extra), executable: executable,
             workingDirectory: workingDirectory)
         let prefix = "iap-ledger listening on "
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let line = child.stdout.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) {
-                url = String(line.dropFirst(prefix.count))
-                return
-            }
-            guard child.isRunning else { break }
-            usleep(20_000)
+        var line: Substring?
+        try? eventually("serve to say where it listens", within: timeout) { [child] in
+            line = child.stdout.split(separator: "\n").first(where: { $0.hasPrefix(prefix) })
+            return line != nil || !child.isRunning
+        }
+        if let line {
+            url = String(line.dropFirst(prefix.count))
+            return
         }
         child.kill(SIGKILL)
         _ = child.wait(timeout: 10)
@@ -228,16 +224,6 @@ func opsProcessIsAlive(_ pid: Int32) -> Bool {
     else { return false }
     let state = stat[stat.index(after: close)...].split(separator: " ").first
     return state != "Z" && state != "X"
-}
-
-/// Polls `condition` until it holds or `seconds` pass.
-func opsEventually(within seconds: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(50_000)
-    }
-    return condition()
 }
 
 @Suite struct CLIHarnessTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 /// `iap-ledger keys create|list|revoke` against the cluster of a running `serve` (the usual way
@@ -50,10 +51,9 @@ import Testing
         let revoked = try keys(["revoke", "backend"])
         #expect(revoked.status == 0, "\(revoked.stderr)")
         #expect(revoked.stdout == "revoked backend\n")
-        #expect(
-            opsEventually(within: 5) {
-                (try? OpsHTTP.get(port: serve.port, "/v1/users/u1", headers: bearer(secret)).status) == 401
-            }, "the revoked key still works after the cache TTL")
+        try eventually("the revoked key still works after the cache TTL", within: 5) {
+            (try? OpsHTTP.get(port: serve.port, "/v1/users/u1", headers: bearer(secret)).status) == 401
+        }
         #expect(try OpsHTTP.get(port: serve.port, "/v1/users/u1", headers: bearer(readerSecret)).status == 200)
         let after = try keys(["list"])
         let revokedLine = try #require(after.stdout.split(separator: "\n").first { $0.hasPrefix("backend\t") })

@@ -252,8 +252,8 @@ import Testing
         defer { newer.stop() }
         let recorded = Date()  // after the recording committed (inside the new instance's start)
         // Nothing is asked of the old instance: its poll finds the new version.
-        while old.app.service.catalogs.current.version < 2 && Date().timeIntervalSince(recorded) < 5 {
-            Thread.sleep(forTimeInterval: 0.01)
+        try? eventually("the old instance to switch to version 2", within: 5, every: 0.01) {
+            old.app.service.catalogs.current.version >= 2
         }
         #expect(old.app.service.catalogs.current.version == 2)
         #expect(Date().timeIntervalSince(recorded) < 1.0)
@@ -321,8 +321,7 @@ import Testing
                 "SELECT array_to_string(entitlements, ',') AS e FROM analytics.products WHERE product_id = $1",
                 [TestService.removeAds])[0, "e"]
         }
-        let deadline = Date().addingTimeInterval(5)
-        while try published() != "no_ads" && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        try? eventually("no_ads published", within: 5) { try published() == "no_ads" }
         #expect(try published() == "no_ads")
         // Recording it again changes nothing.
         let again = try OpsBinary.run(

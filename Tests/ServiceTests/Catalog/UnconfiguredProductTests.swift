@@ -28,12 +28,11 @@ import Testing
     /// The list once the analytics projection has caught up with `expected` transactions in all.
     static func products(_ api: ServiceHTTPClient, transactions expected: Int64) throws -> [JSONValue] {
         var last: ServiceHTTPClient.Response?
-        let caughtUp = opsEventually(within: 30) {
+        try eventually("the list never counted \(expected) transactions: \(last?.text ?? "no answer")", within: 30) {
             last = try? api.get(path)
             let entries = last?.json["products"]?.arrayValue ?? []
             return entries.compactMap { $0["transactions"]?.int64Value }.reduce(0, +) == expected
         }
-        #expect(caughtUp, "the list never counted \(expected) transactions: \(last?.text ?? "no answer")")
         return try #require(last?.json["products"]?.arrayValue)
     }
 

@@ -57,13 +57,15 @@ import Testing
                 }
             }
         }
-        #expect(opsEventually(within: 60) { posted.load(ordering: .relaxed) >= 200 })
+        try eventually("posted.load(ordering: .relaxed) >= 200", within: 60) { posted.load(ordering: .relaxed) >= 200 }
         // On the batched path: group commit put several of them in one transaction.
-        #expect(
-            opsEventually(within: 30) {
-                let metrics = (try? ServiceHTTPClient(port: port).get("/metrics").text) ?? ""
-                return GroupCommitTests.batchesOfMoreThanOne(metrics) > 0
-            })
+        try eventually(
+            "let metrics = (try? ServiceHTTPClient(port: port).get(\"/metrics\").text) ?? \"\" return GroupCommitTests.batchesOfMoreThanOne(metrics) > 0",
+            within: 30
+        ) {
+            let metrics = (try? ServiceHTTPClient(port: port).get("/metrics").text) ?? ""
+            return GroupCommitTests.batchesOfMoreThanOne(metrics) > 0
+        }
         #expect(first.stop(SIGKILL) == 128 + SIGKILL)
         #expect(clients.wait(timeout: .now() + 60) == .success)
         let ids = acknowledged.withLock { $0 }
@@ -87,9 +89,9 @@ import Testing
                     (try? JSONValue.parse($0.body))?["transactionId"]?.stringValue
                 })
         }
-        #expect(
-            opsEventually(within: 120) { ids.isSubset(of: received()) },
-            "\(ids.subtracting(received()).count) acknowledged purchases never reached the receiver: \(second.stderr.suffix(1500))"
-        )
+        try eventually(
+            "\(ids.subtracting(received()).count) acknowledged purchases never reached the receiver: \(second.stderr.suffix(1500))",
+            within: 120
+        ) { ids.isSubset(of: received()) }
     }
 }

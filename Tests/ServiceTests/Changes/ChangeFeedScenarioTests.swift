@@ -61,7 +61,7 @@ import Testing
         // Time alone: the grace period begins (period end + 1 h), the cancelled one expires (+2 h).
         clock.set(now + 3 * hour)
         for (service, before) in [(inOrder, ordered.count), (scrambled, mixed.count)] {
-            let changes = try ChangeFeedTests.eventually(service.client(), seconds: 15, userId: "u-shuffle") {
+            let changes = try ChangeFeedTests.feed(service.client(), userId: "u-shuffle", within: 15) {
                 $0.count >= before + 2
             }
             #expect(Self.summary(Array(changes.dropFirst(before))) == ["BILLING_ISSUE 8000301", "EXPIRATION 8000401"])

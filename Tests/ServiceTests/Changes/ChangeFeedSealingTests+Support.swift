@@ -32,12 +32,14 @@ extension ChangeFeedSealingTests {
     /// running alongside holds it back for a moment): readers see what was written.
     func settle(_ service: TestService) throws {
         let connection = try Connection(service.conninfo)
-        #expect(
-            opsEventually(within: 60) {
-                let rows = try? connection.query(
-                    "SELECT coalesce(bool_and(tx < pg_snapshot_xmin(pg_current_snapshot())), true) FROM changes.feed")
-                return rows?[0, 0] == "t"
-            })
+        try eventually(
+            "let rows = try? connection.query( \"SELECT coalesce(bool_and(tx < pg_snapshot_xmin(pg_current_snapshot())), true) FROM changes.feed\") return rows?[0, 0] == \"t\"",
+            within: 60
+        ) {
+            let rows = try? connection.query(
+                "SELECT coalesce(bool_and(tx < pg_snapshot_xmin(pg_current_snapshot())), true) FROM changes.feed")
+            return rows?[0, 0] == "t"
+        }
     }
 
     /// Every change after `after`, page by page (`limit` each), with the raw page texts.

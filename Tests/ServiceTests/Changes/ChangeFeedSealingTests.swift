@@ -33,10 +33,12 @@ import Testing
         cleanups.append { service.stop() }
         if receiver != nil {
             let connection = try Connection(service.conninfo)
-            #expect(
-                opsEventually(within: 60) {
-                    (try? connection.query(WebhookDeliveriesTable.cursor(endpoint: "backend")).isEmpty) == false
-                })
+            try eventually(
+                "(try? connection.query(WebhookDeliveriesTable.cursor(endpoint: \"backend\")).isEmpty) == false",
+                within: 60
+            ) {
+                (try? connection.query(WebhookDeliveriesTable.cursor(endpoint: "backend")).isEmpty) == false
+            }
         }
         return service
     }
@@ -147,7 +149,9 @@ import Testing
 
         // Webhooks deliver the same bodies; deliveries name subjects, the admin listing ids.
         let ids = changes.compactMap { $0["id"]?.stringValue }
-        #expect(opsEventually(within: 60) { Set(receiver.requests.map(\.id)).isSuperset(of: ids) })
+        try eventually("Set(receiver.requests.map(\\.id)).isSuperset(of: ids)", within: 60) {
+            Set(receiver.requests.map(\.id)).isSuperset(of: ids)
+        }
         for change in changes {
             let id = change["id"]?.stringValue ?? ""
             let body = try #require(receiver.requests(id: id).first).body
@@ -213,7 +217,9 @@ import Testing
         let receiver = try receiver()
         let follower = try service(webhook: receiver, sharing: writer)
         let served = all.changes.compactMap { $0["id"]?.stringValue }
-        #expect(opsEventually(within: 60) { Set(receiver.requests.map(\.id)) == Set(served) })
+        try eventually("Set(receiver.requests.map(\\.id)) == Set(served)", within: 60) {
+            Set(receiver.requests.map(\.id)) == Set(served)
+        }
         let hanaIds = (0..<hanaRows.count).map { StoredChange.id(seq: Int64(hanaRows[$0, 0]!)!) }
         #expect(receiver.requests.allSatisfy { !hanaIds.contains($0.id) })
         let cursor = try connection.query(
@@ -239,14 +245,14 @@ import Testing
             try admin.get("/v1/admin/webhooks/backend/deliveries?limit=100").json["deliveries"]?.arrayValue?
                 .first { $0["id"]?.stringValue == id }?["status"]?.stringValue
         }
-        #expect(opsEventually(within: 60) { (try? status()) == "failed" })
+        try eventually("(try? status()) == \"failed\"", within: 60) { (try? status()) == "failed" }
         #expect(receiver.requests(id: id).count == 1)
 
         _ = try Connection(service.conninfo).execute("DELETE FROM identity.subjects WHERE user_id = 'lena-5d2a'")
         receiver.setAnswer { _, _ in HTTPResponse(status: 204) }
         let again = try admin.post("/v1/admin/webhooks/backend/redeliver", .object(["status": "failed"]))
         #expect(again.status == 200, "\(again.text)")
-        #expect(opsEventually(within: 60) { (try? status()) == "dead" })
+        try eventually("(try? status()) == \"dead\"", within: 60) { (try? status()) == "dead" }
         #expect(receiver.requests(id: id).count == 1)  // never sent again
         // Her later self (a new identity) is delivered, not held behind the dead one.
         #expect(
@@ -255,7 +261,7 @@ import Testing
         try settle(service)
         let later = try #require(try pull(api).changes.last?["id"]?.stringValue)
         #expect(later != id)
-        #expect(opsEventually(within: 60) { !receiver.requests(id: later).isEmpty })
+        try eventually("!receiver.requests(id: later).isEmpty", within: 60) { !receiver.requests(id: later).isEmpty }
     }
 
     @Test func usersWithoutAKeyAndRowsFromBeforeAreStoredAndServedInClear() throws {

@@ -149,17 +149,6 @@ final class WebhookReceiver: Sendable {
             [PostgresArray.literal(users)])
     }
 
-    /// Polls `condition` until it holds (a deadline, not a measured sleep: it fails only if the
-    /// condition never comes).
-    func eventually(_ what: String, timeout: Double = 60, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try condition() { return }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        throw HTTPTestConnection.Failure(description: "never happened: \(what)")
-    }
-
     func deliveries(_ service: TestService, _ endpoint: String, status: String? = nil) throws -> [JSONValue] {
         let query = status.map { "?status=\($0)&limit=1000" } ?? "?limit=1000"
         let response = try service.client("admin").get("/v1/admin/webhooks/\(endpoint)/deliveries\(query)")
@@ -389,7 +378,7 @@ final class WebhookReceiver: Sendable {
         // The holder goes away: the other takes over within seconds.
         first.stop()
         let late = try emit(second, [(.renewal, "u-late", "Production")])[0]
-        try eventually("delivered by the survivor", timeout: 60) { receiver.requests(id: late.id).count == 1 }
+        try eventually("delivered by the survivor", within: 60) { receiver.requests(id: late.id).count == 1 }
     }
 
     @Test func unknownEndpointAndBadQueriesAreRefusedClearly() throws {
@@ -436,10 +425,11 @@ final class WebhookReceiver: Sendable {
         let environment = ["DATABASE_URL": conninfo]
         let first = try OpsServe(["--port", "0", "--config", file], environment: environment)
         let connection = try Connection(conninfo)
-        #expect(
-            opsEventually(within: 60) {
-                (try? connection.query(WebhookDeliveriesTable.cursor(endpoint: "backend")).isEmpty) == false
-            })
+        try eventually(
+            "(try? connection.query(WebhookDeliveriesTable.cursor(endpoint: \"backend\")).isEmpty) == false", within: 60
+        ) {
+            (try? connection.query(WebhookDeliveriesTable.cursor(endpoint: "backend")).isEmpty) == false
+        }
         let second = try OpsServe(["--port", "0", "--config", file], environment: environment)
         defer { _ = second.stop() }
 
@@ -456,16 +446,15 @@ final class WebhookReceiver: Sendable {
         let ids = (0..<rows.count).compactMap { rows[$0, 0].flatMap { Int64($0) } }.map { StoredChange.id(seq: $0) }
         #expect(ids.count == 40)
         // The first instance is mid-delivery (its sends hang) when it is killed.
-        #expect(opsEventually(within: 60) { !receiver.requests.isEmpty })
+        try eventually("!receiver.requests.isEmpty", within: 60) { !receiver.requests.isEmpty }
         #expect(first.stop(SIGKILL) == 128 + SIGKILL)
         hanging.store(false, ordering: .relaxed)
 
-        #expect(
-            opsEventually(within: 90) {
-                let delivered = try? connection.query(
-                    "SELECT count(*) FROM webhooks.deliveries WHERE endpoint = 'backend' AND status = 'delivered'")
-                return delivered?[0, 0] == "40"
-            }, "not every change was delivered after the takeover: \(second.stderr.suffix(2000))")
+        try eventually("not every change was delivered after the takeover: \(second.stderr.suffix(2000))", within: 90) {
+            let delivered = try? connection.query(
+                "SELECT count(*) FROM webhooks.deliveries WHERE endpoint = 'backend' AND status = 'delivered'")
+            return delivered?[0, 0] == "40"
+        }
         let received = Set(receiver.requests.filter(\.signatureValid).map(\.id))
         #expect(received == Set(ids))
         #expect(second.stderr.contains("webhooks: delivering"))

@@ -63,7 +63,7 @@ import Testing
     @discardableResult
     func waitFor(_ css: String) throws -> WebDriver.Element {
         var found: WebDriver.Element?
-        try browser.waitUntil(css) {
+        try eventually(css, within: 20, every: 0.05) {
             found = try browser.findAll(css).first
             return found != nil
         }
@@ -179,7 +179,7 @@ import Testing
 
         // A phone's width: the page reflows, nothing wider than the screen.
         try browser.setWindowSize(width: 390, height: 844)
-        try browser.waitUntil("the page to fit 390 px") {
+        try eventually("the page to fit 390 px", within: 20, every: 0.05) {
             let width = try browser.execute("return document.documentElement.scrollWidth").int64Value ?? 9999
             let viewport = try browser.execute("return window.innerWidth").int64Value ?? 0
             return width <= viewport
@@ -189,7 +189,7 @@ import Testing
 
         // Overview and Operations render (the metrics endpoint may not exist yet: then an error, never blank).
         try browser.click(try browser.find("nav a[data-page=overview]"))
-        try browser.waitUntil("the overview to load or fail") {
+        try eventually("the overview to load or fail", within: 20, every: 0.05) {
             try !browser.findAll("main .chart, main .error-box").isEmpty
         }
         try shoot("overview")
@@ -265,11 +265,10 @@ import Testing
             "5100010", product: TestService.coins, type: "Consumable", purchase: now - second, expires: nil,
             signed: now - second, ["price": .int(990), "currency": "USD", "environment": "Production"])
         #expect(try service.client().purchase(Self.user, Mint.signed(priced)).status == 200)
-        #expect(
-            opsEventually(within: 10) {
-                (try? service.client("admin").get("/v1/admin/catalog/unconfigured").text.contains("not.in.catalog"))
-                    == true
-            }, "the unconfigured product is listed")
+        try eventually("the unconfigured product is listed", within: 10) {
+            (try? service.client("admin").get("/v1/admin/catalog/unconfigured").text.contains("not.in.catalog"))
+                == true
+        }
         try logIn(try #require(service.keys["all"]))
         try browser.waitForText("#unconfigured", containing: "com.example.game.not.in.catalog")
         try lookUp(Self.user)

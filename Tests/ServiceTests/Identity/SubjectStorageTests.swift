@@ -60,11 +60,13 @@ import Testing
     /// Runs the analytics catch-up until `probe` finds a row (the xid horizon is the whole
     /// cluster's: under a parallel suite a batch may not be visible at the first try).
     func caughtUp(_ connection: Connection, _ probe: String) throws {
-        #expect(
-            opsEventually(within: 60) {
-                _ = try? AnalyticsProjector.catchUp(on: connection)
-                return ((try? connection.query(probe))?.count ?? 0) > 0
-            })
+        try eventually(
+            "_ = try? AnalyticsProjector.catchUp(on: connection) return ((try? connection.query(probe))?.count ?? 0) > 0",
+            within: 60
+        ) {
+            _ = try? AnalyticsProjector.catchUp(on: connection)
+            return ((try? connection.query(probe))?.count ?? 0) > 0
+        }
     }
 
     func subjectRow(of userId: String) throws -> (subject: String, keyLength: Int)? {

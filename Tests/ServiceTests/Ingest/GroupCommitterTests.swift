@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Service
@@ -42,14 +43,9 @@ import Testing
         holding.wait()
     }
 
-    func waitUntil(_ condition: () -> Bool) {
-        let deadline = Date().addingTimeInterval(10)
-        while !condition(), Date() < deadline { usleep(1000) }
-    }
-
     /// Nine requests queue while both committers are busy; as each committer frees, the first
     /// queued leads the next batch with up to `maxSize - 1` of those behind it.
-    @Test func requestsQueuedBehindBusyCommittersAreTakenInBatchesOfAtMostTheMaximum() {
+    @Test func requestsQueuedBehindBusyCommittersAreTakenInBatchesOfAtMostTheMaximum() throws {
         let committer = GroupCommitter<Int, Int>(limits: .init(committers: 2, maxSize: 4))
         let runs = Runs()
         let answers = Mutex<[Int: Int]>([:])
@@ -57,18 +53,15 @@ import Testing
         let done = DispatchGroup()
         hold(committer, 100, runs, release: release, done: done)
         hold(committer, 200, runs, release: release, done: done)
-        let queued = Atomic<Int>(0)
         for request in 1...9 {
             done.enter()
             Thread.detachNewThread {
-                queued.add(1, ordering: .relaxed)
                 let answer = committer.submit(request, run: runs.run)
                 answers.withLock { $0[request] = answer }
                 done.leave()
             }
         }
-        waitUntil { queued.load(ordering: .relaxed) == 9 }
-        usleep(50_000)  // every one of them inside submit, queued
+        try eventually("all nine queued behind the busy committers", within: 10) { committer.queued == 9 }
         #expect(runs.batches.withLock { $0.isEmpty })
         release.signal()
         release.signal()
@@ -80,7 +73,7 @@ import Testing
         #expect(answers.withLock { $0 } == Dictionary(uniqueKeysWithValues: (1...9).map { ($0, $0 * 2) }))
     }
 
-    @Test func aQueuedRequestIsAnsweredByTheBatchItJoinedNotRunTwice() {
+    @Test func aQueuedRequestIsAnsweredByTheBatchItJoinedNotRunTwice() throws {
         let committer = GroupCommitter<Int, Int>(limits: .init(committers: 1, maxSize: 16))
         let runs = Runs()
         let release = DispatchSemaphore(value: 0)
@@ -93,7 +86,7 @@ import Testing
                 done.leave()
             }
         }
-        usleep(100_000)
+        try eventually("all five queued behind the busy committer", within: 10) { committer.queued == 5 }
         release.signal()
         done.wait()
         let batches = runs.batches.withLock { $0 }

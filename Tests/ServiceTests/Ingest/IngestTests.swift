@@ -184,12 +184,15 @@ import Testing
         let bought = Mint.transaction(
             "2000501", product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil,
             signed: now - day)
+        // Each instant is one the wall clock has left behind, so they are distinct.
         let beforePurchase = TestVectors.nowMillis - 1
-        Thread.sleep(forTimeInterval: 0.01)
         #expect(try api.purchase("u-asof", Mint.signed(bought)).status == 200)
-        Thread.sleep(forTimeInterval: 0.01)
+        let purchased = TestVectors.nowMillis
+        try eventually("the clock to pass the purchase", within: 5, every: 0.001) { TestVectors.nowMillis > purchased }
         let beforeRefund = TestVectors.nowMillis
-        Thread.sleep(forTimeInterval: 0.01)
+        try eventually("the clock to pass \(beforeRefund)", within: 5, every: 0.001) {
+            TestVectors.nowMillis > beforeRefund
+        }
         var refunded = bought
         refunded["revocationDate"] = .int(now - hour)
         refunded["signedDate"] = .int(now - hour)
@@ -278,10 +281,9 @@ import Testing
         // fail: a pool whose last login failed turns clients away until a new login succeeds),
         // so the redelivery is retried as Apple retries, until it is answered otherwise.
         var redelivered = try api.notify(notification)
-        let deadline = Date().addingTimeInterval(15)
-        while redelivered.status == 503, Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.2)
-            redelivered = try api.notify(notification)
+        try? eventually("the redelivery answered other than 503", within: 15, every: 0.2) {
+            if redelivered.status == 503 { redelivered = try api.notify(notification) }
+            return redelivered.status != 503
         }
         #expect(redelivered.status == 200, "\(redelivered.text)")
         #expect(redelivered.json["result"]?.stringValue == "recorded")

@@ -81,12 +81,11 @@ import Testing
         let expected =
             "4990 EUR win_back ONE_TIME P1M win.back.1 win.back.1|win.back.2 0f9e8d7c-6b5a-4c3d-9e2f-1a0b9c8d7e6f 704289572311524"
         var seen: String?
-        #expect(
-            opsEventually(within: 20) {
-                seen = try? AnalyticsTests.scalar(
-                    connection, columns.replacingOccurrences(of: "SOURCE", with: "analytics.renewal_infos"))
-                return seen == expected
-            }, "\(String(describing: seen))")
+        try eventually("\(String(describing: seen))", within: 20) {
+            seen = try? AnalyticsTests.scalar(
+                connection, columns.replacingOccurrences(of: "SOURCE", with: "analytics.renewal_infos"))
+            return seen == expected
+        }
         #expect(
             try AnalyticsTests.scalar(
                 connection,

@@ -38,11 +38,10 @@ import Testing
     /// Waits (bounded) until `service`'s /readyz answers `status`; answers the last response.
     @discardableResult
     static func awaitReadiness(_ service: TestService, _ status: Int) throws -> ServiceHTTPClient.Response {
-        let deadline = Date().addingTimeInterval(10)
         var response = try readyz(service)
-        while response.status != status && Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.02)
+        try? eventually("/readyz to answer \(status)", within: 10) {
             response = try readyz(service)
+            return response.status == status
         }
         return response
     }
@@ -131,14 +130,12 @@ import Testing
     /// Waits up to 10 s for the count of live leases in ops.leases to satisfy `condition`.
     static func awaitLeaseRows(_ conninfo: String, _ condition: (Int64) -> Bool) throws -> Bool {
         let connection = try Connection(conninfo)
-        for _ in 0..<100 {
-            let live =
+        let held = try? eventually("the live leases to match", within: 10) {
+            condition(
                 try connection.query("SELECT count(*) AS n FROM ops.leases WHERE expires_at > now()").int64(0, "n")
-                ?? -1
-            if condition(live) { return true }
-            Thread.sleep(forTimeInterval: 0.1)
+                    ?? -1)
         }
-        return false
+        return held != nil
     }
 
     @Test func aWriteThatRacesTheRebuildIsRefusedInItsOwnTransaction() throws {
@@ -181,15 +178,14 @@ import Testing
         // The swap's session waits for it: a writer that passed commits before the version can move
         // (without the check's table lock the swap would not wait).
         let observer = try Connection(service.conninfo)
-        let deadline = Date().addingTimeInterval(60)
         var waiting: Int64 = 0
-        while waiting == 0 && status.value.withLock({ $0 }) == nil && Date() < deadline {
+        try? eventually("the swap to wait for the writer's lock", within: 60) {
             waiting =
                 try observer.query(
                     "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'relation'"
                         + " AND datname = current_database()"
                 ).int64(0, "n") ?? 0
-            if waiting == 0 { Thread.sleep(forTimeInterval: 0.02) }
+            return waiting != 0 || status.value.withLock({ $0 }) != nil
         }
         #expect(waiting == 1)
         #expect(status.value.withLock { $0 } == nil)  // still waiting
@@ -247,7 +243,9 @@ import Testing
             #expect(ready.status == 503, "\(ready.body)")
             #expect(ready.body.contains("\"code\":\"projection_version_ahead\""), "\(ready.body)")
             // stderr is read apart
-            #expect(opsEventually(within: 5) { serve.stderr.contains("projection version ahead") })
+            try eventually("serve.stderr.contains(\"projection version ahead\")", within: 5) {
+                serve.stderr.contains("projection version ahead")
+            }
             let lines = serve.stderr.split(separator: "\n").filter { $0.contains("projection version ahead") }
             #expect(lines.count == 1, "\(serve.stderr)")
             #expect(lines.first?.contains("databaseVersion=\(newer)") == true, "\(serve.stderr)")
@@ -256,7 +254,9 @@ import Testing
         #expect(try Self.builtUsers(conninfo) == newer)
         try Self.recordUsers(Self.users.version, conninfo)
         for serve in serves {
-            #expect(opsEventually(within: 10) { (try? OpsHTTP.get(port: serve.port, "/readyz").status) == 200 })
+            try eventually("(try? OpsHTTP.get(port: serve.port, \"/readyz\").status) == 200", within: 10) {
+                (try? OpsHTTP.get(port: serve.port, "/readyz").status) == 200
+            }
             #expect(serve.stop() == 0)
         }
     }

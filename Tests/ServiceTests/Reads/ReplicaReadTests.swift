@@ -96,12 +96,11 @@ import Testing
             // api.md §4): a background job's transaction open at that moment holds it back for a
             // moment, on the primary as on the replica. So: shown within a bound, not at once.
             var feed = try reader.get("/v1/changes?userId=\(user)")
-            let shown = opsEventually(within: 10) {
+            try eventually("the change feed of \(user) lacks its purchase: \(feed.text)", within: 10) {
                 feed = (try? reader.get("/v1/changes?userId=\(user)")) ?? feed
                 return feed.json["changes"]?.arrayValue?.contains { $0["type"]?.stringValue == "INITIAL_PURCHASE" }
                     == true
             }
-            #expect(shown, "the change feed of \(user) lacks its purchase: \(feed.text)")
         }
         // The replica really answered (most of) them.
         #expect(try service.replicaReads("replica") > 0)

@@ -66,11 +66,12 @@ import Testing
             }
         }
         reader(timeout: .milliseconds(100), into: impatient)  // its check is the one that hangs
-        usleep(50_000)
+        try eventually("the first reader's check to start", within: 10) { feed.waiters.checking == 1 }
         for _ in 0..<3 { reader(timeout: .milliseconds(200), into: impatient) }
-        usleep(50_000)
+        try eventually("three impatient readers queued", within: 10) { feed.waiters.pending == 3 }
         for _ in 0..<4 { reader(timeout: .seconds(10), into: patient) }
-        usleep(400_000)
+        try eventually("four patient readers queued", within: 10) { feed.waiters.pending == 7 }
+        try eventually("the impatient readers to give up", within: 10) { impatient.list.withLock { $0.count } == 4 }
         try locker.executeScript("COMMIT")
         #expect(group.wait(timeout: .now() + 15) == .success)
         #expect(impatient.list.withLock { $0 } == [false, false, false, false])
@@ -109,7 +110,7 @@ import Testing
             }
         }
         callback(timeout: .milliseconds(150), into: impatient)  // its check is the one that hangs
-        usleep(50_000)
+        try eventually("the first reader's check to start", within: 10) { feed.waiters.checking == 1 }
         for _ in 0..<3 { callback(timeout: .milliseconds(200), into: impatient) }
         group.enter()
         Thread.detachNewThread {
@@ -119,15 +120,16 @@ import Testing
         }
         for _ in 0..<4 { callback(timeout: .seconds(10), into: patient) }
         // Given up while the check still hangs (deadline plus at most one 100 ms sweep).
-        let givenUp = Date().addingTimeInterval(2)
-        while impatient.list.withLock({ $0.count }) < 4 && Date() < givenUp { usleep(10_000) }
+        try eventually("the impatient readers to give up", within: 10) { impatient.list.withLock { $0.count } == 4 }
         #expect(impatient.list.withLock { $0 } == [false, false, false, false])
         #expect(patient.list.withLock { $0.isEmpty } && blocking.list.withLock { $0.isEmpty })
         try locker.executeScript("COMMIT")
         #expect(group.wait(timeout: .now() + 15) == .success)
         #expect(patient.list.withLock { $0 } == [true, true, true, true])
         #expect(blocking.list.withLock { $0 } == [true])
-        usleep(300_000)  // a second call would have left the group unbalanced (a crash) or appended
+        // A second call would have left the group unbalanced (a crash) or appended: checked by
+        // another check's full round, which answers and sweeps every queued reader again.
+        #expect(feed.awaitCheck(timeout: .seconds(10)))
         #expect(impatient.list.withLock { $0.count } == 4)
     }
 }

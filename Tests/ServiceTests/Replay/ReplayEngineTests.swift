@@ -131,7 +131,7 @@ import Testing
             }
         }
         for writer in writers { writer.start() }
-        while writes.load(ordering: .relaxed) < 20 { Thread.sleep(forTimeInterval: 0.01) }
+        try eventually("20 writes before the replay", within: 60) { writes.load(ordering: .relaxed) >= 20 }
         // Small batches make the replay slow enough for the writers to overlap every phase, and
         // the catch-up waits until the writers have appended more after the bulk read.
         var options = ReplayOptions()
@@ -148,9 +148,11 @@ import Testing
         }
         let report = try harness.app.projections.engine.run(options)
         let during = writes.load(ordering: .relaxed)
-        Thread.sleep(forTimeInterval: 0.3)
+        try eventually("writers to keep writing after the swap", within: 30) {
+            writes.load(ordering: .relaxed) > during + 2
+        }
         stop.store(true, ordering: .relaxed)
-        while writers.contains(where: { !$0.isFinished }) { Thread.sleep(forTimeInterval: 0.01) }
+        try eventually("the writers to stop", within: 60) { writers.allSatisfy(\.isFinished) }
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
         #expect(report.swapped)
         #expect(report.catchUpEvents > 0, "the writers appended while the replay read")

@@ -38,7 +38,7 @@ final class LocalCluster {
     init() throws {
         root = try OpsBinary.temporaryDirectory()
         directory = root + "/cluster"
-        basePort = try Self.freeBasePort()
+        basePort = try FreePorts.consecutive(span: 8)  // B…B+7, deploy/local-cluster's layout
         let config = try Self.writeConfiguration(in: root)
         let up = try Self.run(
             [
@@ -177,12 +177,6 @@ final class LocalCluster {
         return file
     }
 
-    /// A base port B with B…B+7 free on 127.0.0.1 (the layout of deploy/local-cluster).
-    static func freeBasePort() throws -> Int {
-        guard let base = FreePorts.consecutive(span: 8) else { throw OpsFailure("no 8 consecutive free ports found") }
-        return base
-    }
-
     /// The last lines of every log, for a failure message.
     static func logTails(_ directory: String) -> String {
         let logs = (try? FileManager.default.contentsOfDirectory(atPath: directory + "/log")) ?? []
@@ -253,9 +247,11 @@ final class ClusterLoad: @unchecked Sendable {
     var acknowledgedCount: Int { outcomes.withLock { $0.filter(\.acknowledged).count } }
 
     /// Waits (up to `seconds`) until `count` more purchases than now were acknowledged.
-    func waitForAcknowledged(_ count: Int, within seconds: Double) -> Bool {
+    func waitForAcknowledged(_ count: Int, within seconds: Double) throws {
         let target = acknowledgedCount + count
-        return opsEventually(within: seconds) { acknowledgedCount >= target }
+        try eventually("\(count) more acknowledged writes (\(acknowledgedCount) in all)", within: seconds) {
+            acknowledgedCount >= target
+        }
     }
 
     func stop() -> [Outcome] {

@@ -31,9 +31,9 @@ import Testing
             while true {
                 attempt += 1
                 let data = root + "/data-\(attempt)"
-                let port = try TestkitReceiptTests.freePort()
                 // serve's port is chosen first: "Apple" sends notifications there (--url).
-                let servePort = try TestkitReceiptTests.freePort()
+                let servePort = try FreePorts.consecutive(span: 2)
+                let port = servePort + 1
                 let initialised = try OpsBinary.run([
                     "testkit", "init", "--data-dir", data, "--apple-port", String(port),
                 ])
@@ -43,9 +43,10 @@ import Testing
                     ["testkit", "apple", "--data-dir", data, "--url", "http://127.0.0.1:\(servePort)"],
                     environment: OpsBinary.environment([:]))
                 let line = "App Store Server API (LocalTesting) at http://127.0.0.1:\(port)"
-                guard opsEventually(within: 30, { [apple] in apple.stdout.contains(line) || !apple.isRunning }),
-                    apple.isRunning
-                else {
+                _ = try? eventually("testkit apple to listen", within: 30) { [apple] in
+                    apple.stdout.contains(line) || !apple.isRunning
+                }
+                guard apple.stdout.contains(line), apple.isRunning else {
                     apple.kill(SIGKILL)
                     guard attempt < 3, apple.stderr.contains("already in use") else {
                         throw OpsFailure("testkit apple did not come up: \(apple.stdout) \(apple.stderr)")
@@ -72,10 +73,9 @@ import Testing
             let ran =
                 #"iap_reconcile_runs_total{bundle_id="com.example.game",environment="LocalTesting",result="ok"} 1"#
             let serve = serve
-            guard
-                opsEventually(
-                    within: 60, { (try? OpsHTTP.get(port: serve.port, "/metrics").body.contains(ran)) == true })
-            else { throw OpsFailure("the background reconciler never asked LocalTesting: \(serve.stderr)") }
+            try eventually("the background reconciler to ask LocalTesting: \(serve.stderr)", within: 60) {
+                (try? OpsHTTP.get(port: serve.port, "/metrics").body.contains(ran)) == true
+            }
         }
 
         var environment: [String: String] { ["IAP_LEDGER_URL": serve.url, "IAP_LEDGER_KEY": api.apiKey ?? ""] }
@@ -280,11 +280,10 @@ import Testing
         #expect(requested.json["environment"]?.stringValue == "LocalTesting")
         let token = try #require(requested.json["testNotificationToken"]?.stringValue)
         var status: ServiceHTTPClient.Response?
-        let arrived = opsEventually(within: 30) {
+        try eventually("never recorded: \(status?.text ?? "no answer") \(world.apple.stderr)", within: 30) {
             status = try? world.api.get("/v1/admin/apple/test-notification/\(token)")
             return status?.json["recorded"] == .bool(true) && status?.json["sendAttempts"]?.arrayValue?.isEmpty == false
         }
-        #expect(arrived, "never recorded: \(status?.text ?? "no answer") \(world.apple.stderr)")
         let report = try #require(status)
         #expect(report.status == 200, "\(report.text)")
         let attempts = report.json["sendAttempts"]?.arrayValue ?? []
@@ -292,12 +291,10 @@ import Testing
         #expect(attempts.allSatisfy { $0["attemptDate"]?.stringValue.flatMap(RFC3339.parse) != nil }, "\(report.text)")
         let uuid = try #require(report.json["notificationUUID"]?.stringValue)
         let apple = world.apple
-        #expect(
-            opsEventually(within: 10) {
-                apple.stderr.contains(
-                    "sent TEST (token \(token)) to \(world.serve.url)/v1/notifications/apple: SUCCESS")
-            },
-            "\(apple.stderr)")
+        try eventually("\(apple.stderr)", within: 10) {
+            apple.stderr.contains(
+                "sent TEST (token \(token)) to \(world.serve.url)/v1/notifications/apple: SUCCESS")
+        }
         // It came through the real endpoint: the log holds it as a notification like any other.
         let metrics = try OpsHTTP.get(port: world.serve.port, "/metrics").body
         #expect(metrics.contains(#"iap_notifications_total{type="TEST",subtype=""} 1"#), "\(uuid): \(metrics)")

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import JSON
+import TestSupport
 import Testing
 
 @testable import Service
@@ -9,35 +10,15 @@ import Testing
 /// verifyReceipt at the stand-in, `testkit apple` answers it, `serve` verifies through it, and
 /// `testkit receipt` posts the receipt of a purchase.
 @Suite(.serialized) struct TestkitReceiptTests {
-    /// A port nothing listens on right now (bound to 0, read, released): `testkit init` must
-    /// write the stand-in's port into the config before the stand-in runs.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0 else { throw OpsFailure("bind: errno \(errno)") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     /// `testkit apple` as a child, once it says where it listens.
     static func startStandIn(data: String, port: Int) throws -> OpsChild {
         let child = try OpsChild(
             ["testkit", "apple", "--data-dir", data, "--port", String(port)], environment: OpsBinary.environment([:]))
-        let ready = opsEventually(within: 30) {
-            child.stdout.contains("listening on http://127.0.0.1:\(port)/verifyReceipt") || !child.isRunning
+        let listening = "listening on http://127.0.0.1:\(port)/verifyReceipt"
+        _ = try? eventually("testkit apple to listen", within: 30) {
+            child.stdout.contains(listening) || !child.isRunning
         }
-        guard ready, child.isRunning else {
+        guard child.stdout.contains(listening), child.isRunning else {
             child.kill(SIGKILL)
             throw OpsFailure("testkit apple did not come up: \(child.stdout) \(child.stderr)")
         }
@@ -48,7 +29,7 @@ import Testing
         let root = try OpsBinary.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let data = root + "/data"
-        let applePort = try Self.freePort()
+        let applePort = try FreePorts.consecutive()
         let initialised = try OpsBinary.run(["testkit", "init", "--data-dir", data, "--apple-port", String(applePort)])
         #expect(initialised.status == 0, "\(initialised.stderr)")
         #expect(initialised.stdout.contains("http://127.0.0.1:\(applePort)/verifyReceipt"))
@@ -120,7 +101,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: root) }
         let data = root + "/data"
         let other = root + "/other"
-        let applePort = try Self.freePort()
+        let applePort = try FreePorts.consecutive()
         #expect(
             try OpsBinary.run(["testkit", "init", "--data-dir", data, "--apple-port", String(applePort)]).status == 0)
         #expect(try OpsBinary.run(["testkit", "init", "--data-dir", other]).status == 0)

@@ -28,9 +28,9 @@ import Testing
         #expect(set.json["environment"]?.stringValue == "LocalTesting", "\(set.text)")
         #expect(set.json["appAccountToken"]?.stringValue == lower, "\(set.text)")
         let apple = world.apple
-        #expect(
-            opsEventually(within: 10) { apple.stderr.contains("set appAccountToken \(lower) on \(chain)") },
-            "\(apple.stderr)")
+        try eventually("\(apple.stderr)", within: 10) {
+            apple.stderr.contains("set appAccountToken \(lower) on \(chain)")
+        }
 
         // Apple's state: the current period and the renewal info carry it, the first period not.
         var state = try TestkitStore(dataDirectory: world.data).loadState()

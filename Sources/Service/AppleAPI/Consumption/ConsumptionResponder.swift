@@ -54,6 +54,9 @@ final class ConsumptionResponder: Sendable {
 
     func stop() { loop.withLock { $0 }?.stop() }
 
+    /// The loop, for tests that wait for a round (nil: not started, no app answers consumption).
+    var leasedLoop: LeasedLoop? { loop.withLock { $0 } }
+
     private func answerDue(on connection: Connection, isStopping: () -> Bool) throws {
         // Built by newer code: nothing could be recorded here (ProjectionVersionWatch said why, once).
         guard service.projectionVersions.projectionsAhead.isEmpty else { return }
