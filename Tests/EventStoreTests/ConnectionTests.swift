@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-@Suite struct ConnectionTests {
+@Suite(.tags(.database)) struct ConnectionTests {
     @Test func bindsTextParametersAndNulls() throws {
         let connection = try Connection(try TestDatabase.shared.freshDatabase(migrated: false))
         let rows = try connection.query(

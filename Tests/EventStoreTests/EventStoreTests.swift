@@ -6,7 +6,7 @@ import Testing
 
 private struct Retry: Error {}
 
-@Suite struct EventStoreTests {
+@Suite(.tags(.database)) struct EventStoreTests {
     let store = EventStore()
 
     private func event(_ type: String, _ data: String = "{}", payload: String? = nil) -> NewEvent {

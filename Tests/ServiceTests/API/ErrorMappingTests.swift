@@ -8,7 +8,7 @@ import Testing
 /// Every route maps a failed use case the same way (`ErrorMapping`): a conflict that outlived the
 /// unit of work's retries is 409 `conflict`, an unexpected error 500 `internal_error`, each with
 /// a log line naming the request id; an admin route answers exactly as an API route does.
-@Suite final class ErrorMappingTests {
+@Suite(.tags(.database)) final class ErrorMappingTests {
     let service: TestService
 
     init() throws { service = try TestService() }

@@ -7,7 +7,7 @@ import Testing
 /// The service's routes answer a client that shuts its writing side once the request is sent
 /// (`nc -N`, some proxies, HTTP/1.0 clients): a POST on the handler pool (its connection
 /// suspended while the handler runs), a read the user cache answers, and an inline route.
-@Suite final class HalfClosedRequestServiceTests {
+@Suite(.tags(.database)) final class HalfClosedRequestServiceTests {
     let service: TestService
 
     init() throws { service = try TestService() }

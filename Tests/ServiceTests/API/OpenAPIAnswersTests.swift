@@ -16,7 +16,7 @@ import Testing
 /// documented for its operation and its JSON body must validate against the documented schema
 /// (`JSONSchemaValidator`: a null where the document says string fails). Every documented
 /// operation must have been answered 2xx at least once, so a new operation needs a call here.
-@Suite final class OpenAPIAnswersTests {
+@Suite(.tags(.database)) final class OpenAPIAnswersTests {
     let apple: AppleServerAPIStandIn
     let service: TestService
     let document: JSONValue

@@ -16,7 +16,7 @@ import Testing
 /// accepted = anything else (a 422 is a signed payload that passed validation and then failed
 /// to verify; a 409 or 502 is a valid request the ledger or Apple turned down).
 /// Every status the service answered must be documented for that operation.
-@Suite(.serialized) final class OpenAPIBoundaryTests {
+@Suite(.serialized, .tags(.database)) final class OpenAPIBoundaryTests {
     let service: TestService
     let document: JSONValue
     private let counter = Counter()

@@ -7,7 +7,7 @@ import Testing
 
 /// `GET /openapi.json` stays true: every route the router knows is documented and vice versa,
 /// with the same scope, and the documented enums are the words the ledger writes.
-@Suite final class OpenAPITests {
+@Suite(.tags(.database)) final class OpenAPITests {
     /// Documented but registered on another branch (the replay helper's admin routes). DELETE
     /// this set when wt/replay is merged: the test then demands the router knows them too.
     static let knownMissingFromRouter: Set<String> = []

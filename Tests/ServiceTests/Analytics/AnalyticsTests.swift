@@ -7,7 +7,7 @@ import Testing
 
 @testable import Service
 
-@Suite struct AnalyticsTests {
+@Suite(.tags(.database)) struct AnalyticsTests {
     /// Waits for the background projector to reach the log head.
     static func waitForAnalytics(_ harness: ReplayHarness) throws {
         let connection = try harness.connection()

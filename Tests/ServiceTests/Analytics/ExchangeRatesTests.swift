@@ -9,7 +9,7 @@ import Testing
 /// One reporting currency (api.md §3.1): `iap-ledger fx import` records daily rates as events, the
 /// overview's `?currency=` converts every money series with them, never guessing a missing one,
 /// and `asOf` shows what the rates recorded by then gave. Figures worked out by hand beside them.
-@Suite struct ExchangeRatesTests {
+@Suite(.tags(.database)) struct ExchangeRatesTests {
     @Test func aRatesFileIsReadWhole() throws {
         let rates = try ExchangeRates.parse(
             "date,currency,rate\r\n2026-12-01,EUR,1.0542\r\n2026-12-01,JPY,0.0067\n2026-12-02, EUR , 1.06\n",

@@ -12,7 +12,7 @@ import Testing
 /// conversion and new exchange rates are recorded; `asOf=T` still answers the snapshot, series by
 /// series, while the overview without it shows the new figures — and a replay keeps both. Every
 /// figure is worked out by hand beside it.
-@Suite struct OverviewAsOfTests {
+@Suite(.tags(.database)) struct OverviewAsOfTests {
     /// The overview once `ready` holds for it (the projector runs behind the log).
     static func overview(
         _ api: ServiceHTTPClient, from: Int64, to: Int64, _ more: String = "", until ready: (JSONValue) -> Bool

@@ -11,7 +11,7 @@ import Testing
 /// once a month (P1M), whatever the catalog's `period` says for the product; the same product
 /// billed up front counts a twelfth of its price. Live and as of an instant alike; and the
 /// commission's year of service counts a commitment's periods as months.
-@Suite struct OverviewCommitmentMRRTests {
+@Suite(.tags(.database)) struct OverviewCommitmentMRRTests {
     @Test func aMonthlyCommitmentPlanCountsItsOwnPriceAndAnUpFrontYearATwelfth() throws {
         var configuration = TestService.configuration()
         configuration.apps[0].products[TestService.yearly]?.period = .year

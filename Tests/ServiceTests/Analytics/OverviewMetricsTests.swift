@@ -7,7 +7,7 @@ import Testing
 @testable import Service
 
 /// `GET /v1/admin/metrics/overview` (api.md §6) over the analytics projection of a real log.
-@Suite struct OverviewMetricsTests {
+@Suite(.tags(.database)) struct OverviewMetricsTests {
     /// The value of `series` at the bucket starting on the UTC day of `instant`.
     static func value(_ series: JSONValue?, on instant: Int64) -> Int64? {
         let day = RFC3339.format(instant / 86_400_000 * 86_400_000)

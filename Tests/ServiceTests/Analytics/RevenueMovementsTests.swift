@@ -9,7 +9,7 @@ import Testing
 /// `analytics.revenue_movements` and `daily_revenue` (api.md §3.1): one row per charge and per
 /// refund, Apple's commission and the proceeds estimate, refunds on the day they happened. Every
 /// expected figure is worked out by hand beside it.
-@Suite struct RevenueMovementsTests {
+@Suite(.tags(.database)) struct RevenueMovementsTests {
     struct Movement: Equatable, CustomStringConvertible {
         var transactionId: String
         var kind: String

@@ -3,7 +3,7 @@ import Testing
 
 extension ClusterTests {
     /// The fleet's files in deploy/ stay true to the binary and to the script that renders them.
-    @Suite struct Config {
+    @Suite(.tags(.database)) struct Config {
         static let deploy = OpsBinary.packageRoot + "/deploy"
 
         @Test func theTemplateUnitRunsServeWithFlagsTheBinaryAcceptsAndDrainsWithinItsStopTimeout() throws {

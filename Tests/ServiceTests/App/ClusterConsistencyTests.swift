@@ -8,7 +8,7 @@ extension ClusterTests {
     /// Three instances on one primary behave as one service: no instance answers from a stale
     /// copy, balances hold under a race spread over instances, and analysts on the replica see
     /// what the primary recorded within seconds.
-    @Suite struct Consistency {
+    @Suite(.tags(.database, .cluster, .slow)) struct Consistency {
         @Test func everyInstanceReadsEveryWriteAtOnceDebitsNeverOverdrawAndTheReplicaServesAnalytics() throws {
             let cluster = try LocalCluster()
             defer { cluster.down() }

@@ -8,7 +8,7 @@ import Testing
 extension ClusterTests {
     /// An instance lost under load: `kill -9` costs only the requests it was answering, its
     /// background work moves to a survivor, and a SIGTERM (drain) costs nothing at all.
-    @Suite struct Crash {
+    @Suite(.tags(.database, .cluster, .slow)) struct Crash {
         @Test func killingAnInstanceUnderLoadLosesNothingAcknowledgedAndItsBackgroundWorkMoves() throws {
             let cluster = try LocalCluster()
             defer { cluster.down() }

@@ -7,7 +7,7 @@ import Testing
 extension ClusterTests {
     /// docs/operations.md's "Failover" runbook, as `deploy/local-cluster failover` performs it:
     /// the replica promoted and PgBouncer repointed while clients write through HAProxy.
-    @Suite struct Failover {
+    @Suite(.tags(.database, .cluster, .slow)) struct Failover {
         @Test func promotingTheReplicaWhileClientsWriteLosesNothingAcknowledgedAndWritesContinue() throws {
             let cluster = try LocalCluster()
             defer { cluster.down() }

@@ -6,7 +6,7 @@ import Testing
 
 @testable import Service
 
-@Suite struct ConfigurationLoadingTests {
+@Suite(.tags(.database)) struct ConfigurationLoadingTests {
     static let root = TestVectors.repoRoot.path
 
     @Test func theDeployExampleConfigurationLoads() throws {

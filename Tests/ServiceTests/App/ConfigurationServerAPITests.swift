@@ -6,7 +6,7 @@ import Testing
 
 /// An app's `serverAPI` block (docs/api.md §5): read and checked at start-up, the key included,
 /// so a mistake stops `serve` with one line naming the file and the key.
-@Suite struct ConfigurationServerAPITests {
+@Suite(.tags(.database)) struct ConfigurationServerAPITests {
     static let testKeyPath = TestVectors.fixtures.appendingPathComponent("test-pki/testSigningKey.p8").path
 
     /// A directory with the test `.p8` as `keys/SubscriptionKey.p8` and a P-384 key beside it.

@@ -9,7 +9,7 @@ import Testing
 
 /// Issue 11, "What was seen" 7, 9, 10 and 11: the traps a new user fell into, each through the
 /// real service (PostgreSQL, HTTP).
-@Suite struct FirstHourTrapsTests {
+@Suite(.tags(.database)) struct FirstHourTrapsTests {
     static func eventCount(_ service: TestService) throws -> Int64 {
         let rows = try Connection(service.conninfo).query("SELECT count(*) FROM es.events", [])
         return Int64(rows[0, 0] ?? "") ?? -1

@@ -10,7 +10,7 @@ import Testing
 /// Background work runs once across instances, with two real `serve` processes on one database:
 /// the holder of every job is `kill -9`ed and the other instance runs them all within 10 s, as
 /// its own `GET /v1/admin/projections` and `/metrics` say.
-@Suite(.serialized) struct LeaseProcessTests {
+@Suite(.serialized, .tags(.database, .slow)) struct LeaseProcessTests {
     /// The jobs every instance of this config runs (no Apple keys: no reconciler, no responder).
     static let jobs = ["analytics-projector", "change-clock", "webhooks:backend"]
 

@@ -8,7 +8,7 @@ import Testing
 
 /// The leases of background jobs (migration 0032, LeaseTable, LeaseHolder, Lease) on a real
 /// PostgreSQL, as the service role, and the keeper's timing rules on their own.
-@Suite struct LeaseTests {
+@Suite(.tags(.database)) struct LeaseTests {
     let conninfo: String
     let admin: Connection
 

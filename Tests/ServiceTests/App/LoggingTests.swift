@@ -7,7 +7,7 @@ import Testing
 @testable import Service
 
 /// Problems name their request, and no secret (API key, shared secret, receipt, JWS) reaches the log.
-@Suite final class LoggingTests {
+@Suite(.tags(.database)) final class LoggingTests {
     @Test func internalErrorsAreLoggedByRequestIdAndNoSecretIsEverLogged() throws {
         let apple = try StandInServer([
             "/prod": [(200, #"{"status":21007}"#)], "/sandbox": [(200, VerificationTests.sandboxReceipt)],

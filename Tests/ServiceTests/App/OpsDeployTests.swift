@@ -3,7 +3,7 @@ import Testing
 
 /// deploy/ stays true to the binary: the environment file only sets variables the binary reads,
 /// and the unit's command line parses.
-@Suite struct OpsDeployTests {
+@Suite(.tags(.database)) struct OpsDeployTests {
     static let deploy = OpsBinary.packageRoot + "/deploy"
 
     @Test func theEnvironmentFileSetsOnlyVariablesTheBinaryDocuments() throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// SIGTERM behind a load balancer (IAP_LEDGER_DRAIN_SECONDS): `/readyz` turns 503 `draining` at
 /// once, everything else is still served for the drain time, then serve stops as usual.
-@Suite(.serialized) struct OpsDrainTests {
+@Suite(.serialized, .tags(.database, .slow)) struct OpsDrainTests {
     @Test func sigtermWithADrainTimeTurnsReadinessOffFirstAndKeepsServing() throws {
         let conninfo = try TestDatabase.shared.freshDatabase()
         let serve = try OpsServe(

@@ -6,7 +6,7 @@ import Testing
 
 /// PostgreSQL goes away and comes back under a running service: /readyz and the data routes
 /// say 503 store_unavailable (with Retry-After) while it is down, and recover without a restart.
-@Suite struct OpsReadinessTests {
+@Suite(.tags(.database, .slow)) struct OpsReadinessTests {
     @Test func stoppingPostgreSQLMakesTheServiceUnreadyAndStartingItAgainRecoversWithoutARestart() throws {
         let root = try OpsBinary.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }

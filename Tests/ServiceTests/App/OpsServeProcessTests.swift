@@ -5,7 +5,7 @@ import Testing
 
 /// `iap-ledger serve` as a real process on a machine that never ran it: no DATABASE_URL, a data
 /// directory that does not exist yet. It must come up, answer, and leave nothing behind.
-@Suite(.serialized) struct OpsServeProcessTests {
+@Suite(.serialized, .tags(.database, .slow)) struct OpsServeProcessTests {
     @Test(arguments: [SIGTERM, SIGINT])
     func serveOnAFreshDataDirectoryComesUpAndLeavesNothingRunningAfterTheSignal(signal: Int32) throws {
         let root = try OpsBinary.temporaryDirectory()

@@ -11,7 +11,7 @@ import Testing
 /// The service through a real PgBouncer in `pool_mode = transaction` (PgBouncer 1.18: no
 /// prepared-statement support), where consecutive transactions of one connection may run on
 /// different server sessions and a server session serves many connections in turn.
-@Suite final class PgBouncerTransactionModeTests {
+@Suite(.tags(.database, .cluster, .slow)) final class PgBouncerTransactionModeTests {
     /// 4 server sessions per database: a service's 8 pooled connections (and its background
     /// jobs, and the other instances) really share them.
     let bouncer: PgBouncer

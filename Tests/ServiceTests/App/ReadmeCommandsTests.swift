@@ -16,7 +16,7 @@ import Testing
 ///   test), on a free port (`PORT=0`, serve's stand-in for `--port`) rather than 8080, and once
 ///   `/readyz` answers 200 it stops it with SIGINT, as Ctrl-C does.
 /// - `make test` would build and run this suite again, this test among it: it does nothing.
-@Suite(.serialized) struct ReadmeCommandsTests {
+@Suite(.serialized, .tags(.database, .slow)) struct ReadmeCommandsTests {
     enum Block: Equatable {
         case shell(String)
         case shown(language: String)

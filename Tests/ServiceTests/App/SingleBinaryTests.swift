@@ -7,7 +7,7 @@ import Testing
 /// migrations (and the rest of what it needs) and never looks for the source tree it was built
 /// from. The copy runs from a working directory with nothing in it, and IAP_LEDGER_MIGRATIONS
 /// names a folder that does not exist, as a stale deployment might.
-@Suite(.serialized) struct SingleBinaryTests {
+@Suite(.serialized, .tags(.database, .slow)) struct SingleBinaryTests {
     /// `root/bin/iap-ledger` (a copy of this build's binary) and an empty `root/work`.
     private static func copiedBinary() throws -> (root: String, binary: String, work: String) {
         let root = try OpsBinary.temporaryDirectory()

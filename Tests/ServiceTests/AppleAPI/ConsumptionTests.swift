@@ -10,7 +10,7 @@ import Testing
 
 /// Answering Apple's CONSUMPTION_REQUEST (api.md §5) against the stand-in of Apple's Server API,
 /// real PostgreSQL and HTTP: what is sent, that each attempt is an event, the retries.
-@Suite struct ConsumptionTests {
+@Suite(.tags(.database)) struct ConsumptionTests {
     static let consent = ConsumptionInfo.Settings(
         customerConsented: true, sampleContentProvided: false, refundPreference: .decline)
 

@@ -9,7 +9,7 @@ import Testing
 
 /// `POST /v1/subscriptions/{originalTransactionId}/extend` (api.md §5) against the stand-in of
 /// Apple's Server API, real PostgreSQL and HTTP.
-@Suite struct ExtendTests {
+@Suite(.tags(.database)) struct ExtendTests {
     static func monthly(_ id: String, expires: Int64, signed: Int64) -> [String: JSONValue] {
         let now = TestVectors.nowMillis
         return Mint.transaction(id, product: TestService.monthly, purchase: now - day, expires: expires, signed: signed)

@@ -9,7 +9,7 @@ import Testing
 /// `POST /v1/offers/signatures` over real HTTP: what it answers verifies with the public half of
 /// Apple's test key (through the `openssl` command line), carries the fields Apple's creators
 /// sign, and is signed by the app that sells the product.
-@Suite struct OfferRoutesTests {
+@Suite(.tags(.database)) struct OfferRoutesTests {
     static let pem = try! String(contentsOf: OpenSSLCommandLine.testSigningKey, encoding: .utf8)
 
     static func signer(_ bundleId: String) -> OfferSigner {

@@ -9,7 +9,7 @@ import Testing
 
 /// `POST /v1/admin/reconcile` (api.md §5, missed notifications) against the stand-in of Apple's
 /// Server API, real PostgreSQL and HTTP.
-@Suite struct ReconcileTests {
+@Suite(.tags(.database)) struct ReconcileTests {
     static func notification(_ id: String) -> String {
         let now = TestVectors.nowMillis
         let transaction = Mint.transaction(

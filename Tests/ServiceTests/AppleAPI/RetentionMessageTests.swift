@@ -10,7 +10,7 @@ import Testing
 /// `POST /v1/apple/retention-message` (api.md §8) over real HTTP: Apple's signed realtime request
 /// in, Apple's `RealtimeResponseBody` out, chosen by the app's first matching rule; every request
 /// recorded on the chain and shown in `analytics.retention_requests` with whether it renewed.
-@Suite struct RetentionMessageTests {
+@Suite(.tags(.database)) struct RetentionMessageTests {
     static let m1 = "a1b2c3d4-e5f6-4890-a1b2-c3d4e5f67890"
     static let m2 = "b2c3d4e5-f6a7-4901-b2c3-d4e5f6a78901"
     static let m3 = "c3d4e5f6-a789-4123-c3d4-e5f6a7890123"

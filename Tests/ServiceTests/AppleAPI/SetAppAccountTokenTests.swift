@@ -10,7 +10,7 @@ import Testing
 /// `PUT /v1/subscriptions/{originalTransactionId}/app-account-token` (api.md §8): Apple's Set App
 /// Account Token (API 1.16) for an old purchase, then the token registered for the chain's owner,
 /// so Apple's later facts carrying it are theirs — against the stand-in of Apple's Server API.
-@Suite struct SetAppAccountTokenTests {
+@Suite(.tags(.database)) struct SetAppAccountTokenTests {
     func put(_ api: ServiceHTTPClient, _ target: String, _ body: JSONValue) throws -> HTTPTestConnection.Response {
         try api.request("PUT", target, body: body.serialized())
     }

@@ -8,7 +8,7 @@ import Testing
 
 /// `POST /v1/users/{userId}/sync` (api.md §5) against the stand-in of Apple's Server API (which
 /// checks every token as Apple does), real PostgreSQL and HTTP.
-@Suite struct SyncTests {
+@Suite(.tags(.database)) struct SyncTests {
     static let keyPath = TestVectors.fixtures.appendingPathComponent("test-pki/testSigningKey.p8").path
 
     static func service(production: String, sandbox: String) throws -> TestService {

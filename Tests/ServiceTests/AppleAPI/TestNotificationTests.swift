@@ -9,7 +9,7 @@ import Testing
 /// The "is my notification URL right?" check (api.md §5): `POST /v1/admin/apple/test-notification`
 /// and `GET /v1/admin/apple/test-notification/{token}` against the stand-in of Apple's Server
 /// API (which checks every token as Apple does), real PostgreSQL and HTTP.
-@Suite struct TestNotificationTests {
+@Suite(.tags(.database)) struct TestNotificationTests {
     static let path = "/v1/admin/apple/test-notification"
 
     /// A TEST notification signed by the test PKI, as Apple sends one, and its notificationUUID.

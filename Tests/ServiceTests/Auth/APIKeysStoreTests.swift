@@ -3,7 +3,7 @@ import Service
 import TestSupport
 import Testing
 
-@Suite struct APIKeysStoreTests {
+@Suite(.tags(.database)) struct APIKeysStoreTests {
     @Test func aKeyIsShownOnceStoredAsAHashListedWithoutSecretAndRevocable() throws {
         let connection = try Connection(try TestDatabase.shared.freshDatabase())
         let keys = APIKeys()

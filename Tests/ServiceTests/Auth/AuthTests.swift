@@ -8,7 +8,7 @@ import Testing
 
 /// API keys and scopes (docs/api.md §2: read = GET user data, write = ingest and debit, admin =
 /// replay, keys, projections) and the notification endpoint's only gate: Apple's signature.
-@Suite final class AuthTests {
+@Suite(.tags(.database)) final class AuthTests {
     let service: TestService
 
     init() throws { service = try TestService() }

@@ -5,7 +5,7 @@ import Testing
 
 /// Every operator mistake ends the same way: ONE line on stderr naming the cause (and the file
 /// and key for a config mistake), a non-zero exit, and never a stack trace.
-@Suite struct CLIBadInputTests {
+@Suite(.tags(.database)) struct CLIBadInputTests {
     static let validApp = #"{"bundleId": "com.example", "appAppleId": 1234, "environments": ["Sandbox"]}"#
 
     /// Config text (nil = no file written) → words the one error line must contain.

@@ -6,7 +6,7 @@ import Testing
 /// Every command but `serve` finds the database exactly as `serve` does, says on stderr which
 /// one it uses, and never creates a cluster (docs/api.md §1). Before, `keys create` run from another
 /// directory created `./.iap-ledger` and printed a key the running server rejected.
-@Suite struct CLIDatabaseLocationTests {
+@Suite(.tags(.database)) struct CLIDatabaseLocationTests {
     static let commands: [[String]] = [
         ["keys", "create", "--name", "ops", "--scopes", "read"], ["keys", "list"], ["keys", "revoke", "ops"],
         ["migrate"], ["replay", "--dry-run"], ["psql", "--", "-At", "-c", "SELECT 1"],

@@ -226,7 +226,7 @@ func opsProcessIsAlive(_ pid: Int32) -> Bool {
     return state != "Z" && state != "X"
 }
 
-@Suite struct CLIHarnessTests {
+@Suite(.tags(.database)) struct CLIHarnessTests {
     @Test func theBinaryOfThisBuildConfigurationExists() throws {
         #expect(FileManager.default.isExecutableFile(atPath: OpsBinary.path), "\(OpsBinary.path)")
         // Built by `swift test` together with the tests, into the same directory.

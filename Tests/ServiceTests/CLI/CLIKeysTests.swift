@@ -5,7 +5,7 @@ import Testing
 
 /// `iap-ledger keys create|list|revoke` against the cluster of a running `serve` (the usual way
 /// an operator adds a key), and what the HTTP API makes of the keys.
-@Suite struct CLIKeysTests {
+@Suite(.tags(.database)) struct CLIKeysTests {
     @Test func createdKeysAuthenticateAreListedWithoutSecretsAndStopWorkingWhenRevoked() throws {
         let root = try OpsBinary.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite struct CLIMigrateTests {
+@Suite(.tags(.database)) struct CLIMigrateTests {
     @Test func migrateAppliesEachFileOnce() throws {
         let conninfo = try TestDatabase.shared.freshDatabase(migrated: false)
         let first = try OpsBinary.run(["migrate"], environment: ["DATABASE_URL": conninfo])

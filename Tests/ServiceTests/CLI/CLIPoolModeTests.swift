@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// `--database-pool-mode` / `DATABASE_POOL_MODE` on the real binary.
-@Suite struct CLIPoolModeTests {
+@Suite(.tags(.database)) struct CLIPoolModeTests {
     @Test func aBadPoolModeIsOneLineNamingItAndExitTwo() throws {
         let conninfo = try TestDatabase.shared.freshDatabase(migrated: false)
         let flag = try OpsBinary.run(

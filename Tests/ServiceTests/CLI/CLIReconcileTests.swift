@@ -7,7 +7,7 @@ import Testing
 /// `iap-ledger reconcile` (api.md §1, §5) as an operator runs it: the real binary, a real
 /// PostgreSQL shared with a running service, and the stand-in of Apple's Server API (which
 /// checks every token as Apple does).
-@Suite struct CLIReconcileTests {
+@Suite(.tags(.database)) struct CLIReconcileTests {
     /// A config trusting the test root with the test app's serverAPI key pointed at `production`
     /// and `sandbox` (no serverAPI block when both are nil).
     static func configuration(in directory: String, production: String?, sandbox: String?) throws -> String {

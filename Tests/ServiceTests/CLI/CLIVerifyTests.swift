@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// `iap-ledger verify` and the trusted roots a config names, as an operator meets them.
-@Suite struct CLIVerifyTests {
+@Suite(.tags(.database)) struct CLIVerifyTests {
     /// A config trusting the test root, written as `rootFile` (DER bytes unless `pem`).
     static func configuration(in directory: String, rootFile: String = "root.der", rootBytes: [UInt8]? = nil) throws
         -> String

@@ -12,7 +12,7 @@ import Testing
 /// One catalog in force (docs/api.md §1.1): the catalog is recorded in the event log, every instance
 /// on the database answers under the newest version, and nothing that forgets or predates the
 /// config (a replay, a serve without --config, an instance on an old config) changes an answer.
-@Suite(.serialized) struct CatalogInForceTests {
+@Suite(.serialized, .tags(.database)) struct CatalogInForceTests {
     /// The old catalog is the test config's; the new one has "remove ads" grant "premium".
     static func newConfiguration() -> Configuration {
         var configuration = TestService.configuration()

@@ -8,7 +8,7 @@ import Testing
 /// A purchase of a product missing from the catalog is recorded and never silent (api.md §1):
 /// one warning per product, `iap_unconfigured_product_transactions_total{bundleId,productId}`,
 /// `GET /v1/admin/catalog/unconfigured` read from the database, and the console's banner.
-@Suite struct UnconfiguredProductTests {
+@Suite(.tags(.database)) struct UnconfiguredProductTests {
     static let path = "/v1/admin/catalog/unconfigured"
     static let mystery = "com.example.mystery"
     static let typo = "com.example.coins1000"

@@ -10,7 +10,7 @@ import Testing
 
 /// api.md §4: "an acknowledged write's changes are never lost" and "deliveries survive restarts
 /// and kill -9", with the real binary: `kill -9` while 8 clients post purchases, start again.
-@Suite(.serialized) struct ChangeDurabilityTests {
+@Suite(.serialized, .tags(.database)) struct ChangeDurabilityTests {
     @Test func everyAcknowledgedPurchaseIsInTheFeedOnceAndReachesTheReceiverAfterKill9() throws {
         let conninfo = try TestDatabase.shared.freshDatabase()
         let receiver = try WebhookReceiver(threads: 8)

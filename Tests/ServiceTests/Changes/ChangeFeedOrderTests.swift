@@ -8,7 +8,7 @@ import Testing
 /// text; while that output column was named `tx`, `ORDER BY tx` sorted the text ("1003" before
 /// "960"): a page spanning a power of ten came out of order and the next page repeated a change.
 /// Seen first in the release pass, whose test cluster's xids happened to cross 1000 mid-test.
-@Suite final class ChangeFeedOrderTests {
+@Suite(.tags(.database)) final class ChangeFeedOrderTests {
     let service: TestService
     let api: ServiceHTTPClient
 

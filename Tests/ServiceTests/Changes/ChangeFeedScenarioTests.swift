@@ -8,7 +8,7 @@ import Testing
 /// The change feed over every docs/domain.md scenario through HTTP and real PostgreSQL (the
 /// deliveries of `ShuffleTests`): in order they give the expected changes; delivered twice and
 /// shuffled, no change is emitted twice and the changes end at the same document.
-@Suite final class ChangeFeedScenarioTests {
+@Suite(.tags(.database)) final class ChangeFeedScenarioTests {
     static func withoutVersion(_ value: JSONValue?) -> JSONValue? {
         guard case .object(var members)? = value else { return value }
         members["version"] = nil

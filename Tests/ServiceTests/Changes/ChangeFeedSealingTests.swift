@@ -13,7 +13,7 @@ import Testing
 /// "Erasure on an append-only log", step 3): `changes.feed` holds no user id and no personal
 /// words, while the pull feed and webhooks serve exactly the JSON they served before; a change
 /// of a person whose identity row is gone is served to nobody, and readers move past it.
-@Suite final class ChangeFeedSealingTests {
+@Suite(.tags(.database)) final class ChangeFeedSealingTests {
     var cleanups: [() -> Void] = []
     let day: Int64 = 86_400_000
     let reason = "a gift for eve@example.com"

@@ -9,7 +9,7 @@ import Testing
 
 /// The pull feed of api.md §4 through HTTP and real PostgreSQL: what writes emit, what time
 /// emits, and what the feed's parameters accept.
-@Suite final class ChangeFeedTests {
+@Suite(.tags(.database)) final class ChangeFeedTests {
     let service: TestService
     let api: ServiceHTTPClient
 

@@ -79,7 +79,7 @@ final class WebhookReceiver: Sendable {
 
 /// Webhook delivery end to end: a real service (PostgreSQL, its dispatcher) and real receivers.
 /// Changes are written with the feed's own insert, as the write paths do.
-@Suite final class WebhookDeliveryTests {
+@Suite(.tags(.database, .slow)) final class WebhookDeliveryTests {
     var cleanups: [() -> Void] = []
     deinit { for cleanup in cleanups.reversed() { cleanup() } }
 
@@ -407,7 +407,7 @@ final class WebhookReceiver: Sendable {
 }
 
 /// Two real `serve` processes on one database; the one delivering is killed with SIGKILL.
-@Suite(.serialized) struct WebhookTakeoverTests {
+@Suite(.serialized, .tags(.database, .slow)) struct WebhookTakeoverTests {
     @Test func aKilledDelivererIsTakenOverAndEveryChangeStillArrives() throws {
         let conninfo = try TestDatabase.shared.freshDatabase()
         let hanging = Atomic<Bool>(true)

@@ -9,7 +9,7 @@ import Testing
 /// The console (api.md §6) driven in a real headless Chromium against a real service: what a
 /// support engineer sees and does (a promotional grant and its revocation), that nothing leaves 127.0.0.1, that no value is ever parsed as HTML,
 /// and that a refused key always says so. Screenshots land in `.build/console-shots/`.
-@Suite(.serialized) final class ConsoleBrowserTests {
+@Suite(.serialized, .tags(.database, .slow)) final class ConsoleBrowserTests {
     static let user = "u-console"
     static let hostile = "<img src=x onerror=alert(1)>"
     static let shots = TestVectors.repoRoot.appendingPathComponent(".build/console-shots")

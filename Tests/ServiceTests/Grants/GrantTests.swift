@@ -10,7 +10,7 @@ import Testing
 /// Promotional grants (api.md §6) through HTTP and real PostgreSQL: the entitlement they give,
 /// how they meet purchases, revoke, expiry by time, `asOf`, replay, the change feed, analytics,
 /// idempotency, bad input and scopes.
-@Suite final class GrantTests {
+@Suite(.tags(.database)) final class GrantTests {
     let service: TestService
     let api: ServiceHTTPClient
     let day: Int64 = 86_400_000, hour: Int64 = 3_600_000

@@ -9,7 +9,7 @@ import Testing
 /// api.md §7, tokens: `POST /v1/users/{userId}/app-account-token` mints or registers a user's
 /// appAccountToken as an event, and Apple's facts carrying a registered token belong to its user
 /// (a notification of a purchase the app never posted included), through replay and `asOf`.
-@Suite final class AppAccountTokenTests {
+@Suite(.tags(.database)) final class AppAccountTokenTests {
     let service: TestService
     let api: ServiceHTTPClient
     let day: Int64 = 86_400_000

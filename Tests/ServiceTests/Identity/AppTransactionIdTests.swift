@@ -8,7 +8,7 @@ import Testing
 /// Apple's `appTransactionId` (App Store Server API 1.15, one per Apple Account and app) is
 /// recorded with every transaction that carries it and shown where transactions are shown;
 /// transactions without it read exactly as before.
-@Suite final class AppTransactionIdTests {
+@Suite(.tags(.database)) final class AppTransactionIdTests {
     let service: TestService
     let api: ServiceHTTPClient
     let day: Int64 = 86_400_000

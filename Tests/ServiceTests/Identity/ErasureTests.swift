@@ -11,7 +11,7 @@ import Testing
 /// person's id, their alias or their token in any form — a `pg_dump` of the whole database,
 /// decoded, does not contain them — while the money stays under an opaque id, the id reads as
 /// never seen, and a replay keeps it so.
-@Suite final class ErasureTests {
+@Suite(.tags(.database)) final class ErasureTests {
     let service: TestService
     let api: ServiceHTTPClient
     let user = "erin-91c4", alias = "anon-erin-7d2a", reason = "erin told support about her divorce"

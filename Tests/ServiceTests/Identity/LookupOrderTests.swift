@@ -9,7 +9,7 @@ import Testing
 /// `GET /v1/lookup?orderId=` (api.md §7): Apple's Look Up Order ID, played by the stand-in
 /// (which checks every token as Apple does and answers status 1 for an order it does not
 /// know), recorded as `sync` records: verified, through the same path, duplicates duplicates.
-@Suite struct LookupOrderTests {
+@Suite(.tags(.database)) struct LookupOrderTests {
     static func coins(_ transactionId: String, _ extra: [String: JSONValue] = [:]) -> String {
         Mint.signed(
             Mint.transaction(

@@ -11,7 +11,7 @@ import Testing
 /// originalTransactionId or an appAccountToken (from the ledger), or an order ID (asked of
 /// Apple's Look Up Order ID — here the stand-in, which checks each token as Apple does — and
 /// recorded as `sync` records).
-@Suite final class LookupTests {
+@Suite(.tags(.database)) final class LookupTests {
     let service: TestService
     let api: ServiceHTTPClient
 

@@ -9,7 +9,7 @@ import Testing
 /// api.md §7, `sameAppleAccountAs`: a later purchase from an Apple Account (`appTransactionId`)
 /// other users bought with, by a user id with no appAccountToken, links those users in the later
 /// user's Customer — a hint for support, recorded as events, never a transfer.
-@Suite final class SameAppleAccountTests {
+@Suite(.tags(.database)) final class SameAppleAccountTests {
     let service: TestService
     let api: ServiceHTTPClient
     let day: Int64 = 86_400_000

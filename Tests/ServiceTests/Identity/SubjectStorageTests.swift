@@ -12,7 +12,7 @@ import Testing
 /// an append-only log", first step): a user's stream is `user:<subject>`, every user id in their
 /// events is a subject, their free text and keys are sealed with their key; every read, the
 /// history, analytics and replay still speak in user ids.
-@Suite final class SubjectStorageTests {
+@Suite(.tags(.database)) final class SubjectStorageTests {
     let service: TestService
     let api: ServiceHTTPClient
     let day: Int64 = 86_400_000

@@ -9,7 +9,7 @@ import Testing
 
 /// An alias merge racing purchases and debits on both ids (api.md §7): nothing is lost, nothing
 /// counts twice, and nothing lands on the alias's stream after its merge.
-@Suite final class UserAliasConcurrencyTests {
+@Suite(.tags(.database)) final class UserAliasConcurrencyTests {
     let service: TestService
     let day: Int64 = 86_400_000
 

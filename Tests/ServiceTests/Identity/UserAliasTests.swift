@@ -9,7 +9,7 @@ import Testing
 /// api.md §7, aliases: `POST /v1/users/{userId}/aliases` merges another id (the anonymous one an
 /// app used before sign-in) into a user as one recorded merge, and every call naming the alias
 /// acts on the user from then on, through `asOf`, the feed and replay.
-@Suite final class UserAliasTests {
+@Suite(.tags(.database)) final class UserAliasTests {
     let service: TestService
     let api: ServiceHTTPClient
     let day: Int64 = 86_400_000

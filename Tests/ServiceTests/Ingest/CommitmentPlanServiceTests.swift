@@ -9,7 +9,7 @@ import Testing
 
 /// api.md §8, commitment plans end to end: Apple's own fixture maps to the domain's fields, and
 /// a purchase and a cancellation notification show `commitment` on the Customer's subscription.
-@Suite final class CommitmentPlanServiceTests {
+@Suite(.tags(.database)) final class CommitmentPlanServiceTests {
     let service: TestService
     let api: ServiceHTTPClient
     let day: Int64 = 86_400_000

@@ -7,7 +7,7 @@ import Testing
 @testable import Service
 
 /// Concurrent debits over separate HTTP connections never overdraw.
-@Suite final class ConcurrencyTests {
+@Suite(.tags(.database)) final class ConcurrencyTests {
     let service: TestService
 
     init() throws { service = try TestService(threads: 8) }

@@ -10,7 +10,7 @@ import Testing
 /// notification has no `data`, only `appData` with a signed app transaction; it is verified as
 /// Apple's verifier does, recorded, and every user with a transaction of that Apple Account gets
 /// `consentRescindedAt` and a CONSENT_RESCINDED change. Access itself is unchanged.
-@Suite final class ConsentRescindedTests {
+@Suite(.tags(.database)) final class ConsentRescindedTests {
     let service: TestService
     let api: ServiceHTTPClient
     let day: Int64 = 86_400_000

@@ -13,7 +13,7 @@ import Testing
 /// another user's chain, a redelivered notification). Whether requests meet depends on which
 /// HTTP worker accepted each connection (libmicrohttpd binds a connection to one), so rounds
 /// repeat until a batch formed.
-@Suite final class GroupCommitTests {
+@Suite(.tags(.database)) final class GroupCommitTests {
     let service: TestService
 
     init() throws { service = try TestService(threads: 32) }

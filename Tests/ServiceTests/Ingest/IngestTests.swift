@@ -7,7 +7,7 @@ import Testing
 @testable import Service
 
 /// Idempotency, claims before and after facts, transfer/keep policies and `asOf`, over HTTP.
-@Suite final class IngestTests {
+@Suite(.tags(.database)) final class IngestTests {
     let service: TestService
     let api: ServiceHTTPClient
 

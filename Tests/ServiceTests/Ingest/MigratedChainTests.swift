@@ -8,7 +8,7 @@ import Testing
 /// api.md §8, `previousOriginalTransactionId` (Notifications 2.16): a subscription migrated to a
 /// new chain belongs to the owner of the previous one at once, and the subscription answers name
 /// the chain it came from.
-@Suite final class MigratedChainTests {
+@Suite(.tags(.database)) final class MigratedChainTests {
     let service: TestService
     let api: ServiceHTTPClient
     let day: Int64 = 86_400_000

@@ -9,7 +9,7 @@ import Testing
 /// one, whether it arrives before or after the app's own `POST /v1/purchases` of the same
 /// transaction; `METADATA_UPDATE`, `MIGRATION` (also spelled `MIGRATE`) and `PRICE_CHANGE` are
 /// verified, recorded, shown on the timeline and applied through what they carry.
-@Suite final class NewerNotificationTypesTests {
+@Suite(.tags(.database)) final class NewerNotificationTypesTests {
     let service: TestService
     let api: ServiceHTTPClient
 

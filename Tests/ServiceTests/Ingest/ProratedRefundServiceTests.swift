@@ -7,7 +7,7 @@ import Testing
 /// Prorated refunds (App Store Server API 1.19, api.md §3.1) through HTTP: Apple's signed
 /// `revocationPercentage` reaches the log, the balance takes back that share rounded down, the
 /// change feed says so, a reversal restores it, and a replay agrees. Figures worked out by hand.
-@Suite final class ProratedRefundServiceTests {
+@Suite(.tags(.database)) final class ProratedRefundServiceTests {
     let service: TestService
     let api: ServiceHTTPClient
 

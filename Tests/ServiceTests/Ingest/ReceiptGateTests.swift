@@ -9,7 +9,7 @@ import Testing
 /// StoreKit 1 receipts are checked locally before Apple is asked: text that is not base64 of a
 /// PKCS#7 SignedData is a 400 and the (stand-in) verifyReceipt server sees no request. Before,
 /// `{"receipt": "!!!not base64!!!"}` went to Apple and answered 502 when Apple was unreachable.
-@Suite struct ReceiptGateTests {
+@Suite(.tags(.database)) struct ReceiptGateTests {
     @Test func aReceiptThatCannotBeOneIs400AndAppleIsNeverAsked() throws {
         let apple = try StandInServer([
             "/prod": [(200, VerificationTests.sandboxReceipt)],

@@ -12,7 +12,7 @@ import Testing
 /// api.md §8, the renewal info's newer fields end to end: Apple's fixture maps to them, the
 /// Customer's subscription shows them as `renewal`, and analytics.renewal_infos holds them, live
 /// and (migration 0045) for rows projected before.
-@Suite final class RenewalTermsServiceTests {
+@Suite(.tags(.database)) final class RenewalTermsServiceTests {
     let service: TestService
     let api: ServiceHTTPClient
     let day: Int64 = 86_400_000

@@ -6,7 +6,7 @@ import Testing
 
 /// Every scenario of docs/domain.md, driven through HTTP with minted signed vectors and asserted on
 /// the `GET /v1/users/{id}` fields docs/api.md names. One service (and database) per test: tests move its clock.
-@Suite final class ScenarioTests {
+@Suite(.tags(.database)) final class ScenarioTests {
     let service: TestService
     let api: ServiceHTTPClient
 

@@ -7,7 +7,7 @@ import Testing
 
 /// Arrival order means nothing: the facts of every docs/domain.md scenario, delivered in order to one
 /// service and shuffled (seeded) with every delivery repeated to another, give identical documents.
-@Suite final class ShuffleTests {
+@Suite(.tags(.database, .slow)) final class ShuffleTests {
     enum Delivery {
         case purchase(String)
         case notification(String)

@@ -8,7 +8,7 @@ import Testing
 
 /// Every rejection of the verifier surfaces as 422 `verification_failed` with its `reason`, and
 /// StoreKit 1 receipts go through verifyReceipt (a stand-in server on 127.0.0.1).
-@Suite final class VerificationTests {
+@Suite(.tags(.database)) final class VerificationTests {
     let vectors = TestVectors.shared
 
     func replacing(_ jws: String, segment: Int, with text: String) -> String {

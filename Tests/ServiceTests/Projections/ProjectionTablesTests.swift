@@ -7,7 +7,7 @@ import Testing
 /// The projection tables' one owners against a real database: what ingest, catalog changes and
 /// replays write is what reads find, and a successor table swaps in (twice: the renames leave
 /// the names a next replay expects).
-@Suite struct ProjectionTablesTests {
+@Suite(.tags(.database)) struct ProjectionTablesTests {
     func connection() throws -> Connection { try Connection(try TestDatabase.shared.freshDatabase()) }
 
     @Test func documentsUpsertedOneOrSeveralAreReadBackWhileTrue() throws {

@@ -6,7 +6,7 @@ import Testing
 
 @testable import Service
 
-@Suite struct ProjectionVersionsTests {
+@Suite(.tags(.database)) struct ProjectionVersionsTests {
     @Test func projectionsReportVersionPositionAndLag() throws {
         let harness = try ReplayHarness()
         try harness.runScenarios()

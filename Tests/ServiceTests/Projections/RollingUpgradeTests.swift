@@ -13,7 +13,7 @@ import Testing
 /// them, go unready, and serve again once the versions agree. "Newer code" is simulated the way a
 /// newer instance's rebuild leaves the database: a higher version recorded for the projection.
 /// (The catalog reaching every running instance: CatalogInForceTests.aRunningInstanceSwitchesWithinASecond.)
-@Suite(.serialized) struct RollingUpgradeTests {
+@Suite(.serialized, .tags(.database, .slow)) struct RollingUpgradeTests {
     static let users = ProjectionVersions.users
 
     /// Records `version` for `users` the way a rebuild's swap does.

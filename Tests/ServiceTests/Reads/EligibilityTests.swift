@@ -8,7 +8,7 @@ import Testing
 /// api.md §8, `GET /v1/users/{userId}/eligibility?productId=P`: Apple's rule for introductory
 /// offers — not for a customer who had one, or any subscription in P's group, before; also not
 /// when another user bought so with the same Apple Account.
-@Suite final class EligibilityTests {
+@Suite(.tags(.database)) final class EligibilityTests {
     let service: TestService
     let api: ServiceHTTPClient
 

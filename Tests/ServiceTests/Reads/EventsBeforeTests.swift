@@ -6,7 +6,7 @@ import Testing
 
 /// `GET /v1/users/{userId}/events?before=SEQ`: the history newest first, paged backwards (the
 /// console's timeline), a window with `after`, and its bad input.
-@Suite final class EventsBeforeTests {
+@Suite(.tags(.database)) final class EventsBeforeTests {
     let service: TestService
 
     init() throws { service = try TestService() }

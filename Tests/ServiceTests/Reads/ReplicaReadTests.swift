@@ -10,7 +10,7 @@ import Testing
 /// History reads on a real streaming replica (`DATABASE_READ_URL`): never less than the caller's
 /// own acknowledged write, served by the replica when it keeps up, by the primary when it does
 /// not or is gone; analysts' schema and role work there. Serialized: one test pauses replay.
-@Suite(.serialized) final class ReplicaReadTests {
+@Suite(.serialized, .tags(.database, .cluster, .slow)) final class ReplicaReadTests {
     /// One private primary and its standby for the suite; each test has its own database on it.
     static let shared: Result<(primary: EmbeddedPostgres, replica: StreamingReplica), any Error> = Result {
         let primary = try StreamingReplica.startPrimary()

@@ -8,7 +8,7 @@ import Testing
 
 /// Two service processes on one database, each with its in-process document cache: a write
 /// acknowledged by one is what the other answers right after, never an older cached document.
-@Suite final class SharedDatabaseCacheTests {
+@Suite(.tags(.database)) final class SharedDatabaseCacheTests {
     let first: TestService
     let second: TestService
 

@@ -9,7 +9,7 @@ import Testing
 
 /// The feed on its own against real PostgreSQL: what a check drops, and readers that give up
 /// while a check hangs.
-@Suite struct UserDocumentCacheCheckTests {
+@Suite(.tags(.database)) struct UserDocumentCacheCheckTests {
     func upsert(_ userId: String, _ document: String, on connection: Connection) throws {
         try connection.execute(
             """

@@ -7,7 +7,7 @@ import Testing
 /// `POST /v1/admin/replay` rebuilds and swaps live projections, so its body is read strictly:
 /// a wrong type, an unknown field or name, or an empty list is a 400 naming the field, and no
 /// replay runs (before, `[{}]` and `[1]` were dropped to an empty list, which meant "all").
-@Suite struct AdminReplayBodyTests {
+@Suite(.tags(.database)) struct AdminReplayBodyTests {
     static let refused: [(body: String, field: String)] = [
         (#"{"projections": [{}]}"#, "projections[0]"),
         (#"{"projections": [1]}"#, "projections[0]"),

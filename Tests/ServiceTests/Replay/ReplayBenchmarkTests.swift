@@ -7,7 +7,7 @@ import Testing
 
 /// The bench tool's generated log (`ReplayBenchmarkLog`) is a log the replay judges as it would
 /// a real one; the timing itself is `iap-ledger-bench replay`.
-@Suite struct ReplayBenchmarkTests {
+@Suite(.tags(.database, .slow)) struct ReplayBenchmarkTests {
     @Test func seededLogReplaysIntoConsistentDocuments() throws {
         let conninfo = try TestDatabase.shared.freshDatabase()
         try ReplayBenchmarkLog.seed(events: 20_000, users: 2_000, conninfo: conninfo)

@@ -7,7 +7,7 @@ import Testing
 
 /// A replay tells the change feed what it changed (api.md §4): one CORRECTION per changed user,
 /// with before and after; a dry run, or a replay that changes nothing, emits nothing.
-@Suite struct ReplayCorrectionTests {
+@Suite(.tags(.database)) struct ReplayCorrectionTests {
     static func feed(_ harness: ReplayHarness) throws -> [JSONValue] {
         try ChangeFeedTests.settle(harness.conninfo)
         var all: [JSONValue] = []
@@ -97,7 +97,7 @@ import Testing
 
 /// The swap builds its corrections before it takes the writers' locks; a user written after
 /// that is judged again under them, so its one CORRECTION starts from what the write announced.
-@Suite struct ReplayStagedCorrectionTests {
+@Suite(.tags(.database)) struct ReplayStagedCorrectionTests {
     @Test func aUserWrittenAfterTheCorrectionsWereBuiltGetsOneCorrectionFromItsNewDocument() throws {
         let harness = try ReplayHarness()
         try harness.runScenarios()

@@ -12,7 +12,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-@Suite(.serialized) struct ReplayEngineTests {
+@Suite(.serialized, .tags(.database)) struct ReplayEngineTests {
     @Test func replayAfterTheScenariosGivesExactlyTheSameDocuments() throws {
         let harness = try ReplayHarness()
         let users = try harness.runScenarios()

@@ -9,7 +9,7 @@ import Testing
 /// The cluster tests (issue 16, "Must show"): each starts the real `deploy/local-cluster` in a
 /// temp directory on free ports, talks to HAProxy, the instances, PgBouncer and both PostgreSQL
 /// servers over TCP on 127.0.0.1, and runs `down` whatever happens.
-@Suite struct ClusterTests {}
+@Suite(.tags(.database, .cluster, .slow)) struct ClusterTests {}
 
 /// One `deploy/local-cluster up` (a primary, a streaming replica, PgBouncer, three `serve`
 /// instances of this build, HAProxy), stopped by `down()` or at deinit.

@@ -11,7 +11,7 @@ import Testing
 /// store's own In-App Purchase key and a `serverAPI` pointing at `testkit apple`, which answers
 /// Apple's Server API (LocalTesting) from the store's state; `testkit purchase|notify
 /// --apple-only` make "Apple" know what the service never got.
-@Suite(.serialized) struct TestkitAppleTests {
+@Suite(.serialized, .tags(.database, .slow)) struct TestkitAppleTests {
     /// The store, `testkit apple` on the port init wrote, and `serve` once its background
     /// reconciler's first run (at start-up) asked the stand-in and succeeded.
     final class World {

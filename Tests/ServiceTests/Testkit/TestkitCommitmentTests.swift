@@ -8,7 +8,7 @@ import Testing
 /// `testkit purchase --billing-plan monthly-commitment` (api.md §8, issue: the test store mints
 /// each new kind): the periods count up with each DID_RENEW, and cancelling turns off only the
 /// commitment's renewal, as Apple's life-cycle guide says.
-@Suite struct TestkitCommitmentTests {
+@Suite(.tags(.database)) struct TestkitCommitmentTests {
     @Test func aCommitmentPlanIsMintedBilledMonthByMonthAndCancelledAsApplesGuideSays() throws {
         let (root, data) = try TestkitTests.initialisedStore()
         defer { try? FileManager.default.removeItem(atPath: root) }

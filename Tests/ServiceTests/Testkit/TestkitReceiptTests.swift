@@ -9,7 +9,7 @@ import Testing
 /// StoreKit 1 end to end on the test store, every piece a real process: `testkit init` points
 /// verifyReceipt at the stand-in, `testkit apple` answers it, `serve` verifies through it, and
 /// `testkit receipt` posts the receipt of a purchase.
-@Suite(.serialized) struct TestkitReceiptTests {
+@Suite(.serialized, .tags(.database, .slow)) struct TestkitReceiptTests {
     /// `testkit apple` as a child, once it says where it listens.
     static func startStandIn(data: String, port: Int) throws -> OpsChild {
         let child = try OpsChild(

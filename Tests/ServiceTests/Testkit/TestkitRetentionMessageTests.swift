@@ -9,7 +9,7 @@ import Testing
 /// the test store, signed by its CA, posted to serve's `POST /v1/apple/retention-message`, the
 /// answer printed; the rules are those `testkit init` wrote (de → a promotional offer, fr → a
 /// message, others none). Each request is counted in `iap_retention_requests_total`.
-@Suite(.serialized) struct TestkitRetentionMessageTests {
+@Suite(.serialized, .tags(.database)) struct TestkitRetentionMessageTests {
     @Test func eachRuleOfTheTestStoresConfigAnswersAndIsCounted() throws {
         let world = try TestkitAppleTests.World()
         defer { world.stop() }

@@ -9,7 +9,7 @@ import Testing
 /// piece a real process: `testkit apple` plays Apple's Set App Account Token, and what the store
 /// mints for that chain afterwards carries the token — the current period and later renewals,
 /// not the periods before (as Apple) — whether posted by `testkit notify` or fetched by sync.
-@Suite(.serialized) struct TestkitSetAppAccountTokenTests {
+@Suite(.serialized, .tags(.database)) struct TestkitSetAppAccountTokenTests {
     @Test func theTestStoreTakesTheTokenAndTheChainsLaterFactsCarryIt() throws {
         let world = try TestkitAppleTests.World()
         defer { world.stop() }

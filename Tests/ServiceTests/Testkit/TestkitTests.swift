@@ -9,7 +9,7 @@ import Testing
 
 /// `iap-ledger testkit`: the store it creates, the chains it keeps, the mistakes it names, and
 /// the rule that its CA is never trusted for Production or Sandbox.
-@Suite struct TestkitTests {
+@Suite(.tags(.database)) struct TestkitTests {
     /// A test store made by the real binary in a fresh directory.
     static func initialisedStore() throws -> (root: String, data: String) {
         let root = try OpsBinary.temporaryDirectory()
