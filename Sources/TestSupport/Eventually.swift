@@ -13,7 +13,7 @@ public struct WaitTimedOut: Error, CustomStringConvertible {
 /// counts as "not yet" (its last error is reported). `try? eventually(…)` is a best-effort wait
 /// whose caller checks the outcome itself (to report more than the condition knows).
 public func eventually(
-    _ what: @autoclosure () -> String, within seconds: Double = 60, every interval: Double = 0.02,
+    _ what: @autoclosure () -> String, within seconds: Double = 60, every interval: Double = 0.05,
     _ condition: () throws -> Bool
 ) throws {
     let deadline = Date().addingTimeInterval(seconds)

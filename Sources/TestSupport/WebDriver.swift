@@ -40,24 +40,16 @@ public final class WebDriver: @unchecked Sendable {
         driver = process
         self.port = port
         // chromedriver answers /status once it listens: bounded, so a broken install fails the test.
-        var ready = false
         var last = ""
-        for _ in 0..<100 {
-            do {
+        do {
+            try eventually("chromedriver to become ready on port \(port): \(last)", within: 10, every: 0.1) {
                 let status = try Self.request(port, "GET", "/status", nil)
-                if status["value"]?["ready"]?.boolValue == true {
-                    ready = true
-                    break
-                }
                 last = String(decoding: status.serialized(), as: UTF8.self)
-            } catch {
-                last = "\(error)"
+                return status["value"]?["ready"]?.boolValue == true
             }
-            usleep(100_000)
-        }
-        guard ready else {
+        } catch {
             kill(process.processIdentifier, SIGKILL)
-            throw Failure("chromedriver did not become ready on port \(port): \(last)")
+            throw Failure("\(error)")
         }
         let arguments: [JSONValue] = [
             "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",

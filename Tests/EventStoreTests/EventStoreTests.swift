@@ -91,7 +91,13 @@ private struct Retry: Error {}
             Issue.record("expected appended")
             return
         }
-        try connection.executeScript("SELECT pg_sleep(0.01)")
+        // The second append is recorded a millisecond later at least (its transaction starts after).
+        try eventually("PostgreSQL's clock to pass the first append", within: 5, every: 0.001) {
+            try connection.query(
+                "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint > $1::bigint AS passed",
+                [String(first[0].recordedAt)]
+            ).bool(0, "passed") == true
+        }
         _ = try appendOne(connection, "user:t", .exactly(1), [event("Two")])
         let asOf = try store.readStream("user:t", recordedUpTo: first[0].recordedAt, on: connection)
         #expect(asOf.map(\.type) == ["One"])

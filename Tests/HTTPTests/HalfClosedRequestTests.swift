@@ -133,7 +133,7 @@ import Testing
         defer { server.stop() }
         let response = try halfClosedExchange(port, "POST", "/poll/w", body: Array("{}".utf8)) {
             var handle: HTTPDeferred?
-            try eventually("handle = waiters.take(\"w\") return handle != nil", within: 10) {
+            try eventually("the deferred request's handle", within: 10) {
                 handle = waiters.take("w")
                 return handle != nil
             }

@@ -9,7 +9,7 @@ import Testing
 
 @Suite(.tags(.database)) struct AnalyticsTests {
     /// Waits for the background projector to reach the log head.
-    static func waitForAnalytics(_ harness: ReplayHarness) throws {
+    static func waitForAnalytics(_ harness: TestService) throws {
         let connection = try harness.connection()
         // A pending rebuild stands at the start of the log: its lag is the whole log.
         try eventually("the analytics projector to reach the log head", within: 20) {
@@ -23,7 +23,8 @@ import Testing
     }
 
     @Test func analyticsTablesFollowTheLog() throws {
-        let harness = try ReplayHarness()
+        let harness = try TestService.scenarios()
+        defer { harness.stop() }
         try harness.runScenarios()
         try Self.waitForAnalytics(harness)
         let c = try harness.connection()
@@ -86,7 +87,8 @@ import Testing
     }
 
     @Test func analystReadsAnalyticsAndNothingElse() throws {
-        let harness = try ReplayHarness()
+        let harness = try TestService.scenarios()
+        defer { harness.stop() }
         try harness.runScenarios()
         try Self.waitForAnalytics(harness)
         let c = try harness.connection()
@@ -114,7 +116,8 @@ import Testing
     }
 
     @Test func columnsAreDocumentedInTheDatabaseAndTheMarkdown() throws {
-        let harness = try ReplayHarness()
+        let harness = try TestService.scenarios()
+        defer { harness.stop() }
         let c = try harness.connection()
         let undocumented = try c.query(
             """
@@ -145,7 +148,8 @@ import Testing
     /// projector refill it, so an analyst's query in between saw nothing. Now the projector
     /// rebuilds it in one transaction beside the old rows.
     @Test func aReplayRebuildsAnalyticsSideBySideAndAnalystsNeverSeeItEmpty() throws {
-        let harness = try ReplayHarness()
+        let harness = try TestService.scenarios()
+        defer { harness.stop() }
         try harness.runScenarios()
         try Self.waitForAnalytics(harness)
         let reader = try harness.connection()

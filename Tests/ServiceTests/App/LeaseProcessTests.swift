@@ -99,7 +99,7 @@ import Testing
         let first = try OpsServe(
             ["--port", "0"], environment: ["DATABASE_URL": conninfo, "IAP_LEDGER_INSTANCE": "node-a"])
         try eventually(
-            "let seen = Self.projections(first, key: key) return jobs.allSatisfy { seen?.leases[$0]?.heldHere == true }",
+            "node-a to hold every job",
             within: 30
         ) {
             let seen = Self.projections(first, key: key)

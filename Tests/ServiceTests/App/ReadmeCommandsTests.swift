@@ -206,7 +206,7 @@ import Testing
     static func receivedChanges(_ log: String) throws -> [[String: Any]] {
         var lines: [Substring] = []
         try? eventually(
-            "let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? \"\" lines = text.split(separator: \"\\n\") return lines.count >= 4",
+            "the receiver's log to hold four changes",
             within: 30
         ) {
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""

@@ -40,14 +40,8 @@ import Testing
     /// Waits (polling, with a deadline) until the test clock has moved past `instant`, so two
     /// events get distinct instants for `asOf`.
     func clockPasses(_ instant: Int64) throws {
-        let deadline = ContinuousClock.now.advanced(by: .seconds(5))
-        while service.clock.now <= instant {
-            guard ContinuousClock.now < deadline else { throw Failure(description: "the clock stood still") }
-            usleep(1_000)
-        }
+        try eventually("the test clock to pass \(instant)", within: 5, every: 0.001) { service.clock.now > instant }
     }
-
-    struct Failure: Error, CustomStringConvertible { var description: String }
 
     @Test func theFirstCallMintsARandomTokenAndEveryLaterCallAnswersIt() throws {
         let first = try token("u-t1")

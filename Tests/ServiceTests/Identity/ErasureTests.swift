@@ -72,7 +72,7 @@ import Testing
         let connection = try Connection(service.conninfo)
         var found: [String] = []
         try eventually(
-            "_ = try? AnalyticsProjector.catchUp(on: connection) guard let lag = try? ProjectionLag.lag( after: AnalyticsProjector.position(on: connection), on: connection), lag == 0, let rows = try? connection.query( \"\"\" SELECT count(*)::text, coalesce(sum(amount_milli), 0)::text, coalesce(sum(proceeds_milli), 0)::text FROM analytics.revenue_movements \"\"\") else { return false } found = (0..<3).map { rows[0, $0] ?? \"\" } return true",
+            "the analytics projector to catch up and the revenue movements to be read",
             within: 60
         ) {
             _ = try? AnalyticsProjector.catchUp(on: connection)

@@ -61,7 +61,7 @@ import Testing
     /// cluster's: under a parallel suite a batch may not be visible at the first try).
     func caughtUp(_ connection: Connection, _ probe: String) throws {
         try eventually(
-            "_ = try? AnalyticsProjector.catchUp(on: connection) return ((try? connection.query(probe))?.count ?? 0) > 0",
+            "the analytics projection to show the probe's rows",
             within: 60
         ) {
             _ = try? AnalyticsProjector.catchUp(on: connection)

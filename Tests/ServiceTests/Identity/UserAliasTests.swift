@@ -47,14 +47,8 @@ import Testing
 
     /// Waits (polling, with a deadline) until the test clock has moved past `instant`.
     func clockPasses(_ instant: Int64) throws {
-        let deadline = ContinuousClock.now.advanced(by: .seconds(5))
-        while service.clock.now <= instant {
-            guard ContinuousClock.now < deadline else { throw Failure(description: "the clock stood still") }
-            usleep(1_000)
-        }
+        try eventually("the test clock to pass \(instant)", within: 5, every: 0.001) { service.clock.now > instant }
     }
-
-    struct Failure: Error, CustomStringConvertible { var description: String }
 
     /// The anonymous id had a subscription, coins, two debits, a grant and a token; the user had
     /// coins and two debits of their own. Everything moves, the balances add up.

@@ -8,7 +8,8 @@ import Testing
 
 @Suite(.tags(.database)) struct ProjectionVersionsTests {
     @Test func projectionsReportVersionPositionAndLag() throws {
-        let harness = try ReplayHarness()
+        let harness = try TestService.scenarios()
+        defer { harness.stop() }
         try harness.runScenarios()
         try AnalyticsTests.waitForAnalytics(harness)
         let response = try harness.request("GET", "/v1/admin/projections")
@@ -33,15 +34,12 @@ import Testing
     }
 
     @Test func aVersionTheDatabaseHasNotBuiltIsRebuiltBeforeServing() throws {
-        let conninfo: String
-        let before: [String: String]
-        do {
-            let harness = try ReplayHarness()
-            try harness.runScenarios()
-            try AnalyticsTests.waitForAnalytics(harness)
-            before = try harness.documents()
-            conninfo = harness.conninfo
-        }
+        let first = try TestService.scenarios()
+        try first.runScenarios()
+        try AnalyticsTests.waitForAnalytics(first)
+        let before = try first.documents()
+        let conninfo = first.conninfo
+        first.stop()
         // The database was built by "older code": version 0 and documents that rule got wrong.
         let admin = try Connection(conninfo)
         try admin.executeScript(
@@ -51,7 +49,8 @@ import Testing
             DELETE FROM proj.chain_owners WHERE user_id = 'u-to';
             DELETE FROM analytics.transactions;
             """)
-        let restarted = try ReplayHarness(conninfo: conninfo)
+        let restarted = try TestService.scenarios(sharing: first)
+        defer { restarted.stop() }
         // Rebuilt before the server answered its first request.
         #expect(try restarted.documents() == before)
         #expect(try restarted.owners().values.contains("u-to"))

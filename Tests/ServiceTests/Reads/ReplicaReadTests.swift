@@ -158,11 +158,11 @@ import Testing
         var rows = ""
         // The projector runs every 250 ms and the replica replays in milliseconds: normally well
         // under a second; the bound is loose for a loaded 2-core machine.
-        while rows != "1" && Date().timeIntervalSince(started) < 30 {
+        try? eventually("the purchase on the replica's analytics.transactions", within: 30, every: 0.05) {
             rows =
                 try standby.query("SELECT count(*) FROM analytics.transactions WHERE transaction_id = '5400001'")[0, 0]
                 ?? ""
-            if rows != "1" { Thread.sleep(forTimeInterval: 0.05) }
+            return rows == "1"
         }
         #expect(rows == "1", "the purchase did not reach analytics.transactions on the replica")
         #expect(

@@ -8,7 +8,7 @@ import Testing
 /// A replay tells the change feed what it changed (api.md §4): one CORRECTION per changed user,
 /// with before and after; a dry run, or a replay that changes nothing, emits nothing.
 @Suite(.tags(.database)) struct ReplayCorrectionTests {
-    static func feed(_ harness: ReplayHarness) throws -> [JSONValue] {
+    static func feed(_ harness: TestService) throws -> [JSONValue] {
         try ChangeFeedTests.settle(harness.conninfo)
         var all: [JSONValue] = []
         var after = "0-0"
@@ -23,11 +23,12 @@ import Testing
     }
 
     @Test func aReplayThatChangesDocumentsEmitsOneCorrectionPerChangedUserAndADryRunNone() throws {
-        let harness = try ReplayHarness()
+        let harness = try TestService.scenarios()
+        defer { harness.stop() }
         try harness.runScenarios()
         try harness.purchase(
             "u-ads-2",
-            ["productId": .string(ReplayHarness.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
+            ["productId": .string(TestService.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
         let before = try Self.feed(harness)
         #expect(!before.isEmpty)
         #expect(!before.contains { $0["type"]?.stringValue == "CORRECTION" })
@@ -37,8 +38,8 @@ import Testing
         #expect(same.swapped && same.changedUsers.isEmpty)
         #expect(try Self.feed(harness).count == before.count)
 
-        var catalog = ReplayHarness.configuration.catalog
-        catalog.products[ReplayHarness.removeAds] = Ledger.Product(type: .nonConsumable, entitlements: ["premium"])
+        var catalog = TestService.scenarioConfiguration.catalog
+        catalog.products[TestService.removeAds] = Ledger.Product(type: .nonConsumable, entitlements: ["premium"])
         _ = try harness.app.projections.engine.run(ReplayOptions(dryRun: true, catalog: catalog))
         #expect(try Self.feed(harness).count == before.count, "a dry run emits nothing")
 
@@ -99,20 +100,21 @@ import Testing
 /// that is judged again under them, so its one CORRECTION starts from what the write announced.
 @Suite(.tags(.database)) struct ReplayStagedCorrectionTests {
     @Test func aUserWrittenAfterTheCorrectionsWereBuiltGetsOneCorrectionFromItsNewDocument() throws {
-        let harness = try ReplayHarness()
+        let harness = try TestService.scenarios()
+        defer { harness.stop() }
         try harness.runScenarios()
         try harness.purchase(
             "u-ads-2",
-            ["productId": .string(ReplayHarness.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
+            ["productId": .string(TestService.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
         let before = try ReplayCorrectionTests.feed(harness)
 
-        var catalog = ReplayHarness.configuration.catalog
-        catalog.products[ReplayHarness.removeAds] = Ledger.Product(type: .nonConsumable, entitlements: ["premium"])
+        var catalog = TestService.scenarioConfiguration.catalog
+        catalog.products[TestService.removeAds] = Ledger.Product(type: .nonConsumable, entitlements: ["premium"])
         var options = ReplayOptions(catalog: catalog)
         options.beforeSwap = {
             _ = try? harness.purchase(
                 "u-ads-2",
-                ["productId": .string(ReplayHarness.coins), "type": .string("Consumable"), "expiresDate": .null])
+                ["productId": .string(TestService.coins), "type": .string("Consumable"), "expiresDate": .null])
         }
         let applied = try harness.app.projections.engine.run(options)
         #expect(applied.swapped)

@@ -14,7 +14,8 @@ import Testing
 
 @Suite(.serialized, .tags(.database)) struct ReplayEngineTests {
     @Test func replayAfterTheScenariosGivesExactlyTheSameDocuments() throws {
-        let harness = try ReplayHarness()
+        let harness = try TestService.scenarios()
+        defer { harness.stop() }
         let users = try harness.runScenarios()
         let before = try harness.documents()
         let ownersBefore = try harness.owners()
@@ -39,7 +40,8 @@ import Testing
     }
 
     @Test func dryRunOnAnUnchangedLogReportsNoChangedUsers() throws {
-        let harness = try ReplayHarness()
+        let harness = try TestService.scenarios()
+        defer { harness.stop() }
         try harness.runScenarios()
         let before = try harness.documents()
         let response = try harness.request("POST", "/v1/admin/replay", .object(["dryRun": .bool(true)]))
@@ -56,14 +58,15 @@ import Testing
     }
 
     @Test func aChangedProjectionRuleListsExactlyTheUsersItAffects() throws {
-        let harness = try ReplayHarness()
+        let harness = try TestService.scenarios()
+        defer { harness.stop() }
         try harness.runScenarios()
         try harness.purchase(
             "u-ads-2",
-            ["productId": .string(ReplayHarness.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
+            ["productId": .string(TestService.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
         // The rule change: removeads now grants "premium" instead of "no_ads".
-        var catalog = ReplayHarness.configuration.catalog
-        catalog.products[ReplayHarness.removeAds] = Ledger.Product(type: .nonConsumable, entitlements: ["premium"])
+        var catalog = TestService.scenarioConfiguration.catalog
+        catalog.products[TestService.removeAds] = Ledger.Product(type: .nonConsumable, entitlements: ["premium"])
         let before = try harness.documents()
         let report = try harness.app.projections.engine.run(ReplayOptions(dryRun: true, catalog: catalog))
         #expect(Set(report.changedUsers.map(\.userId)) == ["u-ads", "u-ads-refund", "u-ads-2"])
@@ -82,7 +85,8 @@ import Testing
     }
 
     @Test func aDryRunSeesEventsCommittedBehindALongTransactionElsewhere() throws {
-        let harness = try ReplayHarness()
+        let harness = try TestService.scenarios()
+        defer { harness.stop() }
         try harness.runScenarios()
         // A writer that took an xid and stays open holds the cluster-wide xid horizon back.
         let blocker = try harness.connection()
@@ -91,19 +95,20 @@ import Testing
         defer { try? blocker.executeScript("ROLLBACK") }
         _ = try harness.purchase(
             "u-late",
-            ["productId": .string(ReplayHarness.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
+            ["productId": .string(TestService.removeAds), "type": .string("Non-Consumable"), "expiresDate": .null])
         let report = try harness.app.projections.engine.run(ReplayOptions(dryRun: true))
         #expect(report.events == (try harness.eventCount()))
         #expect(report.changedUsers.isEmpty, "\(report.changedUsers.prefix(3))")
     }
 
     @Test func replayWhileWritesContinueMissesNothingAndAppliesNothingTwice() throws {
-        let harness = try ReplayHarness()
+        let harness = try TestService.scenarios()
+        defer { harness.stop() }
         try harness.runScenarios()
         for index in 0..<20 {
             try harness.purchase(
                 "w-\(index)",
-                ["productId": .string(ReplayHarness.coins), "type": .string("Consumable"), "expiresDate": .null])
+                ["productId": .string(TestService.coins), "type": .string("Consumable"), "expiresDate": .null])
         }
         let stop = Atomic<Bool>(false)
         let writes = Atomic<Int>(0)
@@ -116,7 +121,7 @@ import Testing
                     let user = "w-\((round * 7 + writer) % 20)"
                     do {
                         if round % 3 == 0 {
-                            try harness.purchase("c-\(writer)-\(round)", ["productId": .string(ReplayHarness.monthly)])
+                            try harness.purchase("c-\(writer)-\(round)", ["productId": .string(TestService.monthly)])
                         } else {
                             let response = try harness.debit(user, 1, key: "k-\(writer)-\(round)")
                             if response.status != 200 && response.status != 409 {
@@ -138,8 +143,8 @@ import Testing
         options.batchSize = 25
         options.beforeCatchUp = {
             let target = writes.load(ordering: .relaxed) + 6
-            while writes.load(ordering: .relaxed) < target, !stop.load(ordering: .relaxed) {
-                Thread.sleep(forTimeInterval: 0.005)
+            try? eventually("six more writes during the replay", within: 60, every: 0.005) {
+                writes.load(ordering: .relaxed) >= target || stop.load(ordering: .relaxed)
             }
             // The catch-up reads below the cluster-wide xid horizon: another test's open
             // transaction on the shared cluster (this suite's blocker test, run in parallel) would
@@ -182,7 +187,8 @@ import Testing
     }
 
     @Test func aSecondReplayWhileOneRunsIsRefused() throws {
-        let harness = try ReplayHarness()
+        let harness = try TestService.scenarios()
+        defer { harness.stop() }
         let connection = try harness.connection()
         // Another process (a CLI replay) holds the replay lease.
         try connection.execute(
@@ -196,7 +202,8 @@ import Testing
     }
 
     @Test func replayNeedsTheAdminScope() throws {
-        let harness = try ReplayHarness()
+        let harness = try TestService.scenarios()
+        defer { harness.stop() }
         let connection = try harness.connection()
         let reader = try APIKeys().create(name: "reader", scopes: ["read"], on: connection)
         var request = URLRequest(url: URL(string: harness.app.url + "/v1/admin/replay")!)

@@ -7,16 +7,23 @@ import TestSupport
 @testable import Service
 
 /// "Now" for a test service: the wall clock plus an offset the test moves, so expiry and grace
-/// are judged at chosen instants while `recorded_at` (PostgreSQL's clock) stays comparable.
+/// are judged at chosen instants while `recorded_at` (PostgreSQL's clock) stays comparable. A
+/// clock `frozenAt` an instant stands there until moved (the replay suites: a replay renders
+/// at the same "now" as the live path did).
 final class TestClock: Sendable {
     private let offset = Atomic<Int64>(0)
+    private let frozen: Int64?
 
-    var now: Int64 { TestVectors.nowMillis + offset.load(ordering: .relaxed) }
+    init(frozenAt instant: Int64? = nil) { frozen = instant }
+
+    private var base: Int64 { frozen ?? TestVectors.nowMillis }
+
+    var now: Int64 { base + offset.load(ordering: .relaxed) }
 
     func advance(by milliseconds: Int64) { offset.add(milliseconds, ordering: .relaxed) }
 
-    /// Pins "now" to `instant` (it keeps ticking with the wall clock from there).
-    func set(_ instant: Int64) { offset.store(instant - TestVectors.nowMillis, ordering: .relaxed) }
+    /// Pins "now" to `instant` (a ticking clock keeps ticking with the wall clock from there).
+    func set(_ instant: Int64) { offset.store(instant - base, ordering: .relaxed) }
 }
 
 /// Every line the service logged, for the no-secrets-in-logs test.
