@@ -33,10 +33,7 @@ import Testing
         cleanups.append { service.stop() }
         if receiver != nil {
             let connection = try Connection(service.conninfo)
-            try eventually(
-                "(try? connection.query(WebhookDeliveriesTable.cursor(endpoint: \"backend\")).isEmpty) == false",
-                within: 60
-            ) {
+            try eventually("the backend's delivery cursor", within: 60) {
                 (try? connection.query(WebhookDeliveriesTable.cursor(endpoint: "backend")).isEmpty) == false
             }
         }
@@ -149,9 +146,7 @@ import Testing
 
         // Webhooks deliver the same bodies; deliveries name subjects, the admin listing ids.
         let ids = changes.compactMap { $0["id"]?.stringValue }
-        try eventually("Set(receiver.requests.map(\\.id)).isSuperset(of: ids)", within: 60) {
-            Set(receiver.requests.map(\.id)).isSuperset(of: ids)
-        }
+        try eventually("every change delivered", within: 60) { Set(receiver.requests.map(\.id)).isSuperset(of: ids) }
         for change in changes {
             let id = change["id"]?.stringValue ?? ""
             let body = try #require(receiver.requests(id: id).first).body
@@ -217,9 +212,7 @@ import Testing
         let receiver = try receiver()
         let follower = try service(webhook: receiver, sharing: writer)
         let served = all.changes.compactMap { $0["id"]?.stringValue }
-        try eventually("Set(receiver.requests.map(\\.id)) == Set(served)", within: 60) {
-            Set(receiver.requests.map(\.id)) == Set(served)
-        }
+        try eventually("what was served, delivered", within: 60) { Set(receiver.requests.map(\.id)) == Set(served) }
         let hanaIds = (0..<hanaRows.count).map { StoredChange.id(seq: Int64(hanaRows[$0, 0]!)!) }
         #expect(receiver.requests.allSatisfy { !hanaIds.contains($0.id) })
         let cursor = try connection.query(

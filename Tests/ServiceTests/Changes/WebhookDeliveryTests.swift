@@ -425,9 +425,7 @@ final class WebhookReceiver: Sendable {
         let environment = ["DATABASE_URL": conninfo]
         let first = try OpsServe(["--port", "0", "--config", file], environment: environment)
         let connection = try Connection(conninfo)
-        try eventually(
-            "(try? connection.query(WebhookDeliveriesTable.cursor(endpoint: \"backend\")).isEmpty) == false", within: 60
-        ) {
+        try eventually("the backend's delivery cursor", within: 60) {
             (try? connection.query(WebhookDeliveriesTable.cursor(endpoint: "backend")).isEmpty) == false
         }
         let second = try OpsServe(["--port", "0", "--config", file], environment: environment)
