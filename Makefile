@@ -20,7 +20,7 @@ BROWSER_PACKAGES := chromium chromium-driver
 CLUSTER_PACKAGES := haproxy pgbouncer curl
 CLUSTER_ARGS ?=
 
-.PHONY: embed dist deps bench-deps browser cluster-deps cluster cluster-down build release run test test-debug test-release lint format bench clean
+.PHONY: embed dist deps bench-deps browser cluster-deps cluster cluster-down build release run test test-debug test-fast test-release lint format bench clean
 
 deps:
 	@missing=""; for p in $(PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q '^install ok installed$$' || missing="$$missing $$p"; done; \
@@ -91,6 +91,14 @@ format:
 
 test-debug: embed
 	$(SWIFT) test
+
+# Only the pure tests, in seconds: every suite tagged `.database` (it starts PostgreSQL; the
+# `.cluster` and `.slow` ones all do) is skipped. This toolchain's `swift test` selects by name,
+# not tag, so scripts/database-suites reads the tags from the sources into one --skip regex.
+# For the edit-build-test loop, not instead of `make test`.
+test-fast: embed
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --skip "$$(scripts/database-suites)"
 
 # Some C-interop lifetime bugs only show with the optimizer on. And the service goes through
 # PgBouncer in transaction pooling (TestSupport/PgBouncer.swift), so `make test` covers both:

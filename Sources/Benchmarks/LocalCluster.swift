@@ -15,7 +15,7 @@ final class LocalCluster {
     init(directory: String, binary: String, configPath: String) throws {
         self.directory = directory
         self.binary = binary
-        basePort = try Self.freeBasePort(span: 8)
+        basePort = try FreePorts.consecutive(span: 8)
         BenchmarkSuite.say("deploy/local-cluster up --dir \(directory) --base-port \(basePort)")
         try Shell.check([
             "deploy/local-cluster", "up", "--dir", directory, "--base-port", String(basePort),
@@ -74,13 +74,5 @@ final class LocalCluster {
     func replicaCPUSeconds() -> Double {
         pid(directory + "/\(state("REPLICA") ?? "pg2")/postmaster.pid").map(IngestBenchmark.cpuSeconds(ofChildrenOf:))
             ?? 0
-    }
-
-    /// A base port whose next `span` ports are all free on 127.0.0.1.
-    static func freeBasePort(span: Int) throws -> Int {
-        guard let base = FreePorts.consecutive(span: span) else {
-            throw Shell.Failure(description: "no \(span) consecutive free ports found on 127.0.0.1")
-        }
-        return base
     }
 }

@@ -4,20 +4,25 @@ import Foundation
     import Glibc
 #endif
 
-/// Listen ports for servers that are told their port ahead (the local cluster's HAProxy,
-/// PgBouncer, PostgreSQL and instances), chosen below the kernel's ephemeral range: a port in
+/// The tests' one way to pick a listen port for a server that is told its port ahead (the local
+/// cluster's HAProxy, PgBouncer, PostgreSQL and instances, chromedriver, the testkit's stand-in),
+/// chosen below the kernel's ephemeral range: a port in
 /// it that was free when checked can be taken meanwhile as the local end of any outgoing
 /// connection (a parallel test's client), and PgBouncer then fails with "Address already in
 /// use" 20 s later (seen in CI).
 public enum FreePorts {
-    /// The first of `span` consecutive ports free on 127.0.0.1 now, or nil.
-    public static func consecutive(span: Int) -> Int? {
+    /// The first of `span` consecutive ports free on 127.0.0.1 now (one port by default).
+    public static func consecutive(span: Int = 1) throws -> Int {
         let ceiling = min(ephemeralLow, 65_535) - span
         for _ in 0..<100 {
             let base = Int.random(in: 10_000...max(10_001, ceiling))
             if (base..<(base + span)).allSatisfy(isFree) { return base }
         }
-        return nil
+        throw NoFreePorts(description: "no \(span) consecutive free ports below \(ceiling + span) on 127.0.0.1")
+    }
+
+    public struct NoFreePorts: Error, CustomStringConvertible {
+        public let description: String
     }
 
     /// The low end of `net.ipv4.ip_local_port_range` (Linux's default 32768).

@@ -97,12 +97,15 @@ public final class PgBouncer: Sendable {
         let bouncer = PgBouncer(directory: directory, pid: pid)
         bouncer.stopWhenProcessExits()
         // The pid file comes before the socket: wait until it takes connections.
-        for _ in 0..<500 {
-            if Connection.ping(bouncer.connectionString(database: "postgres"), timeout: 2) { return bouncer }
-            usleep(10_000)
+        do {
+            try eventually("pgbouncer \(pid) to answer on \(directory)", within: 5, every: 0.01) {
+                Connection.ping(bouncer.connectionString(database: "postgres"), timeout: 2)
+            }
+            return bouncer
+        } catch {
+            bouncer.stop()
+            throw TestDatabaseError(message: "\(error)")
         }
-        bouncer.stop()
-        throw TestDatabaseError(message: "pgbouncer \(pid) does not answer on \(directory)")
     }
 
     private init(directory: String, pid: Int32) {
@@ -131,7 +134,7 @@ public final class PgBouncer: Sendable {
         }
         guard !already else { return }
         kill(pid, SIGTERM)
-        for _ in 0..<200 where kill(pid, 0) == 0 { usleep(10_000) }
+        try? eventually("pgbouncer \(pid) to exit", within: 2, every: 0.01) { kill(pid, 0) != 0 }
         // pgbouncer 1.18 was seen to outlive SIGTERM here: a test's bouncer must not stay behind.
         if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
         try? FileManager.default.removeItem(atPath: directory)
@@ -147,15 +150,14 @@ public final class PgBouncer: Sendable {
     }
 
     private static func readPID(_ path: String) -> Int32? {
-        for _ in 0..<500 {
-            if let text = try? String(contentsOfFile: path, encoding: .utf8),
-                let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
-            {
-                return pid
+        var pid: Int32?
+        try? eventually("\(path) to name the pid", within: 5, every: 0.01) {
+            pid = (try? String(contentsOfFile: path, encoding: .utf8)).flatMap {
+                Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
             }
-            usleep(10_000)
+            return pid != nil
         }
-        return nil
+        return pid
     }
 }
 

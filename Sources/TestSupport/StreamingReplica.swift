@@ -93,7 +93,7 @@ public final class StreamingReplica: Sendable {
         let flushed = try Connection(primary.connectionString(database: "postgres"))
             .query("SELECT pg_current_wal_flush_lsn()::text")[0, 0]
         let standby = try Connection(connectionString(database: "postgres"))
-        try Self.poll(timeout: timeout, what: "the replica to replay \(flushed ?? "?")") {
+        try eventually("the replica to replay \(flushed ?? "?")", within: timeout) {
             try standby.query("SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn", [flushed])[0, 0] == "t"
         }
     }
@@ -103,7 +103,7 @@ public final class StreamingReplica: Sendable {
     public func pauseReplay() throws {
         let standby = try Connection(connectionString())
         _ = try standby.query("SELECT pg_wal_replay_pause()")
-        try Self.poll(timeout: 30, what: "replay to pause") {
+        try eventually("replay to pause", within: 30) {
             try standby.query("SELECT pg_get_wal_replay_pause_state()")[0, 0] == "paused"
         }
     }
@@ -126,7 +126,7 @@ public final class StreamingReplica: Sendable {
 
     private func waitUntilStreaming(timeout: Double) throws {
         let standby = try Connection(connectionString(database: "postgres"))
-        try Self.poll(timeout: timeout, what: "the replica to stream from the primary") {
+        try eventually("the replica to stream from the primary", within: timeout) {
             let rows = try standby.query(
                 "SELECT pg_is_in_recovery(), (SELECT status FROM pg_stat_wal_receiver)")
             return rows[0, 0] == "t" && rows[0, 1] == "streaming"
@@ -162,22 +162,13 @@ public final class StreamingReplica: Sendable {
     static func dropSlot(_ slot: String, on primary: EmbeddedPostgres) {
         guard let connection = try? Connection(primary.connectionString(database: "postgres")) else { return }
         // The walsender of a just-stopped standby takes a moment to exit and release the slot.
-        try? poll(timeout: 10, what: "slot \(slot) to be released") {
+        try? eventually("slot \(slot) to be released", within: 10) {
             let rows = try connection.query(
                 "SELECT active FROM pg_replication_slots WHERE slot_name = $1", [slot])
             if rows.isEmpty { return true }
             if rows[0, 0] == "t" { return false }
             _ = try connection.query("SELECT pg_drop_replication_slot($1)", [slot])
             return true
-        }
-    }
-
-    static func poll(timeout: Double, what: String, _ done: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            if try done() { return }
-            guard Date() < deadline else { throw TestDatabaseError(message: "timed out waiting for \(what)") }
-            Thread.sleep(forTimeInterval: 0.02)
         }
     }
 

@@ -30,7 +30,7 @@ public final class WebDriver: @unchecked Sendable {
         guard FileManager.default.isExecutableFile(atPath: chromedriver) else {
             throw Failure("\(chromedriver) is missing: `make browser` installs chromium and chromium-driver")
         }
-        let port = try Self.freePort()
+        let port = try FreePorts.consecutive()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: chromedriver)
         process.arguments = ["--port=\(port)", "--allowed-ips=127.0.0.1", "--log-level=SEVERE"]
@@ -40,24 +40,16 @@ public final class WebDriver: @unchecked Sendable {
         driver = process
         self.port = port
         // chromedriver answers /status once it listens: bounded, so a broken install fails the test.
-        var ready = false
         var last = ""
-        for _ in 0..<100 {
-            do {
+        do {
+            try eventually("chromedriver to become ready on port \(port): \(last)", within: 10, every: 0.1) {
                 let status = try Self.request(port, "GET", "/status", nil)
-                if status["value"]?["ready"]?.boolValue == true {
-                    ready = true
-                    break
-                }
                 last = String(decoding: status.serialized(), as: UTF8.self)
-            } catch {
-                last = "\(error)"
+                return status["value"]?["ready"]?.boolValue == true
             }
-            usleep(100_000)
-        }
-        guard ready else {
+        } catch {
             kill(process.processIdentifier, SIGKILL)
-            throw Failure("chromedriver did not become ready on port \(port): \(last)")
+            throw Failure("\(error)")
         }
         let arguments: [JSONValue] = [
             "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -167,27 +159,12 @@ public final class WebDriver: @unchecked Sendable {
         try command("POST", "/se/log", .object(["type": .string(type)])).arrayValue ?? []
     }
 
-    /// Polls `condition` until it holds (a bound for failure, not a timing assertion).
-    public func waitUntil(_ what: String, seconds: Double = 20, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        var lastError: Error?
-        while Date() < deadline {
-            do {
-                if try condition() { return }
-            } catch {
-                lastError = error
-            }
-            usleep(50_000)
-        }
-        throw Failure("waited \(Int(seconds)) s for \(what)\(lastError.map { ": \($0)" } ?? "")")
-    }
-
     /// Waits until `css` matches an element whose text contains `text`, and returns that text.
     @discardableResult
     public func waitForText(_ css: String, containing text: String, seconds: Double = 20) throws -> String {
         var seen = ""
         do {
-            try waitUntil("\(css) to contain \"\(text)\"", seconds: seconds) {
+            try eventually("\(css) to contain \"\(text)\"", within: seconds, every: 0.05) {
                 seen = try findAll(css).map { try self.text($0) }.joined(separator: "\n")
                 return seen.contains(text)
             }
@@ -209,23 +186,5 @@ public final class WebDriver: @unchecked Sendable {
         if body != nil { headers["Content-Type"] = "application/json; charset=utf-8" }
         let response = try connection.request(method, path, headers: headers, body: body?.serialized())
         return response.json
-    }
-
-    /// A port nothing listens on right now (bound to 0 and released).
-    public static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard bound == 0 else { throw Failure("no free port") }
-        _ = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: addr.sin_port))
     }
 }

@@ -4,7 +4,7 @@ import Testing
 
 /// The SQL contract of `es.append` itself (docs/eventstore.md §6), called directly: refused
 /// arguments, interleaved streams, streams listed only for their expectation, the inbox row.
-@Suite struct AppendFunctionTests {
+@Suite(.tags(.database)) struct AppendFunctionTests {
     static let call = """
         SELECT status, stream_id, expected, actual, seq, version
         FROM es.append($1::text[], $2::bigint[], $3, $4, $5::text[], $6::text[], $7::smallint[], $8::jsonb[], $9::jsonb[], $10::text[])

@@ -2,7 +2,7 @@ import EventStore
 import TestSupport
 import Testing
 
-@Suite struct AppendOnlyTests {
+@Suite(.tags(.database)) struct AppendOnlyTests {
     private func seeded() throws -> Connection {
         let connection = try Connection(try TestDatabase.shared.freshDatabase())
         _ = try connection.transaction { connection in

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A reusable barrier for `count` threads.
 final class Barrier: @unchecked Sendable {
@@ -26,12 +27,13 @@ final class Barrier: @unchecked Sendable {
 
 func json(_ text: String) -> [UInt8] { Array(text.utf8) }
 
-/// Polls `read` until it answers a non-empty array (or 10 s pass), like a catch-up loop would.
-func eventually<T>(until done: ([T]) -> Bool = { !$0.isEmpty }, _ read: () throws -> [T]) throws -> [T] {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while true {
-        let value = try read()
-        if done(value) || ContinuousClock.now > deadline { return value }
-        Thread.sleep(forTimeInterval: 0.02)
+/// Reads with `read` until it answers a non-empty array (or 10 s pass), like a catch-up loop
+/// would; answers the last read either way (the caller's expectations say what is missing).
+func readUntil<T>(_ done: ([T]) -> Bool = { !$0.isEmpty }, _ read: () throws -> [T]) throws -> [T] {
+    var value = try read()
+    try? eventually("a read to satisfy the test", within: 10) {
+        value = try read()
+        return done(value)
     }
+    return value
 }

@@ -4,7 +4,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-@Suite struct ConnectionPoolTests {
+@Suite(.tags(.database)) struct ConnectionPoolTests {
     @Test func lendsConnectionsWithTheirSessionSettingsAndCleansUp() throws {
         let pool = ConnectionPool(
             conninfo: try TestDatabase.shared.freshDatabase(), size: 2,

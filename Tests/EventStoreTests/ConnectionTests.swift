@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-@Suite struct ConnectionTests {
+@Suite(.tags(.database)) struct ConnectionTests {
     @Test func bindsTextParametersAndNulls() throws {
         let connection = try Connection(try TestDatabase.shared.freshDatabase(migrated: false))
         let rows = try connection.query(
@@ -33,9 +33,13 @@ import Testing
         #expect(before.count == 1)
         #expect((before.int64(0, "generic_plans") ?? 0) >= 1, "PostgreSQL settled on a generic plan")
         try connection.executeScript("INSERT INTO t SELECT i::text FROM generate_series(21, 50000) i")
-        sleep(6)
-        #expect(try connection.query(probe, ["{1,2}"]).count == 2)
-        let after = try connection.query(statements, [probe])
+        // Asked again until the statement is prepared anew (once the refresh is due).
+        var after = before
+        try eventually("the probe prepared anew", within: 30, every: 0.25) {
+            #expect(try connection.query(probe, ["{1,2}"]).count == 2)
+            after = try connection.query(statements, [probe])
+            return after.count != 1 || after[0, "name"] != before[0, "name"]
+        }
         #expect(after.count == 1)
         #expect(after[0, "name"] != before[0, "name"], "prepared anew")
         #expect(after.int64(0, "generic_plans") == 0, "planned anew")

@@ -4,7 +4,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-@Suite struct EmbeddedPostgresTests {
+@Suite(.tags(.database)) struct EmbeddedPostgresTests {
     @Test func startThenStopLeavesNoServerRunning() throws {
         let top = try TestDatabase.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: top) }

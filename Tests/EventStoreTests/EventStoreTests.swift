@@ -6,7 +6,7 @@ import Testing
 
 private struct Retry: Error {}
 
-@Suite struct EventStoreTests {
+@Suite(.tags(.database)) struct EventStoreTests {
     let store = EventStore()
 
     private func event(_ type: String, _ data: String = "{}", payload: String? = nil) -> NewEvent {
@@ -91,7 +91,13 @@ private struct Retry: Error {}
             Issue.record("expected appended")
             return
         }
-        try connection.executeScript("SELECT pg_sleep(0.01)")
+        // The second append is recorded a millisecond later at least (its transaction starts after).
+        try eventually("PostgreSQL's clock to pass the first append", within: 5, every: 0.001) {
+            try connection.query(
+                "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint > $1::bigint AS passed",
+                [String(first[0].recordedAt)]
+            ).bool(0, "passed") == true
+        }
         _ = try appendOne(connection, "user:t", .exactly(1), [event("Two")])
         let asOf = try store.readStream("user:t", recordedUpTo: first[0].recordedAt, on: connection)
         #expect(asOf.map(\.type) == ["One"])
@@ -153,8 +159,8 @@ private struct Retry: Error {}
         #expect(try store.streamVersion("user:hot", on: connection) == total)
         // Global (tx, seq) order agrees with version order within the stream (docs/eventstore.md §1.1).
         // (Polling: other suites' open transactions may hold the cluster-wide horizon back.)
-        let all = try eventually(
-            until: { $0.count == Int(total) }, { try store.readAll(after: .start, limit: 10_000, on: connection) })
+        let all = try readUntil(
+            { $0.count == Int(total) }, { try store.readAll(after: .start, limit: 10_000, on: connection) })
         #expect(all.map(\.version) == (1...total).map { $0 })
     }
 
@@ -210,18 +216,18 @@ private struct Retry: Error {}
         try writerA.executeScript("COMMIT")
         // The horizon is cluster-wide: other tests' open transactions can hold it back briefly,
         // so read as a catch-up loop does, polling.
-        let both = try eventually(
-            until: { $0.count == 2 }, { try store.readAll(after: .start, limit: 100, on: reader) })
+        let both = try readUntil(
+            { $0.count == 2 }, { try store.readAll(after: .start, limit: 100, on: reader) })
         #expect(both.map(\.type) == ["A", "B"])
         try #require(both.count == 2)
         #expect(both.map(\.seq) == [a[0].seq, b[0].seq])
 
         // Paging from a checkpoint continues after it.
-        let firstPage = try eventually { try store.readAll(after: .start, limit: 1, on: reader) }
+        let firstPage = try readUntil { try store.readAll(after: .start, limit: 1, on: reader) }
         #expect(firstPage.map(\.type) == ["A"])
         try #require(firstPage.count == 1)
         #expect(
-            try eventually { try store.readAll(after: firstPage[0].checkpoint, limit: 10, on: reader) }.map(\.type) == [
+            try readUntil { try store.readAll(after: firstPage[0].checkpoint, limit: 10, on: reader) }.map(\.type) == [
                 "B"
             ])
         #expect(try store.readAll(after: both[1].checkpoint, limit: 10, on: reader).isEmpty)
@@ -294,7 +300,7 @@ private struct Retry: Error {}
         waiter.start()
         started.wait()
         // The second append waits on the idempotency key's advisory lock (it names another stream).
-        let waiting = try eventually {
+        let waiting = try readUntil {
             try holder.query(
                 """
                 SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted

@@ -5,7 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-@Suite struct MigratorTests {
+@Suite(.tags(.database)) struct MigratorTests {
     private func migrationFiles() -> [String] { SchemaMigrations.all.map(\.name) }
 
     @Test func appliesEachMigrationOnceInOrder() throws {

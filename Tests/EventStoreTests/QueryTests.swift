@@ -2,7 +2,7 @@ import EventStore
 import TestSupport
 import Testing
 
-@Suite struct QueryTests {
+@Suite(.tags(.database)) struct QueryTests {
     @Test func interpolatedValuesBecomeNumberedParametersInOrder() {
         let user = "u-1'; DROP TABLE proj.users; --"
         let validUntil: Int64? = nil

@@ -5,7 +5,7 @@ import Testing
 
 /// The binary's schema is `SchemaMigrations.all`, generated from `migrations/` by
 /// scripts/embed-migrations. Adding or changing a file without regenerating fails here.
-@Suite struct SchemaMigrationsTests {
+@Suite(.tags(.database)) struct SchemaMigrationsTests {
     @Test func theEmbeddedMigrationsAreTheFolderByteForByte() throws {
         let files = try TestDatabase.migrationFiles()
         #expect(!files.isEmpty)

@@ -4,7 +4,7 @@ import Testing
 
 /// `Connection.transaction` sends BEGIN with the body's first statement, and `commit(after:)`
 /// sends the last statements with COMMIT: fewer round trips, the same all-or-nothing outcome.
-@Suite struct TransactionPipeliningTests {
+@Suite(.tags(.database)) struct TransactionPipeliningTests {
     private func connections() throws -> (Connection, Connection) {
         let conninfo = try TestDatabase.shared.freshDatabase(migrated: false)
         let connection = try Connection(conninfo)

@@ -61,7 +61,7 @@ import Testing
         defer { server.stop() }
         let client = try HTTPTestConnection(port: port)
         try client.send("GET /wait/a HTTP/1.1\r\nHost: x\r\nX-Request-Id: poll-1\r\n\r\n")
-        #expect(waitUntil { server.deferredRequests == 1 })
+        try eventually("server.deferredRequests == 1", within: 10) { server.deferredRequests == 1 }
         let deferred = try #require(waiters.take("a"))
         let completed = Mutex(false)
         onThreads(1) { _ in
@@ -80,7 +80,9 @@ import Testing
         #expect(!deferred.complete(.text(500, "again")))
         // The same keep-alive connection goes on serving.
         #expect(try client.request("GET", "/hello").text == "hello")
-        #expect(waitUntil { server.inFlightRequests == 0 && server.deferredRequests == 0 })
+        try eventually("server.inFlightRequests == 0 && server.deferredRequests == 0", within: 10) {
+            server.inFlightRequests == 0 && server.deferredRequests == 0
+        }
     }
 
     @Test func aThousandWaitersOnTwoWorkerThreadsAreAllAnsweredAndOthersServedMeanwhile() throws {
@@ -96,7 +98,7 @@ import Testing
             clients.append(client)
         }
         // All suspended at once with two workers: no thread is held per waiter.
-        #expect(waitUntil(seconds: 60) { server.deferredRequests == count })
+        try eventually("server.deferredRequests == count", within: 60) { server.deferredRequests == count }
         for _ in 0..<20 {
             #expect(try HTTPTestConnection(port: port).request("GET", "/hello").text == "hello")
         }
@@ -111,7 +113,7 @@ import Testing
             if response.status == 200 && response.text == "w\(i)" { answered += 1 }
         }
         #expect(answered == count)
-        #expect(waitUntil { server.deferredRequests == 0 })
+        try eventually("server.deferredRequests == 0", within: 10) { server.deferredRequests == 0 }
     }
 
     @Test func aHandleCompletedBeforeTheServerSuspendsIsAnsweredAtOnce() throws {
@@ -142,7 +144,9 @@ import Testing
             }
         }
         #expect(answered.withLock { $0 } == 8 * 50)
-        #expect(waitUntil { server.inFlightRequests == 0 && server.deferredRequests == 0 })
+        try eventually("server.inFlightRequests == 0 && server.deferredRequests == 0", within: 10) {
+            server.inFlightRequests == 0 && server.deferredRequests == 0
+        }
     }
 
     @Test func aClientThatHangsUpWhileWaitingLeavesTheServerHealthy() throws {
@@ -152,11 +156,13 @@ import Testing
         do {
             let client = try HTTPTestConnection(port: port)
             try client.send("GET /wait/gone HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(waitUntil { server.deferredRequests == 1 })
+            try eventually("server.deferredRequests == 1", within: 10) { server.deferredRequests == 1 }
         }  // closed here, while suspended: MHD does not notice until the resume
         let deferred = try #require(waiters.take("gone"))
         #expect(deferred.complete(.text(200, "too late")))
-        #expect(waitUntil { server.inFlightRequests == 0 && server.deferredRequests == 0 })
+        try eventually("server.inFlightRequests == 0 && server.deferredRequests == 0", within: 10) {
+            server.inFlightRequests == 0 && server.deferredRequests == 0
+        }
         #expect(try HTTPTestConnection(port: port).request("GET", "/hello").text == "hello")
     }
 
@@ -169,7 +175,7 @@ import Testing
             try client.send("GET /wait/s\(i) HTTP/1.1\r\nHost: x\r\nX-Request-Id: stop-\(i)\r\n\r\n")
             clients.append(client)
         }
-        #expect(waitUntil { server.deferredRequests == 3 })
+        try eventually("server.deferredRequests == 3", within: 10) { server.deferredRequests == 3 }
         server.stop()  // returns only once every connection is answered or closed
         for (i, client) in clients.enumerated() {
             let response = try client.readResponse()
@@ -212,19 +218,11 @@ import Testing
         defer { server.stop() }
         let client = try HTTPTestConnection(port: port)
         try client.send("GET /wait/o HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(waitUntil { server.deferredRequests == 1 })
+        try eventually("server.deferredRequests == 1", within: 10) { server.deferredRequests == 1 }
         #expect(seen.withLock { $0.isEmpty })
         try #require(waiters.take("o")).complete(.text(202, "done"))
         #expect(try client.readResponse().status == 202)
         let observed = seen.withLock { $0 }
         #expect(observed.count == 1 && observed.first?.0 == "/wait/{name}" && observed.first?.1 == 202)
-    }
-
-    private func waitUntil(seconds: Int = 10, _ condition: () -> Bool) -> Bool {
-        for _ in 0..<(seconds * 100) {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
     }
 }

@@ -75,7 +75,7 @@ import Testing
         #expect(response.headers["x-request-id"] == "big-upload-1")
         #expect(try JSONValue.parse(response.body)["requestId"]?.stringValue == "big-upload-1")
         #expect(try HTTPTestConnection(port: port).request("GET", "/hello").status == 200)
-        #expect(waitUntil { server.inFlightRequests == 0 })
+        try eventually("server.inFlightRequests == 0", within: 10) { server.inFlightRequests == 0 }
     }
 
     @Test func oversizeChunkedBodyGets413AndTheServerStaysHealthy() throws {
@@ -88,7 +88,7 @@ import Testing
         let requestId = try JSONValue.parse(response.body)["requestId"]?.stringValue
         #expect(requestId != nil && requestId == response.headers["x-request-id"])
         #expect(try HTTPTestConnection(port: port).request("GET", "/hello").status == 200)
-        #expect(waitUntil { server.inFlightRequests == 0 })
+        try eventually("server.inFlightRequests == 0", within: 10) { server.inFlightRequests == 0 }
     }
 
     @Test func unknownPathAndWrongMethodAreProblems() throws {
@@ -202,7 +202,9 @@ import Testing
                     }
                 }.start()
             }
-            while answered.load(ordering: .relaxed) < 20 { usleep(500) }
+            try eventually("20 answers in the storm", within: 60, every: 0.001) {
+                answered.load(ordering: .relaxed) >= 20
+            }
             server.stop()
             storming.store(false, ordering: .relaxed)
             #expect(group.wait(timeout: .now() + 30) == .success)
@@ -234,7 +236,7 @@ import Testing
         #expect(response.status == 431)
         #expect(reached.load(ordering: .relaxed) == 0)
         #expect(try HTTPTestConnection(port: port).request("GET", "/hello").status == 200)
-        #expect(waitUntil { server.inFlightRequests == 0 })
+        try eventually("server.inFlightRequests == 0", within: 10) { server.inFlightRequests == 0 }
     }
 
     @Test func headAnswersWithHeadersOnly() throws {
@@ -256,13 +258,5 @@ import Testing
         #expect(json["status"]?.int64Value == Int64(status))
         #expect(json["type"]?.stringValue == HTTPResponse.problemTypeBase + code)
         #expect(json["title"]?.stringValue != nil && json["detail"]?.stringValue != nil)
-    }
-
-    private func waitUntil(_ condition: () -> Bool) -> Bool {
-        for _ in 0..<500 {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
     }
 }

@@ -116,7 +116,9 @@ import Testing
         defer { server.stop() }
         let body = TestRoutes.bytes(size)
         let response = try halfClosedExchange(port, "POST", "/gated/g\(size)", body: body) {
-            #expect(waitUntil { gates.entered.load(ordering: .relaxed) == 1 })
+            try eventually("gates.entered.load(ordering: .relaxed) == 1", within: 10) {
+                gates.entered.load(ordering: .relaxed) == 1
+            }
             gates.gate("g\(size)").signal()
         }
         #expect(response.status == 200)
@@ -131,12 +133,11 @@ import Testing
         defer { server.stop() }
         let response = try halfClosedExchange(port, "POST", "/poll/w", body: Array("{}".utf8)) {
             var handle: HTTPDeferred?
-            #expect(
-                waitUntil {
-                    handle = waiters.take("w")
-                    return handle != nil
-                })
-            #expect(waitUntil { server.deferredRequests == 1 })
+            try eventually("the deferred request's handle", within: 10) {
+                handle = waiters.take("w")
+                return handle != nil
+            }
+            try eventually("server.deferredRequests == 1", within: 10) { server.deferredRequests == 1 }
             handle?.complete(.text(200, "completed"))
         }
         #expect(response.status == 200)
@@ -164,15 +165,6 @@ import Testing
         try client.send("POST /pool HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n\r\nabc")
         try client.shutdownWrite()
         #expect(try client.readUntilClosed().isEmpty)
-        #expect(waitUntil { server.inFlightRequests == 0 })
-    }
-
-    private func waitUntil(_ condition: () -> Bool) -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            usleep(2_000)
-        }
-        return condition()
+        try eventually("server.inFlightRequests == 0", within: 10) { server.inFlightRequests == 0 }
     }
 }

@@ -61,7 +61,9 @@ import Testing
             try client.send("GET /block/b\(index) HTTP/1.1\r\nHost: x\r\n\r\n")
             return client
         }
-        #expect(waitUntil { gates.entered.load(ordering: .relaxed) == 3 })
+        try eventually("gates.entered.load(ordering: .relaxed) == 3", within: 10) {
+            gates.entered.load(ordering: .relaxed) == 3
+        }
         // The only worker still answers: inline routes, and pooled ones on a free thread.
         #expect(try HTTPTestConnection(port: port).request("GET", "/inline").text == "inline")
         let secret = try HTTPTestConnection(port: port).request(
@@ -75,7 +77,7 @@ import Testing
             let response = try client.readResponse()
             #expect(response.status == 200 && response.text == "done b\(index)")
         }
-        #expect(waitUntil { pool.pending == 0 })
+        try eventually("pool.pending == 0", within: 10) { pool.pending == 0 }
     }
 
     @Test func stopLetsARunningHandlerFinishAndAnswersALongPollAtOnce() throws {
@@ -90,7 +92,9 @@ import Testing
         try working.send("GET /block/w HTTP/1.1\r\nHost: x\r\n\r\n")
         let polling = try HTTPTestConnection(port: port)
         try polling.send("GET /poll HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(waitUntil { gates.entered.load(ordering: .relaxed) == 1 && server.deferredRequests == 2 })
+        try eventually("gates.entered.load(ordering: .relaxed) == 1 && server.deferredRequests == 2", within: 10) {
+            gates.entered.load(ordering: .relaxed) == 1 && server.deferredRequests == 2
+        }
         let stopped = DispatchSemaphore(value: 0)
         let stopping = Thread {
             server.stop()
@@ -112,7 +116,9 @@ import Testing
         let (server, port) = try Self.server(gates, pool: pool, grace: 0.3)
         let working = try HTTPTestConnection(port: port)
         try working.send("GET /block/late HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(waitUntil { gates.entered.load(ordering: .relaxed) == 1 })
+        try eventually("gates.entered.load(ordering: .relaxed) == 1", within: 10) {
+            gates.entered.load(ordering: .relaxed) == 1
+        }
         server.stop()
         let response = try working.readResponse()
         #expect(response.status == 503)
@@ -121,13 +127,5 @@ import Testing
         pool.stop()
         #expect(pool.pending == 0)
         pool.stop()  // idempotent: a second stop (a service stopped twice) returns too
-    }
-
-    private func waitUntil(_ condition: () -> Bool) -> Bool {
-        for _ in 0..<500 {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
     }
 }

@@ -25,6 +25,8 @@ public final class ServiceApp: Sendable {
     let jobs: JobRunner
     /// Everything started, in order: what `stop()` drains and stops in reverse.
     let parts: ComponentGroup
+    /// The long polls of `GET /v1/changes` waiting here (tests wait for them to register).
+    let changeWaiters: ChangeFeedWaiters
     /// Every route the router knows (method, pattern, required scope), for the OpenAPI test.
     let routes: [(method: String, pattern: String, scope: String?)]
 
@@ -256,13 +258,15 @@ public final class ServiceApp: Sendable {
         parts.add("change feed long polls", drain: changeWaiters.stop)
         return ServiceApp(
             url: "http://\(host):\(port)", port: port, service: service, drain: drain, projections: projections,
-            routes: router.routes, jobs: jobs, parts: parts)
+            routes: router.routes, jobs: jobs, parts: parts, changeWaiters: changeWaiters)
     }
 
     private init(
         url: String, port: Int, service: LedgerService, drain: DrainSwitch, projections: ProjectionRuntime,
-        routes: [(method: String, pattern: String, scope: String?)], jobs: JobRunner, parts: ComponentGroup
+        routes: [(method: String, pattern: String, scope: String?)], jobs: JobRunner, parts: ComponentGroup,
+        changeWaiters: ChangeFeedWaiters
     ) {
+        self.changeWaiters = changeWaiters
         self.url = url
         self.port = port
         self.service = service

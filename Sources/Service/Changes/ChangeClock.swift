@@ -26,7 +26,7 @@ final class ChangeClock: Sendable {
     init(service: LedgerService, conninfo: String, session: SessionSettings, leases: LeaseHolder, interval: Double = 1)
     {
         job = BackgroundJob(
-            name: "change-clock", interval: interval, holder: .leaseHolder(leases.lease(Self.leaseName)),
+            name: Self.leaseName, interval: interval, holder: .leaseHolder(leases.lease(Self.leaseName)),
             connections: .dedicated(conninfo: conninfo, session: session)
         ) { connection, round in
             while !round.shouldStop(),

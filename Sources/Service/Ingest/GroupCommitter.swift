@@ -38,6 +38,9 @@ final class GroupCommitter<Request, Answer>: @unchecked Sendable {
 
     private let state = PlainMutex(State())
 
+    /// Requests waiting for a committer: what a test polls to know every submitter is queued.
+    var queued: Int { state.withLock { $0.queue.count } }
+
     init(limits: Limits) {
         precondition(limits.maxSize >= 1 && limits.committers >= 1, "a batch holds at least one request")
         self.limits = limits

@@ -100,6 +100,10 @@ final class UserDocumentCacheCheck: @unchecked Sendable {
         sweeper.cancel()
     }
 
+    /// Readers the running check will answer, and readers queued for the next one: what a test
+    /// polls to know its readers are in place.
+    var waiters: (checking: Int, pending: Int) { queue.withLock { ($0.checking.count, $0.pending.count) } }
+
     /// Blocks until a check that started after this call has been applied to the cache. False
     /// when none succeeded within `timeout` (PostgreSQL down or slow): then the caller must not
     /// use the cache for this read.

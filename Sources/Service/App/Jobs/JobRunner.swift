@@ -45,6 +45,11 @@ final class JobRunner: Sendable {
         return running
     }
 
+    /// The job named `name`, if it runs here (tests wait for its rounds).
+    func running(named name: String) -> RunningJob? {
+        jobs.withLock { $0 }.last { $0.job.name == name }
+    }
+
     /// Stops the jobs named `name` (a test freezing what one poll knows).
     func stop(named name: String) {
         for job in jobs.withLock({ $0 }) where job.job.name == name { job.stop() }
@@ -65,6 +70,8 @@ final class RunningJob: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let exited = DispatchSemaphore(value: 0)
     private let success = Atomic<UInt64>(0)
+    private let begun = Atomic<Int>(0)
+    private let ended = Atomic<Int>(0)
 
     fileprivate init(job: BackgroundJob, logger: Logger, rounds: Counter?) {
         self.job = job
@@ -77,6 +84,12 @@ final class RunningJob: Sendable {
     var lastSuccess: Double { Double(bitPattern: success.load(ordering: .relaxed)) }
 
     private var isStopping: Bool { stopping.load(ordering: .relaxed) }
+
+    /// Whether a round that began after `mark()` has ended: a test's proof that the job looked
+    /// again (and found nothing to do), polled instead of sleeping "longer than a round".
+    struct Mark { let begun: Int }
+    func mark() -> Mark { Mark(begun: begun.load(ordering: .sequentiallyConsistent)) }
+    func hasRoundEnded(since mark: Mark) -> Bool { ended.load(ordering: .sequentiallyConsistent) > mark.begun }
 
     private var lease: Lease? {
         if case .leaseHolder(let lease) = job.holder { return lease }
@@ -141,6 +154,8 @@ final class RunningJob: Sendable {
     }
 
     private func round(_ connection: inout Connection?) throws {
+        begun.add(1, ordering: .sequentiallyConsistent)
+        defer { ended.add(1, ordering: .sequentiallyConsistent) }
         let context = JobRound(shouldStop: { [self] in isStopping || !(lease?.keep() ?? true) }, lease: lease)
         switch job.connections {
         case .pooled(let pool):

@@ -44,7 +44,7 @@ final class ConsumptionResponder: Sendable {
     func makeJob() -> BackgroundJob? {
         guard service.configuration.apps.contains(where: { $0.consumption != nil }) else { return nil }
         return BackgroundJob(
-            name: "consumption-responder", interval: poll, holder: .leaseHolder(leases.lease(Self.leaseName)),
+            name: Self.leaseName, interval: poll, holder: .leaseHolder(leases.lease(Self.leaseName)),
             connections: .dedicated(conninfo: conninfo, session: ServiceRole.session(service.pool.session.poolMode))
         ) { [self] connection, round in try answerDue(on: connection, isStopping: round.shouldStop) }
     }
