@@ -146,21 +146,6 @@ func database<T>(_ body: () throws(DatabaseError) -> T) throws(ServiceError) -> 
     }
 }
 
-/// Carries a typed `ServiceError` through the untyped `throws` of pool and transaction closures.
-struct ServiceErrorBox: Error {
-    var error: ServiceError
-
-    /// What such a closure threw, as the service's error: the boxed one, a database failure
-    /// (503 when the connection is gone), or anything else as an internal error.
-    static func unbox(_ error: any Error) -> ServiceError {
-        switch error {
-        case let box as ServiceErrorBox: box.error
-        case let error as DatabaseError: .database(error)
-        default: .internalError("\(error)")
-        }
-    }
-}
-
 extension Configuration {
     /// The ledger's catalog: every configured app's products (product ids are globally unique
     /// in the App Store, so one map serves all apps).

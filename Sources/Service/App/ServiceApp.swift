@@ -117,9 +117,11 @@ public final class ServiceApp: Sendable {
             projectionVersions: projectionVersions,
             groupCommit: options.ingestCommitters > 0
                 ? .init(committers: options.ingestCommitters, maxSize: options.ingestBatchMax) : nil)
-        let metrics = ServiceMetrics(
-            pool: pool, documentCache: documentCheck?.cache, changeTally: service.changeTally,
-            unconfiguredProducts: service.unconfiguredProducts)
+        let metrics = ServiceMetrics(pool: pool)
+        ProjectionLag.register(pool: pool, on: metrics.registry)
+        service.changeTally.register(on: metrics.registry)
+        service.unconfiguredProducts.register(on: metrics.registry)
+        documentCheck?.cache.register(on: metrics.registry)
         service.ingestBatchSizes.report(
             to: metrics.registry.histogram(
                 "iap_ingest_batch_size",

@@ -49,7 +49,7 @@ public enum CatalogVersions {
     /// Taken EXCLUSIVE by a recorder, SHARE by every write of `proj.users` (migration 0023).
     static let lockKey = "iap-ledger:catalog"
     /// SQLSTATE raised by `es.require_catalog_version` when a newer version is in force.
-    static let staleVersionState = "IC001"
+    static let staleVersionState = LedgerSQLState.staleCatalogVersion
 
     public static func hash(_ catalog: Catalog) -> String { Digest.sha256Hex(catalog.canonicalJSON()) }
 

@@ -1,3 +1,4 @@
+import HTTP
 import Ledger
 import Synchronization
 
@@ -53,5 +54,17 @@ extension LedgerService {
                 "a product missing from the catalog was purchased: recorded, granting the entitlement named by its product id; add it to the config's products",
                 ["bundleId": key.bundleId, "productId": key.productId])
         }
+    }
+}
+
+extension UnconfiguredProductTally {
+    /// `iap_unconfigured_product_transactions_total{bundleId,productId}`.
+    func register(on registry: MetricsRegistry) {
+        registry.counter(
+            "iap_unconfigured_product_transactions_total",
+            help:
+                "Transactions this process recorded of products missing from the catalog in force (api.md §1), by app and product.",
+            labels: ["bundleId", "productId"]
+        ) { [self] in samples }
     }
 }

@@ -1,3 +1,4 @@
+import HTTP
 import Ledger
 import Synchronization
 
@@ -21,5 +22,15 @@ final class ChangeTally: Sendable {
     var samples: [(labels: [String], value: Double)] {
         let counts = counts.withLock { $0 }
         return ChangeType.allCases.map { ([$0.rawValue], Double(counts[$0.rawValue] ?? 0)) }
+    }
+}
+
+extension ChangeTally {
+    /// `iap_changes_total{type}`: changes this process wrote to the feed.
+    func register(on registry: MetricsRegistry) {
+        registry.counter(
+            "iap_changes_total", help: "Changes (api.md §4) this process wrote to the feed, by type.",
+            labels: ["type"]
+        ) { [self] in samples }
     }
 }

@@ -1,4 +1,5 @@
 import EventStore
+import HTTP
 
 /// Where each projection stands in the log and how many events it is behind: the answer of
 /// `GET /v1/admin/projections` (AdminProjectionsDocument) and the `iap_projection_lag_events` metric.
@@ -27,5 +28,27 @@ enum ProjectionLag {
             "SELECT count(*) AS n FROM es.events WHERE (tx, seq) > ($1::xid8, $2::bigint)",
             [String(checkpoint.tx), String(checkpoint.seq)])
         return rows.int64(0, "n") ?? 0
+    }
+}
+
+extension ProjectionLag {
+    /// `iap_projection_lag_events{projection}`, taken at scrape time (empty when the store is down).
+    static func register(pool: ConnectionPool, on registry: MetricsRegistry) {
+        registry.gauge(
+            "iap_projection_lag_events", help: "Events in the log a projection has not applied yet.",
+            labels: ["projection"]
+        ) {
+            (try? pool.withConnection { connection in
+                let head = try headSeq(on: connection)
+                let stored = try ProjectionVersions.stored(on: connection)
+                return try ProjectionVersions.all.map { definition in
+                    let lag = try position(
+                        of: definition, stored: stored[definition.name].map { ($0.tx, $0.seq) }, headSeq: head,
+                        on: connection
+                    ).lag
+                    return (labels: [definition.name], value: Double(lag))
+                }
+            }) ?? []
+        }
     }
 }

@@ -22,7 +22,7 @@ public final class ProjectionRuntime: Sendable {
                 try? service.reloadCatalog()
                 return catalogs.current
             },
-            clock: clock, metrics: metrics, logger: service.logger, leases: leases,
+            clock: clock, metrics: metrics, changeTally: service.changeTally, logger: service.logger, leases: leases,
             poolMode: service.pool.session.poolMode)
         try ProjectionStartup.prepare(conninfo: conninfo, engine: engine, logger: service.logger)
         let projector = AnalyticsProjector(

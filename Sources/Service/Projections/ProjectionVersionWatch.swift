@@ -125,7 +125,7 @@ final class ProjectionVersionWatch: Sendable {
     }
 
     /// SQLSTATE raised by `es.require_projection_version`; its DETAIL is the database's version.
-    static let aheadState = "IC002"
+    static let aheadState = LedgerSQLState.projectionVersionAhead
 
     /// The error of a write refused by `es.require_projection_version`.
     static func ahead(_ error: DatabaseError) -> ProjectionVersionAhead {

@@ -1,3 +1,4 @@
+import HTTP
 import Synchronization
 
 /// Rendered Customer documents kept in memory, so `GET /v1/users/{id}` can answer without a
@@ -128,5 +129,26 @@ final class UserDocumentCache: Sendable {
     private func shardIndex(_ userId: String) -> Int {
         // Process-seeded hashing: an attacker cannot aim many ids at one shard.
         Int(UInt(bitPattern: userId.hashValue) % UInt(shards.count))
+    }
+}
+
+extension UserDocumentCache {
+    /// `iap_user_cache_reads_total{result}` and `iap_user_cache_bytes`.
+    func register(on registry: MetricsRegistry) {
+        registry.counter(
+            "iap_user_cache_reads_total",
+            help:
+                "GET /v1/users/{id} by how the in-process document cache served it (hit, miss, bypass: no check of PostgreSQL succeeded).",
+            labels: ["result"]
+        ) { [self] in
+            [
+                (["hit"], Double(hits.load(ordering: .relaxed))),
+                (["miss"], Double(misses.load(ordering: .relaxed))),
+                (["bypass"], Double(bypasses.load(ordering: .relaxed))),
+            ]
+        }
+        registry.gauge(
+            "iap_user_cache_bytes", help: "Memory held by cached user documents (capacity: IAP_LEDGER_USER_CACHE_MB)."
+        ) { [self] in Double(stats.bytes) }
     }
 }

@@ -15,6 +15,8 @@ public final class ReplayEngine: Sendable {
     let catalogSource: (@Sendable () -> CatalogVersion)?
     let clock: @Sendable () -> Int64
     let metrics: ServiceMetrics?
+    /// Where the changes a replay writes (its CORRECTIONs) are counted (`iap_changes_total`).
+    let changeTally: ChangeTally?
     let logger: Logger
     /// One replay at a time among every process on the database: the `replay` lease (a CLI
     /// replay is a holder of its own), and within this process, `running`.
@@ -26,8 +28,10 @@ public final class ReplayEngine: Sendable {
     init(
         conninfo: String, catalog: Catalog, catalogSource: (@Sendable () -> CatalogVersion)? = nil,
         clock: @escaping @Sendable () -> Int64 = Timestamp.nowMillis, metrics: ServiceMetrics? = nil,
-        logger: Logger = Logger(), leases: LeaseHolder? = nil, poolMode: PoolMode = .session
+        changeTally: ChangeTally? = nil, logger: Logger = Logger(), leases: LeaseHolder? = nil,
+        poolMode: PoolMode = .session
     ) {
+        self.changeTally = changeTally
         self.poolMode = poolMode
         self.conninfo = conninfo
         self.catalog = catalog
@@ -107,8 +111,8 @@ public final class ReplayEngine: Sendable {
         if wanted.contains(ProjectionVersions.users.name) {
             var run = Run(engine: self, connection: connection, options: options, progress: progress, lease: lease)
             report = try run.execute()
-            metrics?.changeTally?.count(run.corrections)
-            metrics?.changeTally?.count(.correction, times: run.stagedWritten)
+            changeTally?.count(run.corrections)
+            changeTally?.count(.correction, times: run.stagedWritten)
             Self.releaseInBackground(consume run)
         } else {
             report = ReplayReport(dryRun: options.dryRun, projections: [])

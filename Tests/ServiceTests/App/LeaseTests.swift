@@ -189,7 +189,7 @@ import Testing
 
 /// LeaseKeeper's rules, with times passed in (seconds).
 @Suite struct LeaseKeeperTests {
-    let grant = LeaseTable.Grant(token: 7, acquiredAt: 0, expiresAt: 0)
+    let grant = LeaseTable.Granted(token: 7, acquiredAt: 0, expiresAt: 0)
 
     @Test func aFreshKeeperAsksAtOnceAndHoldsNothing() {
         let keeper = LeaseKeeper()
@@ -231,7 +231,8 @@ import Testing
         _ = keeper.answered(grant, sentAt: 0)
         #expect(keeper.expire(at: 6) == .lost)
         #expect(
-            keeper.answered(LeaseTable.Grant(token: 9, acquiredAt: 0, expiresAt: 0), sentAt: 7) == .acquired(token: 9))
+            keeper.answered(LeaseTable.Granted(token: 9, acquiredAt: 0, expiresAt: 0), sentAt: 7) == .acquired(token: 9)
+        )
     }
 
     @Test func aFencedLeaseIsHeldPastItsDeadlineAndNotAskedForUntilTheFenceEnds() {
@@ -254,7 +255,8 @@ import Testing
         keeper.fenceEnded(at: 10)
         #expect(keeper.answered(nil, sentAt: 10) == .lost)
         #expect(
-            keeper.answered(LeaseTable.Grant(token: 9, acquiredAt: 0, expiresAt: 0), sentAt: 11) == .acquired(token: 9))
+            keeper.answered(LeaseTable.Granted(token: 9, acquiredAt: 0, expiresAt: 0), sentAt: 11)
+                == .acquired(token: 9))
     }
 
     @Test func aFenceEndingBeforeTheDeadlineChangesNothing() {

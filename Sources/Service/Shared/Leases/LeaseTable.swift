@@ -5,7 +5,7 @@ import EventStore
 /// transaction pooling, and instances with skewed clocks agree on who holds what.
 enum LeaseTable {
     /// What the table answered a holder that asked for a lease.
-    struct Grant: Sendable, Equatable {
+    struct Granted: Sendable, Equatable {
         /// The fencing token: the same while this holder keeps the lease, a bigger one each
         /// time it changes hands.
         var token: Int64
@@ -47,11 +47,11 @@ enum LeaseTable {
         """
     }
 
-    static func grant(from rows: Rows) -> Grant? {
+    static func grant(from rows: Rows) -> Granted? {
         guard rows.count == 1, let token = rows.int64(0, "token"), let acquiredAt = rows.int64(0, "acquired_at"),
             let expiresAt = rows.int64(0, "expires_at")
         else { return nil }
-        return Grant(token: token, acquiredAt: acquiredAt, expiresAt: expiresAt)
+        return Granted(token: token, acquiredAt: acquiredAt, expiresAt: expiresAt)
     }
 
     /// Gives the lease up (a graceful stop): the next instance that asks takes it at once.

@@ -52,7 +52,7 @@ struct LeaseKeeper: Sendable, Equatable {
     func isDue(at now: Double) -> Bool { fences == 0 && now >= nextAsk }
 
     /// The table answered the acquire-or-renew sent at `sentAt` (nil: another holder has it).
-    mutating func answered(_ grant: LeaseTable.Grant?, sentAt: Double) -> Change {
+    mutating func answered(_ grant: LeaseTable.Granted?, sentAt: Double) -> Change {
         let wasHeld = isHeld(at: sentAt)
         guard let grant else {
             let had = token != nil

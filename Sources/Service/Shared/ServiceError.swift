@@ -45,8 +45,8 @@ public enum ServiceError: Error, Sendable {
     /// Classifies a database error: connection trouble is retryable, anything else is ours.
     /// A newer catalog version in force (IC001) is a conflict: the unit of work is redone under it.
     static func database(_ error: DatabaseError) -> ServiceError {
-        if error.sqlState == CatalogVersions.staleVersionState { return .conflict(error.message) }
-        if error.sqlState == ProjectionVersionWatch.aheadState {
+        if error.sqlState == LedgerSQLState.staleCatalogVersion { return .conflict(error.message) }
+        if error.sqlState == LedgerSQLState.projectionVersionAhead {
             return .projectionVersionAhead(ProjectionVersionWatch.ahead(error))
         }
         // A statement that waited past the session's statement timeout (for a lock held by the
@@ -56,4 +56,27 @@ public enum ServiceError: Error, Sendable {
         }
         return .internalError("\(error)")
     }
+}
+
+/// Carries a typed `ServiceError` through the untyped `throws` of pool and transaction closures.
+struct ServiceErrorBox: Error {
+    var error: ServiceError
+
+    /// What such a closure threw, as the service's error: the boxed one, a database failure
+    /// (503 when the connection is gone), or anything else as an internal error.
+    static func unbox(_ error: any Error) -> ServiceError {
+        switch error {
+        case let box as ServiceErrorBox: box.error
+        case let error as DatabaseError: .database(error)
+        default: .internalError("\(error)")
+        }
+    }
+}
+
+/// The SQLSTATEs the schema's own checks raise, read where database errors are classified.
+enum LedgerSQLState {
+    /// `es.require_catalog_version` (migration 0023): a newer catalog version is in force.
+    static let staleCatalogVersion = "IC001"
+    /// `es.require_projection_version` (migration 0033); its DETAIL is the database's version.
+    static let projectionVersionAhead = "IC002"
 }
