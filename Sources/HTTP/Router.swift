@@ -1,3 +1,5 @@
+import JSON
+
 /// Routes requests by method and path pattern (`/v1/users/{userId}`), checks Bearer keys
 /// against a route's scope, and answers 401/403/404/405 as problem+json.
 /// Build it once (`add`), then share it: matching is a walk down a segment tree, no regex.
@@ -124,14 +126,15 @@ public struct Router: Sendable {
             return (
                 .problem(
                     status: 404, code: "not_found", title: "Not Found",
-                    detail: "No route for \(request.method) \(request.path)."), Self.unmatchedRoute
+                    detail: "No route for \(request.method) \(request.path).", extra: Self.stamp(request)),
+                Self.unmatchedRoute
             )
         }
         let methods = nodes[node].methods
         guard let index = methods[request.method] ?? (request.method == "HEAD" ? methods["GET"] : nil) else {
             var response = HTTPResponse.problem(
                 status: 405, code: "method_not_allowed", title: "Method Not Allowed",
-                detail: "\(pattern) does not allow \(request.method).")
+                detail: "\(pattern) does not allow \(request.method).", extra: Self.stamp(request))
             response.headers["Allow"] = methods.keys.sorted().joined(separator: ", ")
             return (response, pattern)
         }
@@ -154,16 +157,22 @@ public struct Router: Sendable {
             if let replacement = unauthenticated?(request) { return replacement }
             var response = HTTPResponse.problem(
                 status: 401, code: "unauthorized", title: "Unauthorized",
-                detail: "A valid API key is required: Authorization: Bearer <key>.")
+                detail: "A valid API key is required: Authorization: Bearer <key>.", extra: Self.stamp(request))
             response.headers["WWW-Authenticate"] = "Bearer"
             return response
         }
         guard scopes.contains(scope) else {
             return .problem(
                 status: 403, code: "forbidden", title: "Forbidden",
-                detail: "This API key lacks the \"\(scope)\" scope.")
+                detail: "This API key lacks the \"\(scope)\" scope.", extra: Self.stamp(request))
         }
         return nil
+    }
+
+    /// The request id every problem carries (the same as the `X-Request-Id` header), written
+    /// with the problem rather than added to it afterwards.
+    private static func stamp(_ request: HTTPRequest) -> [String: JSONValue] {
+        request.requestId.isEmpty ? [:] : ["requestId": .string(request.requestId)]
     }
 
     static func bearerToken(_ header: String?) -> String? {

@@ -8,6 +8,30 @@ import Testing
         HTTPRequest(method: "GET", path: path, headers: headers)
     }
 
+    /// The router's own refusals are written with the request's id, as every handler's problem
+    /// is (nothing parses them again to add it).
+    @Test func everyRefusalOfTheRouterCarriesTheRequestId() throws {
+        var router = Router(authenticator: { $0 == "good" ? ["read"] : nil })
+        router.add("GET", "/open") { _, _ in .text(200, "x") }
+        router.add("GET", "/read", scope: "read") { _, _ in .text(200, "x") }
+        router.add("GET", "/admin", scope: "admin") { _, _ in .text(200, "x") }
+        let cases: [(HTTPRequest, Int)] = [
+            (HTTPRequest(method: "GET", path: "/nowhere", requestId: "r-404"), 404),
+            (HTTPRequest(method: "DELETE", path: "/open", requestId: "r-405"), 405),
+            (HTTPRequest(method: "GET", path: "/read", requestId: "r-401"), 401),
+            (
+                HTTPRequest(
+                    method: "GET", path: "/admin", headers: ["authorization": "Bearer good"], requestId: "r-403"), 403
+            ),
+        ]
+        for (request, status) in cases {
+            let response = router.handle(request)
+            #expect(response.status == status)
+            #expect(response.headers["Content-Type"] == "application/problem+json")
+            #expect(try JSONValue.parse(response.body)["requestId"]?.stringValue == request.requestId)
+        }
+    }
+
     @Test func literalSegmentsWinOverParameters() {
         var router = Router()
         router.add("GET", "/users/{id}") { _, p in .text(200, "id=\(p["id"]!)") }

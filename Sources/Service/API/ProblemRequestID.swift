@@ -1,16 +1,18 @@
 import HTTP
 import JSON
 
-/// The router answers 401/403/404/405 before any handler runs, so those problem+json bodies
-/// lacked the `requestId` every handler problem carries. This adds it (the same id as the
-/// `X-Request-Id` header), leaving every other response untouched.
+/// Every problem is written with its `requestId` (ErrorMapping, the router's 401/403/404/405,
+/// the 413 before routing) but one: a long poll completed by the HTTP server's registry (its 503
+/// at shutdown), which does not know whose request it was. Such a completion gets the id here
+/// (the same as the `X-Request-Id` header); every other response passes untouched.
 enum ProblemRequestID {
     static func stamp(_ response: HTTPResponse, requestId: String) -> HTTPResponse {
-        if let deferred = response.deferred {
-            // A long poll's answer (or its 503 at shutdown) is stamped when it completes.
-            deferred.whenCompleted { stamp($0, requestId: requestId) }
-            return response
-        }
+        guard let deferred = response.deferred else { return response }
+        deferred.whenCompleted { completed($0, requestId: requestId) }
+        return response
+    }
+
+    private static func completed(_ response: HTTPResponse, requestId: String) -> HTTPResponse {
         guard response.status >= 400, response.headers["Content-Type"] == "application/problem+json",
             case .object(var members)? = try? JSONValue.parse(response.body), members["requestId"] == nil
         else { return response }
