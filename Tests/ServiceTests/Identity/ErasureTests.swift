@@ -29,21 +29,40 @@ import Testing
         try (client ?? api).request("DELETE", "/v1/users/\(userId)")
     }
 
-    /// Erin: coins bought before sign-in under an alias, a subscription carrying her token with
-    /// her Apple Account, a debit with a personal reason, a grant; Frank bought with her Apple
-    /// Account later, so his document names her.
+    /// Erin (`recordPerson`); Frank bought with her Apple Account later, so his document names her.
     func recordErin() throws {
+        try Self.recordPerson(
+            user, alias: alias, token: token, reason: reason, appleAccount: appleAccount, chains: "54002", api: api,
+            now: service.clock.now)
         let now = service.clock.now
+        let frank = Mint.signed(
+            Mint.transaction(
+                "5400301", product: TestService.yearly, purchase: now, expires: now + 365 * day, signed: now,
+                ["appTransactionId": .string(appleAccount)]))
+        #expect(try api.purchase("frank-3b", frank).status == 200)
+        #expect(try api.user("frank-3b")["sameAppleAccountAs"]?.arrayValue?.compactMap(\.stringValue) == [user])
+    }
+
+    /// A person as the erasure suites record them: coins bought before sign-in under an alias,
+    /// a token registered, a subscription Apple told about carrying the token (the renewal's
+    /// uppercased) with their Apple Account, the alias merged, a debit and a grant with their
+    /// words. Transaction ids are `chains` + 01 (coins) and + 02 (the subscription).
+    static func recordPerson(
+        _ user: String, alias: String, token: String, reason: String, appleAccount: String, chains: String,
+        api: ServiceHTTPClient, now: Int64
+    ) throws {
+        let day: Int64 = 86_400_000
         let coins = Mint.signed(
             Mint.transaction(
-                "5400101", product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil,
+                chains + "01", product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil,
                 signed: now - day))
         #expect(try api.purchase(alias, coins).status == 200)
         #expect(
             try api.post("/v1/users/\(user)/app-account-token", .object(["appAccountToken": .string(token)])).status
                 == 200)
         let monthly = Mint.transaction(
-            "5400201", product: TestService.monthly, purchase: now - day, expires: now + 20 * day, signed: now - day,
+            chains + "02", product: TestService.monthly, purchase: now - day, expires: now + 20 * day,
+            signed: now - day,
             [
                 "appAccountToken": .string(token), "appTransactionId": .string(appleAccount), "price": .int(9990),
                 "currency": "EUR",
@@ -58,12 +77,6 @@ import Testing
         let grant = try api.post(
             "/v1/users/\(user)/grants", .object(["entitlement": "pro", "duration": "P7D", "reason": .string(reason)]))
         #expect(grant.status == 201, "\(grant.text)")
-        let frank = Mint.signed(
-            Mint.transaction(
-                "5400301", product: TestService.yearly, purchase: now, expires: now + 365 * day, signed: now,
-                ["appTransactionId": .string(appleAccount)]))
-        #expect(try api.purchase("frank-3b", frank).status == 200)
-        #expect(try api.user("frank-3b")["sameAppleAccountAs"]?.arrayValue?.compactMap(\.stringValue) == [user])
     }
 
     /// Revenue as the analyst reads it: count, sum of amounts and of proceeds, once the

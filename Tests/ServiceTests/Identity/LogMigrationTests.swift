@@ -32,30 +32,9 @@ import Testing
     /// purchase that then moved to Otto (a TRANSFER naming both).
     func recordBeforeSubjects() throws {
         let now = service.clock.now
-        let coins = Mint.signed(
-            Mint.transaction(
-                "5600101", product: TestService.coins, type: "Consumable", purchase: now - day, expires: nil,
-                signed: now - day))
-        #expect(try api.purchase(anon, coins).status == 200)
-        #expect(
-            try api.post("/v1/users/\(lena)/app-account-token", .object(["appAccountToken": .string(token)])).status
-                == 200)
-        let monthly = Mint.transaction(
-            "5600201", product: TestService.monthly, purchase: now - day, expires: now + 20 * day, signed: now - day,
-            [
-                "appAccountToken": .string(token), "appTransactionId": .string(appleAccount), "price": .int(9990),
-                "currency": "EUR",
-            ])
-        var renewal = Mint.renewal(signed: now - day)
-        renewal["appAccountToken"] = .string(token.uppercased())
-        #expect(
-            try api.notify(Mint.notification("SUBSCRIBED", "INITIAL_BUY", transaction: monthly, renewal: renewal))
-                .status == 200)
-        #expect(try api.post("/v1/users/\(lena)/aliases", .object(["alias": .string(anon)])).status == 200)
-        #expect(try api.debit(lena, "coins", amount: 10, key: "\(lena)-debit-1", reason: reason).status == 200)
-        let grant = try api.post(
-            "/v1/users/\(lena)/grants", .object(["entitlement": "pro", "duration": "P7D", "reason": .string(reason)]))
-        #expect(grant.status == 201, "\(grant.text)")
+        try ErasureTests.recordPerson(
+            lena, alias: anon, token: token, reason: reason, appleAccount: appleAccount, chains: "56001", api: api,
+            now: now)
         let moved = Mint.signed(
             Mint.transaction(
                 "5600301", product: TestService.removeAds, type: "Non-Consumable", purchase: now - day, expires: nil,
