@@ -8,8 +8,6 @@ struct APIRoutes: Sendable {
     let service: LedgerService
     let metrics: ServiceMetrics
     let keyNames: @Sendable (HTTPRequest) -> String?
-    /// The long polls of `GET /v1/changes`.
-    let changeWaiters: ChangeFeedWaiters
     /// Where the cached user read sends what it must read from PostgreSQL (the router's pool).
     let handlers: HandlerPool
 
@@ -39,12 +37,12 @@ struct APIRoutes: Sendable {
                     }
                     return handlers.run {
                         respond(request) { () throws(ServiceError) in
-                            .json(200, try service.customer(userId: userId, asOf: instant))
+                            .json(200, try service.reads.customer(userId: userId, asOf: instant))
                         }
                     }
                 }
                 let deferred = HTTPDeferred(completedByOwner: ())
-                service.customer(userId: userId, offload: handlers) { result in
+                service.reads.customer(userId: userId, offload: handlers) { result in
                     deferred.complete(respond(request) { () throws(ServiceError) in .json(200, try result.get()) })
                 }
                 return .deferred(deferred)
@@ -59,7 +57,8 @@ struct APIRoutes: Sendable {
                 let before =
                     request.query["before"] == nil
                     ? nil : try integerQuery(request, "before", default: 0, range: 1...Int64.max)
-                return .json(200, try service.events(userId: userId, after: after, before: before, limit: Int(limit)))
+                return .json(
+                    200, try service.reads.events(userId: userId, after: after, before: before, limit: Int(limit)))
             }
         }
         router.add("GET", "/v1/subscriptions/{originalTransactionId}", scope: "read") { request, parameters in
@@ -67,13 +66,12 @@ struct APIRoutes: Sendable {
                 guard let otid = parameters["originalTransactionId"], !otid.isEmpty else {
                     throw .invalidRequest("originalTransactionId is required")
                 }
-                return .json(200, try service.subscription(originalTransactionId: otid))
+                return .json(200, try service.reads.subscription(originalTransactionId: otid))
             }
         }
         router.add("POST", "/v1/users/{userId}/balances/{currency}/debit", scope: "write") { request, parameters in
             respond(request) { () throws(ServiceError) in try postDebit(request, parameters) }
         }
-        registerChanges(on: &router)
         registerSync(on: &router)
     }
 
@@ -126,9 +124,9 @@ struct APIRoutes: Sendable {
             do { verified = try service.verifier.verifyTransaction(signed) } catch { throw .verificationFailed(error) }
             batch.transactions = [(try FactMapping.transaction(verified), signed)]
         } else if let receipt {
-            batch = try service.verifyReceipt(receipt)
+            batch = try service.ingestion.verifyReceipt(receipt)
         }
-        let outcome = try service.ingest(
+        let outcome = try service.ingestion.ingest(
             batch, claimant: userId, context: context(request, source: signed != nil ? "purchase" : "receipt"))
         for (_, recorded) in outcome.transactions {
             metrics.ingest.increment([signed != nil ? "transaction" : "receipt", recorded ? "recorded" : "duplicate"])
@@ -177,8 +175,9 @@ struct APIRoutes: Sendable {
         guard let signedPayload = body["signedPayload"]?.stringValue, !signedPayload.isEmpty else {
             throw .invalidRequest("signedPayload is required")
         }
-        let batch = try service.verifyNotification(signedPayload)
-        let outcome = try service.ingest(batch, claimant: nil, context: context(request, source: "notification"))
+        let batch = try service.ingestion.verifyNotification(signedPayload)
+        let outcome = try service.ingestion.ingest(
+            batch, claimant: nil, context: context(request, source: "notification"))
         let fact = batch.notification!.fact
         metrics.ingest.increment(["notification", outcome.notificationRecorded ? "recorded" : "duplicate"])
         if outcome.notificationRecorded {
@@ -197,7 +196,7 @@ struct APIRoutes: Sendable {
     private func postDebit(_ request: HTTPRequest, _ parameters: Parameters) throws(ServiceError) -> HTTPResponse {
         let userId = try userIdParameter(parameters["userId"])
         guard let currency = parameters["currency"], !currency.isEmpty, currency.utf8.count <= 64,
-            !Self.hasControlCharacters(currency)
+            !RouteParameters.hasControlCharacters(currency)
         else { throw .invalidRequest("currency must be 1–64 bytes without control characters") }
         let body = try jsonObject(request)
         guard let amountValue = body["amount"], case .number(let lexeme) = amountValue, let amount = Int64(lexeme),
@@ -235,23 +234,7 @@ struct APIRoutes: Sendable {
     }
 
     func userIdParameter(_ value: String?, field: String = "userId") throws(ServiceError) -> String {
-        try Self.validUserId(value, field: field)
-    }
-
-    /// The rules of every user route's `userId` (also for routes outside this type).
-    static func validUserId(_ value: String?, field: String = "userId") throws(ServiceError) -> String {
-        guard let value, !value.isEmpty, value.utf8.count <= 256 else {
-            throw .invalidRequest("\(field) must be a non-empty string of at most 256 bytes")
-        }
-        guard !Self.hasControlCharacters(value) else {
-            throw .invalidRequest("\(field) must not contain control characters")
-        }
-        return value
-    }
-
-    /// C0 controls and DEL (what the OpenAPI document's `pattern` for ids excludes).
-    static func hasControlCharacters(_ value: String) -> Bool {
-        value.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+        try RouteParameters.validUserId(value, field: field)
     }
 
     /// A body field that, when present, must be a string (a number or null is not silently "absent").

@@ -24,7 +24,6 @@ struct AdminRoutes: Sendable {
                 return .json(200, report.jsonBytes())
             }
         }
-        WebhookAdminRoutes(service: service).register(on: &router)
         router.add("GET", "/v1/admin/projections", scope: "admin") { request, _ in
             respond(request) { () throws(ServiceError) in
                 .json(
@@ -39,14 +38,6 @@ struct AdminRoutes: Sendable {
     }
 
     private func respond(_ request: HTTPRequest, _ body: () throws(ServiceError) -> HTTPResponse) -> HTTPResponse {
-        Self.respond(service, request, body)
-    }
-
-    /// An admin handler's answer: its body, or its typed error as problem+json, mapped and
-    /// logged as every route's are (`ErrorMapping.respond`). Shared by every admin room's routes.
-    static func respond(
-        _ service: LedgerService, _ request: HTTPRequest, _ body: () throws(ServiceError) -> HTTPResponse
-    ) -> HTTPResponse {
         ErrorMapping.respond(service.logger, request, body)
     }
 

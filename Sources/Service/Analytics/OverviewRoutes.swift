@@ -12,7 +12,7 @@ struct OverviewRoutes: Sendable {
 
     func register(on router: inout Router) {
         router.add("GET", "/v1/admin/metrics/overview", scope: "admin") { request, _ in
-            AdminRoutes.respond(service, request) { () throws(ServiceError) in
+            ErrorMapping.respond(service.logger, request) { () throws(ServiceError) in
                 let query = try Self.parameters(request, now: service.clock())
                 let rows = try service.read { connection throws(ServiceError) -> Rows in
                     try database { () throws(DatabaseError) in

@@ -2,7 +2,11 @@ import AppStore
 import EventStore
 import Ledger
 
-/// The use cases: verify, decide, append and project in one transaction; read projections.
+/// The shell every use case runs in — a unit of work on a pooled connection (retried on a
+/// conflict, refused while newer code's projections are in force), a read, a history read, the
+/// `AccountUseCase` runner — and what the shell holds (pool, catalog in force, caches, tallies).
+/// The use cases themselves are the rooms' own types (`Ingestion`, `CustomerReads`,
+/// `ChangeFeedReads`, `Identities`, `AppleRequests`, the `AccountUseCase`s), handed out below.
 /// Handlers call it synchronously on the handler pool's threads (`HandlerPool`); the cached
 /// user read asks for its answer from an HTTP worker and gets it from the cache check's thread.
 public final class LedgerService: Sendable {
@@ -56,6 +60,13 @@ public final class LedgerService: Sendable {
         self.logger = logger
         self.clock = clock
     }
+
+    /// The rooms' use cases, each its own type run by this shell: what the routes call.
+    var ingestion: Ingestion { Ingestion(ledger: self) }
+    var reads: CustomerReads { CustomerReads(ledger: self) }
+    var feed: ChangeFeedReads { ChangeFeedReads(ledger: self) }
+    var identities: Identities { Identities(ledger: self) }
+    var apple: AppleRequests { AppleRequests(ledger: self) }
 
     /// The catalog in force now, as the renderer of documents. A unit of work takes it once and
     /// renders everything under it (its writes check it is still in force).

@@ -192,16 +192,17 @@ public final class ServiceApp: Sendable {
             "iap_http_handlers_busy", help: "Requests queued for or running on a handler thread (--threads)."
         ) { Double(handlers.pending) }
         APIRoutes(
-            service: service, metrics: metrics, keyNames: { authenticator.keyName(of: $0) },
-            changeWaiters: changeWaiters, handlers: handlers
+            service: service, metrics: metrics, keyNames: { authenticator.keyName(of: $0) }, handlers: handlers
         )
         .register(on: &router)
+        ChangeFeedRoutes(service: service, changeWaiters: changeWaiters).register(on: &router)
         let drain = DrainSwitch()
         OperationsRoutes(
             pool: pool, metrics: metrics, drain: drain, projectionVersions: projectionVersions, logger: logger
         ).register(on: &router)
         ConsoleRoutes().register(on: &router)
         AdminRoutes(engine: projections.engine, service: service, leases: leases).register(on: &router)
+        WebhookAdminRoutes(service: service).register(on: &router)
         ReconcileRoutes(service: service).register(on: &router)
         ExtendRoutes(service: service).register(on: &router)
         OverviewRoutes(service: service).register(on: &router)
@@ -209,6 +210,7 @@ public final class ServiceApp: Sendable {
         UnconfiguredProducts.register(service, on: &router)
         GrantRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
         AppAccountTokenRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
+        SetAppAccountTokenRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
         LookupRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
         AliasRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
         ErasureRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)

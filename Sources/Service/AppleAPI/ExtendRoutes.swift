@@ -9,10 +9,10 @@ struct ExtendRoutes: Sendable {
 
     func register(on router: inout Router) {
         router.add("POST", "/v1/subscriptions/{originalTransactionId}/extend", scope: "admin") { request, parameters in
-            AdminRoutes.respond(service, request) { () throws(ServiceError) in
-                let otid = try Self.originalTransactionId(parameters["originalTransactionId"])
+            ErrorMapping.respond(service.logger, request) { () throws(ServiceError) in
+                let otid = try RouteParameters.originalTransactionId(parameters["originalTransactionId"])
                 let extensionRequest = try Self.body(request.body)
-                let outcome = try service.extendRenewalDate(
+                let outcome = try service.apple.extendRenewalDate(
                     originalTransactionId: otid, request: extensionRequest,
                     context: RequestContext(requestId: request.requestId, source: "extend"))
                 let record = outcome.record
@@ -25,7 +25,8 @@ struct ExtendRoutes: Sendable {
                     ])
                 // The owner's document after the read-back, so support sees the new expiresAt at once
                 // (api.md §5); null while nobody has claimed the chain.
-                let customer = try outcome.owner.map { owner throws(ServiceError) in try service.customer(userId: owner)
+                let customer = try outcome.owner.map { owner throws(ServiceError) in
+                    try service.reads.customer(userId: owner)
                 }
                 var writer = JSONWriter(capacity: 256 + (customer?.count ?? 0))
                 writer.beginObject()
@@ -63,17 +64,6 @@ struct ExtendRoutes: Sendable {
         }
     }
 
-    /// Apple's ids are digits; anything that cannot be a path segment of Apple's URL is refused here.
-    static func originalTransactionId(_ value: String?) throws(ServiceError) -> String {
-        guard let value, !value.isEmpty, value.utf8.count <= 128,
-            value.utf8.allSatisfy({
-                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D
-                    || $0 == 0x5F
-            })
-        else { throw .invalidRequest("originalTransactionId must be 1…128 letters, digits, - or _") }
-        return value
-    }
-
     /// `{"days": 1…90, "reason": 0…3 (default 0), "requestId": 1…128 characters}`.
     static func body(_ body: [UInt8]) throws(ServiceError) -> RenewalDateExtension {
         guard let value = try? JSONValue.parse(body), case .object(let fields) = value else {
@@ -95,7 +85,7 @@ struct ExtendRoutes: Sendable {
             throw .invalidRequest("requestId is required: Apple's idempotency key for this extension")
         }
         guard let requestId = field.stringValue, !requestId.isEmpty, requestId.unicodeScalars.count <= 128,
-            !APIRoutes.hasControlCharacters(requestId)
+            !RouteParameters.hasControlCharacters(requestId)
         else { throw .invalidRequest("requestId must be a string of 1…128 characters without control characters") }
         return RenewalDateExtension(
             extendByDays: Int(days), extendReasonCode: Int(reason), requestIdentifier: requestId)

@@ -130,7 +130,7 @@ struct OfferRoutes: Sendable {
         guard !text.isEmpty, text.utf8.count <= 256 else {
             throw .invalidRequest("\(field) must be a non-empty string of at most 256 bytes")
         }
-        guard !APIRoutes.hasControlCharacters(text) else {
+        guard !RouteParameters.hasControlCharacters(text) else {
             throw .invalidRequest("\(field) must not contain control characters")
         }
         return text

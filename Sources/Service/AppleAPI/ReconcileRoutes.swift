@@ -9,9 +9,9 @@ struct ReconcileRoutes: Sendable {
 
     func register(on router: inout Router) {
         router.add("POST", "/v1/admin/reconcile", scope: "admin") { request, _ in
-            AdminRoutes.respond(service, request) { () throws(ServiceError) in
+            ErrorMapping.respond(service.logger, request) { () throws(ServiceError) in
                 let query = try Self.query(request.body, now: service.clock())
-                let report = try service.reconcile(
+                let report = try service.apple.reconcile(
                     since: query.since, until: query.until, bundleId: query.bundleId, environment: query.environment,
                     context: RequestContext(requestId: request.requestId, source: "reconcile"))
                 service.logger.info(

@@ -95,7 +95,7 @@ final class Reconciler: Sendable {
                     (checkpoint?.reconciledUntil ?? now - Self.firstLookBackMillis) - Self.overlapMillis,
                     now - ReconcileRoutes.historyDays * 86_400_000 + 60_000)
                 do {
-                    let report = try service.reconcile(
+                    let report = try service.apple.reconcile(
                         since: since, until: now, bundleId: app.bundleId, environment: environment,
                         context: RequestContext(
                             requestId: "reconciler-\(app.bundleId)-\(environment)-\(now)", source: "reconciler"))

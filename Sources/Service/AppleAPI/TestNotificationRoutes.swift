@@ -23,7 +23,7 @@ struct TestNotificationRoutes: Sendable {
 
     func register(on router: inout Router) {
         router.add("POST", "/v1/admin/apple/test-notification", scope: "admin") { request, _ in
-            AdminRoutes.respond(service, request) { () throws(ServiceError) in
+            ErrorMapping.respond(service.logger, request) { () throws(ServiceError) in
                 let body = try Self.body(request.body)
                 let target = try Self.target(
                     service.configuration.apps, bundleId: try OfferRoutes.identifier(body, "bundleId", required: false),
@@ -72,7 +72,7 @@ struct TestNotificationRoutes: Sendable {
             }
         }
         router.add("GET", "/v1/admin/apple/test-notification/{token}", scope: "admin") { request, parameters in
-            AdminRoutes.respond(service, request) { () throws(ServiceError) in
+            ErrorMapping.respond(service.logger, request) { () throws(ServiceError) in
                 let token = try Self.token(parameters["token"] ?? "")
                 var query: [String: JSONValue] = [:]
                 if let bundleId = request.query["bundleId"] { query["bundleId"] = .string(bundleId) }
@@ -240,7 +240,7 @@ struct TestNotificationRoutes: Sendable {
     static func notificationUUID(_ signedPayload: String, service: LedgerService) throws(ServiceError) -> String {
         let batch: FactBatch
         do {
-            batch = try service.verifyNotification(signedPayload)
+            batch = try service.ingestion.verifyNotification(signedPayload)
         } catch {
             let why =
                 if case .verificationFailed(let failure) = error {

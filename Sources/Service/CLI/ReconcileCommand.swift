@@ -54,9 +54,9 @@ enum ReconcileCommand {
                 verifier: try ServiceApp.makeVerifier(configuration: configuration), receipts: nil,
                 configuration: configuration, logger: Logger(minimumLevel: .warning),
                 catalogs: try catalogs(configuration, on: admin))
-            let report: LedgerService.ReconcileReport
+            let report: AppleRequests.ReconcileReport
             do throws(ServiceError) {
-                report = try service.reconcile(
+                report = try service.apple.reconcile(
                     since: request.since, until: request.until, bundleId: request.bundleId,
                     environment: request.environment,
                     context: RequestContext(requestId: "cli-reconcile-\(Timestamp.nowMillis())", source: "reconcile"))

@@ -43,20 +43,6 @@ final class UnconfiguredProductTally: Sendable {
     }
 }
 
-extension LedgerService {
-    /// After a commit: counts what `outcome` recorded of unconfigured products and warns once per
-    /// product (see `UnconfiguredProductTally`). Judged by the catalog in force now, the one
-    /// the documents were rendered under (or a newer one, which only names more products).
-    func noteUnconfiguredProducts(_ outcome: IngestOutcome) {
-        let first = unconfiguredProducts.count(outcome.transactions, catalog: catalogs.current.catalog)
-        for key in first {
-            logger.warning(
-                "a product missing from the catalog was purchased: recorded, granting the entitlement named by its product id; add it to the config's products",
-                ["bundleId": key.bundleId, "productId": key.productId])
-        }
-    }
-}
-
 extension UnconfiguredProductTally {
     /// `iap_unconfigured_product_transactions_total{bundleId,productId}`.
     func register(on registry: MetricsRegistry) {

@@ -77,7 +77,7 @@ enum UnconfiguredProducts {
 
     static func register(_ service: LedgerService, on router: inout Router) {
         router.add("GET", "/v1/admin/catalog/unconfigured", scope: "admin") { request, _ in
-            AdminRoutes.respond(service, request) { () throws(ServiceError) in
+            ErrorMapping.respond(service.logger, request) { () throws(ServiceError) in
                 let inForce = service.catalogs.current
                 let rows = try service.read { connection throws(ServiceError) -> Rows in
                     try database { () throws(DatabaseError) in

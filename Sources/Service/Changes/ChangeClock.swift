@@ -45,7 +45,7 @@ final class ChangeClock: Sendable {
         let users = (0..<due.count).compactMap { due[$0, 0] }
         for user in users where !isStopping() {
             do {
-                try service.announceElapsed(userId: user, now: now)
+                try announceElapsed(userId: user, now: now, service: service)
             } catch {
                 service.logger.warning("change clock: user skipped", ["user": user, "error": "\(error)"])
             }
@@ -54,12 +54,13 @@ final class ChangeClock: Sendable {
     }
 }
 
-extension LedgerService {
+extension ChangeClock {
     /// Announces what time changed for `userId` up to `now` and stores the document rendered
     /// at `now`, if the stored one is still due; nothing otherwise.
-    func announceElapsed(userId: String, now: Int64) throws(ServiceError) {
-        let changes = try unitOfWork { connection throws(ServiceError) -> [NewChange] in
-            let documents = self.documents
+    static func announceElapsed(userId: String, now: Int64, service: LedgerService) throws(ServiceError) {
+        let repository = service.repository
+        let changes = try service.unitOfWork { connection throws(ServiceError) -> [NewChange] in
+            let documents = service.documents
             let window = try database { () throws(DatabaseError) -> Rows in
                 try repository.lock([LedgerStream.user(userId)], on: connection)
                 return try connection.query(UserDocumentsTable.window(of: userId))
@@ -68,8 +69,8 @@ extension LedgerService {
                 return []  // a write (or another clock) re-rendered it first
             }
             let world = try repository.loadUser(userId, on: connection)
-            return try storeAnnouncing(world, documents: documents, now: now, on: connection).changes
+            return try UserDocumentWriter.storeAnnouncing(world, documents: documents, now: now, on: connection).changes
         }
-        changeTally.count(changes)
+        service.changeTally.count(changes)
     }
 }

@@ -58,7 +58,7 @@ enum ChangeFeedTable {
     /// Up to `limit` changes after `cursor` (of `userId` and its aliases only, when given), oldest
     /// first, among those every older transaction has finished writing: a change that commits late
     /// can never be passed over (the xid horizon, as the log's readers use). Rows, not yet opened:
-    /// `decode` and `ChangeSealing.open` (what `LedgerService.changes` does).
+    /// `decode` and `ChangeSealing.open` (what `ChangeFeedReads.changes` does).
     ///
     /// For one user, index walks in (tx, seq) order, each stopping at `limit`: the user's subject
     /// (sealed rows), the user id itself (rows in clear: a legacy user, rows from before the feed

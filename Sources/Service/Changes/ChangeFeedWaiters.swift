@@ -47,17 +47,19 @@ final class ChangeFeedWaiters: Sendable {
     func respond(_ query: ChangesQuery) throws(ServiceError) -> HTTPResponse {
         // The first page may come from a replica; the long poll below (head, second read,
         // watcher) stays on the primary, where its no-lost-wake-up argument is made.
-        let page = try service.changes(after: query.after, limit: query.limit, userId: query.userId, onReplica: true)
+        let page = try service.feed.changes(
+            after: query.after, limit: query.limit, userId: query.userId, onReplica: true)
         // A page that read rows but serves none (an erased person's) answers at once: its `next`
         // moves past them.
         guard page.next == nil, query.wait > 0, !stopping.load(ordering: .relaxed) else {
-            return .json(200, LedgerService.changesPage(page, after: query.after))
+            return .json(200, ChangeFeedReads.changesPage(page, after: query.after))
         }
         let handle = HTTPDeferred(
-            timeout: .seconds(query.wait), timeoutResponse: .json(200, LedgerService.changesPage([], next: query.after))
+            timeout: .seconds(query.wait),
+            timeoutResponse: .json(200, ChangeFeedReads.changesPage([], next: query.after))
         )
         let needsHead = state.withLock { $0.seen == nil }
-        let head = needsHead ? try service.changeFeedHead() : nil
+        let head = needsHead ? try service.feed.changeFeedHead() : nil
         let start = state.withLock { state -> Bool in
             if state.seen == nil { state.seen = head }
             state.waiters.append(Waiter(handle: handle, after: query.after, userId: query.userId, limit: query.limit))
@@ -68,13 +70,13 @@ final class ChangeFeedWaiters: Sendable {
         // The second read closes the window between the first one and the registration.
         let again: FeedPage
         do {
-            again = try service.changes(after: query.after, limit: query.limit, userId: query.userId)
+            again = try service.feed.changes(after: query.after, limit: query.limit, userId: query.userId)
         } catch {
             // The handle never reaches the server: end it, so the watcher drops it.
-            handle.complete(.json(200, LedgerService.changesPage([], next: query.after)))
+            handle.complete(.json(200, ChangeFeedReads.changesPage([], next: query.after)))
             throw error
         }
-        if again.next != nil { handle.complete(.json(200, LedgerService.changesPage(again, after: query.after))) }
+        if again.next != nil { handle.complete(.json(200, ChangeFeedReads.changesPage(again, after: query.after))) }
         return .deferred(handle)
     }
 
@@ -102,7 +104,8 @@ final class ChangeFeedWaiters: Sendable {
                 return (state.seen, true)
             }
             guard any else { return }
-            if let seen, let fresh = try? service.changes(after: seen, limit: 1000, userId: nil), let next = fresh.next
+            if let seen, let fresh = try? service.feed.changes(after: seen, limit: 1000, userId: nil),
+                let next = fresh.next
             {
                 deliver(fresh.changes, next: next)
                 if fresh.read == 1000 { continue }  // more behind: read on at once
@@ -127,7 +130,7 @@ final class ChangeFeedWaiters: Sendable {
             return ready
         }
         for (waiter, changes) in ready {
-            waiter.handle.complete(.json(200, LedgerService.changesPage(changes, next: changes.last!.cursor)))
+            waiter.handle.complete(.json(200, ChangeFeedReads.changesPage(changes, next: changes.last!.cursor)))
         }
     }
 }

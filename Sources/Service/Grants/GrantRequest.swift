@@ -54,7 +54,7 @@ struct GrantRequest: Sendable, Equatable {
         let bodyKey = try text(object, "idempotencyKey", limit: maxIdempotencyKey)
         var headerKey: String?
         if let header {
-            guard !header.isEmpty, header.utf8.count <= maxIdempotencyKey, !APIRoutes.hasControlCharacters(header)
+            guard !header.isEmpty, header.utf8.count <= maxIdempotencyKey, !RouteParameters.hasControlCharacters(header)
             else {
                 throw .invalidRequest("Idempotency-Key must be 1…\(maxIdempotencyKey) bytes without control characters")
             }
@@ -74,7 +74,7 @@ struct GrantRequest: Sendable, Equatable {
         guard !value.isEmpty, value.utf8.count <= limit else {
             throw .invalidRequest("\(name) must be 1…\(limit) bytes, got \(value.utf8.count)")
         }
-        guard !APIRoutes.hasControlCharacters(value) else {
+        guard !RouteParameters.hasControlCharacters(value) else {
             throw .invalidRequest("\(name) must not contain control characters")
         }
         return value

@@ -15,8 +15,8 @@ struct GrantRoutes: Sendable {
 
     func register(on router: inout Router) {
         router.add("POST", "/v1/users/{userId}/grants", scope: "admin") { request, parameters in
-            AdminRoutes.respond(service, request) { () throws(ServiceError) in
-                let userId = try APIRoutes.validUserId(parameters["userId"])
+            ErrorMapping.respond(service.logger, request) { () throws(ServiceError) in
+                let userId = try RouteParameters.validUserId(parameters["userId"])
                 let body = try GrantRequest.parse(
                     request.body, idempotencyHeader: request.header("Idempotency-Key"), now: service.clock())
                 let grantId = GrantRequest.grantId(userId: userId, idempotencyKey: body.idempotencyKey)
@@ -48,8 +48,8 @@ struct GrantRoutes: Sendable {
             }
         }
         router.add("DELETE", "/v1/users/{userId}/grants/{grantId}", scope: "admin") { request, parameters in
-            AdminRoutes.respond(service, request) { () throws(ServiceError) in
-                let userId = try APIRoutes.validUserId(parameters["userId"])
+            ErrorMapping.respond(service.logger, request) { () throws(ServiceError) in
+                let userId = try RouteParameters.validUserId(parameters["userId"])
                 guard let grantId = parameters["grantId"], GrantRequest.isGrantId(grantId) else {
                     throw .invalidRequest("grantId must be grt_ and 32 lowercase hex digits, as POST …/grants answered")
                 }

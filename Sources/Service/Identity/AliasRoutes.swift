@@ -11,16 +11,16 @@ struct AliasRoutes: Sendable {
     func register(on router: inout Router) {
         router.add("POST", "/v1/users/{userId}/aliases", scope: "write") { request, parameters in
             ErrorMapping.respond(service.logger, request) { () throws(ServiceError) in
-                let userId = try APIRoutes.validUserId(parameters["userId"])
+                let userId = try RouteParameters.validUserId(parameters["userId"])
                 let body: JSONValue
                 do { body = try JSONValue.parse(request.body) } catch {
                     throw .invalidRequest("the body is not valid JSON: \(error)")
                 }
                 guard body.objectValue != nil else { throw .invalidRequest("the body must be a JSON object") }
-                let alias = try APIRoutes.validUserId(body["alias"]?.stringValue, field: "alias")
+                let alias = try RouteParameters.validUserId(body["alias"]?.stringValue, field: "alias")
                 let context = RequestContext(
                     requestId: request.requestId, keyName: keyNames(request), source: "alias")
-                let outcome = try service.mergeAlias(userId: userId, alias: alias, context: context)
+                let outcome = try service.identities.mergeAlias(userId: userId, alias: alias, context: context)
                 service.logger.info(
                     "alias", ["request.id": request.requestId, "result": outcome.merged ? "merged" : "unchanged"])
                 var writer = JSONWriter(capacity: 256 + outcome.customer.count)

@@ -1,7 +1,7 @@
 import HTTP
 import JSON
 
-/// `DELETE /v1/users/{userId}` (admin, api.md §7): erases a person (`LedgerService.erase`).
+/// `DELETE /v1/users/{userId}` (admin, api.md §7): erases a person (`Identities.erase`).
 /// 200 `{"erased": true}`, the first time and every time after.
 struct ErasureRoutes: Sendable {
     let service: LedgerService
@@ -11,10 +11,10 @@ struct ErasureRoutes: Sendable {
     func register(on router: inout Router) {
         router.add("DELETE", "/v1/users/{userId}", scope: "admin") { request, parameters in
             ErrorMapping.respond(service.logger, request) { () throws(ServiceError) in
-                let userId = try APIRoutes.validUserId(parameters["userId"])
+                let userId = try RouteParameters.validUserId(parameters["userId"])
                 let context = RequestContext(
                     requestId: request.requestId, keyName: keyNames(request), source: "erasure")
-                try service.erase(userId: userId, context: context)
+                try service.identities.erase(userId: userId, context: context)
                 // Never the id in the log line: the person is gone.
                 service.logger.info("erasure", ["request.id": request.requestId])
                 return .json(200, Array(#"{"erased":true}"#.utf8))

@@ -1,6 +1,6 @@
 import EventStore
 
-// The SQL of an erasure (api.md §7, `LedgerService.erase`), each statement with the owner of its
+// The SQL of an erasure (api.md §7, `Identities.erase`), each statement with the owner of its
 // table: what is deleted, and what is renamed to the person's opaque subject (their money stays).
 
 extension SubjectsTable {

@@ -3,7 +3,7 @@ import Ledger
 
 /// Plans a group commit: several verified requests, each with its own `IngestPlanner`, decided
 /// and recorded in one transaction with one durable commit. Sans I/O like the planner it
-/// wraps; the shell is `LedgerService+GroupCommit.swift`.
+/// wraps; the shell is `Ingestion+GroupCommit.swift`.
 ///
 ///     start ─▶ lockAndRead(the members' first locks, one sorted set; owners; streams)
 ///         ─▶ read: per member ─┬─ decided ─────────────────────────────────────────────┐

@@ -4,7 +4,7 @@ import Ledger
 /// Plans the recording of one verified batch without doing any of it (sans I/O, the way
 /// postgres-nio's state machines work): each input — the start of an attempt, what a read
 /// found, what the append answered, the commit — returns the next `Action` for the shell in
-/// `LedgerService+Record.swift` to perform. No I/O, no clock, no log: `now` is given.
+/// `Ingestion.swift` to perform. No I/O, no clock, no log: `now` is given.
 ///
 ///     start ─▶ lockAndRead(chains + up-front users) ─▶ read(owners, streams)
 ///                 ├─ an owner sorts before a locked user ─▶ restart(lockUpFront:)   (start again)

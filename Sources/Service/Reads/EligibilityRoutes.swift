@@ -9,11 +9,11 @@ struct EligibilityRoutes: Sendable {
     func register(on router: inout Router) {
         router.add("GET", "/v1/users/{userId}/eligibility", scope: "read") { request, parameters in
             ErrorMapping.respond(service.logger, request) { () throws(ServiceError) in
-                let userId = try APIRoutes.validUserId(parameters["userId"])
+                let userId = try RouteParameters.validUserId(parameters["userId"])
                 guard let productId = request.query["productId"], !productId.isEmpty, productId.utf8.count <= 256,
                     productId.unicodeScalars.allSatisfy({ $0.value > 0x1F && $0.value != 0x7F })
                 else { throw .invalidRequest("productId is required: 1–256 bytes, no control characters") }
-                let (answer, group) = try service.eligibility(userId: userId, productId: productId)
+                let (answer, group) = try service.reads.eligibility(userId: userId, productId: productId)
                 var writer = JSONWriter(capacity: 192)
                 writer.beginObject()
                 writer.key("productId")

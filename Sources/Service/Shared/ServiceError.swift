@@ -47,7 +47,7 @@ public enum ServiceError: Error, Sendable {
     static func database(_ error: DatabaseError) -> ServiceError {
         if error.sqlState == LedgerSQLState.staleCatalogVersion { return .conflict(error.message) }
         if error.sqlState == LedgerSQLState.projectionVersionAhead {
-            return .projectionVersionAhead(ProjectionVersionWatch.ahead(error))
+            return .projectionVersionAhead(ProjectionVersionAhead.refused(error))
         }
         // A statement that waited past the session's statement timeout (for a lock held by the
         // log migration, say) or was cancelled rolled its transaction back: retry, not a bug.

@@ -33,7 +33,7 @@ extension LedgerService {
                 if !writes.isEmpty {
                     _ = try database { () throws(DatabaseError) in try connection.pipeline(writes.map(\.statement)) }
                 }
-                let stored = try storeAnnouncing(
+                let stored = try UserDocumentWriter.storeAnnouncing(
                     repository.loadUser(userId, on: connection), before: world, events: events, documents: documents,
                     now: now, on: connection)
                 return (answer(stored.document), stored.changes)

@@ -4,7 +4,7 @@ import Synchronization
 
 /// Answers Apple's CONSUMPTION_REQUESTs in the background (docs/api.md §5): every `poll`, the
 /// pending requests whose attempt is due (`apple.consumption_requests`, queued when the
-/// notification was recorded) are answered through `LedgerService.answerConsumptionRequest`.
+/// notification was recorded) are answered through `AppleRequests.answerConsumptionRequest`.
 /// One instance runs it (a leased BackgroundJob: the `consumption-responder` lease); the chain's lock and
 /// the attempt count make an attempt count once even if two instances overlap (a holder stalled
 /// past its lease); at worst Apple is sent the same answer to one request twice.
@@ -60,7 +60,9 @@ final class ConsumptionResponder: Sendable {
                 requestId: "consumption-\(request.notificationUUID)-\(request.attempts + 1)",
                 source: "consumption-responder")
             do {
-                guard let report = try service.answerConsumptionRequest(request, context: context) else { continue }
+                guard let report = try service.apple.answerConsumptionRequest(request, context: context) else {
+                    continue
+                }
                 let result = report.outcome?.rawValue ?? report.settlement.state.rawValue
                 answers.increment([report.bundleId ?? "", result])
                 let fields = [

@@ -65,7 +65,7 @@ struct RetentionRoutes: Sendable {
         guard let signedPayload = body["signedPayload"]?.stringValue, !signedPayload.isEmpty else {
             throw .invalidRequest("signedPayload is required")
         }
-        let outcome = try service.answerRetentionRequest(
+        let outcome = try service.apple.answerRetentionRequest(
             signedPayload: signedPayload, signers: signers,
             context: RequestContext(requestId: request.requestId, source: "retention"))
         requests.increment([outcome.answer.bundleId, Self.result(of: outcome.answer.answer)])

@@ -32,7 +32,7 @@ struct WebhookAdminRoutes: Sendable {
     }
 
     private func respond(_ request: HTTPRequest, _ body: () throws(ServiceError) -> HTTPResponse) -> HTTPResponse {
-        AdminRoutes.respond(service, request, body)
+        ErrorMapping.respond(service.logger, request, body)
     }
 
     private func endpoint(_ name: String?) throws(ServiceError) -> WebhookEndpoint {

@@ -1,7 +1,7 @@
 import AppStore
 import Ledger
 
-extension LedgerService {
+extension AppleRequests {
     /// What a sync fetched from Apple and what recording it did.
     struct SyncOutcome {
         var outcome: IngestOutcome
@@ -20,7 +20,7 @@ extension LedgerService {
     /// The app is the one whose key finds the transaction: each app with a `serverAPI` key is
     /// asked in turn while Apple answers "not found" (4040010) in both environments.
     func sync(userId: String, transactionId: String, context: RequestContext) throws(ServiceError) -> SyncOutcome {
-        let apps = configuration.apps.filter { $0.serverAPI != nil }
+        let apps = ledger.configuration.apps.filter { $0.serverAPI != nil }
         guard !apps.isEmpty else {
             throw .serverAPINotConfigured("no app has a serverAPI key: sync asks Apple's App Store Server API")
         }
@@ -42,7 +42,7 @@ extension LedgerService {
                 throw .appStoreServer(error)
             }
             let batch = try verifiedBatch(transactions: history.signedTransactions, statuses: statuses)
-            let outcome = try record(batch, claimant: userId, context: context)
+            let outcome = try ledger.ingestion.record(batch, claimant: userId, context: context)
             return SyncOutcome(
                 outcome: outcome, bundleId: app.bundleId, environment: history.environment.rawValue,
                 fetched: batch.transactions.count + batch.renewals.count)
@@ -59,7 +59,7 @@ extension LedgerService {
         var seen: Set<String> = []
         func add(transaction jws: String) throws(ServiceError) {
             let verified: JWSTransaction
-            do { verified = try verifier.verifyTransaction(jws) } catch { throw .verificationFailed(error) }
+            do { verified = try ledger.verifier.verifyTransaction(jws) } catch { throw .verificationFailed(error) }
             let fact = try FactMapping.transaction(verified)
             // The statuses repeat the latest transaction of each chain the history holds.
             guard seen.insert(fact.transactionId + "|" + String(fact.signedDate)).inserted else { return }
@@ -70,7 +70,7 @@ extension LedgerService {
             if let jws = item.signedTransactionInfo { try add(transaction: jws) }
             if let jws = item.signedRenewalInfo {
                 let verified: JWSRenewalInfo
-                do { verified = try verifier.verifyRenewalInfo(jws) } catch { throw .verificationFailed(error) }
+                do { verified = try ledger.verifier.verifyRenewalInfo(jws) } catch { throw .verificationFailed(error) }
                 batch.renewals.append((try FactMapping.renewalInfo(verified), jws))
             }
         }

@@ -2,7 +2,7 @@ import AppStore
 import EventStore
 import Ledger
 
-extension LedgerService {
+extension AppleRequests {
     /// What an order lookup found at Apple and recorded.
     struct OrderLookupOutcome {
         var bundleId: String
@@ -12,45 +12,13 @@ extension LedgerService {
         var transactions: [(transactionId: String, originalTransactionId: String, userId: String?, recorded: Bool)]
     }
 
-    /// `GET /v1/lookup` for the ids the ledger holds (api.md §7); nil: none matches.
-    /// A registered token answers its user even before any transaction carries it; a token
-    /// nobody registered answers the chain carrying it and that chain's owner (or null).
-    func lookUp(_ key: SupportLookup.Key) throws(ServiceError) -> SupportLookup.Match? {
-        try historyRead { connection throws(ServiceError) -> SupportLookup.Match? in
-            func first(_ query: Query) throws(ServiceError) -> String? {
-                let rows = try database { () throws(DatabaseError) in try connection.query(query) }
-                return rows.isEmpty ? nil : rows[0, 0]
-            }
-            func owner(_ chain: String) throws(ServiceError) -> String? { try first(ChainOwnersTable.owner(of: chain)) }
-            switch key {
-            case .transactionId(let id):
-                guard let chain = try first(SupportLookup.chain(ofTransaction: id)) else { return nil }
-                return .init(userId: try owner(chain), originalTransactionId: chain, transactionId: id)
-            case .originalTransactionId(let chain):
-                guard try first(SupportLookup.chainExists(chain)) != nil else { return nil }
-                return .init(userId: try owner(chain), originalTransactionId: chain)
-            case .appAccountToken(let token):
-                let registered = try first(AppAccountTokensTable.owner(of: token))
-                let chain = try first(SupportLookup.chain(carrying: token))
-                guard registered != nil || chain != nil else { return nil }
-                // The token's user when registered (the chain may belong to someone who posted
-                // it first), else the chain's own owner.
-                var user = registered
-                if user == nil, let chain { user = try owner(chain) }
-                return .init(userId: user, originalTransactionId: chain)
-            case .orderId:
-                preconditionFailure("an order id is Apple's: lookUpOrder asks it")
-            }
-        }
-    }
-
     /// `GET /v1/lookup?orderId=` (api.md §7): Apple's Look Up Order ID, asked with each app's
     /// key in turn while Apple does not know the order (status 1, or 4040010 in every
     /// environment); the order's signed transactions are verified and recorded as `sync` does
     /// (`verifiedBatch`, `record`), but for nobody: a chain a registered token names is claimed
     /// by the token's user, any other stays as it was. Nil: no app's Apple knows the order.
     func lookUpOrder(_ orderId: String, context: RequestContext) throws(ServiceError) -> OrderLookupOutcome? {
-        let apps = configuration.apps.filter { $0.serverAPI != nil }
+        let apps = ledger.configuration.apps.filter { $0.serverAPI != nil }
         guard !apps.isEmpty else {
             throw .serverAPINotConfigured(
                 "no app has a serverAPI key: an order id is looked up at Apple's App Store Server API")
@@ -70,10 +38,10 @@ extension LedgerService {
             let batch = try verifiedBatch(
                 transactions: lookup.signedTransactions,
                 statuses: SubscriptionStatuses(environment: lookup.environment, items: []))
-            let outcome = try record(batch, claimant: nil, context: context)
+            let outcome = try ledger.ingestion.record(batch, claimant: nil, context: context)
             let chains = Array(Set(outcome.transactions.map(\.fact.originalTransactionId)))
             // Just written: read on the primary, where the claims are.
-            let owners = try read { connection throws(ServiceError) in
+            let owners = try ledger.read { connection throws(ServiceError) in
                 try database { () throws(DatabaseError) in
                     ChainOwnersTable.owners(from: try connection.query(ChainOwnersTable.ownerRows(of: chains)))
                 }

@@ -1,7 +1,10 @@
 import EventStore
 import JSON
 
-extension LedgerService {
+/// The change feed's reads (api.md §4): a page, the head, and the page document.
+struct ChangeFeedReads {
+    let ledger: LedgerService
+
     /// A page of the change feed (api.md §4): up to `limit` changes after `cursor`, of `userId`
     /// only when given, oldest first, opened (ChangeSealing); `next` passes rows not served (an
     /// erased person's). `onReplica`: a history read a replica may answer (ReadRouting; its xid
@@ -15,12 +18,12 @@ extension LedgerService {
             }
             return try ChangeFeedTable.opened(rows, on: connection)
         }
-        return onReplica ? try historyRead(page) : try read(page)
+        return onReplica ? try ledger.historyRead(page) : try ledger.read(page)
     }
 
     /// The newest change readers can see (`.start` on an empty feed).
     func changeFeedHead() throws(ServiceError) -> FeedCursor {
-        let rows = try read { connection throws(ServiceError) -> Rows in
+        let rows = try ledger.read { connection throws(ServiceError) -> Rows in
             try database { () throws(DatabaseError) in try connection.query(ChangeFeedTable.head) }
         }
         return ChangeFeedTable.cursor(fromHead: rows)

@@ -2,7 +2,7 @@ import AppStore
 import EventStore
 import Ledger
 
-extension LedgerService {
+extension AppleRequests {
     /// What answering one CONSUMPTION_REQUEST came to (the responder's metrics and logs).
     struct ConsumptionAttemptReport: Sendable, Equatable {
         var bundleId: String?
@@ -20,8 +20,8 @@ extension LedgerService {
         _ request: ConsumptionRequestsTable.Row, context: RequestContext
     ) throws(ServiceError) -> ConsumptionAttemptReport? {
         // Before Apple is asked: the attempt could not be recorded (rolling upgrade in progress).
-        try projectionVersions.requireCurrent()
-        let now = clock()
+        try ledger.projectionVersions.requireCurrent()
+        let now = ledger.clock()
         let (app, info) = try consumptionFacts(request, at: now)
         let decision = ConsumptionPlanner.decide(request, settings: app?.consumption, info: info, now: now)
         var outcome: AppleRequestOutcome?
@@ -35,7 +35,7 @@ extension LedgerService {
             let client = app!.serverAPI!.client(bundleId: app!.bundleId)
             let (sent, error, code) = Self.send(fields, request, client)
             outcome = sent
-            let done = clock()
+            let done = ledger.clock()
             settlement = ConsumptionPlanner.settle(request, attempt: attempt, outcome: sent, error: error, now: done)
             answer = ConsumptionAnswer(
                 notificationUUID: request.notificationUUID, transactionId: request.transactionId,
@@ -45,9 +45,9 @@ extension LedgerService {
                 refundPreference: fields.refundPreference, outcome: sent, appleErrorCode: code, detail: error,
                 attempt: Int64(attempt), at: done)
         }
-        let stored = try unitOfWork { connection throws(ServiceError) -> Bool in
+        let stored = try ledger.unitOfWork { connection throws(ServiceError) -> Bool in
             try database { () throws(DatabaseError) in
-                try repository.lock([LedgerStream.chain(request.originalTransactionId)], on: connection)
+                try ledger.repository.lock([LedgerStream.chain(request.originalTransactionId)], on: connection)
             }
             let owner = try lockOwner(ofChain: request.originalTransactionId, on: connection)
             let current = ConsumptionRequestsTable.decode(
@@ -56,7 +56,7 @@ extension LedgerService {
                 })
             guard let row = current.first, row.state == .pending, row.attempts == request.attempts else { return false }
             if let answer {
-                _ = try repository.append(
+                _ = try ledger.repository.append(
                     [(.consumptionAnswered(answer), nil)], metadata: context.metadata, expected: [:],
                     idempotencyKey: nil,
                     on: connection)
@@ -64,7 +64,7 @@ extension LedgerService {
             }
             _ = try database { () throws(DatabaseError) in
                 try connection.execute(
-                    ConsumptionRequestsTable.settle(request.notificationUUID, settlement, now: clock()))
+                    ConsumptionRequestsTable.settle(request.notificationUUID, settlement, now: ledger.clock()))
             }
             return true
         }
@@ -77,7 +77,7 @@ extension LedgerService {
     private func consumptionFacts(
         _ request: ConsumptionRequestsTable.Row, at now: Int64
     ) throws(ServiceError) -> (Configuration.App?, ConsumptionInfo?) {
-        try read { connection throws(ServiceError) in
+        try ledger.read { connection throws(ServiceError) in
             let chain = request.originalTransactionId
             let owners = try database { () throws(DatabaseError) -> Rows in
                 let statement = ChainOwnersTable.owners(of: [chain])!
@@ -86,21 +86,22 @@ extension LedgerService {
             let account: Account
             var chains: [String: ChainState]
             if let owner = ChainOwnersTable.owners(from: owners)[chain] {
-                let world = try repository.loadUser(owner, on: connection)
+                let world = try ledger.repository.loadUser(owner, on: connection)
                 (account, chains) = (world.account, world.chains)
             } else {
-                let loaded = try repository.load(streams: [LedgerStream.chain(chain)], on: connection)
+                let loaded = try ledger.repository.load(streams: [LedgerStream.chain(chain)], on: connection)
                 (account, chains) = (.initial, [chain: Chain.fold(loaded.values.flatMap(\.events))])
             }
             if chains[chain] == nil {
                 // Claimed, but the owner's fold does not hold it (it moved meanwhile): the chain alone.
-                let loaded = try repository.load(streams: [LedgerStream.chain(chain)], on: connection)
+                let loaded = try ledger.repository.load(streams: [LedgerStream.chain(chain)], on: connection)
                 chains[chain] = Chain.fold(loaded.values.flatMap(\.events))
             }
             let bundleId = chains[chain]?.latest(transactionId: request.transactionId)?.bundleId
-            let app = configuration.apps.first { $0.bundleId == bundleId }
+            let app = ledger.configuration.apps.first { $0.bundleId == bundleId }
             let info = ConsumptionInfo.compute(
-                transactionId: request.transactionId, account: account, chains: chains, catalog: documents.catalog,
+                transactionId: request.transactionId, account: account, chains: chains,
+                catalog: ledger.documents.catalog,
                 at: now)
             return (app, info)
         }

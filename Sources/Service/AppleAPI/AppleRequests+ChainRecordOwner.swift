@@ -1,7 +1,7 @@
 import EventStore
 import Ledger
 
-extension LedgerService {
+extension AppleRequests {
     /// The owner of a chain whose lock the caller holds (nil: nobody claimed it), locked too, so
     /// an event appended to the chain can be followed by `restoreOwnerDocument`. Owners change
     /// only under the chain's lock; chain before user is the order every sorted lock takes.
@@ -10,7 +10,9 @@ extension LedgerService {
             try connection.query(ChainOwnersTable.owner(of: chainId))
         }
         guard !owners.isEmpty, let owner = owners[0, 0] else { return nil }
-        try database { () throws(DatabaseError) in try repository.lock([LedgerStream.user(owner)], on: connection) }
+        try database { () throws(DatabaseError) in
+            try ledger.repository.lock([LedgerStream.user(owner)], on: connection)
+        }
         return owner
     }
 
@@ -23,7 +25,8 @@ extension LedgerService {
         throws(ServiceError)
     {
         guard let owner else { return }
-        _ = try storeAnnouncing(
-            repository.loadUser(owner, on: connection), events: [event], documents: documents, now: now, on: connection)
+        _ = try UserDocumentWriter.storeAnnouncing(
+            ledger.repository.loadUser(owner, on: connection), events: [event], documents: ledger.documents, now: now,
+            on: connection)
     }
 }

@@ -2,7 +2,7 @@ import AppStore
 import JSON
 import Ledger
 
-extension LedgerService {
+extension AppleRequests {
     /// What one reconciliation found and did (`POST /v1/admin/reconcile`'s answer).
     struct ReconcileReport: Sendable {
         /// Notifications Apple's history listed.
@@ -43,7 +43,9 @@ extension LedgerService {
     func reconcile(
         since: Int64, until: Int64, bundleId: String? = nil, environment: String? = nil, context: RequestContext
     ) throws(ServiceError) -> ReconcileReport {
-        let apps = configuration.apps.filter { $0.serverAPI != nil && (bundleId == nil || $0.bundleId == bundleId) }
+        let apps = ledger.configuration.apps.filter {
+            $0.serverAPI != nil && (bundleId == nil || $0.bundleId == bundleId)
+        }
         guard !apps.isEmpty else {
             throw .serverAPINotConfigured(
                 bundleId.map { "app \($0) has no serverAPI key" }
@@ -67,17 +69,17 @@ extension LedgerService {
                         report.fetched += 1
                         let batch: FactBatch
                         do {
-                            batch = try verifyNotification(item.signedPayload)
+                            batch = try ledger.ingestion.verifyNotification(item.signedPayload)
                         } catch {
                             report.rejected += 1
-                            logger.warning(
+                            ledger.logger.warning(
                                 "reconcile: a notification from Apple's history did not verify",
                                 [
                                     "bundleId": app.bundleId, "environment": store.rawValue, "error": "\(error)",
                                 ])
                             continue
                         }
-                        let outcome = try record(batch, claimant: nil, context: context)
+                        let outcome = try ledger.ingestion.record(batch, claimant: nil, context: context)
                         if outcome.notificationRecorded { report.recorded += 1 } else { report.duplicates += 1 }
                     }
                     token = page.hasMore ? page.paginationToken : nil

@@ -1,7 +1,7 @@
 import EventStore
 import Ledger
 
-extension LedgerService {
+extension CustomerReads {
     /// The users of the Apple Accounts a user bought with that are asked about, at most: a
     /// shared device seen with many users must not make one question load them all.
     static let eligibilityAppleAccountUsers = 20
@@ -14,15 +14,15 @@ extension LedgerService {
     func eligibility(userId named: String, productId: String) throws(ServiceError)
         -> (answer: IntroductoryOfferEligibility, group: String?)
     {
-        let catalog = documents.catalog
+        let catalog = ledger.documents.catalog
         let configured = catalog.products[productId]
         if let configured, configured.type != .subscription {
             throw .notAutoRenewable(
                 "\(productId) is a \(configured.type.rawValue) product: only subscriptions have introductory offers")
         }
-        return try read { connection throws(ServiceError) in
-            let user = try resolveUser(named, on: connection)
-            let world = try repository.loadUser(user, on: connection)
+        return try ledger.read { connection throws(ServiceError) in
+            let user = try ledger.resolveUser(named, on: connection)
+            let world = try ledger.repository.loadUser(user, on: connection)
             let own = Array(world.chains.values)
             var group = configured?.group ?? Self.recordedGroup(of: productId, in: own)
             if group == nil {
@@ -44,7 +44,7 @@ extension LedgerService {
                 }
                 let users = Set(AppleAccountsTable.users(from: rows).values.joined()).subtracting([user])
                 for other in users.sorted().prefix(Self.eligibilityAppleAccountUsers) {
-                    others.append((other, Array(try repository.loadUser(other, on: connection).chains.values)))
+                    others.append((other, Array(try ledger.repository.loadUser(other, on: connection).chains.values)))
                 }
             }
             let answer = IntroductoryOfferEligibility.decide(

@@ -1,7 +1,7 @@
 import EventStore
 import Ledger
 
-extension LedgerService {
+extension Identities {
     /// `DELETE /v1/users/{userId}` (admin, api.md §7): erases a person — the user, their aliases
     /// and their tokens — by crypto-shredding (docs/architecture.md, "Erasure on an append-only
     /// log"). One transaction: a `SubjectErased` event on each of their streams, then their keys
@@ -11,16 +11,16 @@ extension LedgerService {
     /// answer. A person recorded before the log named users by subject cannot be erased until
     /// `iap-ledger migrate` ran the log migration (`LogMigration`).
     func erase(userId named: String, context: RequestContext) throws(ServiceError) {
-        let now = clock()
-        try unitOfWork { connection throws(ServiceError) in
-            let userId = try resolveUser(named, on: connection)
+        let now = ledger.clock()
+        try ledger.unitOfWork { connection throws(ServiceError) in
+            let userId = try ledger.resolveUser(named, on: connection)
             let people = [userId] + (try column(UserAliasesTable.aliases(of: userId), on: connection))
             // Others whose documents name them (an Apple Account shared): locked too, re-rendered.
             let neighbours = try column(AppleAccountsTable.neighbours(of: people), on: connection)
             try database { () throws(DatabaseError) in
-                try repository.lock((people + neighbours).map(LedgerStream.user), on: connection)
+                try ledger.repository.lock((people + neighbours).map(LedgerStream.user), on: connection)
             }
-            let subjects = try repository.existingSubjects(users: people, on: connection)
+            let subjects = try ledger.repository.existingSubjects(users: people, on: connection)
             let erased = people.compactMap { subjects.byUser[$0] }
             guard let target = subjects.byUser[userId] else { return }  // never seen, or erased already
             if let legacy = erased.first(where: { $0.subject == $0.userId || $0.key == nil }) {
@@ -53,7 +53,7 @@ extension LedgerService {
                 tokens.insert(TokenSubject(token: token, subject: stored, key: []))
             }
             // The event first (es.append is the transaction's first write), with the keys still there.
-            _ = try repository.append(
+            _ = try ledger.repository.append(
                 erased.map { (LedgerEvent.subjectErased(userId: $0.userId, at: now), nil) }, metadata: context.metadata,
                 expected: [:], idempotencyKey: nil, on: connection)
             let tokenList = Array(tokens.byToken.values)
@@ -72,11 +72,12 @@ extension LedgerService {
             try database { () throws(DatabaseError) in _ = try connection.pipeline(statements.map(\.statement)) }
             // The neighbours' documents named them: rendered again, naming the opaque subject.
             for neighbour in neighbours {
-                _ = try storeAnnouncing(
-                    repository.loadUser(neighbour, on: connection), documents: documents, now: now, on: connection)
+                _ = try UserDocumentWriter.storeAnnouncing(
+                    ledger.repository.loadUser(neighbour, on: connection), documents: ledger.documents, now: now,
+                    on: connection)
             }
         }
-        knownAliases.forget(named)
+        ledger.knownAliases.forget(named)
     }
 
     private func rows(_ query: Query, on connection: Connection) throws(ServiceError) -> Rows {

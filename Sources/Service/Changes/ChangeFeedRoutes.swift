@@ -1,11 +1,14 @@
 import HTTP
 import Ledger
 
-extension APIRoutes {
-    /// `GET /v1/changes` (api.md §4): the pull feed.
-    func registerChanges(on router: inout Router) {
+/// `GET /v1/changes` (api.md §4): the pull feed, its long polls waiting in `ChangeFeedWaiters`.
+struct ChangeFeedRoutes: Sendable {
+    let service: LedgerService
+    let changeWaiters: ChangeFeedWaiters
+
+    func register(on router: inout Router) {
         router.add("GET", "/v1/changes", scope: "read", inline: true) { request, _ in
-            respond(request) { () throws(ServiceError) in
+            ErrorMapping.respond(service.logger, request) { () throws(ServiceError) in
                 var query = try ChangesQuery(request)
                 // An alias names its target (api.md §7): the page holds the target's changes and
                 // its aliases' from before the merge, and a long poll waits for the target's.
@@ -39,7 +42,7 @@ struct ChangesQuery {
         limit = try Self.integer(request, "limit", default: 100, range: 1...1000)
         wait = try Self.integer(request, "wait", default: 0, range: 0...Self.maxWait)
         if let user = request.query["userId"] {
-            guard !user.isEmpty, user.utf8.count <= 256, !APIRoutes.hasControlCharacters(user) else {
+            guard !user.isEmpty, user.utf8.count <= 256, !RouteParameters.hasControlCharacters(user) else {
                 throw .invalidRequest(
                     "userId must be a non-empty string of at most 256 bytes without control characters")
             }

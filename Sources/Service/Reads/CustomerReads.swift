@@ -3,17 +3,24 @@ import HTTP
 import JSON
 import Ledger
 
-extension LedgerService {
+/// The Reads room's use cases: a user's document (now, cached, or as of an instant), their
+/// history, a chain, and whether an introductory offer is open to them. Every read runs in
+/// the shell's `read` or `historyRead`; none writes.
+struct CustomerReads {
+    let ledger: LedgerService
+}
+
+extension CustomerReads {
     /// `GET /v1/users/{id}`: from the in-process cache when it holds a document true now (after
     /// a check of PostgreSQL that started after this read did); otherwise the stored document
     /// while it is still true (one indexed row), otherwise folded from the log and judged now.
     func customer(userId named: String) throws(ServiceError) -> [UInt8] {
-        let userId = knownAliases.target(of: named) ?? named
+        let userId = ledger.knownAliases.target(of: named) ?? named
         // Rendered (or cached) under this code's rules: not while the database holds newer ones.
-        try projectionVersions.requireCurrent()
-        let now = clock()
-        guard let feed = documentCheck, feed.awaitCheck() else {
-            documentCheck?.cache.bypasses.add(1, ordering: .relaxed)
+        try ledger.projectionVersions.requireCurrent()
+        let now = ledger.clock()
+        guard let feed = ledger.documentCheck, feed.awaitCheck() else {
+            ledger.documentCheck?.cache.bypasses.add(1, ordering: .relaxed)
             return try fetchCustomer(userId: userId, now: now).judged.document
         }
         let cache = feed.cache
@@ -43,10 +50,12 @@ extension LedgerService {
     func customer(
         userId named: String, offload: HandlerPool, answer: @escaping @Sendable (Result<[UInt8], ServiceError>) -> Void
     ) {
-        do throws(ServiceError) { try projectionVersions.requireCurrent() } catch { return answer(.failure(error)) }
-        let userId = knownAliases.target(of: named) ?? named
-        let now = clock()
-        guard let feed = documentCheck else {
+        do throws(ServiceError) { try ledger.projectionVersions.requireCurrent() } catch {
+            return answer(.failure(error))
+        }
+        let userId = ledger.knownAliases.target(of: named) ?? named
+        let now = ledger.clock()
+        guard let feed = ledger.documentCheck else {
             return offload.execute { answer(Result { () throws(ServiceError) in try self.customer(userId: userId) }) }
         }
         feed.whenChecked { succeeded in
@@ -72,12 +81,12 @@ extension LedgerService {
     private func fetchCustomer(userId named: String, now: Int64) throws(ServiceError)
         -> (judged: UserDocuments.Judged, userId: String)
     {
-        let documents = self.documents
-        return try read { connection throws(ServiceError) in
-            let userId = try resolveUser(named, on: connection)
-            if userId != named { knownAliases.remember(alias: named, target: userId) }
+        let documents = ledger.documents
+        return try ledger.read { connection throws(ServiceError) in
+            let userId = try ledger.resolveUser(named, on: connection)
+            if userId != named { ledger.knownAliases.remember(alias: named, target: userId) }
             if let stored = try documents.cached(userId: userId, now: now, on: connection) { return (stored, userId) }
-            let world = try repository.loadUser(userId, on: connection)
+            let world = try ledger.repository.loadUser(userId, on: connection)
             let (document, validUntil) = documents.render(world, at: now)
             return (UserDocuments.Judged(document: document, validFrom: now, validUntil: validUntil), userId)
         }
@@ -87,15 +96,15 @@ extension LedgerService {
     /// recorded up to it, judged at that instant.
     /// An alias resolves only when it was merged by `instant`: before, it answers as it was.
     func customer(userId named: String, asOf instant: Int64) throws(ServiceError) -> [UInt8] {
-        try projectionVersions.requireCurrent()
+        try ledger.projectionVersions.requireCurrent()
         // Under the catalog in force at that instant, not today's (docs/api.md §1.1). The versions
         // are brought up to date first (one lookup): a history question has one answer, not one
         // per instance until the next poll. History: a replica may answer (ReadRouting).
-        return try historyRead { connection throws(ServiceError) in
-            try catalogs.refresh(on: connection)
-            let documents = UserDocuments(catalog: catalogs.at(instant).catalog)
-            let userId = try resolveUser(named, asOf: instant, on: connection)
-            let world = try repository.loadUser(userId, recordedUpTo: instant, on: connection)
+        return try ledger.historyRead { connection throws(ServiceError) in
+            try ledger.catalogs.refresh(on: connection)
+            let documents = UserDocuments(catalog: ledger.catalogs.at(instant).catalog)
+            let userId = try ledger.resolveUser(named, asOf: instant, on: connection)
+            let world = try ledger.repository.loadUser(userId, recordedUpTo: instant, on: connection)
             return documents.render(world, at: instant).document
         }
     }
@@ -105,8 +114,8 @@ extension LedgerService {
     /// timeline), `next` then being the `before` of the following page.
     /// An alias names its target; a user's history includes its aliases' own streams.
     func events(userId named: String, after: Int64, before: Int64? = nil, limit: Int) throws(ServiceError) -> [UInt8] {
-        try historyRead { connection throws(ServiceError) in
-            let userId = try resolveUser(named, on: connection)
+        try ledger.historyRead { connection throws(ServiceError) in
+            let userId = try ledger.resolveUser(named, on: connection)
             let owned = try ownedChains(of: userId, on: connection)
             let aliases = try database { () throws(DatabaseError) in
                 try connection.query(UserAliasesTable.aliases(of: userId))
@@ -114,7 +123,7 @@ extension LedgerService {
             let streams =
                 ([userId] + (0..<aliases.count).compactMap { aliases[$0, 0] }).map(LedgerStream.user)
                 + owned.map(LedgerStream.chain)
-            let rows = try repository.history(
+            let rows = try ledger.repository.history(
                 streams: streams, afterSeq: after, beforeSeq: before, limit: limit + 1, on: connection)
             var writer = JSONWriter(capacity: 512 + rows.count * 512)
             writer.beginObject()
@@ -144,12 +153,12 @@ extension LedgerService {
 
     /// `GET /v1/subscriptions/{otid}`: owner, judged state, every transaction and renewal info.
     func subscription(originalTransactionId otid: String) throws(ServiceError) -> [UInt8] {
-        let now = clock()
-        return try historyRead { connection throws(ServiceError) in
+        let now = ledger.clock()
+        return try ledger.historyRead { connection throws(ServiceError) in
             let stream = LedgerStream.chain(otid)
             // A stream without facts (only Apple's Retention Messaging request for a chain the
             // ledger never saw) is no recorded chain either.
-            guard let loaded = try repository.load(streams: [stream], on: connection)[stream],
+            guard let loaded = try ledger.repository.load(streams: [stream], on: connection)[stream],
                 Chain.fold(loaded.events).originalTransactionId != nil
             else {
                 throw .notFound("no transaction chain \(otid) has been recorded")

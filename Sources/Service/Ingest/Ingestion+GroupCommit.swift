@@ -32,16 +32,16 @@ enum IngestAnswer {
     case alone
 }
 
-extension LedgerService {
+extension Ingestion {
     /// Records a verified request from the HTTP API: with group commit on, together with the
     /// requests that arrive while others are being recorded (one transaction, one durable
     /// commit, each answered with its own outcome after it); else, or when it cannot share, by
     /// itself.
     func ingest(_ batch: FactBatch, claimant: String?, context: RequestContext) throws(ServiceError) -> IngestOutcome {
         // An alias this process knows already shares a batch as its target.
-        let claimant = claimant.map { knownAliases.target(of: $0) ?? $0 }
+        let claimant = claimant.map { ledger.knownAliases.target(of: $0) ?? $0 }
         let request = IngestRequest(batch: batch, claimant: claimant, context: context)
-        if let groupCommit {
+        if let groupCommit = ledger.groupCommit {
             switch groupCommit.submit(request, run: { self.recordTogether($0) }) {
             case .recorded(let outcome): return outcome
             case .failed(let error): throw error
@@ -53,7 +53,7 @@ extension LedgerService {
 
     private func recordAlone(_ request: IngestRequest) throws(ServiceError) -> IngestOutcome {
         let outcome = try record(request.batch, claimant: request.claimant, context: request.context)
-        ingestBatchSizes.observe(1)
+        ledger.ingestBatchSizes.observe(1)
         return outcome
     }
 
@@ -69,15 +69,16 @@ extension LedgerService {
                 return [.failed(error)]
             }
         }
-        let now = clock()
+        let now = ledger.clock()
         do {
-            let (ends, changes) = try unitOfWork { connection throws(ServiceError) in
+            let (ends, changes) = try ledger.unitOfWork { connection throws(ServiceError) in
                 // Planned anew on every attempt (a retry after a newer catalog starts over).
-                let documents = self.documents
+                let documents = ledger.documents
                 var members: [IngestPlanner] = []
                 for request in requests {
                     let member = IngestPlanner(
-                        batch: request.batch, claimant: request.claimant, policy: configuration.ledgerTransferPolicy,
+                        batch: request.batch, claimant: request.claimant,
+                        policy: ledger.configuration.ledgerTransferPolicy,
                         now: now)
                     members.append(member)
                 }
@@ -86,7 +87,7 @@ extension LedgerService {
                 let changes = try perform(&planner, requests, documents: documents, now: now, on: connection)
                 return (planner.ends, changes)
             }
-            changeTally.count(changes)
+            ledger.changeTally.count(changes)
             var together = 0
             let answers = ends.map { end -> IngestAnswer in
                 switch end {
@@ -101,10 +102,10 @@ extension LedgerService {
                     return .alone
                 }
             }
-            if together > 0 { ingestBatchSizes.observe(together) }
+            if together > 0 { ledger.ingestBatchSizes.observe(together) }
             return answers
         } catch {
-            logger.warning("group commit failed; its requests are recorded one by one", ["error": "\(error)"])
+            ledger.logger.warning("group commit failed; its requests are recorded one by one", ["error": "\(error)"])
             return Array(repeating: .alone, count: requests.count)
         }
     }
@@ -127,8 +128,8 @@ extension LedgerService {
 
             case .append(let members, let alsoRead):
                 // Every member's events in one es.append, each with its own request's metadata.
-                subjects = try repository.subjects(for: members.flatMap(\.append.events), on: connection)
-                let request = try repository.appendRequest(
+                subjects = try ledger.repository.subjects(for: members.flatMap(\.append.events), on: connection)
+                let request = try ledger.repository.appendRequest(
                     members.map { member in
                         (member.append.events, requests[member.index].context.metadata, member.append.expected)
                     },
@@ -136,11 +137,11 @@ extension LedgerService {
                 var pipeline = PipelineBatch()
                 let appendSlot = pipeline.add(request.statement)
                 let saveSlot = pipeline.add(request.saveStatement)
-                let otherSlot = pipeline.add(repository.loadStatement(streams: alsoRead))
+                let otherSlot = pipeline.add(ledger.repository.loadStatement(streams: alsoRead))
                 let results = try database { () throws(DatabaseError) in try pipeline.run(on: connection) }
                 // No append sent (members only reading other chains): nothing recorded, no duplicate.
                 var recorded: [RecordedEvent]? = []
-                if let rows = results[appendSlot] { recorded = try repository.appended(request, rows) }
+                if let rows = results[appendSlot] { recorded = try ledger.repository.appended(request, rows) }
                 if recorded != nil { try request.saved(results[saveSlot]) }
                 action = planner.appended(recorded, otherChains: try decodeStreams(results[otherSlot], on: connection))
 

@@ -2,7 +2,7 @@ import AppStore
 import EventStore
 import Ledger
 
-extension LedgerService {
+extension AppleRequests {
     /// What `PUT /v1/subscriptions/{originalTransactionId}/app-account-token` came to.
     struct SetAppAccountTokenOutcome: Sendable {
         var owner: String
@@ -19,8 +19,9 @@ extension LedgerService {
     func setAppAccountToken(originalTransactionId otid: String, token: String, context: RequestContext)
         throws(ServiceError) -> SetAppAccountTokenOutcome
     {
-        try projectionVersions.requireCurrent()
-        let (latest, owner, holder) = try read { connection throws(ServiceError) -> (Transaction?, String?, String?) in
+        try ledger.projectionVersions.requireCurrent()
+        let (latest, owner, holder) = try ledger.read {
+            connection throws(ServiceError) -> (Transaction?, String?, String?) in
             let chain = try recordedChain(otid, on: connection)
             let holders = try database { () throws(DatabaseError) in
                 try connection.query(AppAccountTokensTable.owner(of: token))
@@ -41,7 +42,7 @@ extension LedgerService {
             throw .appStoreServer(error)
         }
         // Apple took it: registered for the owner (a repeat records nothing new).
-        let registered = try run(RegisterAppAccountToken(userId: owner, register: token), context: context)
+        let registered = try ledger.run(RegisterAppAccountToken(userId: owner, register: token), context: context)
         return SetAppAccountTokenOutcome(
             owner: registered.userId, appAccountToken: token, environment: environment.rawValue)
     }

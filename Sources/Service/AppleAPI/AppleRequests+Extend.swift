@@ -2,7 +2,7 @@ import AppStore
 import EventStore
 import Ledger
 
-extension LedgerService {
+extension AppleRequests {
     /// What an extension came to (the route's answer).
     struct ExtendOutcome: Sendable {
         var record: RenewalExtension
@@ -23,8 +23,10 @@ extension LedgerService {
         originalTransactionId otid: String, request: RenewalDateExtension, context: RequestContext
     ) throws(ServiceError) -> ExtendOutcome {
         // Before Apple is asked: what it answers could not be recorded (rolling upgrade in progress).
-        try projectionVersions.requireCurrent()
-        let (latest, owner) = try read { connection throws(ServiceError) in try recordedChain(otid, on: connection) }
+        try ledger.projectionVersions.requireCurrent()
+        let (latest, owner) = try ledger.read { connection throws(ServiceError) in
+            try recordedChain(otid, on: connection)
+        }
         guard let latest else { throw .notFound("no transaction chain \(otid) has been recorded") }
         guard latest.productType == .subscription else {
             throw .notAutoRenewable("\(otid) is a \(latest.type), not an auto-renewable subscription: only those renew")
@@ -34,7 +36,7 @@ extension LedgerService {
         var attempt = RenewalExtension(
             originalTransactionId: otid, environment: latest.environment, extendByDays: Int64(request.extendByDays),
             extendReasonCode: Int64(request.extendReasonCode), requestIdentifier: request.requestIdentifier,
-            outcome: .unavailable, at: clock())
+            outcome: .unavailable, at: ledger.clock())
         var failure: ServiceError?
         do throws(AppStoreServerError) {
             let answer = try client.extendRenewalDate(otid, request, environment: environment)
@@ -50,11 +52,13 @@ extension LedgerService {
             attempt.detail = error.description
             failure = .appStoreServer(error)
         }
-        attempt.at = clock()
-        try unitOfWork { connection throws(ServiceError) in
-            try database { () throws(DatabaseError) in try repository.lock([LedgerStream.chain(otid)], on: connection) }
+        attempt.at = ledger.clock()
+        try ledger.unitOfWork { connection throws(ServiceError) in
+            try database { () throws(DatabaseError) in
+                try ledger.repository.lock([LedgerStream.chain(otid)], on: connection)
+            }
             let owner = try lockOwner(ofChain: otid, on: connection)
-            _ = try repository.append(
+            _ = try ledger.repository.append(
                 [(.renewalExtensionRequested(attempt), nil)], metadata: context.metadata, expected: [:],
                 idempotencyKey: nil, on: connection)
             try restoreOwnerDocument(owner, after: .renewalExtensionRequested(attempt), now: attempt.at, on: connection)
@@ -67,11 +71,11 @@ extension LedgerService {
             let statuses = try client.allSubscriptionStatuses(
                 otid, environment: AppStoreServerEnvironment(rawValue: attempt.environment ?? latest.environment))
             let batch = try verifiedBatch(transactions: [], statuses: statuses)
-            _ = try record(batch, claimant: nil, context: context)
+            _ = try ledger.ingestion.record(batch, claimant: nil, context: context)
             return ExtendOutcome(record: attempt, refreshed: true, owner: owner)
         } catch {
             // Extended at Apple and recorded as such; the new expiry arrives with Apple's notification.
-            logger.warning(
+            ledger.logger.warning(
                 "extend: the refreshed status could not be recorded",
                 [
                     "originalTransactionId": otid, "request.id": context.requestId, "error": "\(error)",

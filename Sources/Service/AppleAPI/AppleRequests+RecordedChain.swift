@@ -2,14 +2,16 @@ import AppStore
 import EventStore
 import Ledger
 
-extension LedgerService {
+extension AppleRequests {
     /// What an admin call to Apple about one chain needs first: its newest transaction (nil: no
     /// purchase of it was recorded) and its owner (nil: nobody claimed it yet).
     func recordedChain(_ otid: String, on connection: Connection) throws(ServiceError)
         -> (latest: Transaction?, owner: String?)
     {
         let stream = LedgerStream.chain(otid)
-        guard let loaded = try repository.load(streams: [stream], on: connection)[stream] else { return (nil, nil) }
+        guard let loaded = try ledger.repository.load(streams: [stream], on: connection)[stream] else {
+            return (nil, nil)
+        }
         let owners = try database { () throws(DatabaseError) in try connection.query(ChainOwnersTable.owner(of: otid)) }
         return (
             Chain.fold(loaded.events).latestTransactions.max { $0.purchaseDate < $1.purchaseDate },
@@ -20,7 +22,8 @@ extension LedgerService {
     /// The App Store Server API client of the app `bundleId` names; `asking` says what needs it
     /// (the 422 when the app has no serverAPI key).
     func serverAPIClient(bundleId: String, asking: String) throws(ServiceError) -> AppStoreServerClient {
-        guard let app = configuration.apps.first(where: { $0.bundleId == bundleId }), let serverAPI = app.serverAPI
+        guard let app = ledger.configuration.apps.first(where: { $0.bundleId == bundleId }),
+            let serverAPI = app.serverAPI
         else {
             throw .serverAPINotConfigured(
                 "app \(bundleId) has no serverAPI key: \(asking) asks Apple's App Store Server API")

@@ -1,7 +1,14 @@
 import EventStore
 import Ledger
 
-extension LedgerService {
+/// The Ingest room's use case: verify Apple's signed facts and record them (`IngestPlanner`
+/// decides, this shell performs its actions), alone or with concurrent requests in one
+/// transaction (group commit).
+struct Ingestion {
+    let ledger: LedgerService
+}
+
+extension Ingestion {
     /// Records verified facts: decide per chain, claim chains (for `claimant`, or through an
     /// `appAccountToken` for unclaimed chains), append everything atomically, and re-render the
     /// documents of every user whose view changed — all in one transaction.
@@ -17,19 +24,19 @@ extension LedgerService {
     func record(_ batch: FactBatch, claimant named: String?, context: RequestContext) throws(ServiceError)
         -> IngestOutcome
     {
-        var claimant = named.map { knownAliases.target(of: $0) ?? $0 }
+        var claimant = named.map { ledger.knownAliases.target(of: $0) ?? $0 }
         var planner = IngestPlanner(
-            batch: batch, claimant: claimant, policy: configuration.ledgerTransferPolicy, now: clock())
+            batch: batch, claimant: claimant, policy: ledger.configuration.ledgerTransferPolicy, now: ledger.clock())
         var aliasRestarts = 0
         var aliasTargets: [String: String] = [:]
         while true {
-            let end = try unitOfWork { connection throws(ServiceError) in
+            let end = try ledger.unitOfWork { connection throws(ServiceError) in
                 // One catalog version per attempt (its writes check it is still in force).
-                try perform(&planner, documents: self.documents, metadata: context.metadata, on: connection)
+                try perform(&planner, documents: ledger.documents, metadata: context.metadata, on: connection)
             }
             switch end {
             case .recorded(var outcome, let changes):
-                changeTally.count(changes)
+                ledger.changeTally.count(changes)
                 noteUnconfiguredProducts(outcome)
                 outcome.claimant = claimant
                 return outcome
@@ -37,14 +44,15 @@ extension LedgerService {
                 continue  // that transaction ended with nothing written, its locks released
             case .lockedAliases(let targets):
                 aliasRestarts += 1
-                guard aliasRestarts <= Self.attemptLimit else {
+                guard aliasRestarts <= LedgerService.attemptLimit else {
                     throw .conflict("the users to record for kept turning out to be aliases")
                 }
-                for (alias, target) in targets { knownAliases.remember(alias: alias, target: target) }
+                for (alias, target) in targets { ledger.knownAliases.remember(alias: alias, target: target) }
                 aliasTargets.merge(targets) { _, new in new }
                 claimant = claimant.map { targets[$0] ?? $0 }
                 planner = IngestPlanner(
-                    batch: batch, claimant: claimant, policy: configuration.ledgerTransferPolicy, now: planner.now)
+                    batch: batch, claimant: claimant, policy: ledger.configuration.ledgerTransferPolicy,
+                    now: planner.now)
                 planner.aliasTargets = aliasTargets
             case .gaveUp(let reason):
                 throw .conflict(reason)
@@ -88,27 +96,27 @@ extension LedgerService {
                 return .restart
 
             case .append(let append, let alsoRead):
-                subjects = try repository.subjects(for: append.events, on: connection)
-                let request = try repository.appendRequest(
+                subjects = try ledger.repository.subjects(for: append.events, on: connection)
+                let request = try ledger.repository.appendRequest(
                     append.events, metadata: metadata, expected: append.expected,
                     idempotencyKey: append.idempotencyKey, subjects: subjects)
                 // The read of the other chains goes along with the append (reads only).
                 var pipeline = PipelineBatch()
                 let appendSlot = pipeline.add(request.statement)
                 let saveSlot = pipeline.add(request.saveStatement)
-                let otherSlot = pipeline.add(repository.loadStatement(streams: alsoRead))
+                let otherSlot = pipeline.add(ledger.repository.loadStatement(streams: alsoRead))
                 let results = try database { () throws(DatabaseError) in try pipeline.run(on: connection) }
                 guard let answer = results[appendSlot] else {
                     preconditionFailure("the planner appends only decided events")
                 }
-                let recorded = try repository.appended(request, answer)
+                let recorded = try ledger.repository.appended(request, answer)
                 if recorded != nil { try request.saved(results[saveSlot]) }
                 action = planner.appended(
                     recorded.map { .recorded($0) } ?? .duplicate,
                     otherChains: try decodeStreams(results[otherSlot], on: connection))
 
             case .read(let streams):
-                action = planner.otherChainsRead(try repository.load(streams: streams, on: connection))
+                action = planner.otherChainsRead(try ledger.repository.load(streams: streams, on: connection))
 
             case .commit(let writes):
                 (rendered, written) = try commit(
@@ -119,8 +127,8 @@ extension LedgerService {
                 var changes: [NewChange] = []
                 if let user {
                     // Rendered anew, so what time changed since the stored one is announced first.
-                    (outcome.customer, changes) = try storeAnnouncing(
-                        repository.loadUser(user, on: connection), documents: documents, now: planner.now,
+                    (outcome.customer, changes) = try UserDocumentWriter.storeAnnouncing(
+                        ledger.repository.loadUser(user, on: connection), documents: documents, now: planner.now,
                         on: connection)
                 }
                 return .recorded(outcome, changes)
@@ -191,13 +199,13 @@ extension LedgerService {
         aliases: [String: String], identities: IdentityReads.Answer?
     ) {
         var pipeline = PipelineBatch()
-        pipeline.add(repository.store.lockStatement(locks))
+        pipeline.add(ledger.repository.store.lockStatement(locks))
         let lockedUsers = locks.compactMap { LedgerRoute(stream: $0).userId }
         // Read under the locks: a locked user that is an alias stays one (its merge committed).
         // Before the other projection tables: the order a replay's swap locks them in.
         let aliasesSlot = pipeline.add(lockedUsers.isEmpty ? nil : UserAliasesTable.targets(of: lockedUsers).statement)
         let ownersSlot = pipeline.add(ChainOwnersTable.owners(of: ownersOf))
-        let streamsSlot = pipeline.add(repository.loadStatement(streams: streams))
+        let streamsSlot = pipeline.add(ledger.repository.loadStatement(streams: streams))
         let announcedSlot = pipeline.add(
             lockedUsers.isEmpty ? nil : UserDocumentsTable.renderedAt(of: lockedUsers).statement)
         let identitySlots = identities?.add(to: &pipeline)
@@ -228,6 +236,20 @@ extension LedgerService {
         -> [String: LedgerRepository.LoadedStream]
     {
         guard let rows else { return [:] }
-        return try repository.decode(rows, on: connection)
+        return try ledger.repository.decode(rows, on: connection)
+    }
+}
+
+extension Ingestion {
+    /// After a commit: counts what `outcome` recorded of unconfigured products and warns once per
+    /// product (see `UnconfiguredProductTally`). Judged by the catalog in force now, the one
+    /// the documents were rendered under (or a newer one, which only names more products).
+    func noteUnconfiguredProducts(_ outcome: IngestOutcome) {
+        let first = ledger.unconfiguredProducts.count(outcome.transactions, catalog: ledger.catalogs.current.catalog)
+        for key in first {
+            ledger.logger.warning(
+                "a product missing from the catalog was purchased: recorded, granting the entitlement named by its product id; add it to the config's products",
+                ["bundleId": key.bundleId, "productId": key.productId])
+        }
     }
 }

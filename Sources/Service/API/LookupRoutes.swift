@@ -16,11 +16,11 @@ struct LookupRoutes: Sendable {
             ErrorMapping.respond(service.logger, request) { () throws(ServiceError) in
                 let key = try Self.key(request.query)
                 guard case .orderId(let orderId) = key else {
-                    guard let match = try service.lookUp(key) else { throw .notFound(Self.nothing(key)) }
+                    guard let match = try service.identities.lookUp(key) else { throw .notFound(Self.nothing(key)) }
                     return .json(200, SupportLookup.json(match))
                 }
                 let context = RequestContext(requestId: request.requestId, keyName: keyNames(request), source: "lookup")
-                guard let found = try service.lookUpOrder(orderId, context: context),
+                guard let found = try service.apple.lookUpOrder(orderId, context: context),
                     let lead = found.transactions.first
                 else { throw .notFound(Self.nothing(key)) }
                 service.logger.info(

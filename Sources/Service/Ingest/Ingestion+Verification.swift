@@ -1,12 +1,14 @@
 import AppStore
 import Ledger
 
-extension LedgerService {
+extension Ingestion {
     /// Verifies a V2 notification and its nested signed data; renewal info is bound to the
     /// transaction's chain through originalTransactionId.
     func verifyNotification(_ signedPayload: String) throws(ServiceError) -> FactBatch {
         let verified: VerifiedNotification
-        do { verified = try verifier.verifyNotification(signedPayload) } catch { throw .verificationFailed(error) }
+        do { verified = try ledger.verifier.verifyNotification(signedPayload) } catch {
+            throw .verificationFailed(error)
+        }
         var batch = FactBatch()
         let transaction = try verified.transaction.map { t throws(ServiceError) in try FactMapping.transaction(t) }
         let renewal = try verified.renewalInfo.map { r throws(ServiceError) in try FactMapping.renewalInfo(r) }
@@ -34,18 +36,18 @@ extension LedgerService {
     /// A receipt that cannot be one is a 400 before anything is sent to Apple.
     func verifyReceipt(_ receipt: String) throws(ServiceError) -> FactBatch {
         do { try AppReceipt.checkShape(receipt) } catch { throw .invalidRequest(error.description) }
-        guard let receipts else { throw .appleUnavailable("verifyReceipt is not configured") }
+        guard let receipts = ledger.receipts else { throw .appleUnavailable("verifyReceipt is not configured") }
         // The receipt does not say whose it is before Apple answers, so with several apps each
         // shared secret is tried in turn while Apple answers 21004 (secret does not match).
         var secrets: [String?] = []
-        for app in configuration.apps {
+        for app in ledger.configuration.apps {
             if let secret = app.sharedSecret, !secrets.contains(secret) { secrets.append(secret) }
         }
         if secrets.isEmpty { secrets = [nil] }
         var verified: LegacyReceipt?
         for (index, secret) in secrets.enumerated() where verified == nil {
             do {
-                verified = try receipts.verify(receiptData: receipt, password: secret, askedAt: clock())
+                verified = try receipts.verify(receiptData: receipt, password: secret, askedAt: ledger.clock())
             } catch {
                 switch error {
                 case .rejected(Self.sharedSecretMismatch) where index < secrets.count - 1:
@@ -62,7 +64,7 @@ extension LedgerService {
             }
         }
         guard let verification = verified else { throw .appleUnavailable("verifyReceipt gave no answer") }
-        guard let app = configuration.apps.first(where: { $0.bundleId == verification.bundleId }) else {
+        guard let app = ledger.configuration.apps.first(where: { $0.bundleId == verification.bundleId }) else {
             throw .verificationFailed(
                 VerificationError(.unknownApp, "receipt of bundle \(verification.bundleId ?? "?") is not configured"))
         }

@@ -4,7 +4,7 @@ import Foundation
 import JSON
 import Ledger
 
-extension LedgerService {
+extension AppleRequests {
     /// What answering one Retention Messaging request came to: Apple's `RealtimeResponseBody`
     /// and the record of it.
     struct RetentionOutcome: Sendable {
@@ -25,20 +25,22 @@ extension LedgerService {
         signedPayload: String, signers: OfferRoutes.SignerLookup, context: RequestContext
     ) throws(ServiceError) -> RetentionOutcome {
         let request: RealtimeRequest
-        do { request = try verifier.verifyRealtimeRequest(signedPayload) } catch { throw .verificationFailed(error) }
-        try projectionVersions.requireCurrent()
-        let rules = configuration.apps.first { $0.bundleId == request.bundleId }?.retention
+        do { request = try ledger.verifier.verifyRealtimeRequest(signedPayload) } catch {
+            throw .verificationFailed(error)
+        }
+        try ledger.projectionVersions.requireCurrent()
+        let rules = ledger.configuration.apps.first { $0.bundleId == request.bundleId }?.retention
         let chainId = request.originalTransactionId
-        return try unitOfWork { connection throws(ServiceError) -> RetentionOutcome in
+        return try ledger.unitOfWork { connection throws(ServiceError) -> RetentionOutcome in
             try database { () throws(DatabaseError) in
-                try repository.lock([LedgerStream.chain(chainId)], on: connection)
+                try ledger.repository.lock([LedgerStream.chain(chainId)], on: connection)
             }
             // The owner's document is stored again after the append (`restoreOwnerDocument`).
             let owner = try lockOwner(ofChain: chainId, on: connection)
             let seen = try database { () throws(DatabaseError) in
                 try connection.query(RetentionRequestsTable.exists(request.requestIdentifier)).count > 0
             }
-            let loaded = try repository.load(streams: [LedgerStream.chain(chainId)], on: connection)
+            let loaded = try ledger.repository.load(streams: [LedgerStream.chain(chainId)], on: connection)
             let chain = Chain.fold(loaded.values.flatMap(\.events))
             // Tenure counts from the chain's first purchase; a chain the ledger has not recorded
             // yet has tenure 0 (rules with minTenureMonths > 0 then do not match).
@@ -50,7 +52,8 @@ extension LedgerService {
                 requestIdentifier: request.requestIdentifier, originalTransactionId: chainId,
                 productId: request.productId, userLocale: request.userLocale, environment: request.environment,
                 signedDate: request.signedDate, bundleId: request.bundleId, tenureMonths: tenure,
-                ruleIndex: chosen.map { Int64($0.index) }, answer: chosen?.rule.action.kind ?? .none, at: clock())
+                ruleIndex: chosen.map { Int64($0.index) }, answer: chosen?.rule.action.kind ?? .none, at: ledger.clock()
+            )
             var signature: String?
             switch chosen?.rule.action {
             case .message(let messageId)?:
@@ -78,7 +81,7 @@ extension LedgerService {
                 break
             }
             guard !seen else { return RetentionOutcome(answer: answer, offerSignature: signature, recorded: false) }
-            let recorded = try repository.append(
+            let recorded = try ledger.repository.append(
                 [(.retentionAnswered(answer), nil)], metadata: context.metadata, expected: [:], idempotencyKey: nil,
                 on: connection)
             if let seq = recorded?.first?.seq {
@@ -92,7 +95,7 @@ extension LedgerService {
     }
 }
 
-extension LedgerService.RetentionOutcome {
+extension AppleRequests.RetentionOutcome {
     /// Apple's `RealtimeResponseBody`, as its library encodes it: one member, UUIDs upper case
     /// (Foundation's `JSONEncoder`), absent optionals omitted; `{}` when no rule matched.
     var responseBody: [UInt8] {
