@@ -40,7 +40,7 @@ extension ChainState {
         let grace = renewalIsCurrent && !current.isCommitmentPlan ? renewal?.gracePeriodExpiresDate : nil
         // Until Apple says otherwise, a new auto-renewable subscription renews (docs/domain.md); the
         // renewal info often arrives later, with the first notification.
-        let renewsByDefault = current.type == "Auto-Renewable Subscription"
+        let renewsByDefault = current.productType == .subscription
         let status: SubscriptionStatus
         if current.revocationDate != nil {
             status = .revoked

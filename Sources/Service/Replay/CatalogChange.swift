@@ -55,7 +55,7 @@ struct CatalogChange {
         for userId in live.users.keys.sorted() {
             let stored = live.users[userId]!
             guard state.accounts[userId] != nil else { continue }
-            if stored.version > state.version(of: userId) {
+            if state.isInFlight(userId, storedVersion: stored.version) {
                 change.inFlight += 1
                 continue
             }

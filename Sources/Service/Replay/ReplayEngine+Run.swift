@@ -193,7 +193,7 @@ extension ReplayEngine {
                 return
             }
             if liveRow.document == rendered { return }
-            if liveRow.version > state.version(of: userId) {
+            if state.isInFlight(userId, storedVersion: liveRow.version) {
                 inFlight.insert(userId)  // the service wrote events after our last read
                 return
             }

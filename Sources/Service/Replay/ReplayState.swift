@@ -105,6 +105,11 @@ struct ReplayState {
     /// The document `version` of a user (see `LedgerWorld.version(of:)`).
     func version(of userId: String) -> Int64 { world.version(of: userId) }
 
+    /// Whether a stored document of `storedVersion` was rendered from events this state has not
+    /// read (the service wrote after the replay's last read): it is in flight, not a difference.
+    /// The one rule a replay's comparison and a catalog change's re-render both apply.
+    func isInFlight(_ userId: String, storedVersion: Int64) -> Bool { storedVersion > version(of: userId) }
+
     /// The user's document at `now` under `catalog`, until when it stays true, and its `version`.
     func render(_ userId: String, catalog: Catalog, at now: Int64)
         -> (document: [UInt8], validUntil: Int64?, version: Int64)
