@@ -39,11 +39,23 @@ let package = Package(
         // Sources/Console/Resources, compiled into the binary as byte arrays (embedInCode), so the
         // binary still runs alone with no resource bundle beside it. Its routes need only HTTP.
         .target(name: "Console", dependencies: ["HTTP"], resources: [.embedInCode("Resources")]),
-        // The only target that imports several siblings.
+        // What every room of Service stands on, in layers (docs/architecture.md): configuration,
+        // errors, jobs, leases and lifecycle (Shared/), the log as the Ledger reads and writes it
+        // (EventLog/), the routes' shared rules (Routing/), API keys (Auth/), the projections'
+        // tables and documents (Projections/), the catalog in force (Catalog/) and the analytics
+        // overview (Analytics/). A target so the compiler keeps its arrows pointing down: nothing
+        // here can name a use case, a route or the composition root.
+        .target(
+            name: "Infrastructure",
+            dependencies: ["Ledger", "AppStore", "EventStore", "HTTP", "JSON", "SystemCalls"]),
+        // The use cases, the routes, the CLI and the composition root: the one target that wires
+        // the others together.
         .target(
             name: "Service",
             dependencies: [
-                "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema", "SystemCalls", "Console", "Arguments",
+                "Infrastructure", "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema", "SystemCalls",
+                "Console",
+                "Arguments",
             ]),
         // The test store (`iap-ledger testkit`, docs/testkit.md): Apple's side for local testing —
         // the test CA, the verifyReceipt and Server API stand-ins — and the commands that mint and
@@ -54,7 +66,7 @@ let package = Package(
             name: "TestStore",
             dependencies: ["AppStore", "Arguments", "COpenSSL", "HTTP", "JSON", "SystemCalls"]),
         // The composition of the two command sets: Service's commands and TestStore's `testkit`.
-        .executableTarget(name: "iap-ledger", dependencies: ["Service", "TestStore", "Arguments"]),
+        .executableTarget(name: "iap-ledger", dependencies: ["Service", "Infrastructure", "TestStore", "Arguments"]),
 
         // Shared by the test targets and the benchmarks: a private PostgreSQL per test run, signed
         // App Store vectors minted with the test PKI, one seeded generator and one HTTP test client,
@@ -65,7 +77,10 @@ let package = Package(
             dependencies: ["EventStore", "AppStore", "Ledger", "JSON", "Schema", "SystemCalls", "HTTP", "TestStore"]),
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["Service", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema"]),
+            dependencies: [
+                "Service", "Infrastructure", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON",
+                "Schema",
+            ]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "JSON", "TestSupport"]),
@@ -76,7 +91,8 @@ let package = Package(
         .testTarget(
             name: "ServiceTests",
             dependencies: [
-                "Service", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema", "Console",
+                "Service", "Infrastructure", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON",
+                "Schema", "Console",
                 "TestStore",
             ]),
     ]

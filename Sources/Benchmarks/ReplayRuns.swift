@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Infrastructure
 import Service
 import TestSupport
 

@@ -1,3 +1,4 @@
+import Infrastructure
 import Service
 import TestStore
 

@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import JSON
 
 /// The JSON of `GET /v1/admin/projections` (docs/api.md §2): each projection's code and built

@@ -1,5 +1,6 @@
 import EventStore
 import HTTP
+import Infrastructure
 import JSON
 
 /// docs/api.md §2 Operate: every admin route (admin scope) is registered here; the work is the

@@ -1,3 +1,4 @@
+import Infrastructure
 import Synchronization
 
 /// Whether this instance is draining: after SIGTERM (with `IAP_LEDGER_DRAIN_SECONDS` > 0)

@@ -1,4 +1,5 @@
 import HTTP
+import Infrastructure
 import JSON
 
 /// `GET /v1/lookup` (read, api.md §7): the user and chain behind an id support is given —

@@ -1,3 +1,5 @@
+import Infrastructure
+
 extension OpenAPIDocument {
     /// The operations that ask Apple's App Store Server API (api.md §5) and read the analytics
     /// projection (the overview, §6): a part of `paths`, kept apart so no file grows past a page.

@@ -1,3 +1,5 @@
+import Infrastructure
+
 extension OpenAPIDocument {
     /// The document's shared schemas, security schemes and responses (`OpenAPIDocument.json`
     /// joins them between the header and the paths).

@@ -1,3 +1,5 @@
+import Infrastructure
+
 extension OpenAPIDocument {
     /// The user's document and its erasure, the identity operations of api.md §7 that merge ids,
     /// and §8's Set App Account Token: a part of `paths`, kept apart so no file grows past a page.

@@ -1,3 +1,5 @@
+import Infrastructure
+
 /// The OpenAPI 3.1 description of the whole HTTP API, served at `GET /openapi.json`.
 /// `OpenAPITests` keeps it true: every route the router knows is here and vice versa; and
 /// `OpenAPIBoundaryTests` sends every constraint's boundary values (read from this document) to a

@@ -1,5 +1,6 @@
 import EventStore
 import HTTP
+import Infrastructure
 
 /// Unauthenticated operational endpoints: liveness, readiness, metrics and the API document.
 struct OperationsRoutes: Sendable {

@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import Glibc
+import Infrastructure
 import SystemCalls
 
 /// Who owns an embedded data directory. `serve` holds an exclusive lock on

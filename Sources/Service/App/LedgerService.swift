@@ -1,5 +1,6 @@
 import AppStore
 import EventStore
+import Infrastructure
 import Ledger
 
 /// The shell every use case runs in — a unit of work on a pooled connection (retried on a
@@ -145,15 +146,6 @@ public final class LedgerService: Sendable {
         } catch {
             throw ServiceErrorBox.unbox(error)
         }
-    }
-}
-
-/// Maps a database failure of `body` into the service's error (503 when the connection is gone).
-func database<T>(_ body: () throws(DatabaseError) -> T) throws(ServiceError) -> T {
-    do {
-        return try body()
-    } catch {
-        throw .database(error)
     }
 }
 

@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import Schema
 
 /// How `serve` meets its database: the session every pooled connection runs with, and the

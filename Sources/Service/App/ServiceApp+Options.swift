@@ -2,6 +2,7 @@ import AppStore
 import EventStore
 import Foundation
 import HTTP
+import Infrastructure
 import JSON
 import Schema
 

@@ -1,5 +1,6 @@
 import EventStore
 import HTTP
+import Infrastructure
 
 extension ServiceApp {
     /// The pool on `DATABASE_READ_URL`: the same role and session settings as the primary's

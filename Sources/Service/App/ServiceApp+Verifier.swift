@@ -1,4 +1,5 @@
 import AppStore
+import Infrastructure
 
 extension ServiceApp {
     /// The verifier of signed App Store data for `configuration`'s apps and trusted roots

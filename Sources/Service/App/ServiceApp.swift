@@ -3,6 +3,7 @@ import Console
 import EventStore
 import Foundation
 import HTTP
+import Infrastructure
 import JSON
 
 /// The running service, and its composition root: PostgreSQL (embedded or external),

@@ -1,4 +1,5 @@
 import AppStore
+import Infrastructure
 import JSON
 import Ledger
 

@@ -1,5 +1,6 @@
 import AppStore
 import EventStore
+import Infrastructure
 import Ledger
 
 extension AppleRequests {

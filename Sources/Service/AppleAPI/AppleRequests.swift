@@ -1,3 +1,5 @@
+import Infrastructure
+
 /// The Apple Server API room's use cases: sync a user from Apple, extend a renewal date, set a
 /// chain's appAccountToken, answer Apple's consumption and retention requests, reconcile.
 /// Each asks Apple outside any transaction and records what Apple answered in the shell's

@@ -1,5 +1,6 @@
 import AppStore
 import HTTP
+import Infrastructure
 import JSON
 
 /// `POST /v1/subscriptions/{originalTransactionId}/extend` (admin, api.md §5): support extends a

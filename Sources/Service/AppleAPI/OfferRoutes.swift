@@ -1,6 +1,7 @@
 import AppStore
 import Foundation
 import HTTP
+import Infrastructure
 import JSON
 
 /// `POST /v1/offers/signatures` (docs/api.md §5): signs a promotional offer with the key of the

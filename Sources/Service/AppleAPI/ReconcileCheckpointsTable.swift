@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 
 /// The one owner of `reconcile.checkpoints`' SQL (migration 0028).
 enum ReconcileCheckpointsTable {

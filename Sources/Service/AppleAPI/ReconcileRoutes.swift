@@ -1,5 +1,6 @@
 import AppStore
 import HTTP
+import Infrastructure
 import JSON
 
 /// `POST /v1/admin/reconcile` (admin, api.md §5): ask Apple's notification history now for what

@@ -2,6 +2,7 @@ import AppStore
 import EventStore
 import Foundation
 import HTTP
+import Infrastructure
 import Synchronization
 
 /// The background reconciler (api.md §5, missed notifications): every `interval`, per app with a

@@ -1,4 +1,5 @@
 import HTTP
+import Infrastructure
 import JSON
 
 /// `PUT /v1/subscriptions/{originalTransactionId}/app-account-token` (admin, api.md §8): Apple's

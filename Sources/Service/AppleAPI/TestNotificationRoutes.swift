@@ -1,6 +1,7 @@
 import AppStore
 import EventStore
 import HTTP
+import Infrastructure
 import JSON
 
 /// The "is my notification URL right?" check (api.md §5), both admin:

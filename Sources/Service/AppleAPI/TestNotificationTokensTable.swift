@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 
 /// The one owner of `apple.test_notification_tokens`' SQL (migration 0035): which app and
 /// environment asked Apple for each test notification token, so its status is asked there.

@@ -1,3 +1,4 @@
+import Infrastructure
 import Ledger
 
 /// `POST /v1/users/{userId}/balances/{currency}/debit` (api.md §3): spends from a balance. Run by

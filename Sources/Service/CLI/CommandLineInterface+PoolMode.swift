@@ -1,5 +1,6 @@
 import Arguments
 import EventStore
+import Infrastructure
 import Synchronization
 
 /// `--database-pool-mode session|transaction` (or `DATABASE_POOL_MODE`): how every command that

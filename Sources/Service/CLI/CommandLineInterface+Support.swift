@@ -1,4 +1,5 @@
 import Foundation
+import Infrastructure
 
 /// What every command shares: the one-line error, the environment, the configuration file and
 /// the admin connection found as `serve` finds its database.

@@ -1,5 +1,6 @@
 import Arguments
 import Foundation
+import Infrastructure
 
 /// `iap-ledger <command>`: serve, migrate, keys, verify, replay. Every failure is one line on
 /// standard error and a non-zero exit, never a stack trace.

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Infrastructure
 
 /// How every command but `serve` finds the service's database: exactly as `serve` does
 /// (`DATABASE_URL`, else the embedded cluster under `--data-dir`, default `./.iap-ledger`), saying

@@ -1,6 +1,7 @@
 import Arguments
 import EventStore
 import Foundation
+import Infrastructure
 import JSON
 import Schema
 

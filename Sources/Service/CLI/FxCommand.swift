@@ -1,6 +1,7 @@
 import Arguments
 import EventStore
 import Foundation
+import Infrastructure
 import Schema
 
 /// `iap-ledger fx import --base USD FILE.csv` (api.md §3.1): records daily exchange rates into the

@@ -1,6 +1,7 @@
 import Arguments
 import EventStore
 import Foundation
+import Infrastructure
 import Schema
 
 /// `iap-ledger keys create|list|revoke`: the API keys, on the database `serve` would use.

@@ -1,6 +1,7 @@
 import Arguments
 import EventStore
 import Foundation
+import Infrastructure
 import Schema
 
 /// `iap-ledger migrate`: applies pending migrations to the database `serve` would use, then the

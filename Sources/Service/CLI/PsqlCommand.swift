@@ -2,6 +2,7 @@ import Arguments
 import EventStore
 import Foundation
 import Glibc
+import Infrastructure
 import SystemCalls
 
 /// `iap-ledger psql [--role iap_analyst|iap_ledger_service] [--data-dir DIR] [-- PSQL-ARGS…]`:

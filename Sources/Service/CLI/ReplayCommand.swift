@@ -1,6 +1,7 @@
 import Arguments
 import EventStore
 import Foundation
+import Infrastructure
 import Schema
 
 /// `iap-ledger replay [--dry-run] [--projection NAME] [--json] [--data-dir DIR] [--config FILE]`.

@@ -1,5 +1,6 @@
 import Arguments
 import Foundation
+import Infrastructure
 
 /// `iap-ledger serve`: starts the service and runs it until SIGINT or SIGTERM.
 enum ServeCommand {

@@ -1,6 +1,7 @@
 import AppStore
 import Arguments
 import Foundation
+import Infrastructure
 import JSON
 
 /// `iap-ledger verify`: verifies one signed payload exactly as ingestion would, offline.

@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import JSON
 
 /// The change feed's reads (api.md §4): a page, the head, and the page document.

@@ -1,4 +1,5 @@
 import HTTP
+import Infrastructure
 import Ledger
 
 /// `GET /v1/changes` (api.md §4): the pull feed, its long polls waiting in `ChangeFeedWaiters`.

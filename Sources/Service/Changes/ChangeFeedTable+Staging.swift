@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import Ledger
 
 /// A replay's corrections, staged before its swap takes the writers' locks: a temporary table

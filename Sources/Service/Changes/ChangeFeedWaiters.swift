@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import HTTP
+import Infrastructure
 import Synchronization
 
 /// The long polls of `GET /v1/changes?wait=S` in this process: requests whose page was empty,

@@ -1,4 +1,5 @@
 import HTTP
+import Infrastructure
 import Ledger
 import Synchronization
 

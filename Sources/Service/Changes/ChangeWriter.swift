@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import Ledger
 
 /// Names the changes of a write for the feed, under the catalog the write renders with.

@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import JSON
 import Ledger
 

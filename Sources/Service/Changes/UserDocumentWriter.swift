@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import Ledger
 
 /// Writes a user's document together with the changes it announces: every write of a

@@ -1,3 +1,4 @@
+import Infrastructure
 import Ledger
 
 /// `POST /v1/users/{userId}/grants` (api.md §6): records a promotional grant. A retry with the

@@ -1,4 +1,5 @@
 import HTTP
+import Infrastructure
 import JSON
 
 /// `POST /v1/users/{userId}/aliases` (write, api.md §7): another id (typically the anonymous

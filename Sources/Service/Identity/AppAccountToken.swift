@@ -1,3 +1,4 @@
+import Infrastructure
 import JSON
 
 /// App Store appAccountTokens as api.md §7 takes them: UUIDs, compared case-insensitively, so

@@ -1,4 +1,5 @@
 import HTTP
+import Infrastructure
 import JSON
 
 /// `POST /v1/users/{userId}/app-account-token` (write, api.md §7): the user's token for

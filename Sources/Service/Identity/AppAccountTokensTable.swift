@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 
 /// The one owner of `proj.app_account_tokens`' SQL (migration 0040): which user each registered
 /// appAccountToken belongs to. Written with the AppAccountTokenRegistered event in the same

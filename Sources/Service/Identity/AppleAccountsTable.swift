@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import Ledger
 
 /// The one owner of `proj.apple_accounts`' SQL (migration 0044): which users bought with which

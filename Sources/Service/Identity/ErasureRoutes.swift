@@ -1,4 +1,5 @@
 import HTTP
+import Infrastructure
 import JSON
 
 /// `DELETE /v1/users/{userId}` (admin, api.md §7): erases a person (`Identities.erase`).

@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 
 // The SQL of an erasure (api.md §7, `Identities.erase`), each statement with the owner of its
 // table: what is deleted, and what is renamed to the person's opaque subject (their money stays).

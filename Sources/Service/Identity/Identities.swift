@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import Ledger
 
 /// The Identity room's use cases (api.md §7): merging an alias, erasing a person, and the

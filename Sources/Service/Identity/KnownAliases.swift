@@ -1,3 +1,4 @@
+import Infrastructure
 import Synchronization
 
 /// Aliases this process has resolved (api.md §7), so the cached user read answers an alias from

@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import Ledger
 
 /// How the shell finds the user an id names: every use case acts on an alias's target.

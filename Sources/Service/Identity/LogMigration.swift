@@ -1,6 +1,7 @@
 import AppStore
 import EventStore
 import Foundation
+import Infrastructure
 
 /// The one-time log migration `iap-ledger migrate` runs after the schema's migrations
 /// (docs/architecture.md, "Events already written"): events, changes and webhook deliveries

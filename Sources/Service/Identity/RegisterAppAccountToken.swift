@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import Ledger
 
 /// `POST /v1/users/{userId}/app-account-token` (api.md §7): mints the user's token (`register`

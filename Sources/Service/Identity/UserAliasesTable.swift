@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 
 /// The one owner of `proj.user_aliases`' SQL (migration 0041): which user each alias id names
 /// (api.md §7). Written with the AliasMerged event in the same transaction; read wherever a

@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import Ledger
 
 /// Plans a group commit: several verified requests, each with its own `IngestPlanner`, decided

@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import Ledger
 
 /// What a recording announces: the Ingest room's own use of the feed's writer.

@@ -1,3 +1,4 @@
+import Infrastructure
 import Ledger
 
 /// Verified facts ready to record, each with the signed source it came from.

@@ -1,4 +1,5 @@
 import AppStore
+import Infrastructure
 import Ledger
 
 /// Turns verified Apple payloads into the domain's fact values. A payload that verified but

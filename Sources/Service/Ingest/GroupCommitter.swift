@@ -1,4 +1,5 @@
 import Dispatch
+import Infrastructure
 import SystemCalls
 
 /// Gathers requests that arrive together on different threads into batches, so that one

@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 
 /// What ingest planners need to know of identities before they decide (api.md §7): the users of
 /// the registered ones among their batches' appAccountTokens (a claim by token), and whom their

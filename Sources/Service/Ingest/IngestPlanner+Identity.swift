@@ -1,3 +1,4 @@
+import Infrastructure
 import Ledger
 
 /// What an ingest plan needs to know of identities (api.md §7, §8), which the shell reads for it

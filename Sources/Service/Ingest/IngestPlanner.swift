@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import Ledger
 
 /// Plans the recording of one verified batch without doing any of it (sans I/O, the way

@@ -1,5 +1,6 @@
 import EventStore
 import HTTP
+import Infrastructure
 import Ledger
 import SystemCalls
 

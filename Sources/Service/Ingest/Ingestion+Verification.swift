@@ -1,4 +1,5 @@
 import AppStore
+import Infrastructure
 import Ledger
 
 extension Ingestion {

@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import Ledger
 
 /// The Ingest room's use case: verify Apple's signed facts and record them (`IngestPlanner`

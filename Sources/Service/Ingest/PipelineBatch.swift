@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 
 /// Statements to send in one round trip, each optional one given a slot, so that its rows
 /// are found by what it asked rather than by counting which statements were sent.

@@ -1,4 +1,5 @@
 import HTTP
+import Infrastructure
 import JSON
 
 /// `GET /v1/users/{userId}/eligibility?productId=P` (read, api.md §8): may the user get P's

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Infrastructure
 import Synchronization
 
 /// Sends history reads (`DATABASE_READ_URL`) to a streaming replica, but only once the replica

@@ -1,4 +1,5 @@
 import HTTP
+import Infrastructure
 import Synchronization
 
 /// Rendered Customer documents kept in memory, so `GET /v1/users/{id}` can answer without a

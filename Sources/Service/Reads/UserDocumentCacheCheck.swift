@@ -1,6 +1,7 @@
 import Dispatch
 import EventStore
 import Foundation
+import Infrastructure
 import Synchronization
 import SystemCalls
 

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Infrastructure
 
 /// A position in PostgreSQL's write-ahead log (`pg_lsn`), as the byte offset it names.
 struct WALPosition: Sendable, Comparable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Infrastructure
 import Ledger
 
 /// What `serve` does with its config's catalog at start (docs/api.md §1.1). The rule:

@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import Ledger
 
 /// What the service runs for its projections besides the inline writes: the start-up version

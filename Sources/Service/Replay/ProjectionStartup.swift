@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Infrastructure
 
 /// The start-up rebuild: before the HTTP server starts, every projection whose built version is
 /// older than the code's (ProjectionVersions) is rebuilt, so no request is served from old rules.

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Infrastructure
 import Ledger
 
 /// A replay's middle phase: render every document, judge it against the live one, and load

@@ -1,4 +1,5 @@
 import Dispatch
+import Infrastructure
 import Synchronization
 
 extension ReplayEngine {

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Infrastructure
 
 extension ReplayEngine.Run {
     /// Reads and folds every event after `position`. The next batch is fetched on a helper

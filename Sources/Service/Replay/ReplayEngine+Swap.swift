@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Infrastructure
 import Ledger
 
 /// A replay's last phases: catch up with what writers appended meanwhile, then swap the

@@ -1,3 +1,4 @@
+import Infrastructure
 import Ledger
 
 extension ReplayEngine {

@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 
 /// The live `proj.users` and `proj.chain_owners`, read whole to judge the rebuilt documents
 /// against (on a connection of its own, so the server sends them while the replay's own

@@ -1,4 +1,5 @@
 import Foundation
+import Infrastructure
 
 /// Where a running replay is: the phase and events folded so far, out of an estimate.
 public struct ReplayProgress: Sendable {

@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import JSON
 
 /// What a replay did: the answer of `POST /v1/admin/replay` and the CLI's summary.

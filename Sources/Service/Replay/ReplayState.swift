@@ -1,4 +1,5 @@
 import Foundation
+import Infrastructure
 import Ledger
 
 /// The whole ledger folded in memory (`LedgerWorld`, the same fold the write path uses), plus

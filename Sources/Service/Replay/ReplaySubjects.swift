@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 
 /// The subjects a pass over the log decodes users' sealed events with (`identity.subjects`,
 /// docs/architecture.md, "Erasure on an append-only log"): all of them, read once, then those a

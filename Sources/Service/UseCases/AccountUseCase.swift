@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import Ledger
 
 /// A write use case on one user's account (issue 37, item 1: use cases, not a service object).

@@ -3,6 +3,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// Every route maps a failed use case the same way (`ErrorMapping`): a conflict that outlived the

@@ -2,6 +2,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The service's routes answer a client that shuts its writing side once the request is sent

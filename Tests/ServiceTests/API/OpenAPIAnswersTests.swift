@@ -5,6 +5,7 @@ import Ledger
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The document served at `/openapi.json` describes what the service really answers: a running

@@ -3,6 +3,7 @@ import Ledger
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// `GET /openapi.json` stays true: every route the router knows is documented and vice versa,

@@ -3,6 +3,7 @@ import Schema
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 extension AnalyticsTests {

@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// One reporting currency (api.md §3.1): `iap-ledger fx import` records daily rates as events, the

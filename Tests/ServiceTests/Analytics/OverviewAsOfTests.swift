@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// api.md §3.1: the overview's `?asOf=T` shows the figures "as they were reported then (the rates

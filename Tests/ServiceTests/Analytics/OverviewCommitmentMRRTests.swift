@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// api.md §8: "MRR counts a commitment plan's monthly price". Apple's commitment products are

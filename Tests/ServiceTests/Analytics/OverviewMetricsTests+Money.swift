@@ -5,6 +5,7 @@ import Ledger
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// Money you can quote (api.md §3.1), first step: MRR by billing period, one environment at a

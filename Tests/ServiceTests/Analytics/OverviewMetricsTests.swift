@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// `GET /v1/admin/metrics/overview` (api.md §6) over the analytics projection of a real log.

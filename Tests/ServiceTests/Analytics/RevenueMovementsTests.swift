@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// `analytics.revenue_movements` and `daily_revenue` (api.md §3.1): one row per charge and per

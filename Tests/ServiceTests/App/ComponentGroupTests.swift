@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The composition root stops the service one way (ComponentGroup): every part drains, last

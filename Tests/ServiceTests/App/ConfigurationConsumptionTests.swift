@@ -1,4 +1,5 @@
 import Foundation
+import Infrastructure
 import Ledger
 import Service
 import Testing

@@ -4,6 +4,7 @@ import Ledger
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 @Suite(.tags(.database)) struct ConfigurationLoadingTests {

@@ -1,5 +1,6 @@
 import AppStore
 import Foundation
+import Infrastructure
 import Service
 import TestSupport
 import Testing

@@ -5,6 +5,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// Issue 11, "What was seen" 7, 9, 10 and 11: the traps a new user fell into, each through the

@@ -5,6 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// Every periodic background job runs on `JobRunner` (issue 37, item 3): rounds spaced by the

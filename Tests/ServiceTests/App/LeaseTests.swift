@@ -4,6 +4,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The leases of background jobs (migration 0032, LeaseTable, LeaseHolder, Lease) on a real

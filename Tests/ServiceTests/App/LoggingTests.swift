@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// Problems name their request, and no secret (API key, shared secret, receipt, JWS) reaches the log.

@@ -6,6 +6,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The service through a real PgBouncer in `pool_mode = transaction` (PgBouncer 1.18: no

@@ -1,6 +1,7 @@
 import Ledger
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// Per app, `"retention": {"rules": [...]}` (api.md §8, docs/config.md): read whole at start-up;

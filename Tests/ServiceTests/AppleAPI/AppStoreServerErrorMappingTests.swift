@@ -3,6 +3,7 @@ import HTTP
 import JSON
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The Server API client's typed errors as the API answers them (docs/api.md §5).

@@ -1,6 +1,7 @@
 import Ledger
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The responder's decisions without I/O: when to send, what, and where an attempt leaves a request.

@@ -7,6 +7,7 @@ import TestStore
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// Answering Apple's CONSUMPTION_REQUEST (api.md §5) against the stand-in of Apple's Server API,

@@ -5,6 +5,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// `POST /v1/subscriptions/{originalTransactionId}/extend` (api.md §5) against the stand-in of

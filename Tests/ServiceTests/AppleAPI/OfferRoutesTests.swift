@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// `POST /v1/offers/signatures` over real HTTP: what it answers verifies with the public half of

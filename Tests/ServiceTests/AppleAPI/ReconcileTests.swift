@@ -5,6 +5,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// `POST /v1/admin/reconcile` (api.md §5, missed notifications) against the stand-in of Apple's

@@ -5,6 +5,7 @@ import Ledger
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// `POST /v1/apple/retention-message` (api.md §8) over real HTTP: Apple's signed realtime request

@@ -5,6 +5,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// `PUT /v1/subscriptions/{originalTransactionId}/app-account-token` (api.md §8): Apple's Set App

@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// `POST /v1/users/{userId}/sync` (api.md §5) against the stand-in of Apple's Server API (which

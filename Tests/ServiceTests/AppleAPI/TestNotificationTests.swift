@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The "is my notification URL right?" check (api.md §5): `POST /v1/admin/apple/test-notification`

@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// API keys and scopes (docs/api.md §2: read = GET user data, write = ingest and debit, admin =

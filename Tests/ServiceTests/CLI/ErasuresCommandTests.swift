@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// `iap-ledger erasures` (docs/operations.md, "Erasure and backups"): a backup taken before an

@@ -7,6 +7,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// One catalog in force (docs/api.md §1.1): the catalog is recorded in the event log, every instance

@@ -3,6 +3,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// A purchase of a product missing from the catalog is recorded and never silent (api.md §1):

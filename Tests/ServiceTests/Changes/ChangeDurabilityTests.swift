@@ -6,6 +6,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// api.md §4: "an acknowledged write's changes are never lost" and "deliveries survive restarts

@@ -3,6 +3,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The change feed over every docs/domain.md scenario through HTTP and real PostgreSQL (the

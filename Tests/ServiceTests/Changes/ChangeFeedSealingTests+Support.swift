@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// What ChangeFeedSealingTests read the feed and the tables with.

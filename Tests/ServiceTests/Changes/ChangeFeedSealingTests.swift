@@ -7,6 +7,7 @@ import Ledger
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The change feed names users by subject and seals what it says of them (docs/architecture.md,

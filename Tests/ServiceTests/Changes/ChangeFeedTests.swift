@@ -5,6 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The pull feed of api.md §4 through HTTP and real PostgreSQL: what writes emit, what time

@@ -8,6 +8,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// A webhook receiver over real HTTP (the service's own HTTP server): answers what `answer`

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The deliverer's slots: a finished send hands its slot to the next claimed delivery at once.

@@ -5,6 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// Promotional grants (api.md §6) through HTTP and real PostgreSQL: the entitlement they give,

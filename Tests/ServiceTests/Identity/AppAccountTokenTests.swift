@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// api.md §7, tokens: `POST /v1/users/{userId}/app-account-token` mints or registers a user's

@@ -3,6 +3,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// Apple's `appTransactionId` (App Store Server API 1.15, one per Apple Account and app) is

@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 
 @testable import AppStore
+@testable import Infrastructure
 @testable import Service
 
 /// api.md §7, `DELETE /v1/users/{userId}`: after an erasure nothing in the database holds the

@@ -4,6 +4,7 @@ import Foundation
 import JSON
 import Ledger
 
+@testable import Infrastructure
 @testable import Service
 
 /// A database as iap-ledger left it before migrations 0047 and 0049 (users by id, tokens and

@@ -5,6 +5,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The log migration of `iap-ledger migrate` (docs/architecture.md, "Events already written"):

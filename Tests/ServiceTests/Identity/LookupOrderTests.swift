@@ -5,6 +5,7 @@ import TestStore
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// `GET /v1/lookup?orderId=` (api.md §7): Apple's Look Up Order ID, played by the stand-in

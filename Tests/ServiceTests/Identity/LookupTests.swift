@@ -5,6 +5,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// api.md §7, `GET /v1/lookup`: the user and chain behind a transactionId, an

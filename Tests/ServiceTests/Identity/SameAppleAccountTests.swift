@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// api.md §7, `sameAppleAccountAs`: a later purchase from an Apple Account (`appTransactionId`)

@@ -3,6 +3,7 @@ import Ledger
 import Testing
 
 @testable import AppStore
+@testable import Infrastructure
 @testable import Service
 
 /// How a user's events are stored under subjects (`SubjectCodec`): each kind of user event

@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import AppStore
+@testable import Infrastructure
 @testable import Service
 
 /// The log names users by subject and seals what is personal (docs/architecture.md, "Erasure on

@@ -5,6 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// An alias merge racing purchases and debits on both ids (api.md §7): nothing is lost, nothing

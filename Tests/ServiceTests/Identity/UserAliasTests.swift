@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// api.md §7, aliases: `POST /v1/users/{userId}/aliases` merges another id (the anonymous one an

@@ -2,6 +2,7 @@ import EventStore
 import Ledger
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The group commit's planner alone: no database, no threads. Each test feeds it what the

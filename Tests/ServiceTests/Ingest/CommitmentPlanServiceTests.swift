@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 
 @testable import AppStore
+@testable import Infrastructure
 @testable import Service
 
 /// api.md §8, commitment plans end to end: Apple's own fixture maps to the domain's fields, and

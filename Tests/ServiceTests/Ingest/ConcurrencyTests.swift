@@ -4,6 +4,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// Concurrent debits over separate HTTP connections never overdraw.

@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// api.md §8, RESCIND_CONSENT (Notifications 2.19): a parent withdrew consent for a minor. The

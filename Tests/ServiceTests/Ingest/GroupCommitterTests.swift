@@ -3,6 +3,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// How the group committer gathers requests from threads, with a stand-in for the batch (no

@@ -1,6 +1,7 @@
 import EventStore
 import Ledger
 
+@testable import Infrastructure
 @testable import Service
 
 /// Facts, streams and append answers for `IngestPlannerTests`, built in memory.

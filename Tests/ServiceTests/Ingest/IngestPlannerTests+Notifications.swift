@@ -2,6 +2,7 @@ import EventStore
 import Ledger
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// What Apple pushes, through the planner: the inbox's duplicate, appAccountToken claims,

@@ -2,6 +2,7 @@ import EventStore
 import Ledger
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The ingest planner alone: no database, no clock. Each test feeds it what the reads would

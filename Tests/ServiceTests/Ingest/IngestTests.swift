@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// Idempotency, claims before and after facts, transfer/keep policies and `asOf`, over HTTP.

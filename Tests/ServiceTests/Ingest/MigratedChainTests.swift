@@ -3,6 +3,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// api.md §8, `previousOriginalTransactionId` (Notifications 2.16): a subscription migrated to a

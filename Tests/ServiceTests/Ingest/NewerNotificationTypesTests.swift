@@ -3,6 +3,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// api.md §8, notification types: `ONE_TIME_CHARGE` carries a one-time purchase and is applied as

@@ -2,6 +2,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// Prorated refunds (App Store Server API 1.19, api.md §3.1) through HTTP: Apple's signed

@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// StoreKit 1 receipts are checked locally before Apple is asked: text that is not base64 of a

@@ -7,6 +7,7 @@ import TestSupport
 import Testing
 
 @testable import AppStore
+@testable import Infrastructure
 @testable import Service
 
 /// api.md §8, the renewal info's newer fields end to end: Apple's fixture maps to them, the

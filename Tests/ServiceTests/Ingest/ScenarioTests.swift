@@ -2,6 +2,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// Every scenario of docs/domain.md, driven through HTTP with minted signed vectors and asserted on

@@ -3,6 +3,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// Arrival order means nothing: the facts of every docs/domain.md scenario, delivered in order to one

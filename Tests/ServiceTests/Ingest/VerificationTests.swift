@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// Every rejection of the verifier surfaces as 422 `verification_failed` with its `reason`, and

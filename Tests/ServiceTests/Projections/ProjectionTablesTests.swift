@@ -2,6 +2,7 @@ import EventStore
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The projection tables' one owners against a real database: what ingest, catalog changes and

@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 @Suite(.tags(.database)) struct ProjectionVersionsTests {

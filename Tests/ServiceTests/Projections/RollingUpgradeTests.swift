@@ -6,6 +6,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// Rolling upgrades (issue 16, deliverable 3): instances left on older code than the database's

@@ -3,6 +3,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// api.md §8, `GET /v1/users/{userId}/eligibility?productId=P`: Apple's rule for introductory

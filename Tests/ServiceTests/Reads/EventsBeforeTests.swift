@@ -2,6 +2,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// `GET /v1/users/{userId}/events?before=SEQ`: the history newest first, paged backwards (the

@@ -5,6 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// History reads on a real streaming replica (`DATABASE_READ_URL`): never less than the caller's

@@ -5,6 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The feed on its own against real PostgreSQL: what a check drops, and readers that give up

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The in-process document store on its own: time windows, the ticket race, the memory bound.

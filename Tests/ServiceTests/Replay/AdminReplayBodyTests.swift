@@ -2,6 +2,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// `POST /v1/admin/replay` rebuilds and swaps live projections, so its body is read strictly:

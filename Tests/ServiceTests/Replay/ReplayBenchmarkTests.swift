@@ -3,6 +3,7 @@ import Foundation
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The bench tool's generated log (`ReplayBenchmarkLog`) is a log the replay judges as it would

@@ -3,6 +3,7 @@ import Ledger
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// A replay tells the change feed what it changed (api.md §4): one CORRECTION per changed user,

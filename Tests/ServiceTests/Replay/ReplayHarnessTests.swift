@@ -5,6 +5,7 @@ import Ledger
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 @Suite struct ReplayHarnessTests {

@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 
 /// The replay, projection and analytics suites' use of the one harness: a service whose clock

@@ -4,6 +4,7 @@ import JSON
 import Synchronization
 import TestSupport
 
+@testable import Infrastructure
 @testable import Service
 
 /// "Now" for a test service: the wall clock plus an offset the test moves, so expiry and grace

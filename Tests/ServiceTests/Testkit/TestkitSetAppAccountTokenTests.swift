@@ -3,6 +3,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Infrastructure
 @testable import Service
 @testable import TestStore
 

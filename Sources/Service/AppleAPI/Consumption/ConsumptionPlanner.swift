@@ -1,3 +1,4 @@
+import Infrastructure
 import Ledger
 
 /// Where a CONSUMPTION_REQUEST stands (`apple.consumption_requests.state`).

@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import Ledger
 
 /// The one owner of `apple.consumption_requests`' SQL (migration 0029): Apple's

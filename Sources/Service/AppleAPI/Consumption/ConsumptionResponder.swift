@@ -1,5 +1,6 @@
 import EventStore
 import HTTP
+import Infrastructure
 import Synchronization
 
 /// Answers Apple's CONSUMPTION_REQUESTs in the background (docs/api.md §5): every `poll`, the

@@ -1,6 +1,7 @@
 import AppStore
 import EventStore
 import Foundation
+import Infrastructure
 import JSON
 import Ledger
 

@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 import Ledger
 
 /// The one owner of `apple.retention_requests`' SQL (migration 0046): the index of Apple's

@@ -1,5 +1,6 @@
 import AppStore
 import HTTP
+import Infrastructure
 import JSON
 import Ledger
 

@@ -1,5 +1,6 @@
 import EventStore
 import HTTP
+import Infrastructure
 import JSON
 
 /// The admin routes of webhook delivery (api.md §4, admin scope): each endpoint's health, its

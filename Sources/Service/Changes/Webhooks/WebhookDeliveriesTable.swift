@@ -1,4 +1,5 @@
 import EventStore
+import Infrastructure
 
 /// The one owner of the `webhooks` schema's SQL (migration 0027): endpoint cursors, deliveries
 /// and the append-only attempts log. Bound parameters only.

@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import HTTP
+import Infrastructure
 import Synchronization
 
 extension WebhookDispatcher {

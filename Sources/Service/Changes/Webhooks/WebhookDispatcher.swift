@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import HTTP
+import Infrastructure
 import Synchronization
 
 /// Delivers the change feed to the configured webhook endpoints (api.md §4): one thread per

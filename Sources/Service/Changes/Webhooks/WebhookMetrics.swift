@@ -1,5 +1,6 @@
 import EventStore
 import HTTP
+import Infrastructure
 
 /// The webhook metrics of api.md / issue 13: attempts by endpoint and result, and per endpoint
 /// the open deliveries and the age of the oldest (sampled from the table at scrape time, so

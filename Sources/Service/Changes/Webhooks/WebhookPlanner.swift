@@ -1,3 +1,5 @@
+import Infrastructure
+
 /// The decisions of webhook delivery for one endpoint, with no I/O (the house's sans-IO rule):
 /// which open deliveries to send now, and what an attempt's outcome makes of its delivery. The
 /// dispatcher (WebhookDispatcher) reads the rows, sends, and writes back what this answers.

@@ -1,3 +1,4 @@
+import Infrastructure
 import Synchronization
 
 /// The send slots of one endpoint's deliverer: at most `capacity` sends on the wire, and the

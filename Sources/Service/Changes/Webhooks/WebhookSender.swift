@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import Infrastructure
 
 /// Sends one endpoint's webhook attempts on the dispatcher's HTTPPoster: libcurl's multi
 /// interface on one thread for every endpoint, keep-alive connections, no thread hop per

@@ -1,5 +1,6 @@
 import AppStore
 import Foundation
+import Infrastructure
 
 /// The Standard Webhooks signature (api.md §4): `v1,` + base64(HMAC-SHA256(key, "id.timestamp.body")),
 /// the key being the base64-decoded part of the secret after `whsec_`. Any Standard Webhooks
