@@ -62,6 +62,10 @@ extension ServiceApp {
         /// This instance's name as the holder of background-job leases (`IAP_LEDGER_INSTANCE`):
         /// shown by `GET /v1/admin/projections`; nil: `<hostname>:<port>:<pid>`.
         public var instanceName: String?
+        /// Behind a load balancer: seconds between SIGTERM and the stop, /readyz answering 503
+        /// meanwhile, so the balancer's health check moves traffic away before anything is
+        /// refused (`IAP_LEDGER_DRAIN_SECONDS`). Read by `serve`, which owns the signals.
+        public var drainSeconds = 0
         /// Who signs `POST /v1/offers/signatures` per app; nil: each app's `serverAPI` key
         /// (`OfferRoutes.signers(from:)`). Tests give a signer built from Apple's test key.
         var offerSigners: OfferRoutes.SignerLookup?

@@ -44,7 +44,7 @@ enum CatalogCommand {
                     description: "catalog show takes no --config (it shows the recorded catalog)")
             }
         case "diff", "record":
-            guard let path = parsed.options["config"] ?? CommandLineInterface.environment("IAP_LEDGER_CONFIG") else {
+            guard let path = CommandLineInterface.configurationPath(parsed) else {
                 throw CommandLineArguments.UsageError(description: "catalog \(subcommand) needs --config FILE")
             }
             let loaded = try Configuration.load(path: path)

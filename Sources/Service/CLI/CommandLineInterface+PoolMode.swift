@@ -25,7 +25,7 @@ extension CommandLineInterface {
             if argument == "--\(poolModeFlag)" {
                 guard index + 1 < arguments.count else {
                     throw CommandLineArguments.UsageError(
-                        description: "--\(poolModeFlag) needs a value (session or transaction)")
+                        description: "--\(poolModeFlag) needs a value (\(ServiceSettings.poolMode.rule ?? ""))")
                 }
                 poolModeArgument.withLock { $0 = arguments[index + 1] }
                 index += 2
@@ -41,16 +41,22 @@ extension CommandLineInterface {
         return rest
     }
 
+    /// The flags every command takes, taken out before its own are parsed, with the command's
+    /// own: what `ServiceSettings` reads a setting from.
+    static func flags(_ parsed: CommandLineArguments) -> [String: String] {
+        var flags = parsed.options
+        if let mode = poolModeArgument.withLock({ $0 }) { flags[poolModeFlag] = mode }
+        return flags
+    }
+
     /// The flag, else `DATABASE_POOL_MODE`, else session; a bad value is a usage error naming it.
     static func databasePoolMode() throws(CommandLineArguments.UsageError) -> PoolMode {
-        let flag = poolModeArgument.withLock { $0 }
-        guard let value = flag ?? environment("DATABASE_POOL_MODE") else { return .session }
-        guard let mode = PoolMode(rawValue: value) else {
-            let source = flag == nil ? "DATABASE_POOL_MODE" : "--\(poolModeFlag)"
-            throw CommandLineArguments.UsageError(
-                description: "\(source) must be session or transaction, got \"\(value)\"")
+        let flags = poolModeArgument.withLock { $0 }.map { [poolModeFlag: $0] } ?? [:]
+        do throws(SettingError) {
+            return try ServiceSettings.poolMode.value(flags: flags, environment: processEnvironment) ?? .session
+        } catch {
+            throw CommandLineArguments.UsageError(description: error.description)
         }
-        return mode
     }
 
     /// A command's superuser connection (migrations, keys): no role, the pool mode only.

@@ -1,3 +1,4 @@
+import Arguments
 import Foundation
 import Infrastructure
 
@@ -13,13 +14,18 @@ extension CommandLineInterface {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
-    static func environment(_ name: String) -> String? {
-        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else { return nil }
-        return value
+    /// The process's environment as a value: what `ServiceSettings` reads settings from (a
+    /// test hands its own instead).
+    static var processEnvironment: [String: String] { ProcessInfo.processInfo.environment }
+
+    /// `--config FILE`, else `IAP_LEDGER_CONFIG` (`ServiceSettings.config`), nil when neither.
+    static func configurationPath(_ parsed: CommandLineArguments) -> String? {
+        ServiceSettings.config.text(flags: parsed.options, environment: processEnvironment)
     }
 
-    static func loadConfiguration(_ path: String?) throws -> Configuration {
-        guard let path = path ?? environment("IAP_LEDGER_CONFIG") else { return .empty }
+    /// The configuration file `configurationPath` names; none: the empty configuration.
+    static func loadConfiguration(_ parsed: CommandLineArguments) throws -> Configuration {
+        guard let path = configurationPath(parsed) else { return .empty }
         return try Configuration.load(path: path)
     }
 

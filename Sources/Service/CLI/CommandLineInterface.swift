@@ -9,7 +9,7 @@ public enum CommandLineInterface {
         usage: iap-ledger <command> [options]
 
         commands:
-          serve [--config FILE] [--port N] [--data-dir DIR] [--host ADDR] [--threads N] [--http-workers N] [--db-connections N]
+          serve \(ServiceSettings.serveSynopsis)
                                   run the service (embedded PostgreSQL unless DATABASE_URL is set)
           migrate [--data-dir DIR]  apply pending migrations (then, once, the log migration) and exit
           keys create --name NAME --scopes read,write,admin [--data-dir DIR]
@@ -45,16 +45,9 @@ public enum CommandLineInterface {
         Every command that connects takes --database-pool-mode session|transaction (DATABASE_POOL_MODE,
         default session): transaction when DATABASE_URL is PgBouncer with pool_mode = transaction.
 
-        environment: DATABASE_URL, PORT, IAP_LEDGER_CONFIG, IAP_LEDGER_HOST,
-          IAP_LEDGER_KEY_CACHE_SECONDS (how long serve trusts a key before asking PostgreSQL again,
-          default 30: a key revoked with `keys revoke` stops working within that time),
-          IAP_LEDGER_USER_CACHE_MB (memory for cached user documents, default 32; 0 turns the cache off),
-          IAP_LEDGER_INGEST_COMMITTERS, IAP_LEDGER_INGEST_BATCH_MAX (group commit: ingest transactions
-          at once, default 2, requests arriving meanwhile share the next, 0 off; at most 16 per commit),
-          IAP_LEDGER_DRAIN_SECONDS (after SIGTERM, /readyz answers 503 this long before serve stops,
-          default 0: behind a load balancer, longer than its health check takes to notice),
-          IAP_LEDGER_INSTANCE (this instance's name as the holder of background jobs, shown by
-          GET /v1/admin/projections; default <hostname>:<port>:<pid>)
+        serve's settings, from its flags and the environment (a flag wins over its variable; an empty
+        variable counts as unset):
+        \(ServiceSettings.settingsText)
         """
 
     /// Runs one command. `more` adds commands of targets Service does not import (the
@@ -64,7 +57,7 @@ public enum CommandLineInterface {
             printError(usage)
             return 2
         }
-        if environment("IAP_LEDGER_MIGRATIONS") != nil {
+        if processEnvironment["IAP_LEDGER_MIGRATIONS"]?.isEmpty == false {
             // Set by earlier deployments (deploy/iap-ledger.env); harmless now, but say so once
             // rather than let an operator believe the folder it names is what runs.
             printError("iap-ledger: IAP_LEDGER_MIGRATIONS is ignored: the migrations are compiled into the binary")

@@ -63,7 +63,9 @@ enum DatabaseLocator {
     static func withDatabase<T>(
         dataDirectory: String?, _ body: (_ conninfo: String, _ temporary: Bool) throws -> T
     ) throws -> T {
-        var found = find(dataDirectory: dataDirectory, databaseURL: CommandLineInterface.environment("DATABASE_URL"))
+        var found = find(
+            dataDirectory: dataDirectory,
+            databaseURL: ServiceSettings.databaseURL.text(environment: CommandLineInterface.processEnvironment))
         switch found {
         case .url(let url):
             let target = ConnectionTarget(conninfo: url).map { "\($0)" } ?? "(libpq cannot parse it)"

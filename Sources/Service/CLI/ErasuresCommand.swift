@@ -43,7 +43,7 @@ enum ErasuresCommand {
                     description:
                         "\(file) names no subject (s_ and 32 hex digits): is it a list from `iap-ledger erasures`?")
             }
-            let configuration = try CommandLineInterface.loadConfiguration(parsed.options["config"])
+            let configuration = try CommandLineInterface.loadConfiguration(parsed)
             return try apply(subjects, configuration: configuration, dataDirectory: parsed.options["data-dir"])
         case let other?:
             throw CommandLineArguments.UsageError(description: "unknown subcommand \"\(other)\" (apply, or none)")

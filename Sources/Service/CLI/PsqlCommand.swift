@@ -40,13 +40,14 @@ enum PsqlCommand {
                 throw ServiceApp.StartupError(
                     description: "psql cannot be pointed at this DATABASE_URL (libpq cannot parse it)")
             }
+            // psql inherits the environment (libpq's own PG* variables are not settings of ours).
+            var environment = CommandLineInterface.processEnvironment
             if let role = parsed.options["role"] {
                 // Applied by the server when the session starts: the same as SET ROLE (the
                 // connecting superuser is a member of both roles, see migrations 0001 and 0022).
-                let inherited = variables["PGOPTIONS"] ?? CommandLineInterface.environment("PGOPTIONS")
+                let inherited = variables["PGOPTIONS"] ?? environment["PGOPTIONS"].flatMap { $0.isEmpty ? nil : $0 }
                 variables["PGOPTIONS"] = [inherited, "-c role=\(role)"].compactMap { $0 }.joined(separator: " ")
             }
-            var environment = ProcessInfo.processInfo.environment
             for (name, value) in variables { environment[name] = value }
             let argv = [psql] + parsed.positionals
             fflush(nil)

@@ -41,8 +41,8 @@ enum ReconcileCommand {
             throw CommandLineArguments.UsageError(
                 description: "reconcile takes no argument, got \"\(parsed.positionals[0])\"")
         }
-        let configPath = parsed.options["config"] ?? CommandLineInterface.environment("IAP_LEDGER_CONFIG")
-        let configuration = try CommandLineInterface.loadConfiguration(parsed.options["config"])
+        let configPath = CommandLineInterface.configurationPath(parsed)
+        let configuration = try CommandLineInterface.loadConfiguration(parsed)
         let request = try check(
             parsed.options, configuration: configuration, configPath: configPath, now: Timestamp.nowMillis())
         return try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in

@@ -35,7 +35,7 @@ enum ReplayCommand {
             }
             options.projections = [name]
         }
-        let configuration = try CommandLineInterface.loadConfiguration(parsed.options["config"])
+        let configuration = try CommandLineInterface.loadConfiguration(parsed)
         return try CommandLineInterface.withAdminConnection(dataDirectory: parsed.options["data-dir"]) { conninfo in
             let poolMode = try CommandLineInterface.databasePoolMode()
             let admin = try CommandLineInterface.adminConnection(conninfo)

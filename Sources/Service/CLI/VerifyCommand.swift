@@ -17,7 +17,7 @@ enum VerifyCommand {
             CommandLineInterface.printError(verifyUsage)
             return 2
         }
-        let configuration = try CommandLineInterface.loadConfiguration(parsed.options["config"])
+        let configuration = try CommandLineInterface.loadConfiguration(parsed)
         let source = parsed.positionals[0]
         let data =
             source == "-"
