@@ -2,9 +2,15 @@ import EventStore
 import Infrastructure
 import Ledger
 
-/// Plans a group commit: several verified requests, each with its own `IngestPlanner`, decided
-/// and recorded in one transaction with one durable commit. Sans I/O like the planner it
-/// wraps; the shell is `Ingestion+GroupCommit.swift`.
+/// Plans what one transaction of ingest records: several verified requests, each with its own
+/// `IngestPlanner`, decided and recorded in one transaction with one durable commit (a group
+/// commit), or one request by itself (`solo`). Sans I/O like the planner it wraps; the one shell
+/// that performs its actions is `Ingestion.perform`.
+///
+/// Solo, every action of the request's planner passes through, with the ones only a lone
+/// request may take: a restart with more locks up front, a read of other chains after the
+/// append, a duplicate notification's document stored again. In a batch of several, a member
+/// that would need one of them leaves the batch and is recorded solo afterwards:
 ///
 ///     start ─▶ lockAndRead(the members' first locks, one sorted set; owners; streams)
 ///         ─▶ read: per member ─┬─ decided ─────────────────────────────────────────────┐
@@ -32,9 +38,11 @@ struct BatchPlanner {
         case finished(IngestOutcome)
         /// Refused under its locks; nothing of it was written.
         case rejected(Rejection)
-        /// Left the batch with nothing written: record it by itself (today's path, its own
+        /// Left the batch with nothing written: record it by itself (solo, with its own
         /// retries and errors), so it never fails or delays a neighbour.
         case alone
+        /// Solo: restarted too often (`IngestPlanner`'s `giveUp`); nothing was written.
+        case gaveUp(String)
     }
 
     /// The next thing for the shell to do.
@@ -53,6 +61,14 @@ struct BatchPlanner {
         /// Something no member can be blamed for (a stream twice): roll back, and every member
         /// records alone.
         case abandon(reason: String)
+        /// Solo: end the transaction with nothing written and `start` again (the planner now
+        /// locks more up front).
+        case restart
+        /// Solo: read every event of `streams`; answer with `otherChainsRead(_:)`.
+        case read(streams: [String])
+        /// Solo: the notification was recorded before and nothing was appended; store the
+        /// document of `storeDocumentOf` (if any) as the log has it, then `finishedDuplicate(_:)`.
+        case finishDuplicate(IngestOutcome, storeDocumentOf: String?)
     }
 
     /// One member's append.
@@ -75,6 +91,9 @@ struct BatchPlanner {
         self.ends = Array(repeating: nil, count: planners.count)
     }
 
+    /// One request by itself: its planner's actions pass through (`pass`).
+    var solo: Bool { planners.count == 1 }
+
     /// How many members are still in the batch.
     var admitted: Int { locked.count }
 
@@ -82,6 +101,10 @@ struct BatchPlanner {
     /// of every member admitted before it (and the first with an idempotency key); the others
     /// end alone.
     mutating func start(catalogVersion: Int64) -> Action {
+        if solo {
+            ends[0] = nil
+            return pass(planners[0].start(catalogVersion: catalogVersion))
+        }
         var taken = Set<String>()
         var keyed = false
         var ownersOf: [String] = []
@@ -110,6 +133,7 @@ struct BatchPlanner {
     mutating func read(
         owners: [String: String], streams: [String: LedgerRepository.LoadedStream], announced: [String: Int64]
     ) -> Action {
+        if solo { return pass(planners[0].read(owners: owners, streams: streams, announced: announced)) }
         for index in locked.keys.sorted() {
             let mine = locked[index]!
             let asked = Set(ownersAsked[index]!)
@@ -134,6 +158,9 @@ struct BatchPlanner {
     mutating func appended(_ recorded: [RecordedEvent]?, otherChains: [String: LedgerRepository.LoadedStream])
         -> Action
     {
+        if solo {
+            return pass(planners[0].appended(recorded.map { .recorded($0) } ?? .duplicate, otherChains: otherChains))
+        }
         guard let recorded else {
             // The member with the key is a redelivery another transaction recorded first. Without
             // it the append is still the transaction's first write (a duplicate writes nothing).
@@ -170,6 +197,7 @@ struct BatchPlanner {
 
     /// The answer to `commit`: the documents rendered and stored, by user.
     mutating func committed(documents: [String: [UInt8]]) -> Action {
+        if solo { return pass(planners[0].committed(documents: documents)) }
         for index in writes.keys.sorted() {
             guard case .finish(let outcome) = planners[index].committed(documents: documents) else {
                 preconditionFailure("a committed member finishes")
@@ -178,6 +206,46 @@ struct BatchPlanner {
         }
         writes = [:]
         return .finish
+    }
+
+    /// Solo: the answer to `read(streams:)`.
+    mutating func otherChainsRead(_ streams: [String: LedgerRepository.LoadedStream]) -> Action {
+        precondition(solo, "only a lone request reads other chains after its append")
+        return pass(planners[0].otherChainsRead(streams))
+    }
+
+    /// Solo: the duplicate's answer, its document stored (`finishDuplicate`).
+    mutating func finishedDuplicate(_ outcome: IngestOutcome) -> Action {
+        ends[0] = .finished(outcome)
+        return .finish
+    }
+
+    /// What the shell read of identities for every member (`IdentityReads`), before `read`.
+    mutating func give(_ identities: IdentityReads.Answer) {
+        for index in planners.indices { identities.give(to: &planners[index]) }
+    }
+
+    /// A lone request's planner, action for action; its ends are the batch's one end.
+    private mutating func pass(_ action: IngestPlanner.Action) -> Action {
+        switch action {
+        case .lockAndRead(let locks, let ownersOf, let streams):
+            return .lockAndRead(locks: locks, ownersOf: ownersOf, streams: streams)
+        case .restart: return .restart
+        case .append(let append, let alsoRead): return .append([Member(index: 0, append: append)], alsoRead: alsoRead)
+        case .read(let streams): return .read(streams: streams)
+        case .commit(let writes): return .commit([(0, writes)])
+        case .finishDuplicate(let outcome, let user): return .finishDuplicate(outcome, storeDocumentOf: user)
+        case .finish(let outcome):
+            ends[0] = .finished(outcome)
+            return .finish
+        // Refused or given up before anything was written: the transaction ends empty.
+        case .reject(let rejection):
+            ends[0] = .rejected(rejection)
+            return .finish
+        case .giveUp(let reason):
+            ends[0] = .gaveUp(reason)
+            return .finish
+        }
     }
 
     private mutating func leave(_ index: Int, _ end: End) {

@@ -75,17 +75,17 @@ extension Ingestion {
             let (ends, changes) = try ledger.unitOfWork { connection throws(ServiceError) in
                 // Planned anew on every attempt (a retry after a newer catalog starts over).
                 let documents = ledger.documents
-                var members: [IngestPlanner] = []
-                for request in requests {
-                    let member = IngestPlanner(
+                let members = requests.map { request in
+                    IngestPlanner(
                         batch: request.batch, claimant: request.claimant,
-                        policy: ledger.configuration.ledgerTransferPolicy,
-                        now: now)
-                    members.append(member)
+                        policy: ledger.configuration.ledgerTransferPolicy, now: now)
                 }
-                try readIdentities(for: &members, on: connection)
                 var planner = BatchPlanner(members)
-                let changes = try perform(&planner, requests, documents: documents, now: now, on: connection)
+                guard
+                    case .done(let changes) = try perform(
+                        &planner, metadata: requests.map(\.context.metadata), identities: IdentityReads(members),
+                        documents: documents, now: now, on: connection)
+                else { throw .internalError("a batch of several ended as only a lone request may") }
                 return (planner.ends, changes)
             }
             ledger.changeTally.count(changes)
@@ -99,6 +99,9 @@ extension Ingestion {
                 case .rejected(let rejection)?:
                     together += 1
                     return .failed(.rejected(rejection))
+                case .gaveUp(let reason)?:
+                    together += 1
+                    return .failed(.conflict(reason))
                 case .alone?, nil:
                     return .alone
                 }
@@ -108,56 +111,6 @@ extension Ingestion {
         } catch {
             ledger.logger.warning("group commit failed; its requests are recorded one by one", ["error": "\(error)"])
             return Array(repeating: .alone, count: requests.count)
-        }
-    }
-
-    /// Performs the batch planner's actions on `connection`; the changes written, on success.
-    private func perform(
-        _ planner: inout BatchPlanner, _ requests: [IngestRequest], documents: UserDocuments, now: Int64,
-        on connection: Connection
-    ) throws(ServiceError) -> [NewChange] {
-        var action = planner.start(catalogVersion: documents.catalogVersion)
-        var written: [NewChange] = []
-        var subjects = Subjects()
-        while true {
-            switch action {
-            case .lockAndRead(let locks, let ownersOf, let streams):
-                let found = try lockAndRead(locks: locks, ownersOf: ownersOf, streams: streams, on: connection)
-                // An alias among the locked users (api.md §7): `record` resolves it, one by one.
-                guard found.aliases.isEmpty else { throw .internalError("a request named an alias") }
-                action = planner.read(owners: found.owners, streams: found.streams, announced: found.announced)
-
-            case .append(let members, let alsoRead):
-                // Every member's events in one es.append, each with its own request's metadata.
-                subjects = try ledger.repository.subjects(for: members.flatMap(\.append.events), on: connection)
-                let request = try ledger.repository.appendRequest(
-                    members.map { member in
-                        (member.append.events, requests[member.index].context.metadata, member.append.expected)
-                    },
-                    idempotencyKey: members.lazy.compactMap(\.append.idempotencyKey).first, subjects: subjects)
-                var pipeline = PipelineBatch()
-                let appendSlot = pipeline.add(request.statement)
-                let saveSlot = pipeline.add(request.saveStatement)
-                let otherSlot = pipeline.add(ledger.repository.loadStatement(streams: alsoRead))
-                let results = try database { () throws(DatabaseError) in try pipeline.run(on: connection) }
-                // No append sent (members only reading other chains): nothing recorded, no duplicate.
-                var recorded: [RecordedEvent]? = []
-                if let rows = results[appendSlot] { recorded = try ledger.repository.appended(request, rows) }
-                if recorded != nil { try request.saved(results[saveSlot]) }
-                action = planner.appended(recorded, otherChains: try decodeStreams(results[otherSlot], on: connection))
-
-            case .commit(let members):
-                let done = try commit(
-                    members.map(\.writes), now: now, documents: documents, known: subjects, on: connection)
-                written = done.changes
-                action = planner.committed(documents: done.rendered)
-
-            case .finish:
-                return written
-
-            case .abandon(let reason):
-                throw .internalError("group commit abandoned: \(reason)")
-            }
         }
     }
 }

@@ -12,9 +12,10 @@ struct Ingestion {
 extension Ingestion {
     /// Records verified facts: decide per chain, claim chains (for `claimant`, or through an
     /// `appAccountToken` for unclaimed chains), append everything atomically, and re-render the
-    /// documents of every user whose view changed — all in one transaction.
+    /// documents of every user whose view changed — all in one transaction: a batch of one
+    /// (`BatchPlanner`, solo) performed by the one shell, `perform`.
     ///
-    /// `IngestPlanner` decides what to do; this shell only performs its actions. Three round
+    /// `IngestPlanner` decides what to do; the shell only performs its actions. Three round
     /// trips for a purchase, each a pipeline: (BEGIN,) lock the chains and the claimant, read the
     /// chains' owners, read every locked stream; append (and read the other chains of the users
     /// to re-render); write the projections and COMMIT.
@@ -26,21 +27,31 @@ extension Ingestion {
         -> IngestOutcome
     {
         var claimant = named.map { ledger.knownAliases.target(of: $0) ?? $0 }
-        var planner = IngestPlanner(
-            batch: batch, claimant: claimant, policy: ledger.configuration.ledgerTransferPolicy, now: ledger.clock())
+        let policy = ledger.configuration.ledgerTransferPolicy
+        let now = ledger.clock()
+        var planner = BatchPlanner([IngestPlanner(batch: batch, claimant: claimant, policy: policy, now: now)])
         var aliasRestarts = 0
         var aliasTargets: [String: String] = [:]
         while true {
             let end = try ledger.unitOfWork { connection throws(ServiceError) in
-                // One catalog version per attempt (its writes check it is still in force).
-                try perform(&planner, documents: ledger.documents, metadata: context.metadata, on: connection)
+                // One catalog version per attempt (its writes check it is still in force); the
+                // identities go with the first locks.
+                try perform(
+                    &planner, metadata: [context.metadata], identities: IdentityReads(planner.planners),
+                    documents: ledger.documents, now: now, on: connection)
             }
             switch end {
-            case .recorded(var outcome, let changes):
-                ledger.changeTally.count(changes)
-                noteUnconfiguredProducts(outcome)
-                outcome.claimant = claimant
-                return outcome
+            case .done(let changes):
+                switch planner.ends[0] {
+                case .finished(var outcome)?:
+                    ledger.changeTally.count(changes)
+                    noteUnconfiguredProducts(outcome)
+                    outcome.claimant = claimant
+                    return outcome
+                case .rejected(let rejection)?: throw .rejected(rejection)
+                case .gaveUp(let reason)?: throw .conflict(reason)
+                case .alone?, nil: throw .internalError("a lone request ended without an outcome")
+                }
             case .restart:
                 continue  // that transaction ended with nothing written, its locks released
             case .lockedAliases(let targets):
@@ -51,35 +62,33 @@ extension Ingestion {
                 for (alias, target) in targets { ledger.knownAliases.remember(alias: alias, target: target) }
                 aliasTargets.merge(targets) { _, new in new }
                 claimant = claimant.map { targets[$0] ?? $0 }
-                planner = IngestPlanner(
-                    batch: batch, claimant: claimant, policy: ledger.configuration.ledgerTransferPolicy,
-                    now: planner.now)
-                planner.aliasTargets = aliasTargets
-            case .gaveUp(let reason):
-                throw .conflict(reason)
+                var fresh = IngestPlanner(batch: batch, claimant: claimant, policy: policy, now: now)
+                fresh.aliasTargets = aliasTargets
+                planner = BatchPlanner([fresh])
             }
         }
     }
 
-    /// How one attempt (one transaction) ended.
-    private enum IngestAttemptEnd {
-        /// … and the changes it wrote (counted once its transaction committed).
-        case recorded(IngestOutcome, [NewChange])
-        /// Start again with a wider lock set (the planner holds it).
+    /// How one transaction of ingest ended.
+    enum AttemptEnd {
+        /// Every request has its end in the planner (`BatchPlanner.ends`); the changes written,
+        /// to count once the transaction committed.
+        case done([NewChange])
+        /// Solo: start again with a wider lock set (the planner holds it).
         case restart
-        /// Start again afresh: these locked users are aliases (alias → target).
+        /// Solo: start again afresh: these locked users are aliases (alias → target).
         case lockedAliases([String: String])
-        case gaveUp(String)
     }
 
-    /// Runs one attempt: performs the planner's actions on `connection` until it is done.
-    private func perform(
-        _ planner: inout IngestPlanner, documents: UserDocuments, metadata: [UInt8], on connection: Connection
-    ) throws(ServiceError) -> IngestAttemptEnd {
-        // The planner needs them only when it reads what it locked: they go with the first locks.
-        var identities: IdentityReads? = IdentityReads([planner])
+    /// The one shell of ingest: performs the batch planner's actions on `connection` until the
+    /// transaction's work is done — for one request or a group commit of several, each with its
+    /// own `metadata`. `identities`, when given, are read with the first locks.
+    func perform(
+        _ planner: inout BatchPlanner, metadata: [[UInt8]], identities: IdentityReads?, documents: UserDocuments,
+        now: Int64, on connection: Connection
+    ) throws(ServiceError) -> AttemptEnd {
+        var identities = identities
         var action = planner.start(catalogVersion: documents.catalogVersion)
-        var rendered: [String: [UInt8]] = [:]
         var written: [NewChange] = []
         // The subjects the append sealed for, which the feed rows of the same write seal for too.
         var subjects = Subjects()
@@ -88,60 +97,60 @@ extension Ingestion {
             case .lockAndRead(let locks, let ownersOf, let streams):
                 let found = try lockAndRead(
                     locks: locks, ownersOf: ownersOf, streams: streams, identities: identities, on: connection)
-                if !found.aliases.isEmpty { return .lockedAliases(found.aliases) }
-                if let answer = found.identities { answer.give(to: &planner) }
+                if !found.aliases.isEmpty {
+                    // A batch's requests name no alias this process knows: the batch fails and
+                    // each request records solo, where an alias starts the attempt over.
+                    guard planner.solo else { throw .internalError("a request named an alias") }
+                    return .lockedAliases(found.aliases)
+                }
+                if let answer = found.identities { planner.give(answer) }
                 identities = nil
                 action = planner.read(owners: found.owners, streams: found.streams, announced: found.announced)
 
             case .restart:
                 return .restart
 
-            case .append(let append, let alsoRead):
-                subjects = try ledger.repository.subjects(for: append.events, on: connection)
+            case .append(let members, let alsoRead):
+                // Every member's events in one es.append, each with its own request's metadata.
+                subjects = try ledger.repository.subjects(for: members.flatMap(\.append.events), on: connection)
                 let request = try ledger.repository.appendRequest(
-                    append.events, metadata: metadata, expected: append.expected,
-                    idempotencyKey: append.idempotencyKey, subjects: subjects)
+                    members.map { member in (member.append.events, metadata[member.index], member.append.expected) },
+                    idempotencyKey: members.lazy.compactMap(\.append.idempotencyKey).first, subjects: subjects)
                 // The read of the other chains goes along with the append (reads only).
                 var pipeline = PipelineBatch()
                 let appendSlot = pipeline.add(request.statement)
                 let saveSlot = pipeline.add(request.saveStatement)
                 let otherSlot = pipeline.add(ledger.repository.loadStatement(streams: alsoRead))
                 let results = try database { () throws(DatabaseError) in try pipeline.run(on: connection) }
-                guard let answer = results[appendSlot] else {
-                    preconditionFailure("the planner appends only decided events")
-                }
-                let recorded = try ledger.repository.appended(request, answer)
+                // No append sent (members only reading other chains): nothing recorded, no duplicate.
+                var recorded: [RecordedEvent]? = []
+                if let rows = results[appendSlot] { recorded = try ledger.repository.appended(request, rows) }
                 if recorded != nil { try request.saved(results[saveSlot]) }
-                action = planner.appended(
-                    recorded.map { .recorded($0) } ?? .duplicate,
-                    otherChains: try decodeStreams(results[otherSlot], on: connection))
+                action = planner.appended(recorded, otherChains: try decodeStreams(results[otherSlot], on: connection))
 
             case .read(let streams):
                 action = planner.otherChainsRead(try ledger.repository.load(streams: streams, on: connection))
 
-            case .commit(let writes):
-                (rendered, written) = try commit(
-                    [writes], now: planner.now, documents: documents, known: subjects, on: connection)
-                action = planner.committed(documents: rendered)
+            case .commit(let members):
+                let done = try commit(
+                    members.map(\.writes), now: now, documents: documents, known: subjects, on: connection)
+                written = done.changes
+                action = planner.committed(documents: done.rendered)
 
             case .finishDuplicate(var outcome, let user):
-                var changes: [NewChange] = []
                 if let user {
                     // Rendered anew, so what time changed since the stored one is announced first.
-                    (outcome.customer, changes) = try UserDocumentWriter.storeAnnouncing(
-                        ledger.repository.loadUser(user, on: connection), documents: documents, now: planner.now,
+                    (outcome.customer, written) = try UserDocumentWriter.storeAnnouncing(
+                        ledger.repository.loadUser(user, on: connection), documents: documents, now: now,
                         on: connection)
                 }
-                return .recorded(outcome, changes)
+                action = planner.finishedDuplicate(outcome)
 
-            case .finish(let outcome):
-                return .recorded(outcome, written)
+            case .finish:
+                return .done(written)
 
-            case .reject(let rejection):
-                throw .rejected(rejection)
-
-            case .giveUp(let reason):
-                return .gaveUp(reason)
+            case .abandon(let reason):
+                throw .internalError("group commit abandoned: \(reason)")
             }
         }
     }
@@ -218,19 +227,6 @@ extension Ingestion {
             results[aliasesSlot].map(UserAliasesTable.targets(from:)) ?? [:],
             identitySlots.map { IdentityReads.answer(results, $0) }
         )
-    }
-
-    /// What the planners need to know of identities before they decide, read in the attempt's
-    /// transaction in one round trip of its own (none when no batch names a token or an Apple
-    /// Account). A lone batch reads them with its first locks instead (`lockAndRead`).
-    func readIdentities(for planners: inout [IngestPlanner], on connection: Connection) throws(ServiceError) {
-        let reads = IdentityReads(planners)
-        var pipeline = PipelineBatch()
-        let slots = reads.add(to: &pipeline)
-        guard !pipeline.statements.isEmpty else { return }
-        let results = try database { () throws(DatabaseError) in try pipeline.run(on: connection) }
-        let answer = IdentityReads.answer(results, slots)
-        for index in planners.indices { answer.give(to: &planners[index]) }
     }
 
     func decodeStreams(_ rows: Rows?, on connection: Connection) throws(ServiceError)

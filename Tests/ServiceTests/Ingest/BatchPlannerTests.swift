@@ -161,12 +161,98 @@ import Testing
         #expect(alice.transactions.map(\.recorded) == [false])
     }
 
+    // MARK: A lone request (solo): the planner's every action passes through
+
+    /// The second lock round a batch of several sends away (bob takes over zed's chain: zed's
+    /// lock comes after the first round's) is the lone request's own next step.
+    @Test func aLoneRequestTakesASecondLockRoundAndFinishes() {
+        var plan = BatchPlanner([purchase("1000", by: "bob")])
+        #expect(plan.solo)
+        guard case .lockAndRead(let locks, _, _) = plan.start(catalogVersion: 2) else {
+            Issue.record("a lone request starts by locking and reading")
+            return
+        }
+        #expect(locks == ["chain:1000", "user:bob"])
+        let chain = Fixtures.stream(.transactionRecorded(Fixtures.purchase("1000")))
+        guard
+            case .lockAndRead(let more, _, _) = plan.read(
+                owners: ["1000": "zed"], streams: ["chain:1000": chain], announced: [:])
+        else {
+            Issue.record("zed is locked in a second round, not sent away")
+            return
+        }
+        #expect(more == ["user:zed"])
+        #expect(plan.ends.map(Self.name) == ["open"])
+        guard
+            case .append(let members, _) = plan.read(
+                owners: [:], streams: ["user:zed": Fixtures.stream(Fixtures.claimed("zed", "1000"))], announced: [:])
+        else {
+            Issue.record("the transfer appends")
+            return
+        }
+        #expect(members.map(\.index) == [0])
+        guard case .commit(let writes) = plan.appended(Fixtures.recorded(members[0].append), otherChains: [:]) else {
+            Issue.record("the append is followed by the projection writes")
+            return
+        }
+        #expect(writes.map { $0.writes.users.map(\.userId) } == [["bob", "zed"]])
+        guard case .finish = plan.committed(documents: ["bob": Array("b".utf8)]) else {
+            Issue.record("a commit finishes")
+            return
+        }
+        guard case .finished(let outcome) = plan.ends[0] else {
+            Issue.record("the request finishes: \(plan.ends)")
+            return
+        }
+        #expect(outcome.transferredFrom == ["1000": "zed"])
+    }
+
+    /// An owner sorting before the claimant restarts the transaction with both locked up front;
+    /// the restarted attempt starts from the same planner.
+    @Test func aLoneRequestRestartsWithAWiderLockSet() {
+        var plan = BatchPlanner([purchase("1000", by: "zoe")])
+        _ = plan.start(catalogVersion: 1)
+        guard case .restart = plan.read(owners: ["1000": "alice"], streams: [:], announced: [:]) else {
+            Issue.record("alice cannot be locked after zoe: the transaction restarts")
+            return
+        }
+        guard case .lockAndRead(let locks, _, _) = plan.start(catalogVersion: 1) else {
+            Issue.record("the next attempt locks and reads")
+            return
+        }
+        #expect(locks == ["chain:1000", "user:alice", "user:zoe"])
+    }
+
+    /// A refusal ends the lone request before anything is written: the transaction finishes
+    /// empty and the request's end says why.
+    @Test func aLoneRequestRefusedUnderTheKeepPolicyEndsRejected() {
+        var plan = BatchPlanner([
+            IngestPlanner(
+                batch: Fixtures.posted(Fixtures.purchase("1000")), claimant: "bob", policy: .keep, now: Fixtures.t0)
+        ])
+        _ = plan.start(catalogVersion: 1)
+        _ = plan.read(owners: ["1000": "zed"], streams: [:], announced: [:])
+        guard
+            case .finish = plan.read(
+                owners: [:], streams: ["user:zed": Fixtures.stream(Fixtures.claimed("zed", "1000"))], announced: [:])
+        else {
+            Issue.record("the refusal finishes the transaction")
+            return
+        }
+        guard case .rejected(let rejection) = plan.ends[0] else {
+            Issue.record("the request ends rejected: \(plan.ends)")
+            return
+        }
+        #expect(rejection == .ownedByOtherUser(owner: "zed"))
+    }
+
     static func name(_ end: BatchPlanner.End?) -> String {
         switch end {
         case nil: "open"
         case .alone: "alone"
         case .rejected: "rejected"
         case .finished: "finished"
+        case .gaveUp: "gave up"
         }
     }
 }
