@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import Synchronization
+import TestSupport
 import Testing
 
 /// HTTPPoster against an in-process HTTPServer: what arrives, what comes back, and how a
@@ -11,7 +12,9 @@ import Testing
         let requests = Mutex<[HTTPRequest]>([])
     }
 
-    static func receiver(_ seen: Seen) throws -> (server: HTTPServer, port: Int) {
+    /// `/slow` answers only once `slowAnswer` opens (the test opens it when it saw what it waits
+    /// for, or at teardown; the bound keeps a broken test from hanging).
+    static func receiver(_ seen: Seen, slowAnswer: Gate = Gate()) throws -> (server: HTTPServer, port: Int) {
         var router = Router()
         router.add("POST", "/in") { request, _ in
             seen.requests.withLock { $0.append(request) }
@@ -20,7 +23,7 @@ import Testing
         router.add("POST", "/huge") { _, _ in HTTPResponse(status: 200, body: [UInt8](repeating: 0x61, count: 1 << 20))
         }
         router.add("POST", "/slow") { _, _ in
-            Thread.sleep(forTimeInterval: 2)
+            slowAnswer.wait(within: 30)
             return HTTPResponse(status: 200)
         }
         router.add("POST", "/moved") { _, _ in HTTPResponse(status: 302, headers: ["Location": "/in"]) }
@@ -86,8 +89,11 @@ import Testing
 
     @Test func aSlowAnswerEndsAtTheTimeoutWhileAnotherRequestGoesOn() throws {
         let seen = Seen()
-        let (server, port) = try Self.receiver(seen)
+        // The slow answer comes only at teardown: what ends the request can only be its timeout.
+        let slowAnswer = Gate()
+        let (server, port) = try Self.receiver(seen, slowAnswer: slowAnswer)
         defer { server.stop() }
+        defer { slowAnswer.open() }
         let poster = HTTPPoster(name: "poster-test")
         defer { poster.stop() }
         let slow = DispatchSemaphore(value: 0)
@@ -107,7 +113,7 @@ import Testing
         #expect(slow.wait(timeout: .now() + 5) == .success)
         let (outcome, elapsed) = try #require(slowOutcome.withLock { $0 })
         #expect(outcome == .failure(.timedOut))
-        #expect(elapsed >= 0.45 && elapsed < 1.9, "ended after \(elapsed) s, the receiver answers after 2 s")
+        #expect(elapsed >= 0.45 && elapsed < 1.9, "ended after \(elapsed) s, the timeout is 0.5 s")
     }
 
     @Test func aPortNobodyListensOnIsRefused() throws {
