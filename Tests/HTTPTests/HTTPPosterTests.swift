@@ -1,7 +1,6 @@
 import Foundation
 import HTTP
 import Synchronization
-import TestSupport
 import Testing
 
 /// HTTPPoster against an in-process HTTPServer: what arrives, what comes back, and how a
@@ -12,9 +11,7 @@ import Testing
         let requests = Mutex<[HTTPRequest]>([])
     }
 
-    /// `/slow` answers only once `slowAnswer` opens (the test opens it when it saw what it waits
-    /// for, or at teardown; the bound keeps a broken test from hanging).
-    static func receiver(_ seen: Seen, slowAnswer: Gate = Gate()) throws -> (server: HTTPServer, port: Int) {
+    static func receiver(_ seen: Seen) throws -> (server: HTTPServer, port: Int) {
         var router = Router()
         router.add("POST", "/in") { request, _ in
             seen.requests.withLock { $0.append(request) }
@@ -22,9 +19,10 @@ import Testing
         }
         router.add("POST", "/huge") { _, _ in HTTPResponse(status: 200, body: [UInt8](repeating: 0x61, count: 1 << 20))
         }
+        // Not answered while a test runs (the server's stop answers it; 30 s bound it), and
+        // holding no worker thread meanwhile: a blocked worker would delay other connections too.
         router.add("POST", "/slow") { _, _ in
-            slowAnswer.wait(within: 30)
-            return HTTPResponse(status: 200)
+            .deferred(HTTPDeferred(timeout: .seconds(30), timeoutResponse: HTTPResponse(status: 200)))
         }
         router.add("POST", "/moved") { _, _ in HTTPResponse(status: 302, headers: ["Location": "/in"]) }
         return try TestRoutes.server(router: router) { $0.threadCount = 4 }
@@ -89,11 +87,9 @@ import Testing
 
     @Test func aSlowAnswerEndsAtTheTimeoutWhileAnotherRequestGoesOn() throws {
         let seen = Seen()
-        // The slow answer comes only at teardown: what ends the request can only be its timeout.
-        let slowAnswer = Gate()
-        let (server, port) = try Self.receiver(seen, slowAnswer: slowAnswer)
+        // The slow answer never comes while the test runs: what ends the request is its timeout.
+        let (server, port) = try Self.receiver(seen)
         defer { server.stop() }
-        defer { slowAnswer.open() }
         let poster = HTTPPoster(name: "poster-test")
         defer { poster.stop() }
         let slow = DispatchSemaphore(value: 0)
