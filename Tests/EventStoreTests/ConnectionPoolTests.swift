@@ -23,18 +23,33 @@ import Testing
     @Test func callersWaitForAFreeConnection() throws {
         let pool = ConnectionPool(conninfo: try TestDatabase.shared.freshDatabase(), size: 2)
         let maxInUse = Mutex(0)
-        onThreads(8) { _ in
-            for _ in 0..<20 {
-                try? pool.withConnection { connection in
-                    maxInUse.withLock { $0 = max($0, pool.stats.inUse) }
-                    _ = try connection.query("SELECT pg_sleep(0.001)")
+        // The first two borrowers keep their connections until the test has seen the six other
+        // callers waiting for one; then every round goes through.
+        let contended = Gate()
+        defer { contended.open() }
+        let done = Gate()
+        Thread {
+            onThreads(8) { _ in
+                for _ in 0..<20 {
+                    try? pool.withConnection { connection in
+                        maxInUse.withLock { $0 = max($0, pool.stats.inUse) }
+                        _ = try connection.query("SELECT 1")
+                        contended.wait(within: 20)
+                    }
                 }
             }
+            done.open()
+        }.start()
+        try eventually("two connections lent and six callers waiting", within: 20, every: 0.01) {
+            let stats = pool.stats
+            return stats.inUse == 2 && stats.waits == 6
         }
+        contended.open()
+        #expect(done.wait(within: 60), "the callers did not finish")
         let stats = pool.stats
         #expect(maxInUse.withLock { $0 } <= 2)
         #expect(stats.inUse == 0)
-        #expect(stats.waits > 0)
+        #expect(stats.waits >= 6)
         #expect(stats.connects == 2)
     }
 
@@ -71,13 +86,19 @@ import Testing
         #expect(try pool.withConnection { try $0.query("SELECT 2 AS two")[0, "two"] } == "2")
 
         // A connection that was idle in the pool while the server restarted is noticed before use.
+        // Two callers each hold one until both are in: the pool has two open.
         let pids = Mutex<Set<String>>([])
+        let bothIn = DispatchGroup()
+        for _ in 0..<2 { bothIn.enter() }
         onThreads(2) { _ in
             _ = try? pool.withConnection { connection in
-                let pid = try connection.query("SELECT pg_backend_pid() AS p, pg_sleep(0.1)")[0, "p"]!
+                let pid = try connection.query("SELECT pg_backend_pid() AS p")[0, "p"]!
                 pids.withLock { _ = $0.insert(pid) }
+                bothIn.leave()
+                _ = bothIn.wait(timeout: .now() + 20)
             }
         }
+        #expect(pids.withLock { $0.count } == 2, "two connections at once")
         #expect(pool.stats.open == 2)
         server.stop()
         server = try EmbeddedPostgres.start(dataDirectory: directory, settings: TestDatabase.settings)

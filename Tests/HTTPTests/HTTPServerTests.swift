@@ -160,19 +160,31 @@ import Testing
 
     @Test func stopLetsASlowHandlerFinishThenRefusesConnections() throws {
         let entered = DispatchSemaphore(value: 0)
+        // The handler runs until the test has seen the stop begin (not for a guessed duration).
+        let finish = Gate()
+        defer { finish.open() }
         var router = Router()
         router.add("GET", "/slow") { _, _ in
             entered.signal()
-            Thread.sleep(forTimeInterval: 0.4)
+            finish.wait(within: 30)
             return .text(200, "done")
         }
         let (server, port) = try TestRoutes.server(router: router)
         let client = try HTTPTestConnection(port: port)
         try client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(entered.wait(timeout: .now() + 5) == .success)
-        let started = Date()
-        server.stop()
-        #expect(Date().timeIntervalSince(started) > 0.2)
+        let stopped = Gate()
+        Thread {
+            server.stop()
+            stopped.open()
+        }.start()
+        // The stop has begun (new connections are refused) and waits for the handler in hand.
+        try eventually("new connections refused once the stop began", within: 30, every: 0.01) {
+            (try? HTTPTestConnection(port: port)) == nil
+        }
+        #expect(!stopped.isOpen, "stop returned while a handler was running")
+        finish.open()
+        #expect(stopped.wait(within: 30), "stop did not return once the handler finished")
         let response = try client.readResponse()
         #expect(response.status == 200 && response.text == "done")
         #expect(response.headers["connection"]?.lowercased() == "close")

@@ -225,9 +225,11 @@ final class WebhookReceiver: Sendable {
     }
 
     @Test func aReceiverThatNeverAnswersEndsDeadAndRedeliverBringsIt() throws {
-        // Each attempt hangs past the 1 s timeout: no answer at all.
+        // Each attempt hangs past the 1 s timeout: no answer at all until the test saw both end.
+        let hang = Gate()
+        defer { hang.open() }
         let receiver = try receiver { _, _ in
-            Thread.sleep(forTimeInterval: 2.5)
+            hang.wait(within: 30)
             return HTTPResponse(status: 200)
         }
         let service = try service([endpoint("backend", receiver, schedule: [1], timeout: 1)])
@@ -242,6 +244,7 @@ final class WebhookReceiver: Sendable {
         let dead = try service.client("admin").get("/v1/admin/webhooks").json["endpoints"]?.arrayValue?.first?["counts"]
         #expect(dead?["dead"]?.int64Value == 1)
 
+        hang.open()
         receiver.setAnswer { _, _ in HTTPResponse(status: 200) }
         let queued = try service.client("admin").post(
             "/v1/admin/webhooks/backend/redeliver", .object(["status": "dead"]))
@@ -328,8 +331,11 @@ final class WebhookReceiver: Sendable {
 
     @Test func aHugeOrSlowAnswerNeverStallsAnotherEndpoint() throws {
         let huge = try receiver { _, _ in HTTPResponse(status: 200, body: [UInt8](repeating: 0x61, count: 4 << 20)) }
+        // Answers past its 6 s timeout: only once the test is over.
+        let slowAnswer = Gate()
+        defer { slowAnswer.open() }
         let slow = try receiver(threads: 4) { _, _ in
-            Thread.sleep(forTimeInterval: 8)
+            slowAnswer.wait(within: 60)
             return HTTPResponse(status: 200)
         }
         let fast = try receiver()
@@ -411,12 +417,14 @@ final class WebhookReceiver: Sendable {
 @Suite(.serialized, .tags(.database, .slow)) struct WebhookTakeoverTests {
     @Test func aKilledDelivererIsTakenOverAndEveryChangeStillArrives() throws {
         let conninfo = try TestDatabase.shared.freshDatabase()
-        let hanging = Atomic<Bool>(true)
+        // Sends hang until the first instance is killed, then are answered at once.
+        let killed = Gate()
         let receiver = try WebhookReceiver(threads: 16) { _, _ in
-            if hanging.load(ordering: .relaxed) { Thread.sleep(forTimeInterval: 1.5) }
+            killed.wait(within: 60)
             return HTTPResponse(status: 200)
         }
         defer { receiver.stop() }
+        defer { killed.open() }
         let root = try OpsBinary.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let file = root + "/config.json"
@@ -447,7 +455,7 @@ final class WebhookReceiver: Sendable {
         // The first instance is mid-delivery (its sends hang) when it is killed.
         try eventually("!receiver.requests.isEmpty", within: 60) { !receiver.requests.isEmpty }
         #expect(first.stop(SIGKILL) == 128 + SIGKILL)
-        hanging.store(false, ordering: .relaxed)
+        killed.open()
 
         try eventually("not every change was delivered after the takeover: \(second.stderr.suffix(2000))", within: 90) {
             let delivered = try? connection.query(
