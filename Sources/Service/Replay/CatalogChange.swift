@@ -39,7 +39,7 @@ struct CatalogChange {
         var state = ReplayState()
         let reader = ReplayLogReader(connection: connection)
         // One connection, no prefetch: the lookups of subjects run on it between batches.
-        nonisolated(unsafe) let lookupConnection = connection
+        let lookupConnection = connection
         var subjects = ReplaySubjects { () throws(ServiceError) in lookupConnection }
         try subjects.loadAll(on: connection)
         var position = Checkpoint.start

@@ -101,7 +101,7 @@ extension ReplayEngine.Run {
         }
         let feedSubjects = try feedSubjects(ChangeSealing.users(named: changes))
         for insert in try NewChange.inserts(changes, subjects: feedSubjects, recordedAt: swapNow) {
-            try database { () throws(DatabaseError) in try connection.execute(insert) }
+            _ = try database { () throws(DatabaseError) in try connection.execute(insert) }
         }
         stagedWritten = staged.count - restaged.count
         corrections = changes
