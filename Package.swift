@@ -42,8 +42,9 @@ let package = Package(
         // What every room of Service stands on, in layers (docs/architecture.md): configuration,
         // errors, jobs, leases and lifecycle (Shared/), the log as the Ledger reads and writes it
         // (EventLog/), the routes' shared rules (Routing/), API keys (Auth/), the projections'
-        // tables and documents (Projections/), the catalog in force (Catalog/) and the analytics
-        // overview (Analytics/). A target so the compiler keeps its arrows pointing down: nothing
+        // tables and documents (Projections/), the catalog in force (Catalog/), the analytics
+        // overview (Analytics/) and the change feed's rows and writer, which every write path
+        // calls (ChangeFeed/). A target so the compiler keeps its arrows pointing down: nothing
         // here can name a use case, a route or the composition root.
         .target(
             name: "Infrastructure",

@@ -4,14 +4,14 @@ import Ledger
 
 /// Writes a user's document together with the changes it announces: every write of a
 /// document goes through here, so the feed never misses what a stored document says.
-enum UserDocumentWriter {
+package enum UserDocumentWriter {
     /// Stores the document of `after` rendered at `now` together with the changes it announces:
     /// what time changed since the stored one was rendered, then what `events` changed from
     /// `before` (nil: the same facts as `after`). The caller holds the user's stream lock, so
     /// the stored document read here is the one the feed has announced. Returns the document
     /// and the changes, to count once the transaction commits (`changeTally`).
     @discardableResult
-    static func storeAnnouncing(
+    package static func storeAnnouncing(
         _ after: LedgerRepository.UserWorld, before: LedgerRepository.UserWorld? = nil, events: [LedgerEvent] = [],
         documents: UserDocuments, now: Int64, on connection: Connection
     ) throws(ServiceError) -> (document: [UInt8], changes: [NewChange]) {

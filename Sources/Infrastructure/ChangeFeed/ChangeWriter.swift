@@ -9,11 +9,15 @@ import Ledger
 /// period that ended, a grace period that began — with the instants they happened at, then
 /// what the write's facts changed. So the clock and a write racing for the same expiry cannot
 /// both emit it: whichever stores the document first announces it, under the user's lock.
-struct ChangeWriter: Sendable {
-    let catalog: Catalog
+package struct ChangeWriter: Sendable {
+    package let catalog: Catalog
+
+    package init(catalog: Catalog) {
+        self.catalog = catalog
+    }
 
     /// The changes of one user's write at `now`: `rendered` is the document stored after it.
-    func changes(
+    package func changes(
         _ input: ChangeInput, after world: LedgerRepository.UserWorld, events: [LedgerEvent], now: Int64,
         rendered: [UInt8]
     ) -> [NewChange] {

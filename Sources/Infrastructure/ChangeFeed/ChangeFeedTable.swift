@@ -7,10 +7,10 @@ import Ledger
 /// The one owner of `changes.feed`'s SQL (migration 0026): the writes of every path that emits
 /// changes (ingest, debits, the clock, replays) and the horizon reads of the pull feed and of
 /// webhook delivery.
-enum ChangeFeedTable {
+package enum ChangeFeedTable {
     /// Inserts `rows` in order (their seqs follow it), recorded at `recordedAt`; nil for none.
     /// The rows are sealed already (ChangeSealing): this is the only INSERT of a change.
-    static func insert(_ rows: [FeedRow], recordedAt: Int64) -> Query? {
+    package static func insert(_ rows: [FeedRow], recordedAt: Int64) -> Query? {
         guard let first = rows.first else { return nil }
         if rows.count == 1 {
             // A plain VALUES row: its plan is cached, where unnest over arrays is planned anew.
@@ -65,7 +65,7 @@ enum ChangeFeedTable {
     /// (sealed rows), the user id itself (rows in clear: a legacy user, rows from before the feed
     /// was sealed), and its aliases' ids and subjects (api.md §7; none: one index probe). A single
     /// `user_id = ANY(...)` would read and sort every change of the user past the cursor.
-    static func page(after cursor: FeedCursor, limit: Int, userId: String?) -> Query {
+    package static func page(after cursor: FeedCursor, limit: Int, userId: String?) -> Query {
         if let userId {
             return """
                 SELECT \(unescaped: columns) FROM \(unescaped: source) WHERE f.seq = ANY(ARRAY(
@@ -101,7 +101,7 @@ enum ChangeFeedTable {
     }
 
     /// The changes with these seqs (an admin's redelivery, a webhook send), in feed order.
-    static func changes(seqs: [Int64]) -> Query {
+    package static func changes(seqs: [Int64]) -> Query {
         """
         SELECT \(unescaped: columns) FROM \(unescaped: source) WHERE f.seq = ANY(\(array: seqs)::bigint[])
         ORDER BY f.tx, f.seq
@@ -109,23 +109,23 @@ enum ChangeFeedTable {
     }
 
     /// The newest change readers can see (one row, or none on an empty feed).
-    static let head: Query = """
+    package static let head: Query = """
         SELECT seq, tx::text AS tx_text FROM changes.feed WHERE tx < pg_snapshot_xmin(pg_current_snapshot())
         ORDER BY tx DESC, seq DESC LIMIT 1
         """
 
     /// The cursor `head` answered, or `.start` for an empty feed.
-    static func cursor(fromHead rows: Rows) -> FeedCursor {
+    package static func cursor(fromHead rows: Rows) -> FeedCursor {
         guard rows.count == 1, let seq = rows[0, 0].flatMap({ Int64($0) }), let tx = rows[0, 1].flatMap({ UInt64($0) })
         else { return .start }
         return FeedCursor(tx: tx, seq: seq)
     }
 
     /// Counts per type, for `iap_changes_total` at start-up.
-    static let countsByType: Query = "SELECT type, count(*) FROM changes.feed GROUP BY type"
+    package static let countsByType: Query = "SELECT type, count(*) FROM changes.feed GROUP BY type"
 
     /// The rows of `page` and `changes(seqs:)` as stored, with their identity rows.
-    static func decode(_ rows: Rows) -> [ChangeSealing.ReadRow] {
+    package static func decode(_ rows: Rows) -> [ChangeSealing.ReadRow] {
         (0..<rows.count).compactMap { row in
             guard let seq = rows[row, 0].flatMap({ Int64($0) }), let tx = rows[row, 1].flatMap({ UInt64($0) }),
                 let type = rows[row, 2], let occurredAt = rows[row, 5].flatMap({ Int64($0) }),
@@ -149,7 +149,7 @@ enum ChangeFeedTable {
 
     /// `rows` opened (ChangeSealing.open), subjects named inside looked up on `connection`; and
     /// the cursor of the last row read, served or not (nil: none), where the reader goes on from.
-    static func opened(_ rows: Rows, on connection: Connection) throws(ServiceError) -> FeedPage {
+    package static func opened(_ rows: Rows, on connection: Connection) throws(ServiceError) -> FeedPage {
         let read = decode(rows)
         let changes = try ChangeSealing.open(read) { subjects throws(ServiceError) in
             let query = SubjectsTable.existing(subjects: subjects)
@@ -163,10 +163,10 @@ enum ChangeFeedTable {
 
 /// A page of the feed as served: the changes that may be served, and where the reader goes on
 /// from (past rows that are not served: an erased person's). `read` rows were read in all.
-struct FeedPage: Sendable {
-    var changes: [StoredChange]
-    var next: FeedCursor?
-    var read: Int
+package struct FeedPage: Sendable {
+    package var changes: [StoredChange]
+    package var next: FeedCursor?
+    package var read: Int
     /// The seqs of every row read (served or not).
-    var seqs: [Int64]
+    package var seqs: [Int64]
 }

@@ -10,7 +10,7 @@ import Ledger
 /// is the user id (the staged `user_id` is a subject), so the swap can leave out users it
 /// judges again; the table is dropped with the transaction.
 extension ChangeFeedTable {
-    static let createStaging = """
+    package static let createStaging = """
         CREATE TEMPORARY TABLE replay_corrections (
             n bigint NOT NULL, owner text, type text NOT NULL, user_id text, environment text, occurred_at bigint NOT NULL,
             product_id text, original_transaction_id text, transaction_id text, entitlement_ids text[] NOT NULL,
@@ -18,13 +18,13 @@ extension ChangeFeedTable {
         ) ON COMMIT DROP
         """
 
-    static let copyIntoStaging = """
+    package static let copyIntoStaging = """
         COPY pg_temp.replay_corrections (n, owner, type, user_id, environment, occurred_at, product_id,
             original_transaction_id, transaction_id, entitlement_ids, details, customer) FROM STDIN
         """
 
     /// One row of `copyIntoStaging`; `n` orders the rows (their seqs follow it).
-    static func appendStagingRow(_ row: FeedRow, owner: String?, n: Int, into out: inout [UInt8]) {
+    package static func appendStagingRow(_ row: FeedRow, owner: String?, n: Int, into out: inout [UInt8]) {
         func field(_ text: String?) {
             if let text { CopyText.escape(text, into: &out) } else { out.append(contentsOf: "\\N".utf8) }
             out.append(0x09)
@@ -47,7 +47,7 @@ extension ChangeFeedTable {
 
     /// Moves the staged changes into the feed, in order, recorded at `recordedAt`, but for those
     /// of `users` (whose changes the caller judged again under the locks and writes itself).
-    static func insertStaged(except users: [String], recordedAt: Int64) -> Query {
+    package static func insertStaged(except users: [String], recordedAt: Int64) -> Query {
         """
         INSERT INTO changes.feed (type, user_id, environment, occurred_at, recorded_at, product_id,
             original_transaction_id, transaction_id, entitlement_ids, details, customer)

@@ -3,52 +3,52 @@ import JSON
 
 /// One change as the feed stores it, and its JSON (api.md §4): the same bytes in the pull feed
 /// and in every webhook attempt.
-struct StoredChange: Sendable, Hashable {
-    var seq: Int64
-    var tx: UInt64
-    var type: String
-    var userId: String?
+package struct StoredChange: Sendable, Hashable {
+    package var seq: Int64
+    package var tx: UInt64
+    package var type: String
+    package var userId: String?
     /// The feed row's `user_id` as stored: the owner's subject (ChangeSealing), or the id of a
     /// row in clear. What webhook deliveries order a user's changes by; never served.
-    var subject: String?
-    var environment: String?
-    var occurredAt: Int64
-    var recordedAt: Int64
-    var productId: String?
-    var originalTransactionId: String?
-    var transactionId: String?
-    var entitlementIds: [String]
+    package var subject: String?
+    package var environment: String?
+    package var occurredAt: Int64
+    package var recordedAt: Int64
+    package var productId: String?
+    package var originalTransactionId: String?
+    package var transactionId: String?
+    package var entitlementIds: [String]
     /// A JSON object, as stored.
-    var details: String
+    package var details: String
     /// The Customer document after the change, as stored.
-    var customer: String
+    package var customer: String
 
-    var cursor: FeedCursor { FeedCursor(tx: tx, seq: seq) }
+    package var cursor: FeedCursor { FeedCursor(tx: tx, seq: seq) }
 
     /// `chg_` and the seq on 15 digits: the same on every read and every webhook attempt
     /// (Standard Webhooks' `webhook-id`, which receivers dedupe on).
-    var id: String { Self.id(seq: seq) }
+    package var id: String { Self.id(seq: seq) }
 
-    static func id(seq: Int64) -> String {
+    package static func id(seq: Int64) -> String {
         let digits = String(seq)
         return "chg_" + String(repeating: "0", count: max(0, 15 - digits.count)) + digits
     }
 
     /// The seq a change id names; nil when `text` is not one.
-    static func seq(ofId text: String) -> Int64? {
+    package static func seq(ofId text: String) -> Int64? {
         guard text.hasPrefix("chg_") else { return nil }
         let digits = text.dropFirst(4)
         guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
         return Int64(digits)
     }
 
-    func jsonBytes() -> [UInt8] {
+    package func jsonBytes() -> [UInt8] {
         var w = JSONWriter(capacity: 512 + customer.utf8.count + details.utf8.count)
         write(to: &w)
         return w.bytes
     }
 
-    func write(to w: inout JSONWriter) {
+    package func write(to w: inout JSONWriter) {
         w.beginObject()
         w.key("id")
         w.string(id)

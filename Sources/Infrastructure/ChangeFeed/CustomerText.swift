@@ -5,20 +5,20 @@ import JSON
 /// `sameAppleAccountAs` array. The feed stores the document with subjects there (ChangeSealing)
 /// and serves it with ids again; only that array's bytes change, so every other byte of the
 /// document is served exactly as rendered (a parse and re-render would not keep its key order).
-enum CustomerText {
+package enum CustomerText {
     /// Customer.write puts the key after `balances`, at the top level; inside a JSON string a
     /// quote is always escaped, so these bytes cannot occur in any value.
     private static let key = Array(",\"sameAppleAccountAs\":[".utf8)
 
     /// The ids in the document's `sameAppleAccountAs`; nil when it has none (or is no document).
-    static func sameAppleAccountAs(in document: String) -> [String]? {
+    package static func sameAppleAccountAs(in document: String) -> [String]? {
         guard let range = arrayRange(Array(document.utf8)) else { return nil }
         guard case .array(let items)? = try? JSONValue.parse(Array(document.utf8)[range]) else { return nil }
         return items.compactMap(\.stringValue)
     }
 
     /// The document with each element of `sameAppleAccountAs` mapped by `rename`.
-    static func mappingSameAppleAccountAs(_ document: String, _ rename: (String) -> String) -> String {
+    package static func mappingSameAppleAccountAs(_ document: String, _ rename: (String) -> String) -> String {
         let bytes = Array(document.utf8)
         guard let range = arrayRange(bytes), case .array(let items)? = try? JSONValue.parse(bytes[range]) else {
             return document

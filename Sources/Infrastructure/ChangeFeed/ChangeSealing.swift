@@ -5,13 +5,13 @@ import JSON
 import Ledger
 
 /// A change as `changes.feed` stores it (ChangeFeedTable writes these).
-struct FeedRow: Sendable {
+package struct FeedRow: Sendable {
     /// The owner's subject; the user id itself for a user without a key (legacy); nil for TEST.
-    var userId: String?
+    package var userId: String?
     /// The columns other than these three are the draft's, as they always were.
-    var draft: ChangeDraft
-    var details: String
-    var customer: String
+    package var draft: ChangeDraft
+    package var details: String
+    package var customer: String
 }
 
 /// How the change feed keeps no user id or personal data in clear (issue 36, erasure step 3;
@@ -26,17 +26,17 @@ struct FeedRow: Sendable {
 /// Reading opens them again and maps subjects back to ids: what the feed and webhooks serve is
 /// byte for byte what they served before. A sealed row whose subject has no identity row any
 /// more (an erased person) is not served; a clear row is served only while its user id is known.
-enum ChangeSealing {
+package enum ChangeSealing {
     private static let prefix = "{\"sealed\":\""
     private static let suffix = "\"}"
 
-    static func associatedData(column: String, subject: String) -> [UInt8] {
+    package static func associatedData(column: String, subject: String) -> [UInt8] {
         Array("changes.feed\n\(column)\n\(subject)".utf8)
     }
 
     /// Every user id `changes` name: owners, TRANSFER's `from`/`to` (PRODUCT_CHANGE's are
     /// products), the customers' `sameAppleAccountAs`. What `rows` needs subjects for.
-    static func users(named changes: [NewChange]) -> [String] {
+    package static func users(named changes: [NewChange]) -> [String] {
         var seen: Set<String> = []
         var users: [String] = []
         for change in changes {
@@ -53,7 +53,9 @@ enum ChangeSealing {
     /// The subjects `changes` need: those `known` has with a key (the write's append sealed for
     /// them), the others read on `connection` (one indexed read; none when none is left). In a
     /// write, the subjects written by its append are visible here.
-    static func subjects(for changes: [NewChange], knowing known: Subjects = Subjects(), on connection: Connection)
+    package static func subjects(
+        for changes: [NewChange], knowing known: Subjects = Subjects(), on connection: Connection
+    )
         throws(ServiceError) -> Subjects
     {
         let users = users(named: changes).filter { known.byUser[$0]?.key == nil }
@@ -69,14 +71,14 @@ enum ChangeSealing {
     /// `changes` as the feed stores them, sealed for owners `subjects` holds with a key. A user
     /// named inside without a subject stays as named (none in practice: every user a change
     /// names has written, so has a row).
-    static func rows(_ changes: [NewChange], subjects: Subjects) throws(ServiceError) -> [FeedRow] {
+    package static func rows(_ changes: [NewChange], subjects: Subjects) throws(ServiceError) -> [FeedRow] {
         var rows: [FeedRow] = []
         rows.reserveCapacity(changes.count)
         for change in changes { rows.append(try row(change, subjects: subjects)) }
         return rows
     }
 
-    static func row(_ change: NewChange, subjects: Subjects) throws(ServiceError) -> FeedRow {
+    package static func row(_ change: NewChange, subjects: Subjects) throws(ServiceError) -> FeedRow {
         guard let owner = change.userId, let subject = subjects.byUser[owner], let key = subject.key else {
             return FeedRow(
                 userId: change.userId, draft: change.draft, details: change.detailsJSON, customer: change.customer)
@@ -95,7 +97,7 @@ enum ChangeSealing {
     }
 
     /// The `details` and `customer` columns of a row of `subject`, sealed with its key.
-    static func seal(details: String, customer: String, subject: String, key: [UInt8]) throws(ServiceError)
+    package static func seal(details: String, customer: String, subject: String, key: [UInt8]) throws(ServiceError)
         -> (details: String, customer: String)
     {
         do {
@@ -111,7 +113,7 @@ enum ChangeSealing {
 
     /// A sealed row's `details` and `customer` opened with its subject's key; nil when they do
     /// not open (the wrong key, or not authentic).
-    static func opened(details: String, customer: String, subject: String, key: [UInt8])
+    package static func opened(details: String, customer: String, subject: String, key: [UInt8])
         -> (details: String, customer: String)?
     {
         guard let sealedDetails = sealedText(details), let sealedCustomer = sealedText(customer),
@@ -125,7 +127,7 @@ enum ChangeSealing {
 
     /// A TRANSFER's `details` naming its sides by `rename` (written as reads write it, keys
     /// sorted); other types' details unchanged.
-    static func renamingTransferSides(_ details: String, type: String, _ rename: (String) -> String) -> String {
+    package static func renamingTransferSides(_ details: String, type: String, _ rename: (String) -> String) -> String {
         guard type == ChangeType.transfer.rawValue, case .object(var object)? = try? JSONValue.parse(details) else {
             return details
         }
@@ -138,7 +140,7 @@ enum ChangeSealing {
     }
 
     /// The base64 inside a sealed column; nil for a column in clear.
-    static func sealedText(_ column: String) -> String? {
+    package static func sealedText(_ column: String) -> String? {
         guard column.hasPrefix(prefix), column.hasSuffix(suffix),
             column.utf8.count > prefix.utf8.count + suffix.utf8.count
         else { return nil }
@@ -148,7 +150,7 @@ enum ChangeSealing {
     }
 
     /// The ids of a TRANSFER's sides (nothing for other types).
-    static func transferSides(_ details: [String: JSONValue], type: String) -> [String] {
+    package static func transferSides(_ details: [String: JSONValue], type: String) -> [String] {
         guard type == ChangeType.transfer.rawValue else { return [] }
         return ["from", "to"].compactMap { details[$0]?.stringValue }
     }
@@ -157,19 +159,19 @@ enum ChangeSealing {
 /// Rows read from the feed with the owner's identity row, opened and named by user ids.
 extension ChangeSealing {
     /// One row of ChangeFeedTable's reads: the change as stored, and what the join found.
-    struct ReadRow {
-        var change: StoredChange
+    package struct ReadRow {
+        package var change: StoredChange
         /// The user id of the row's subject, and its key (nil: no identity row has that subject).
-        var ownerId: String?
-        var key: [UInt8]?
+        package var ownerId: String?
+        package var key: [UInt8]?
         /// The row names nobody, or its user is still known (by subject, or by id for a clear row).
-        var known: Bool
+        package var known: Bool
     }
 
     /// The rows that may be served, opened, with user ids in place of subjects. `lookup` reads
     /// the identity rows of subjects named inside that the page's own rows did not resolve
     /// (a transfer's other side, a shared Apple Account's other users): one read, when needed.
-    static func open(
+    package static func open(
         _ rows: [ReadRow], lookup: ([String]) throws(ServiceError) -> Subjects
     ) throws(ServiceError) -> [StoredChange] {
         var opened: [(change: StoredChange, sealed: Bool)] = []
