@@ -6,7 +6,7 @@ import Infrastructure
 /// rule and the `ServiceApp.Options` field it sets. `serve` loads all of them at once
 /// (`load(flags:environment:)`); the other commands read the entries they share with it
 /// (`config`, `databaseURL`, `poolMode`), so each variable is parsed in one place. The usage
-/// text is printed from the same table (ServiceSettings+Usage.swift).
+/// text is printed from the same table (ServiceSettings+Loading.swift).
 enum ServiceSettings {
     static let config = Setting<String>(
         flag: "config", variable: "IAP_LEDGER_CONFIG", placeholder: "FILE",
