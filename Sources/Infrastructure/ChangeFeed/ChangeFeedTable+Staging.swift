@@ -1,5 +1,4 @@
 import EventStore
-import Infrastructure
 import Ledger
 
 /// A replay's corrections, staged before its swap takes the writers' locks: a temporary table

@@ -1,4 +1,3 @@
-import Infrastructure
 import Ledger
 
 /// What one user had before a write, and when the feed last caught up with time for them: what

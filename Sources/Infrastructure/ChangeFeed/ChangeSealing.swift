@@ -1,6 +1,5 @@
 import AppStore
 import EventStore
-import Infrastructure
 import JSON
 import Ledger
 

@@ -1,5 +1,4 @@
 import HTTP
-import Infrastructure
 import Ledger
 import Synchronization
 

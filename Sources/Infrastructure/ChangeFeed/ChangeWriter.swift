@@ -1,5 +1,4 @@
 import EventStore
-import Infrastructure
 import Ledger
 
 /// Names the changes of a write for the feed, under the catalog the write renders with.

@@ -1,4 +1,3 @@
-import Infrastructure
 import JSON
 
 /// The one place a rendered Customer document (api.md §2) names other users: its top-level

@@ -1,5 +1,3 @@
-import Infrastructure
-
 /// A position in the change feed: the (transaction id, seq) pair readers order by (the log's
 /// xid horizon, eventstore.md §1). Spelled `<tx>-<seq>`: opaque to clients, stable across
 /// restarts, instances and replays, and it only grows along the feed.

@@ -1,5 +1,4 @@
 import EventStore
-import Infrastructure
 import JSON
 import Ledger
 

@@ -1,4 +1,3 @@
-import Infrastructure
 import JSON
 
 /// One change as the feed stores it, and its JSON (api.md §4): the same bytes in the pull feed

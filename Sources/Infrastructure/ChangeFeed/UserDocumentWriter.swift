@@ -1,5 +1,4 @@
 import EventStore
-import Infrastructure
 import Ledger
 
 /// Writes a user's document together with the changes it announces: every write of a

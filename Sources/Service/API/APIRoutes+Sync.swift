@@ -25,7 +25,7 @@ extension APIRoutes {
                 guard !transactionId.isEmpty, transactionId.utf8.count <= 64,
                     transactionId.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 })
                 else { throw .invalidRequest("transactionId must be Apple's decimal transaction id (1–64 digits)") }
-                let synced = try service.apple.sync(
+                let synced = try apple.sync(
                     userId: userId, transactionId: transactionId, context: context(request, source: "sync"))
                 for (_, recorded) in synced.outcome.transactions {
                     metrics.ingest.increment(["sync", recorded ? "recorded" : "duplicate"])

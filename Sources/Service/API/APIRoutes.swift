@@ -7,6 +7,9 @@ import Ledger
 /// The HTTP API of docs/api.md §2: parses requests, calls the use cases, maps errors in one place.
 struct APIRoutes: Sendable {
     let service: LedgerService
+    let reads: CustomerReads
+    let ingestion: Ingestion
+    let apple: AppleRequests
     let metrics: ServiceMetrics
     let keyNames: @Sendable (HTTPRequest) -> String?
     /// Where the cached user read sends what it must read from PostgreSQL (the router's pool).
@@ -38,12 +41,12 @@ struct APIRoutes: Sendable {
                     }
                     return handlers.run {
                         respond(request) { () throws(ServiceError) in
-                            .json(200, try service.reads.customer(userId: userId, asOf: instant))
+                            .json(200, try reads.customer(userId: userId, asOf: instant))
                         }
                     }
                 }
                 let deferred = HTTPDeferred(completedByOwner: ())
-                service.reads.customer(userId: userId, offload: handlers) { result in
+                reads.customer(userId: userId, offload: handlers) { result in
                     deferred.complete(respond(request) { () throws(ServiceError) in .json(200, try result.get()) })
                 }
                 return .deferred(deferred)
@@ -59,7 +62,7 @@ struct APIRoutes: Sendable {
                     request.query["before"] == nil
                     ? nil : try integerQuery(request, "before", default: 0, range: 1...Int64.max)
                 return .json(
-                    200, try service.reads.events(userId: userId, after: after, before: before, limit: Int(limit)))
+                    200, try reads.events(userId: userId, after: after, before: before, limit: Int(limit)))
             }
         }
         router.add("GET", "/v1/subscriptions/{originalTransactionId}", scope: "read") { request, parameters in
@@ -67,7 +70,7 @@ struct APIRoutes: Sendable {
                 guard let otid = parameters["originalTransactionId"], !otid.isEmpty else {
                     throw .invalidRequest("originalTransactionId is required")
                 }
-                return .json(200, try service.reads.subscription(originalTransactionId: otid))
+                return .json(200, try reads.subscription(originalTransactionId: otid))
             }
         }
         router.add("POST", "/v1/users/{userId}/balances/{currency}/debit", scope: "write") { request, parameters in
@@ -125,9 +128,9 @@ struct APIRoutes: Sendable {
             do { verified = try service.verifier.verifyTransaction(signed) } catch { throw .verificationFailed(error) }
             batch.transactions = [(try FactMapping.transaction(verified), signed)]
         } else if let receipt {
-            batch = try service.ingestion.verifyReceipt(receipt)
+            batch = try ingestion.verifyReceipt(receipt)
         }
-        let outcome = try service.ingestion.ingest(
+        let outcome = try ingestion.ingest(
             batch, claimant: userId, context: context(request, source: signed != nil ? "purchase" : "receipt"))
         for (_, recorded) in outcome.transactions {
             metrics.ingest.increment([signed != nil ? "transaction" : "receipt", recorded ? "recorded" : "duplicate"])
@@ -176,8 +179,8 @@ struct APIRoutes: Sendable {
         guard let signedPayload = body["signedPayload"]?.stringValue, !signedPayload.isEmpty else {
             throw .invalidRequest("signedPayload is required")
         }
-        let batch = try service.ingestion.verifyNotification(signedPayload)
-        let outcome = try service.ingestion.ingest(
+        let batch = try ingestion.verifyNotification(signedPayload)
+        let outcome = try ingestion.ingest(
             batch, claimant: nil, context: context(request, source: "notification"))
         let fact = batch.notification!.fact
         metrics.ingest.increment(["notification", outcome.notificationRecorded ? "recorded" : "duplicate"])

@@ -7,6 +7,8 @@ import JSON
 /// customer's App Store e-mail receipt.
 struct LookupRoutes: Sendable {
     let service: LedgerService
+    let identities: Identities
+    let apple: AppleRequests
     /// The API key's name, recorded in the metadata of what an order lookup records.
     let keyNames: @Sendable (HTTPRequest) -> String?
 
@@ -17,11 +19,11 @@ struct LookupRoutes: Sendable {
             ErrorMapping.respond(service.logger, request) { () throws(ServiceError) in
                 let key = try Self.key(request.query)
                 guard case .orderId(let orderId) = key else {
-                    guard let match = try service.identities.lookUp(key) else { throw .notFound(Self.nothing(key)) }
+                    guard let match = try identities.lookUp(key) else { throw .notFound(Self.nothing(key)) }
                     return .json(200, SupportLookup.json(match))
                 }
                 let context = RequestContext(requestId: request.requestId, keyName: keyNames(request), source: "lookup")
-                guard let found = try service.apple.lookUpOrder(orderId, context: context),
+                guard let found = try apple.lookUpOrder(orderId, context: context),
                     let lead = found.transactions.first
                 else { throw .notFound(Self.nothing(key)) }
                 service.logger.info(

@@ -114,8 +114,9 @@ public final class ServiceApp: Sendable {
         let projectionVersions = ProjectionVersionWatch(logger: logger)
         let service = LedgerService(
             pool: pool, verifier: verifier, receipts: receipts, configuration: options.configuration, logger: logger,
-            clock: options.clock, documentCheck: documentCheck, catalogs: catalogs, readRouting: readRouting,
-            projectionVersions: projectionVersions,
+            clock: options.clock, catalogs: catalogs, readRouting: readRouting, projectionVersions: projectionVersions)
+        let rooms = Rooms(
+            ledger: service, documentCheck: documentCheck,
             groupCommit: options.ingestCommitters > 0
                 ? .init(committers: options.ingestCommitters, maxSize: options.ingestBatchMax) : nil)
         let metrics = ServiceMetrics(pool: pool)
@@ -123,7 +124,7 @@ public final class ServiceApp: Sendable {
         service.changeTally.register(on: metrics.registry)
         service.unconfiguredProducts.register(on: metrics.registry)
         documentCheck?.cache.register(on: metrics.registry)
-        service.ingestBatchSizes.report(
+        rooms.ingestion.batchSizes.report(
             to: metrics.registry.histogram(
                 "iap_ingest_batch_size",
                 help: "Purchases and notifications recorded per durable commit (group commit).",
@@ -182,7 +183,7 @@ public final class ServiceApp: Sendable {
             observer: { method, route, status, seconds in
                 metrics.observe(method: method, route: route, status: status, seconds: seconds)
             })
-        let changeWaiters = ChangeFeedWaiters(service: service)
+        let changeWaiters = ChangeFeedWaiters(feed: rooms.feed)
         metrics.registry.gauge(
             "iap_changes_waiters", help: "GET /v1/changes long polls waiting in this process."
         ) { Double(changeWaiters.count) }
@@ -193,7 +194,8 @@ public final class ServiceApp: Sendable {
             "iap_http_handlers_busy", help: "Requests queued for or running on a handler thread (--threads)."
         ) { Double(handlers.pending) }
         APIRoutes(
-            service: service, metrics: metrics, keyNames: { authenticator.keyName(of: $0) }, handlers: handlers
+            service: service, reads: rooms.reads, ingestion: rooms.ingestion, apple: rooms.apple, metrics: metrics,
+            keyNames: { authenticator.keyName(of: $0) }, handlers: handlers
         )
         .register(on: &router)
         ChangeFeedRoutes(service: service, changeWaiters: changeWaiters).register(on: &router)
@@ -204,23 +206,30 @@ public final class ServiceApp: Sendable {
         ConsoleRoutes().register(on: &router)
         AdminRoutes(engine: projections.engine, service: service, leases: leases).register(on: &router)
         WebhookAdminRoutes(service: service).register(on: &router)
-        ReconcileRoutes(service: service).register(on: &router)
-        ExtendRoutes(service: service).register(on: &router)
+        ReconcileRoutes(service: service, apple: rooms.apple).register(on: &router)
+        ExtendRoutes(service: service, apple: rooms.apple, reads: rooms.reads).register(on: &router)
         OverviewRoutes(service: service).register(on: &router)
-        EligibilityRoutes(service: service).register(on: &router)
+        EligibilityRoutes(service: service, reads: rooms.reads).register(on: &router)
         UnconfiguredProducts.register(service, on: &router)
         GrantRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
         AppAccountTokenRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
-        SetAppAccountTokenRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
-        LookupRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
-        AliasRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
-        ErasureRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
-        TestNotificationRoutes(service: service).register(on: &router)
+        SetAppAccountTokenRoutes(
+            service: service, apple: rooms.apple, reads: rooms.reads, keyNames: { authenticator.keyName(of: $0) }
+        ).register(on: &router)
+        LookupRoutes(
+            service: service, identities: rooms.identities, apple: rooms.apple,
+            keyNames: { authenticator.keyName(of: $0) }
+        ).register(on: &router)
+        AliasRoutes(service: service, identities: rooms.identities, keyNames: { authenticator.keyName(of: $0) })
+            .register(on: &router)
+        ErasureRoutes(service: service, identities: rooms.identities, keyNames: { authenticator.keyName(of: $0) })
+            .register(on: &router)
+        TestNotificationRoutes(service: service, ingestion: rooms.ingestion).register(on: &router)
         let offerSigners = options.offerSigners ?? OfferRoutes.signers(from: options.configuration)
         OfferRoutes(
             apps: options.configuration.apps, signers: offerSigners, clock: options.clock, logger: logger
         ).register(on: &router)
-        RetentionRoutes(service: service, signers: offerSigners, registry: metrics.registry).register(on: &router)
+        RetentionRoutes(apple: rooms.apple, signers: offerSigners, registry: metrics.registry).register(on: &router)
         let handler = router
         var httpConfiguration = HTTPServer.Configuration(host: options.host, port: options.port)
         httpConfiguration.threadCount = options.httpWorkers
@@ -247,11 +256,11 @@ public final class ServiceApp: Sendable {
             interval: options.changeClockInterval)
         jobs.start(changeClock.job)
         let reconciler = Reconciler(
-            service: service, conninfo: adminConninfo, interval: options.configuration.reconcileIntervalSeconds,
+            apple: rooms.apple, conninfo: adminConninfo, interval: options.configuration.reconcileIntervalSeconds,
             leases: leases, registry: metrics.registry)
         if let job = reconciler.makeJob() { jobs.start(job) }
         let consumption = ConsumptionResponder(
-            service: service, conninfo: adminConninfo, leases: leases, registry: metrics.registry)
+            apple: rooms.apple, conninfo: adminConninfo, leases: leases, registry: metrics.registry)
         if let job = consumption.makeJob() { jobs.start(job) }
         let host = options.host.contains(":") ? "[\(options.host)]" : options.host
         // Webhook delivery of the change feed (api.md §4): wall-clock timed, whatever options.clock says.

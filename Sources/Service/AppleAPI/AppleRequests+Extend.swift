@@ -72,7 +72,7 @@ extension AppleRequests {
             let statuses = try client.allSubscriptionStatuses(
                 otid, environment: AppStoreServerEnvironment(rawValue: attempt.environment ?? latest.environment))
             let batch = try verifiedBatch(transactions: [], statuses: statuses)
-            _ = try ledger.ingestion.record(batch, claimant: nil, context: context)
+            _ = try ingestion.record(batch, claimant: nil, context: context)
             return ExtendOutcome(record: attempt, refreshed: true, owner: owner)
         } catch {
             // Extended at Apple and recorded as such; the new expiry arrives with Apple's notification.

@@ -39,7 +39,7 @@ extension AppleRequests {
             let batch = try verifiedBatch(
                 transactions: lookup.signedTransactions,
                 statuses: SubscriptionStatuses(environment: lookup.environment, items: []))
-            let outcome = try ledger.ingestion.record(batch, claimant: nil, context: context)
+            let outcome = try ingestion.record(batch, claimant: nil, context: context)
             let chains = Array(Set(outcome.transactions.map(\.fact.originalTransactionId)))
             // Just written: read on the primary, where the claims are.
             let owners = try ledger.read { connection throws(ServiceError) in

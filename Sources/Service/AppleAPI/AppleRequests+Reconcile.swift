@@ -70,7 +70,7 @@ extension AppleRequests {
                         report.fetched += 1
                         let batch: FactBatch
                         do {
-                            batch = try ledger.ingestion.verifyNotification(item.signedPayload)
+                            batch = try ingestion.verifyNotification(item.signedPayload)
                         } catch {
                             report.rejected += 1
                             ledger.logger.warning(
@@ -80,7 +80,7 @@ extension AppleRequests {
                                 ])
                             continue
                         }
-                        let outcome = try ledger.ingestion.record(batch, claimant: nil, context: context)
+                        let outcome = try ingestion.record(batch, claimant: nil, context: context)
                         if outcome.notificationRecorded { report.recorded += 1 } else { report.duplicates += 1 }
                     }
                     token = page.hasMore ? page.paginationToken : nil

@@ -43,7 +43,7 @@ extension AppleRequests {
                 throw .appStoreServer(error)
             }
             let batch = try verifiedBatch(transactions: history.signedTransactions, statuses: statuses)
-            let outcome = try ledger.ingestion.record(batch, claimant: userId, context: context)
+            let outcome = try ingestion.record(batch, claimant: userId, context: context)
             return SyncOutcome(
                 outcome: outcome, bundleId: app.bundleId, environment: history.environment.rawValue,
                 fetched: batch.transactions.count + batch.renewals.count)

@@ -4,6 +4,8 @@ import Infrastructure
 /// chain's appAccountToken, answer Apple's consumption and retention requests, reconcile.
 /// Each asks Apple outside any transaction and records what Apple answered in the shell's
 /// unit of work (the ingest shell's for Apple's facts).
-struct AppleRequests {
+struct AppleRequests: Sendable {
     let ledger: LedgerService
+    /// What Apple's answers are recorded through, as any signed fact is.
+    let ingestion: Ingestion
 }

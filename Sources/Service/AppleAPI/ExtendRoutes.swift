@@ -7,13 +7,15 @@ import JSON
 /// subscriber's renewal date through Apple (an outage, a goodwill gesture); the outcome is recorded.
 struct ExtendRoutes: Sendable {
     let service: LedgerService
+    let apple: AppleRequests
+    let reads: CustomerReads
 
     func register(on router: inout Router) {
         router.add("POST", "/v1/subscriptions/{originalTransactionId}/extend", scope: "admin") { request, parameters in
             ErrorMapping.respond(service.logger, request) { () throws(ServiceError) in
                 let otid = try RouteParameters.originalTransactionId(parameters["originalTransactionId"])
                 let extensionRequest = try Self.body(request.body)
-                let outcome = try service.apple.extendRenewalDate(
+                let outcome = try apple.extendRenewalDate(
                     originalTransactionId: otid, request: extensionRequest,
                     context: RequestContext(requestId: request.requestId, source: "extend"))
                 let record = outcome.record
@@ -27,7 +29,7 @@ struct ExtendRoutes: Sendable {
                 // The owner's document after the read-back, so support sees the new expiresAt at once
                 // (api.md §5); null while nobody has claimed the chain.
                 let customer = try outcome.owner.map { owner throws(ServiceError) in
-                    try service.reads.customer(userId: owner)
+                    try reads.customer(userId: owner)
                 }
                 var writer = JSONWriter(capacity: 256 + (customer?.count ?? 0))
                 writer.beginObject()

@@ -7,12 +7,13 @@ import JSON
 /// never reached this service, and record it.
 struct ReconcileRoutes: Sendable {
     let service: LedgerService
+    let apple: AppleRequests
 
     func register(on router: inout Router) {
         router.add("POST", "/v1/admin/reconcile", scope: "admin") { request, _ in
             ErrorMapping.respond(service.logger, request) { () throws(ServiceError) in
                 let query = try Self.query(request.body, now: service.clock())
-                let report = try service.apple.reconcile(
+                let report = try apple.reconcile(
                     since: query.since, until: query.until, bundleId: query.bundleId, environment: query.environment,
                     context: RequestContext(requestId: request.requestId, source: "reconcile"))
                 service.logger.info(

@@ -20,6 +20,7 @@ final class Reconciler: Sendable {
     static let firstLookBackMillis: Int64 = 24 * 60 * 60 * 1000
 
     let service: LedgerService
+    let apple: AppleRequests
     let conninfo: String
     let interval: Double
     /// How often the instance checks the lock and whether a run is due.
@@ -33,10 +34,11 @@ final class Reconciler: Sendable {
     private let retries: Mutex<[String: (at: Int64, waitMillis: Int64)]> = Mutex([:])
 
     init(
-        service: LedgerService, conninfo: String, interval: Double, poll: Double = 1, leases: LeaseHolder,
+        apple: AppleRequests, conninfo: String, interval: Double, poll: Double = 1, leases: LeaseHolder,
         registry: MetricsRegistry
     ) {
-        self.service = service
+        self.service = apple.ledger
+        self.apple = apple
         self.conninfo = conninfo
         self.leases = leases
         self.interval = interval
@@ -96,7 +98,7 @@ final class Reconciler: Sendable {
                     (checkpoint?.reconciledUntil ?? now - Self.firstLookBackMillis) - Self.overlapMillis,
                     now - ReconcileRoutes.historyDays * 86_400_000 + 60_000)
                 do {
-                    let report = try service.apple.reconcile(
+                    let report = try apple.reconcile(
                         since: since, until: now, bundleId: app.bundleId, environment: environment,
                         context: RequestContext(
                             requestId: "reconciler-\(app.bundleId)-\(environment)-\(now)", source: "reconciler"))

@@ -6,6 +6,8 @@ import JSON
 /// Set App Account Token for an old purchase, registered for the chain's owner.
 struct SetAppAccountTokenRoutes: Sendable {
     let service: LedgerService
+    let apple: AppleRequests
+    let reads: CustomerReads
     /// The API key's name, recorded in the event's metadata.
     let keyNames: @Sendable (HTTPRequest) -> String?
 
@@ -20,11 +22,11 @@ struct SetAppAccountTokenRoutes: Sendable {
                 }
                 let context = RequestContext(
                     requestId: request.requestId, keyName: keyNames(request), source: "set-app-account-token")
-                let outcome = try service.apple.setAppAccountToken(
+                let outcome = try apple.setAppAccountToken(
                     originalTransactionId: otid, token: token, context: context)
                 service.logger.info(
                     "set app account token", ["request.id": request.requestId, "originalTransactionId": otid])
-                let customer = try service.reads.customer(userId: outcome.owner)
+                let customer = try reads.customer(userId: outcome.owner)
                 var writer = JSONWriter(capacity: 256 + customer.count)
                 writer.beginObject()
                 writer.key("originalTransactionId")

@@ -21,6 +21,7 @@ import JSON
 /// did not ask for.
 struct TestNotificationRoutes: Sendable {
     let service: LedgerService
+    let ingestion: Ingestion
 
     func register(on router: inout Router) {
         router.add("POST", "/v1/admin/apple/test-notification", scope: "admin") { request, _ in
@@ -110,7 +111,7 @@ struct TestNotificationRoutes: Sendable {
                     throw .appStoreServer(error)
                 }
                 let notificationUUID = try status.signedPayload.map { payload throws(ServiceError) in
-                    try Self.notificationUUID(payload, service: service)
+                    try Self.notificationUUID(payload, ingestion: ingestion)
                 }
                 let recorded =
                     try notificationUUID.map { uuid throws(ServiceError) in
@@ -238,10 +239,10 @@ struct TestNotificationRoutes: Sendable {
     /// `POST /v1/notifications/apple` verifies it first: a payload that does not verify is not
     /// Apple's answer to trust (a proxy in between, a misconfigured root), so it is 502
     /// `apple_unavailable`, like any other answer of Apple's that cannot be read.
-    static func notificationUUID(_ signedPayload: String, service: LedgerService) throws(ServiceError) -> String {
+    static func notificationUUID(_ signedPayload: String, ingestion: Ingestion) throws(ServiceError) -> String {
         let batch: FactBatch
         do {
-            batch = try service.ingestion.verifyNotification(signedPayload)
+            batch = try ingestion.verifyNotification(signedPayload)
         } catch {
             let why =
                 if case .verificationFailed(let failure) = error {

@@ -109,7 +109,7 @@ enum ErasuresCommand {
                 let rows = try admin.query(known.sql, known.params)
                 guard rows.count == 1, let userId = rows[0, 0] else { continue }
                 do throws(ServiceError) {
-                    try service.identities.erase(
+                    try Rooms(ledger: service).identities.erase(
                         userId: userId,
                         context: RequestContext(requestId: "cli-erasures-\(Timestamp.nowMillis())", source: "erasures"))
                 } catch {

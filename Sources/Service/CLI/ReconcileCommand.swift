@@ -57,7 +57,7 @@ enum ReconcileCommand {
                 catalogs: try catalogs(configuration, on: admin))
             let report: AppleRequests.ReconcileReport
             do throws(ServiceError) {
-                report = try service.apple.reconcile(
+                report = try Rooms(ledger: service).apple.reconcile(
                     since: request.since, until: request.until, bundleId: request.bundleId,
                     environment: request.environment,
                     context: RequestContext(requestId: "cli-reconcile-\(Timestamp.nowMillis())", source: "reconcile"))

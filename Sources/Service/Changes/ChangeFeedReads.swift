@@ -3,7 +3,7 @@ import Infrastructure
 import JSON
 
 /// The change feed's reads (api.md §4): a page, the head, and the page document.
-struct ChangeFeedReads {
+struct ChangeFeedReads: Sendable {
     let ledger: LedgerService
 
     /// A page of the change feed (api.md §4): up to `limit` changes after `cursor`, of `userId`

@@ -15,6 +15,7 @@ import Synchronization
 /// (the feed is read below the xid horizon), and everything after it the watcher delivers.
 final class ChangeFeedWaiters: Sendable {
     let service: LedgerService
+    let feed: ChangeFeedReads
     let interval: Double
 
     private struct Waiter {
@@ -35,8 +36,9 @@ final class ChangeFeedWaiters: Sendable {
     private let state = Mutex(State())
     private let stopping = Atomic<Bool>(false)
 
-    init(service: LedgerService, interval: Double = 0.1) {
-        self.service = service
+    init(feed: ChangeFeedReads, interval: Double = 0.1) {
+        self.service = feed.ledger
+        self.feed = feed
         self.interval = interval
     }
 
@@ -48,7 +50,7 @@ final class ChangeFeedWaiters: Sendable {
     func respond(_ query: ChangesQuery) throws(ServiceError) -> HTTPResponse {
         // The first page may come from a replica; the long poll below (head, second read,
         // watcher) stays on the primary, where its no-lost-wake-up argument is made.
-        let page = try service.feed.changes(
+        let page = try feed.changes(
             after: query.after, limit: query.limit, userId: query.userId, onReplica: true)
         // A page that read rows but serves none (an erased person's) answers at once: its `next`
         // moves past them.
@@ -60,7 +62,7 @@ final class ChangeFeedWaiters: Sendable {
             timeoutResponse: .json(200, ChangeFeedReads.changesPage([], next: query.after))
         )
         let needsHead = state.withLock { $0.seen == nil }
-        let head = needsHead ? try service.feed.changeFeedHead() : nil
+        let head = needsHead ? try feed.changeFeedHead() : nil
         let start = state.withLock { state -> Bool in
             if state.seen == nil { state.seen = head }
             state.waiters.append(Waiter(handle: handle, after: query.after, userId: query.userId, limit: query.limit))
@@ -71,7 +73,7 @@ final class ChangeFeedWaiters: Sendable {
         // The second read closes the window between the first one and the registration.
         let again: FeedPage
         do {
-            again = try service.feed.changes(after: query.after, limit: query.limit, userId: query.userId)
+            again = try feed.changes(after: query.after, limit: query.limit, userId: query.userId)
         } catch {
             // The handle never reaches the server: end it, so the watcher drops it.
             handle.complete(.json(200, ChangeFeedReads.changesPage([], next: query.after)))
@@ -105,7 +107,7 @@ final class ChangeFeedWaiters: Sendable {
                 return (state.seen, true)
             }
             guard any else { return }
-            if let seen, let fresh = try? service.feed.changes(after: seen, limit: 1000, userId: nil),
+            if let seen, let fresh = try? feed.changes(after: seen, limit: 1000, userId: nil),
                 let next = fresh.next
             {
                 deliver(fresh.changes, next: next)

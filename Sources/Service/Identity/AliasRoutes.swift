@@ -6,6 +6,7 @@ import JSON
 /// one an app used before sign-in) becomes an alias of the user, and what it had moves over.
 struct AliasRoutes: Sendable {
     let service: LedgerService
+    let identities: Identities
     /// The API key's name, recorded in the events' metadata.
     let keyNames: @Sendable (HTTPRequest) -> String?
 
@@ -21,7 +22,7 @@ struct AliasRoutes: Sendable {
                 let alias = try RouteParameters.validUserId(body["alias"]?.stringValue, field: "alias")
                 let context = RequestContext(
                     requestId: request.requestId, keyName: keyNames(request), source: "alias")
-                let outcome = try service.identities.mergeAlias(userId: userId, alias: alias, context: context)
+                let outcome = try identities.mergeAlias(userId: userId, alias: alias, context: context)
                 service.logger.info(
                     "alias", ["request.id": request.requestId, "result": outcome.merged ? "merged" : "unchanged"])
                 var writer = JSONWriter(capacity: 256 + outcome.customer.count)

@@ -6,6 +6,7 @@ import JSON
 /// 200 `{"erased": true}`, the first time and every time after.
 struct ErasureRoutes: Sendable {
     let service: LedgerService
+    let identities: Identities
     /// The API key's name, recorded in the erasure event's metadata.
     let keyNames: @Sendable (HTTPRequest) -> String?
 
@@ -15,7 +16,7 @@ struct ErasureRoutes: Sendable {
                 let userId = try RouteParameters.validUserId(parameters["userId"])
                 let context = RequestContext(
                     requestId: request.requestId, keyName: keyNames(request), source: "erasure")
-                try service.identities.erase(userId: userId, context: context)
+                try identities.erase(userId: userId, context: context)
                 // Never the id in the log line: the person is gone.
                 service.logger.info("erasure", ["request.id": request.requestId])
                 return .json(200, Array(#"{"erased":true}"#.utf8))

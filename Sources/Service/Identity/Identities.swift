@@ -4,7 +4,7 @@ import Ledger
 
 /// The Identity room's use cases (api.md §7): merging an alias, erasing a person, and the
 /// support lookups. Each runs in the shell's unit of work or read.
-struct Identities {
+struct Identities: Sendable {
     let ledger: LedgerService
 }
 

@@ -42,7 +42,7 @@ extension Ingestion {
         // An alias this process knows already shares a batch as its target.
         let claimant = claimant.map { ledger.knownAliases.target(of: $0) ?? $0 }
         let request = IngestRequest(batch: batch, claimant: claimant, context: context)
-        if let groupCommit = ledger.groupCommit {
+        if let groupCommit = groupCommit {
             switch groupCommit.submit(request, run: { self.recordTogether($0) }) {
             case .recorded(let outcome): return outcome
             case .failed(let error): throw error
@@ -54,7 +54,7 @@ extension Ingestion {
 
     private func recordAlone(_ request: IngestRequest) throws(ServiceError) -> IngestOutcome {
         let outcome = try record(request.batch, claimant: request.claimant, context: request.context)
-        ledger.ingestBatchSizes.observe(1)
+        batchSizes.observe(1)
         return outcome
     }
 
@@ -106,7 +106,7 @@ extension Ingestion {
                     return .alone
                 }
             }
-            if together > 0 { ledger.ingestBatchSizes.observe(together) }
+            if together > 0 { batchSizes.observe(together) }
             return answers
         } catch {
             ledger.logger.warning("group commit failed; its requests are recorded one by one", ["error": "\(error)"])

@@ -4,9 +4,29 @@ import Ledger
 
 /// The Ingest room's use case: verify Apple's signed facts and record them (`IngestPlanner`
 /// decides, this shell performs its actions), alone or with concurrent requests in one
-/// transaction (group commit).
-struct Ingestion {
+/// transaction (group commit). Built once by the composition root: it holds the room's own
+/// state, the group committer and its tally.
+struct Ingestion: Sendable {
     let ledger: LedgerService
+    /// Gathers concurrent ingest requests into shared transactions (nil: every request is its
+    /// own; `IAP_LEDGER_INGEST_COMMITTERS`).
+    let groupCommit: GroupCommitter<IngestRequest, IngestAnswer>?
+    /// How many requests each durable commit of ingest carried (`iap_ingest_batch_size`).
+    let batchSizes: IngestBatchSizes
+    /// What other rooms write in the transaction that records `events` (the AppleAPI room queues
+    /// Apple's CONSUMPTION_REQUESTs there, so a request acknowledged to Apple is never lost):
+    /// handed in by the composition root, so this room never names theirs.
+    let alongside: @Sendable (_ events: [LedgerEvent], _ now: Int64) -> [Query]
+
+    init(
+        ledger: LedgerService, groupCommit: GroupCommitter<IngestRequest, IngestAnswer>.Limits?,
+        alongside: @escaping @Sendable (_ events: [LedgerEvent], _ now: Int64) -> [Query]
+    ) {
+        self.ledger = ledger
+        self.groupCommit = groupCommit.map { GroupCommitter(limits: $0) }
+        self.batchSizes = IngestBatchSizes()
+        self.alongside = alongside
+    }
 }
 
 extension Ingestion {
@@ -192,8 +212,9 @@ extension Ingestion {
                 changes, subjects: ChangeSealing.subjects(for: changes, knowing: known, on: connection))
             pipeline.add(ChangeFeedTable.insert(rows, recordedAt: renderedAt)?.statement)
         }
-        // Apple's CONSUMPTION_REQUESTs queued with the notification: never acknowledged and then forgotten.
-        pipeline.add(ConsumptionRequestsTable.enqueue(writes.flatMap(\.events), now: now)?.statement)
+        // Other rooms' writes for these events (Apple's CONSUMPTION_REQUESTs queued with the
+        // notification): in the same commit, never acknowledged and then forgotten.
+        for query in alongside(writes.flatMap(\.events), now) { pipeline.add(query.statement) }
         _ = try database { () throws(DatabaseError) in try pipeline.commit(on: connection) }
         return (rendered, changes)
     }

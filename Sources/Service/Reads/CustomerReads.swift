@@ -7,8 +7,10 @@ import Ledger
 /// The Reads room's use cases: a user's document (now, cached, or as of an instant), their
 /// history, a chain, and whether an introductory offer is open to them. Every read runs in
 /// the shell's `read` or `historyRead`; none writes.
-struct CustomerReads {
+struct CustomerReads: Sendable {
     let ledger: LedgerService
+    /// The in-process cache of user documents and what keeps it exact; nil: every read queries.
+    let documentCheck: UserDocumentCacheCheck?
 }
 
 extension CustomerReads {
@@ -20,8 +22,8 @@ extension CustomerReads {
         // Rendered (or cached) under this code's rules: not while the database holds newer ones.
         try ledger.projectionVersions.requireCurrent()
         let now = ledger.clock()
-        guard let feed = ledger.documentCheck, feed.awaitCheck() else {
-            ledger.documentCheck?.cache.bypasses.add(1, ordering: .relaxed)
+        guard let feed = documentCheck, feed.awaitCheck() else {
+            documentCheck?.cache.bypasses.add(1, ordering: .relaxed)
             return try fetchCustomer(userId: userId, now: now).judged.document
         }
         let cache = feed.cache
@@ -56,7 +58,7 @@ extension CustomerReads {
         }
         let userId = ledger.knownAliases.target(of: named) ?? named
         let now = ledger.clock()
-        guard let feed = ledger.documentCheck else {
+        guard let feed = documentCheck else {
             return offload.execute { answer(Result { () throws(ServiceError) in try self.customer(userId: userId) }) }
         }
         feed.whenChecked { succeeded in

@@ -6,6 +6,7 @@ import JSON
 /// introductory offer, as Apple decides it — the answer a paywall needs before it shows one.
 struct EligibilityRoutes: Sendable {
     let service: LedgerService
+    let reads: CustomerReads
 
     func register(on router: inout Router) {
         router.add("GET", "/v1/users/{userId}/eligibility", scope: "read") { request, parameters in
@@ -14,7 +15,7 @@ struct EligibilityRoutes: Sendable {
                 guard let productId = request.query["productId"], !productId.isEmpty, productId.utf8.count <= 256,
                     productId.unicodeScalars.allSatisfy({ $0.value > 0x1F && $0.value != 0x7F })
                 else { throw .invalidRequest("productId is required: 1–256 bytes, no control characters") }
-                let (answer, group) = try service.reads.eligibility(userId: userId, productId: productId)
+                let (answer, group) = try reads.eligibility(userId: userId, productId: productId)
                 var writer = JSONWriter(capacity: 192)
                 writer.beginObject()
                 writer.key("productId")

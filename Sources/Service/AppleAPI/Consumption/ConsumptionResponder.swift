@@ -15,13 +15,15 @@ final class ConsumptionResponder: Sendable {
     static let batch = 20
 
     let service: LedgerService
+    let apple: AppleRequests
     let conninfo: String
     let poll: Double
     let leases: LeaseHolder
     let answers: Counter
 
-    init(service: LedgerService, conninfo: String, poll: Double = 2, leases: LeaseHolder, registry: MetricsRegistry) {
-        self.service = service
+    init(apple: AppleRequests, conninfo: String, poll: Double = 2, leases: LeaseHolder, registry: MetricsRegistry) {
+        self.service = apple.ledger
+        self.apple = apple
         self.conninfo = conninfo
         self.leases = leases
         self.poll = poll
@@ -61,7 +63,7 @@ final class ConsumptionResponder: Sendable {
                 requestId: "consumption-\(request.notificationUUID)-\(request.attempts + 1)",
                 source: "consumption-responder")
             do {
-                guard let report = try service.apple.answerConsumptionRequest(request, context: context) else {
+                guard let report = try apple.answerConsumptionRequest(request, context: context) else {
                     continue
                 }
                 let result = report.outcome?.rawValue ?? report.settlement.state.rawValue

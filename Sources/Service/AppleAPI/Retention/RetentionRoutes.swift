@@ -15,11 +15,13 @@ import Ledger
 /// its default message); both with `bundle_id` empty.
 struct RetentionRoutes: Sendable {
     let service: LedgerService
+    let apple: AppleRequests
     let signers: OfferRoutes.SignerLookup
     let requests: Counter
 
-    init(service: LedgerService, signers: @escaping OfferRoutes.SignerLookup, registry: MetricsRegistry) {
-        self.service = service
+    init(apple: AppleRequests, signers: @escaping OfferRoutes.SignerLookup, registry: MetricsRegistry) {
+        self.service = apple.ledger
+        self.apple = apple
         self.signers = signers
         requests = registry.counter(
             "iap_retention_requests_total",
@@ -66,7 +68,7 @@ struct RetentionRoutes: Sendable {
         guard let signedPayload = body["signedPayload"]?.stringValue, !signedPayload.isEmpty else {
             throw .invalidRequest("signedPayload is required")
         }
-        let outcome = try service.apple.answerRetentionRequest(
+        let outcome = try apple.answerRetentionRequest(
             signedPayload: signedPayload, signers: signers,
             context: RequestContext(requestId: request.requestId, source: "retention"))
         requests.increment([outcome.answer.bundleId, Self.result(of: outcome.answer.answer)])

@@ -1,5 +1,4 @@
 import EventStore
-import Infrastructure
 import Ledger
 
 /// A write use case on one user's account (issue 37, item 1: use cases, not a service object).
@@ -8,7 +7,7 @@ import Ledger
 /// them: it locks and loads the account (an alias acts on its target, api.md §7), reads the
 /// facts, decides, appends with the stream's version checked (es.append first, ES001), writes
 /// what the decision asks after it, renders and announces the document, in one transaction.
-protocol AccountUseCase: Sendable {
+package protocol AccountUseCase: Sendable {
     /// What the decision needs beyond the account, read in the transaction under the locks.
     associatedtype Facts = Void
     associatedtype Outcome
@@ -27,24 +26,24 @@ protocol AccountUseCase: Sendable {
 }
 
 extension AccountUseCase {
-    var locks: [String] { [] }
+    package var locks: [String] { [] }
 }
 
 extension AccountUseCase where Facts == Void {
-    func read(userId: String, on connection: Connection) throws(ServiceError) {}
+    package func read(userId: String, on connection: Connection) throws(ServiceError) {}
 }
 
 /// What every decision is given besides the account.
-struct AccountDecisionInput {
+package struct AccountDecisionInput {
     /// The user acted on: the one named, or the target of the alias named.
-    var userId: String
-    var now: Int64
+    package var userId: String
+    package var now: Int64
     /// The catalog in force for this unit of work, and its renderer.
-    var documents: UserDocuments
+    package var documents: UserDocuments
 }
 
 /// What a use case decided.
-enum AccountDecision<Outcome> {
+package enum AccountDecision<Outcome> {
     /// Nothing to append: answer so (an idempotent retry, a revocation of a lapsed grant).
     case answer(Outcome)
     /// Append `events` to the user's stream, then run `writes` (projection rows the events
@@ -53,7 +52,7 @@ enum AccountDecision<Outcome> {
 }
 
 /// A decision's `Rejection` (the domain's refusal) as the service's error.
-func decided<T>(_ decide: () throws(Rejection) -> T) throws(ServiceError) -> T {
+package func decided<T>(_ decide: () throws(Rejection) -> T) throws(ServiceError) -> T {
     do throws(Rejection) {
         return try decide()
     } catch {

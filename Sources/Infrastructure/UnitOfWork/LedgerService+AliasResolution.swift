@@ -1,11 +1,10 @@
 import EventStore
-import Infrastructure
 import Ledger
 
 /// How the shell finds the user an id names: every use case acts on an alias's target.
 extension LedgerService {
     /// `resolveUser(_:on:)` in a read of its own (what this process has seen first).
-    func resolveUser(_ userId: String) throws(ServiceError) -> String {
+    package func resolveUser(_ userId: String) throws(ServiceError) -> String {
         if let target = knownAliases.target(of: userId) { return target }
         let resolved = try read { connection throws(ServiceError) in try resolveUser(userId, on: connection) }
         if resolved != userId { knownAliases.remember(alias: userId, target: resolved) }
@@ -14,7 +13,9 @@ extension LedgerService {
 
     /// The user an id names (api.md §7): its target when it is an alias, else itself. With
     /// `asOf` (ms), as it was then: an alias merged later still names itself.
-    func resolveUser(_ userId: String, asOf: Int64? = nil, on connection: Connection) throws(ServiceError) -> String {
+    package func resolveUser(_ userId: String, asOf: Int64? = nil, on connection: Connection) throws(ServiceError)
+        -> String
+    {
         let rows = try database { () throws(DatabaseError) in
             try connection.query(UserAliasesTable.target(of: userId, asOf: asOf))
         }
@@ -27,7 +28,7 @@ extension LedgerService {
     /// target. The second lock is taken out of the sorted order: only a merge of this very pair
     /// could wait on it the other way round, and PostgreSQL breaks that deadlock (40P01), which
     /// the unit of work retries.
-    func lockResolvingAlias(_ named: String, with others: [String] = [], on connection: Connection)
+    package func lockResolvingAlias(_ named: String, with others: [String] = [], on connection: Connection)
         throws(ServiceError) -> String
     {
         try database { () throws(DatabaseError) in

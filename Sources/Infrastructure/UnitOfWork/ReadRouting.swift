@@ -1,6 +1,5 @@
 import EventStore
 import Foundation
-import Infrastructure
 import Synchronization
 
 /// Sends history reads (`DATABASE_READ_URL`) to a streaming replica, but only once the replica
@@ -13,15 +12,15 @@ import Synchronization
 /// Replay makes a commit visible to new snapshots before `pg_last_wal_replay_lsn()` moves past
 /// its record, and statements on the connection that saw the position take their snapshots
 /// after it, so each of them sees at least what the primary had when the read began.
-final class ReadRouting: Sendable {
-    enum Outcome: Sendable {
+package final class ReadRouting: Sendable {
+    package enum Outcome: Sendable {
         case replica, fallback
     }
 
-    let replica: ConnectionPool
-    let primaryPosition: PrimaryWALPosition
+    package let replica: ConnectionPool
+    package let primaryPosition: PrimaryWALPosition
     /// How long a read waits for the replica to replay its position.
-    let maxWait: Duration
+    package let maxWait: Duration
     private let logger: Logger
     private let replicaReads = Atomic<Int>(0)
     private let fallbacks = Atomic<Int>(0)
@@ -36,9 +35,9 @@ final class ReadRouting: Sendable {
 
     /// After the replica refused a connection, it is left alone this long: a dead replica must
     /// not add a connect attempt to every read.
-    static let retryInterval: Duration = .seconds(2)
+    package static let retryInterval: Duration = .seconds(2)
 
-    init(replica: ConnectionPool, primaryPosition: PrimaryWALPosition, maxWait: Duration, logger: Logger) {
+    package init(replica: ConnectionPool, primaryPosition: PrimaryWALPosition, maxWait: Duration, logger: Logger) {
         self.replica = replica
         self.primaryPosition = primaryPosition
         self.maxWait = maxWait
@@ -46,14 +45,14 @@ final class ReadRouting: Sendable {
     }
 
     /// Reads served by the replica and by the primary instead, for `iap_replica_reads_total`.
-    var counts: (replica: Int, fallback: Int) {
+    package var counts: (replica: Int, fallback: Int) {
         (replicaReads.load(ordering: .relaxed), fallbacks.load(ordering: .relaxed))
     }
 
     /// `body` on a replica connection that has replayed everything acknowledged before this call,
     /// or nil when the caller must read on the primary. The errors `body` throws as answers
     /// (not found, bad input) are rethrown; its database failures mean "ask the primary".
-    func read<T>(_ body: (Connection) throws(ServiceError) -> T) throws(ServiceError) -> T? {
+    package func read<T>(_ body: (Connection) throws(ServiceError) -> T) throws(ServiceError) -> T? {
         guard shouldTry() else { return fellBack() }
         let target: WALPosition
         do {
@@ -113,7 +112,7 @@ final class ReadRouting: Sendable {
 
     /// The replica's replay position; nil when the server is not in recovery (a primary: its
     /// data need not be the primary's, so it is never read from as a replica).
-    static func replayPosition(on connection: Connection) throws(DatabaseError) -> WALPosition? {
+    package static func replayPosition(on connection: Connection) throws(DatabaseError) -> WALPosition? {
         let rows = try connection.query("SELECT pg_last_wal_replay_lsn()::text, pg_is_in_recovery()")
         guard rows.count == 1, rows[0, 1] == "t", let text = rows[0, 0] else { return nil }
         return WALPosition(text)
@@ -121,7 +120,7 @@ final class ReadRouting: Sendable {
 
     /// Bytes of WAL the primary has that the replica has not replayed (`iap_replica_replay_lag_bytes`);
     /// nil when either cannot be asked.
-    func replayLagBytes() -> Double? {
+    package func replayLagBytes() -> Double? {
         guard let head = try? primaryPosition.current(),
             let replayed = try? replica.withConnection({ connection in try Self.replayPosition(on: connection) })
         else { return nil }
@@ -184,7 +183,7 @@ final class ReadRouting: Sendable {
 extension LedgerService {
     /// A history read (`/events`, `asOf`, subscriptions, the change feed): on the replica when
     /// one is configured and has replayed what the read must see, else like `read`.
-    func historyRead<T>(_ body: (Connection) throws(ServiceError) -> T) throws(ServiceError) -> T {
+    package func historyRead<T>(_ body: (Connection) throws(ServiceError) -> T) throws(ServiceError) -> T {
         if let replica = readRouting, let value = try replica.read(body) { return value }
         return try read(body)
     }

@@ -1,15 +1,14 @@
 import EventStore
 import Foundation
-import Infrastructure
 
 /// A position in PostgreSQL's write-ahead log (`pg_lsn`), as the byte offset it names.
-struct WALPosition: Sendable, Comparable, CustomStringConvertible {
-    var offset: UInt64
+package struct WALPosition: Sendable, Comparable, CustomStringConvertible {
+    package var offset: UInt64
 
-    init(offset: UInt64) { self.offset = offset }
+    package init(offset: UInt64) { self.offset = offset }
 
     /// Parses PostgreSQL's spelling, `16/B374D848` (high and low 32 bits in hex); nil otherwise.
-    init?(_ text: String) {
+    package init?(_ text: String) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let high = UInt32(parts[0], radix: 16), let low = UInt32(parts[1], radix: 16) else {
             return nil
@@ -17,25 +16,25 @@ struct WALPosition: Sendable, Comparable, CustomStringConvertible {
         offset = UInt64(high) << 32 | UInt64(low)
     }
 
-    var description: String {
+    package var description: String {
         String(offset >> 32, radix: 16, uppercase: true) + "/"
             + String(offset & 0xFFFF_FFFF, radix: 16, uppercase: true)
     }
 
-    static func < (a: WALPosition, b: WALPosition) -> Bool { a.offset < b.offset }
+    package static func < (a: WALPosition, b: WALPosition) -> Bool { a.offset < b.offset }
 }
 
 /// The page geometry of a cluster's WAL, read once: what `pg_current_wal_insert_lsn()` and
 /// `pg_last_wal_replay_lsn()` mean at a page boundary differs by a page header.
-struct WALLayout: Sendable {
-    var blockSize: UInt64
-    var segmentSize: UInt64
+package struct WALLayout: Sendable {
+    package var blockSize: UInt64
+    package var segmentSize: UInt64
 
     /// PostgreSQL's page headers (MAXALIGNed `XLogPageHeaderData` / `XLogLongPageHeaderData`).
-    static let shortHeader: UInt64 = 24
-    static let longHeader: UInt64 = 40
+    package static let shortHeader: UInt64 = 24
+    package static let longHeader: UInt64 = 40
 
-    static func read(on connection: Connection) throws(DatabaseError) -> WALLayout {
+    package static func read(on connection: Connection) throws(DatabaseError) -> WALLayout {
         let rows = try connection.query(
             "SELECT name, setting FROM pg_settings WHERE name IN ('wal_block_size', 'wal_segment_size')")
         var settings: [String: UInt64] = [:]
@@ -51,7 +50,7 @@ struct WALLayout: Sendable {
     /// the record ending at that boundary reports the boundary itself; no record can end inside
     /// a page header, so stepping back over it loses nothing and spares an idle primary's readers
     /// a wait for a record that may never come.
-    func recordEnd(ofInsertPosition position: WALPosition) -> WALPosition {
+    package func recordEnd(ofInsertPosition position: WALPosition) -> WALPosition {
         let offset = position.offset
         if offset % segmentSize == Self.longHeader { return WALPosition(offset: offset - Self.longHeader) }
         if offset % blockSize == Self.shortHeader { return WALPosition(offset: offset - Self.shortHeader) }
@@ -67,7 +66,7 @@ struct WALLayout: Sendable {
 /// Why the insert position and not `pg_current_wal_lsn()` (the write position): with
 /// `synchronous_commit = off` a commit is acknowledged once its record is inserted, before it
 /// is written, so only the insert position is sure to cover it.
-final class PrimaryWALPosition: @unchecked Sendable {
+package final class PrimaryWALPosition: @unchecked Sendable {
     private let fetch: @Sendable () throws(DatabaseError) -> WALPosition
     // Guarded by `condition`.
     private let condition = NSCondition()
@@ -76,12 +75,12 @@ final class PrimaryWALPosition: @unchecked Sendable {
     private var running = false
     private var latest: Result<WALPosition, DatabaseError>?
 
-    init(fetch: @escaping @Sendable () throws(DatabaseError) -> WALPosition) {
+    package init(fetch: @escaping @Sendable () throws(DatabaseError) -> WALPosition) {
         self.fetch = fetch
     }
 
     /// Reads the primary's position with `pool` (normalized by `layout`).
-    convenience init(pool: ConnectionPool, layout: WALLayout) {
+    package convenience init(pool: ConnectionPool, layout: WALLayout) {
         self.init { () throws(DatabaseError) -> WALPosition in
             do {
                 return try pool.withConnection { connection in
@@ -101,7 +100,7 @@ final class PrimaryWALPosition: @unchecked Sendable {
     }
 
     /// A position taken after this call began.
-    func current() throws(DatabaseError) -> WALPosition {
+    package func current() throws(DatabaseError) -> WALPosition {
         condition.lock()
         // Fetches are numbered in start order; the one in flight (if any) started before us.
         let needed = started + 1

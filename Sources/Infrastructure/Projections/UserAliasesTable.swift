@@ -1,13 +1,12 @@
 import EventStore
-import Infrastructure
 
 /// The one owner of `proj.user_aliases`' SQL (migration 0041): which user each alias id names
 /// (api.md §7). Written with the AliasMerged event in the same transaction; read wherever a
 /// call names a user (`LedgerService.resolveUser`); rebuilt from the log by a replay.
-enum UserAliasesTable {
+package enum UserAliasesTable {
     /// Records a merge: `mergedSeq` is the AliasMerged event's, and `merged_at` its exact
     /// `recorded_at` (what a replay's rebuild writes too).
-    static func insert(alias: String, userId: String, mergedSeq: Int64) -> Query {
+    package static func insert(alias: String, userId: String, mergedSeq: Int64) -> Query {
         """
         INSERT INTO proj.user_aliases (alias, user_id, merged_seq, merged_at)
         SELECT \(alias), \(userId), seq, recorded_at FROM es.events WHERE seq = \(mergedSeq)::bigint
@@ -16,7 +15,7 @@ enum UserAliasesTable {
 
     /// The user `alias` names (no row: it names itself). With `asOf` (ms), only a merge recorded
     /// by then counts: the same bound the log's reads of that instant use (`readStreams`).
-    static func target(of alias: String, asOf: Int64? = nil) -> Query {
+    package static func target(of alias: String, asOf: Int64? = nil) -> Query {
         guard let asOf else { return "SELECT user_id FROM proj.user_aliases WHERE alias = \(alias)" }
         return """
             SELECT user_id FROM proj.user_aliases WHERE alias = \(alias)
@@ -25,17 +24,17 @@ enum UserAliasesTable {
     }
 
     /// The aliases of a user, in merge order.
-    static func aliases(of userId: String) -> Query {
+    package static func aliases(of userId: String) -> Query {
         "SELECT alias FROM proj.user_aliases WHERE user_id = \(userId) ORDER BY merged_seq"
     }
 
     /// The targets of those of `users` that are aliases (a write's check that it locked none).
-    static func targets(of users: [String]) -> Query {
+    package static func targets(of users: [String]) -> Query {
         "SELECT alias, user_id FROM proj.user_aliases WHERE alias = ANY(\(array: users)::text[])"
     }
 
     /// alias → target, from rows of `targets(of:)`.
-    static func targets(from rows: Rows) -> [String: String] {
+    package static func targets(from rows: Rows) -> [String: String] {
         var targets: [String: String] = [:]
         for row in 0..<rows.count {
             if let alias = rows[row, 0], let user = rows[row, 1] { targets[alias] = user }
@@ -44,13 +43,13 @@ enum UserAliasesTable {
     }
 
     /// The alias's chains are the target's (with the merge, before the documents are written).
-    static func moveChains(alias: String, to userId: String) -> Query {
+    package static func moveChains(alias: String, to userId: String) -> Query {
         "UPDATE proj.chain_owners SET user_id = \(userId), claimed_at = now() WHERE user_id = \(alias)"
     }
 
     /// The alias's tokens are the target's (the merge's last write: proj.app_account_tokens is
     /// the last table a replay's swap locks).
-    static func moveTokens(alias: String, to userId: String) -> Query {
+    package static func moveTokens(alias: String, to userId: String) -> Query {
         "UPDATE proj.app_account_tokens SET user_id = \(userId) WHERE user_id = \(alias)"
     }
 
@@ -60,7 +59,7 @@ enum UserAliasesTable {
     /// and only a row whose AliasMerged event is not in the log is removed (each statement sees
     /// every merge committed before it began, its row and its event alike). The events name
     /// subjects (`identity.user_of` gives the ids back).
-    static let rebuild = """
+    package static let rebuild = """
         INSERT INTO proj.user_aliases AS a (alias, user_id, merged_seq, merged_at)
         SELECT identity.user_of(data->>'alias'), identity.user_of(data->>'userId'), seq, recorded_at
         FROM es.events WHERE type = 'AliasMerged'
@@ -73,7 +72,7 @@ enum UserAliasesTable {
 
     /// After the token index's rebuild (under the swap's locks): the tokens an alias had
     /// registered are its target's, as the merge made them.
-    static let pointTokensAtTargets = """
+    package static let pointTokensAtTargets = """
         UPDATE proj.app_account_tokens t SET user_id = a.user_id
         FROM proj.user_aliases a WHERE t.user_id = a.alias;
         """

@@ -1,5 +1,4 @@
 import EventStore
-import Infrastructure
 import Ledger
 
 extension LedgerService {
@@ -7,7 +6,7 @@ extension LedgerService {
     /// a conflict), lock and load the account, read the use case's facts, decide, and when the
     /// decision appends: append with the stream version checked, run its writes, render and
     /// store the document and announce its changes; then count them.
-    func run<UseCase: AccountUseCase>(_ useCase: UseCase, context: RequestContext) throws(ServiceError)
+    package func run<UseCase: AccountUseCase>(_ useCase: UseCase, context: RequestContext) throws(ServiceError)
         -> UseCase.Outcome
     {
         let now = clock()
