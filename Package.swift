@@ -49,14 +49,49 @@ let package = Package(
         .target(
             name: "Infrastructure",
             dependencies: ["Ledger", "AppStore", "EventStore", "HTTP", "JSON", "SystemCalls"]),
+        // The rooms of Service that stand alone, each a target so the compiler keeps its arrows
+        // one way (docs/architecture.md, "Rooms"): the change feed's upper half and webhooks.
+        .target(
+            name: "Changes",
+            dependencies: ["Infrastructure", "Ledger", "AppStore", "EventStore", "HTTP", "JSON"]),
+        // Who a user is (api.md §7): tokens, aliases, Apple Accounts, lookups, erasure (which
+        // erases a person's webhook deliveries too, hence Changes below it).
+        .target(
+            name: "Identity",
+            dependencies: ["Infrastructure", "Changes", "Ledger", "AppStore", "EventStore", "HTTP", "JSON"]),
+        // Recording Apple's facts: verification, fact mapping, the IngestPlanner, group commit.
+        .target(
+            name: "Ingest",
+            dependencies: [
+                "Infrastructure", "Identity", "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "SystemCalls",
+            ]),
+        // The read use cases, the document cache and the check that keeps it exact.
+        .target(
+            name: "Reads",
+            dependencies: [
+                "Infrastructure", "Identity", "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "SystemCalls",
+            ]),
+        // Every rebuild from the log: the replay engine, the start-up rebuild, a catalog change.
+        .target(
+            name: "Replay",
+            dependencies: [
+                "Infrastructure", "Identity", "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "SystemCalls",
+            ]),
+        // What asks Apple's App Store Server API (sync, reconcile, extend, tokens, consumption and
+        // retention answers); what Apple answers is recorded through Ingest.
+        .target(
+            name: "AppleAPI",
+            dependencies: [
+                "Infrastructure", "Identity", "Ingest", "Reads", "Ledger", "AppStore", "EventStore", "HTTP", "JSON",
+            ]),
         // The use cases, the routes, the CLI and the composition root: the one target that wires
         // the others together.
         .target(
             name: "Service",
             dependencies: [
-                "Infrastructure", "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema", "SystemCalls",
-                "Console",
-                "Arguments",
+                "Infrastructure", "Changes", "Identity", "Ingest", "Reads", "Replay", "AppleAPI", "Ledger", "AppStore",
+                "EventStore", "HTTP", "JSON",
+                "Schema", "SystemCalls", "Console", "Arguments",
             ]),
         // The test store (`iap-ledger testkit`, docs/testkit.md): Apple's side for local testing —
         // the test CA, the verifyReceipt and Server API stand-ins — and the commands that mint and
@@ -92,9 +127,9 @@ let package = Package(
         .testTarget(
             name: "ServiceTests",
             dependencies: [
-                "Service", "Infrastructure", "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON",
-                "Schema", "Console",
-                "TestStore",
+                "Service", "Infrastructure", "Changes", "Identity", "Ingest", "Reads", "Replay", "AppleAPI",
+                "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP",
+                "JSON", "Schema", "Console", "TestStore",
             ]),
     ]
 )

@@ -2,6 +2,7 @@ import EventStore
 import Foundation
 import Infrastructure
 import Ledger
+import Replay
 import Service
 import TestSupport
 

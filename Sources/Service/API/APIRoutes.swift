@@ -1,8 +1,11 @@
 import AppStore
+import AppleAPI
 import HTTP
 import Infrastructure
+import Ingest
 import JSON
 import Ledger
+import Reads
 
 /// The HTTP API of docs/api.md §2: parses requests, calls the use cases, maps errors in one place.
 struct APIRoutes: Sendable {

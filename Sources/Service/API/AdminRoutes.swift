@@ -2,6 +2,7 @@ import EventStore
 import HTTP
 import Infrastructure
 import JSON
+import Replay
 
 /// docs/api.md §2 Operate: every admin route (admin scope) is registered here; the work is the
 /// replay engine's (ProjectionRuntime.engine) and AdminProjectionsDocument's.

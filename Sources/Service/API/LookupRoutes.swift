@@ -1,4 +1,6 @@
+import AppleAPI
 import HTTP
+import Identity
 import Infrastructure
 import JSON
 

@@ -1,4 +1,9 @@
+import AppleAPI
+import Changes
+import Identity
 import Infrastructure
+import Ingest
+import Reads
 
 /// The rooms' use cases, each built once by the composition root from the shell
 /// (`LedgerService`) and the room's own state — the group committer for ingest, the document

@@ -1,4 +1,5 @@
 import AppStore
+import AppleAPI
 import EventStore
 import Foundation
 import HTTP

@@ -1,10 +1,16 @@
 import AppStore
+import AppleAPI
+import Changes
 import Console
 import EventStore
 import Foundation
 import HTTP
+import Identity
 import Infrastructure
+import Ingest
 import JSON
+import Reads
+import Replay
 
 /// The running service, and its composition root: PostgreSQL (embedded or external),
 /// migrations, the pool, the verifier, the projections, the background jobs, the HTTP server

@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import Infrastructure
 import JSON
+import Replay
 import Schema
 
 /// `iap-ledger catalog show|diff|record`: the recorded catalog in force (docs/api.md §1.1), which users

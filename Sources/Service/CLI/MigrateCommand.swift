@@ -1,6 +1,7 @@
 import Arguments
 import EventStore
 import Foundation
+import Identity
 import Infrastructure
 import Schema
 

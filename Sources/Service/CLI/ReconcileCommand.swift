@@ -1,3 +1,4 @@
+import AppleAPI
 import Arguments
 import EventStore
 import Foundation

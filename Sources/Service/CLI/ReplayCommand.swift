@@ -2,6 +2,7 @@ import Arguments
 import EventStore
 import Foundation
 import Infrastructure
+import Replay
 import Schema
 
 /// `iap-ledger replay [--dry-run] [--projection NAME] [--json] [--data-dir DIR] [--config FILE]`.

@@ -1,6 +1,7 @@
 import Ledger
 import Testing
 
+@testable import AppleAPI
 @testable import Infrastructure
 @testable import Service
 

@@ -7,6 +7,7 @@ import TestStore
 import TestSupport
 import Testing
 
+@testable import AppleAPI
 @testable import Infrastructure
 @testable import Service
 

@@ -8,6 +8,7 @@ import TestSupport
 import Testing
 
 @testable import Infrastructure
+@testable import Replay
 @testable import Service
 
 /// One catalog in force (docs/api.md §1.1): the catalog is recorded in the event log, every instance

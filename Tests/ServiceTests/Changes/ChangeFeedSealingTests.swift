@@ -7,6 +7,7 @@ import Ledger
 import TestSupport
 import Testing
 
+@testable import Changes
 @testable import Infrastructure
 @testable import Service
 

@@ -5,6 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import Changes
 @testable import Infrastructure
 @testable import Service
 

@@ -8,6 +8,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import Changes
 @testable import Infrastructure
 @testable import Service
 

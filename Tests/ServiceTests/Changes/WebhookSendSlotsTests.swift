@@ -1,5 +1,6 @@
 import Testing
 
+@testable import Changes
 @testable import Infrastructure
 @testable import Service
 

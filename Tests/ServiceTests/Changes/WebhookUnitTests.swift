@@ -3,6 +3,7 @@ import Foundation
 import Ledger
 import Testing
 
+@testable import Changes
 @testable import Infrastructure
 @testable import Service
 

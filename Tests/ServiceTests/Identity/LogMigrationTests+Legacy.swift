@@ -4,6 +4,7 @@ import Foundation
 import JSON
 import Ledger
 
+@testable import Identity
 @testable import Infrastructure
 @testable import Service
 

@@ -5,6 +5,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import Identity
 @testable import Infrastructure
 @testable import Service
 

@@ -3,6 +3,7 @@ import Ledger
 import Testing
 
 @testable import Infrastructure
+@testable import Ingest
 @testable import Service
 
 /// The group commit's planner alone: no database, no threads. Each test feeds it what the

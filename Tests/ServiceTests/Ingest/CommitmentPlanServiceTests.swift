@@ -6,6 +6,7 @@ import Testing
 
 @testable import AppStore
 @testable import Infrastructure
+@testable import Ingest
 @testable import Service
 
 /// api.md §8, commitment plans end to end: Apple's own fixture maps to the domain's fields, and

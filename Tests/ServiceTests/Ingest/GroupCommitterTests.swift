@@ -4,6 +4,7 @@ import TestSupport
 import Testing
 
 @testable import Infrastructure
+@testable import Ingest
 @testable import Service
 
 /// How the group committer gathers requests from threads, with a stand-in for the batch (no

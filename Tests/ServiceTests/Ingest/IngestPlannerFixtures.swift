@@ -2,6 +2,7 @@ import EventStore
 import Ledger
 
 @testable import Infrastructure
+@testable import Ingest
 @testable import Service
 
 /// Facts, streams and append answers for `IngestPlannerTests`, built in memory.

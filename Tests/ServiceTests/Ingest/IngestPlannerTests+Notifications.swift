@@ -3,6 +3,7 @@ import Ledger
 import Testing
 
 @testable import Infrastructure
+@testable import Ingest
 @testable import Service
 
 /// What Apple pushes, through the planner: the inbox's duplicate, appAccountToken claims,

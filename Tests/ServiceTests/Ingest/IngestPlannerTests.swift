@@ -3,6 +3,7 @@ import Ledger
 import Testing
 
 @testable import Infrastructure
+@testable import Ingest
 @testable import Service
 
 /// The ingest planner alone: no database, no clock. Each test feeds it what the reads would

@@ -8,6 +8,7 @@ import Testing
 
 @testable import AppStore
 @testable import Infrastructure
+@testable import Ingest
 @testable import Service
 
 /// api.md §8, the renewal info's newer fields end to end: Apple's fixture maps to them, the

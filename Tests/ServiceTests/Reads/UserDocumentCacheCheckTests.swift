@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import Infrastructure
+@testable import Reads
 @testable import Service
 
 /// The feed on its own against real PostgreSQL: what a check drops, and readers that give up

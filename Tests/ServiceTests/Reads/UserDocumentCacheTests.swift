@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Infrastructure
+@testable import Reads
 @testable import Service
 
 /// The in-process document store on its own: time windows, the ticket race, the memory bound.

@@ -4,6 +4,7 @@ import TestSupport
 import Testing
 
 @testable import Infrastructure
+@testable import Replay
 @testable import Service
 
 /// The bench tool's generated log (`ReplayBenchmarkLog`) is a log the replay judges as it would

@@ -4,6 +4,7 @@ import TestSupport
 import Testing
 
 @testable import Infrastructure
+@testable import Replay
 @testable import Service
 
 /// A replay tells the change feed what it changed (api.md §4): one CORRECTION per changed user,

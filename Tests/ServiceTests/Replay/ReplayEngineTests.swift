@@ -7,6 +7,7 @@ import TestSupport
 import Testing
 
 @testable import Infrastructure
+@testable import Replay
 @testable import Service
 
 #if canImport(FoundationNetworking)

@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import Infrastructure
+@testable import Replay
 @testable import Service
 
 @Suite struct ReplayHarnessTests {

@@ -2,6 +2,7 @@ import Ledger
 import Testing
 
 @testable import Infrastructure
+@testable import Replay
 @testable import Service
 
 /// The replay's two-thread fold of a batch gives what folding the same events one by one

@@ -4,6 +4,7 @@ import JSON
 import Synchronization
 import TestSupport
 
+@testable import AppleAPI
 @testable import Infrastructure
 @testable import Service
 
