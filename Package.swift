@@ -39,7 +39,7 @@ let package = Package(
         // Sources/Console/Resources, compiled into the binary as byte arrays (embedInCode), so the
         // binary still runs alone with no resource bundle beside it. Its routes need only HTTP.
         .target(name: "Console", dependencies: ["HTTP"], resources: [.embedInCode("Resources")]),
-        // What every room of Service stands on, in layers (docs/architecture.md): configuration,
+        // What every room stands on, in layers (docs/architecture.md): configuration,
         // errors, jobs, leases and lifecycle (Shared/), the log as the Ledger reads and writes it
         // (EventLog/), the routes' shared rules (Routing/), API keys (Auth/), the projections'
         // tables and documents (Projections/), the catalog in force (Catalog/), the analytics
@@ -49,8 +49,8 @@ let package = Package(
         .target(
             name: "Infrastructure",
             dependencies: ["Ledger", "AppStore", "EventStore", "HTTP", "JSON", "SystemCalls"]),
-        // The rooms of Service that stand alone, each a target so the compiler keeps its arrows
-        // one way (docs/architecture.md, "Rooms"): the change feed's upper half and webhooks.
+        // The rooms that stand alone, each a target so the compiler keeps its arrows one way
+        // (docs/architecture.md, "The rooms"): the change feed's upper half and webhooks.
         .target(
             name: "Changes",
             dependencies: ["Infrastructure", "Ledger", "AppStore", "EventStore", "HTTP", "JSON"]),
@@ -84,14 +84,22 @@ let package = Package(
             dependencies: [
                 "Infrastructure", "Identity", "Ingest", "Reads", "Ledger", "AppStore", "EventStore", "HTTP", "JSON",
             ]),
-        // The use cases, the routes, the CLI and the composition root: the one target that wires
-        // the others together.
+        // The composition root and the routes that call several rooms (with the two small account
+        // rooms, Balances and Grants): the target that wires the others together.
         .target(
             name: "Service",
             dependencies: [
                 "Infrastructure", "Changes", "Identity", "Ingest", "Reads", "Replay", "AppleAPI", "Ledger", "AppStore",
                 "EventStore", "HTTP", "JSON",
                 "Schema", "SystemCalls", "Console", "Arguments",
+            ]),
+        // The command line: dispatch, the one settings loader, one file per command (serve starts
+        // Service's composition root).
+        .target(
+            name: "CLI",
+            dependencies: [
+                "Service", "Infrastructure", "Identity", "Replay", "AppleAPI", "AppStore", "EventStore", "JSON",
+                "Schema", "SystemCalls", "Arguments",
             ]),
         // The test store (`iap-ledger testkit`, docs/testkit.md): Apple's side for local testing —
         // the test CA, the verifyReceipt and Server API stand-ins — and the commands that mint and
@@ -101,8 +109,8 @@ let package = Package(
         .target(
             name: "TestStore",
             dependencies: ["AppStore", "Arguments", "COpenSSL", "HTTP", "JSON", "SystemCalls"]),
-        // The composition of the two command sets: Service's commands and TestStore's `testkit`.
-        .executableTarget(name: "iap-ledger", dependencies: ["Service", "Infrastructure", "TestStore", "Arguments"]),
+        // The composition of the two command sets: the CLI's commands and TestStore's `testkit`.
+        .executableTarget(name: "iap-ledger", dependencies: ["CLI", "Infrastructure", "TestStore", "Arguments"]),
 
         // Shared by the test targets and the benchmarks: a private PostgreSQL per test run, signed
         // App Store vectors minted with the test PKI, one seeded generator and one HTTP test client,
@@ -127,9 +135,8 @@ let package = Package(
         .testTarget(
             name: "ServiceTests",
             dependencies: [
-                "Service", "Infrastructure", "Changes", "Identity", "Ingest", "Reads", "Replay", "AppleAPI",
-                "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP",
-                "JSON", "Schema", "Console", "TestStore",
+                "Service", "CLI", "Infrastructure", "Changes", "Identity", "Ingest", "Reads", "Replay", "AppleAPI",
+                "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema", "Console", "TestStore",
             ]),
     ]
 )

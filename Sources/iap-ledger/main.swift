@@ -1,11 +1,11 @@
+import CLI
 import Foundation
-import Service
 import TestStore
 
-// The composition of the two command sets: Service's commands, and the test store's `testkit`
-// (TestStore), which reads its config.json through Service's loader. Service never imports
-// the test store. A top-level throw would crash with a backtrace (SIGILL); every error becomes
-// one line instead.
+// The composition of the two command sets: the CLI's commands, and the test store's `testkit`
+// (TestStore), which reads its config.json through the service's loader. Neither CLI nor
+// Service imports the test store. A top-level throw would crash with a backtrace (SIGILL);
+// every error becomes one line instead.
 exit(
     CommandLineInterface.main(
         Array(CommandLine.arguments.dropFirst()),

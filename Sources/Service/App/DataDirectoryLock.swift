@@ -8,7 +8,7 @@ import SystemCalls
 /// `<data-dir>/iap-ledger.lock` for its lifetime, so a second `serve` on the same directory is
 /// refused instead of stopping the first one's PostgreSQL; `keys` and `migrate` share a cluster
 /// that a running `serve` started rather than starting (and then stopping) their own.
-final class DataDirectoryLock: Sendable {
+package final class DataDirectoryLock: Sendable {
     private let descriptor: Int32
 
     private init(descriptor: Int32) { self.descriptor = descriptor }
@@ -16,11 +16,11 @@ final class DataDirectoryLock: Sendable {
     deinit { close(descriptor) }  // closing the descriptor releases the lock
 
     /// Lets another `serve` take the directory (the descriptor stays open until deinit).
-    func release() { _ = flock(descriptor, LOCK_UN) }
+    package func release() { _ = flock(descriptor, LOCK_UN) }
 
     /// Creates the directory if needed and takes the lock, or fails with one line naming the
     /// directory and the process holding it.
-    static func acquire(_ directory: String) throws(ServiceApp.StartupError) -> DataDirectoryLock {
+    package static func acquire(_ directory: String) throws(ServiceApp.StartupError) -> DataDirectoryLock {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else {
@@ -59,7 +59,7 @@ final class DataDirectoryLock: Sendable {
 
     /// The conninfo of a cluster already running in `directory` (started by a live `serve`) that
     /// answers right now, read from its `postmaster.pid`; nil when none does.
-    static func runningCluster(in directory: String) -> String? {
+    package static func runningCluster(in directory: String) -> String? {
         guard let text = try? String(contentsOfFile: directory + "/pgdata/postmaster.pid", encoding: .utf8) else {
             return nil
         }

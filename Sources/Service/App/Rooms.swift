@@ -11,15 +11,15 @@ import Reads
 /// Where one room's write needs another's in its transaction, the wiring is here (ingest
 /// queueing Apple's consumption requests), so neither room names the other. The CLI's commands
 /// build their use cases here too (no cache, no group commit), so they record exactly as serve.
-struct Rooms: Sendable {
-    let ledger: LedgerService
-    let ingestion: Ingestion
-    let reads: CustomerReads
-    let feed: ChangeFeedReads
-    let identities: Identities
-    let apple: AppleRequests
+package struct Rooms: Sendable {
+    package let ledger: LedgerService
+    package let ingestion: Ingestion
+    package let reads: CustomerReads
+    package let feed: ChangeFeedReads
+    package let identities: Identities
+    package let apple: AppleRequests
 
-    init(
+    package init(
         ledger: LedgerService, documentCheck: UserDocumentCacheCheck? = nil,
         groupCommit: GroupCommitter<IngestRequest, IngestAnswer>.Limits? = nil
     ) {

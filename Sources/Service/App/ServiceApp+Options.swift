@@ -69,7 +69,7 @@ extension ServiceApp {
         public var drainSeconds = 0
         /// Who signs `POST /v1/offers/signatures` per app; nil: each app's `serverAPI` key
         /// (`OfferRoutes.signers(from:)`). Tests give a signer built from Apple's test key.
-        var offerSigners: OfferRoutes.SignerLookup?
+        package var offerSigners: OfferRoutes.SignerLookup?
 
         public init() {}
     }

@@ -7,7 +7,7 @@ extension ServiceApp {
     /// pool (one place, so a change to how sessions are set up reaches both). It connects and
     /// hands out slots quickly: a replica that is slow to answer costs a read its primary answer,
     /// not seconds.
-    static func makeReadPool(conninfo: String, options: Options) -> ConnectionPool {
+    package static func makeReadPool(conninfo: String, options: Options) -> ConnectionPool {
         ConnectionPool(
             conninfo: conninfo, size: options.databaseConnections, session: serviceSession(options),
             connectTimeout: 2, acquireTimeout: .milliseconds(max(10, options.replicaWaitMillis)))
@@ -15,7 +15,9 @@ extension ServiceApp {
 
     /// The routing of history reads to the replica, or nil without `DATABASE_READ_URL`. A replica
     /// unreachable at start is not an error: reads go to the primary until it answers.
-    static func makeReadRouting(_ options: Options, primary: ConnectionPool) throws(StartupError) -> ReadRouting? {
+    package static func makeReadRouting(_ options: Options, primary: ConnectionPool) throws(StartupError)
+        -> ReadRouting?
+    {
         guard let url = options.databaseReadURL else { return nil }
         let layout: WALLayout
         do {
@@ -34,7 +36,7 @@ extension ServiceApp {
 
     /// `iap_replica_reads_total{result}` and `iap_replica_replay_lag_bytes` (scrape time; no
     /// sample while the replica or the primary cannot be asked).
-    static func registerReplicaMetrics(_ routing: ReadRouting, on registry: MetricsRegistry) {
+    package static func registerReplicaMetrics(_ routing: ReadRouting, on registry: MetricsRegistry) {
         registry.counter(
             "iap_replica_reads_total",
             help:

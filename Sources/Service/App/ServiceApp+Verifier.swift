@@ -4,7 +4,8 @@ import Infrastructure
 extension ServiceApp {
     /// The verifier of signed App Store data for `configuration`'s apps and trusted roots
     /// (Apple's root CA G3 when none are configured): the one `serve` and `verify` both use.
-    static func makeVerifier(configuration: Configuration) throws(VerificationSetupError) -> SignedDataVerifier {
+    package static func makeVerifier(configuration: Configuration) throws(VerificationSetupError) -> SignedDataVerifier
+    {
         try SignedDataVerifier(
             trustedRootsDER: configuration.trustedRootsDER.isEmpty ? [AppleRoots.g3DER] : configuration.trustedRootsDER,
             apps: configuration.apps.map {

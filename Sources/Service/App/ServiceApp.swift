@@ -19,23 +19,27 @@ public final class ServiceApp: Sendable {
     /// A start-up failure, as one line naming its cause.
     public struct StartupError: Error, CustomStringConvertible, Sendable {
         public var description: String
+
+        package init(description: String) {
+            self.description = description
+        }
     }
 
     public let url: String
     public let port: Int
     public let service: LedgerService
     /// Set by `beginDraining()`: `/readyz` answers 503 while everything else is still served.
-    let drain: DrainSwitch
+    package let drain: DrainSwitch
     public let projections: ProjectionRuntime
     /// Every periodic background job: the polls of catalog and projection versions, the
     /// analytics projector, the change clock, the reconciler, the consumption responder.
-    let jobs: JobRunner
+    package let jobs: JobRunner
     /// Everything started, in order: what `stop()` drains and stops in reverse.
-    let parts: ComponentGroup
+    package let parts: ComponentGroup
     /// The long polls of `GET /v1/changes` waiting here (tests wait for them to register).
-    let changeWaiters: ChangeFeedWaiters
+    package let changeWaiters: ChangeFeedWaiters
     /// Every route the router knows (method, pattern, required scope), for the OpenAPI test.
-    let routes: [(method: String, pattern: String, scope: String?)]
+    package let routes: [(method: String, pattern: String, scope: String?)]
 
     public static func start(_ options: Options) throws(StartupError) -> ServiceApp {
         let logger = options.logger

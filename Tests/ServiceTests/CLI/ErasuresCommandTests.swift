@@ -4,6 +4,7 @@ import JSON
 import TestSupport
 import Testing
 
+@testable import CLI
 @testable import Infrastructure
 @testable import Service
 

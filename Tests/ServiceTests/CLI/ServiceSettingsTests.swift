@@ -2,6 +2,7 @@ import EventStore
 import Foundation
 import Testing
 
+@testable import CLI
 @testable import Service
 
 /// The one loader of serve's settings (`ServiceSettings.load`): flags and an environment given

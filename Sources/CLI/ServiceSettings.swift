@@ -1,5 +1,6 @@
 import EventStore
 import Infrastructure
+import Service
 
 /// Every setting iap-ledger reads from its flags and environment, in one table: the flag and the
 /// variable (both names are a promise: docs/operations.md, deploy/, README), what it is for, its
@@ -7,54 +8,54 @@ import Infrastructure
 /// (`load(flags:environment:)`); the other commands read the entries they share with it
 /// (`config`, `databaseURL`, `poolMode`), so each variable is parsed in one place. The usage
 /// text is printed from the same table (ServiceSettings+Loading.swift).
-enum ServiceSettings {
-    static let config = Setting<String>(
+package enum ServiceSettings {
+    package static let config = Setting<String>(
         flag: "config", variable: "IAP_LEDGER_CONFIG", placeholder: "FILE",
         about: "the configuration file (apps, products, Apple's keys, webhooks); none: no app is known")
-    static let port = Setting<Int>.number(
+    package static let port = Setting<Int>.number(
         flag: "port", variable: "PORT", in: 0...65535, about: "the HTTP port (0: any free one)")
-    static let host = Setting<String>(
+    package static let host = Setting<String>(
         flag: "host", variable: "IAP_LEDGER_HOST", placeholder: "ADDR", about: "the address to listen on")
-    static let dataDirectory = Setting<String>(
+    package static let dataDirectory = Setting<String>(
         flag: "data-dir", placeholder: "DIR",
         about: "the embedded PostgreSQL cluster's directory (without DATABASE_URL)")
-    static let threads = Setting<Int>.number(
+    package static let threads = Setting<Int>.number(
         flag: "threads", in: 1...256, about: "handler threads: they bound the requests in progress")
-    static let httpWorkers = Setting<Int>.number(
+    package static let httpWorkers = Setting<Int>.number(
         flag: "http-workers", in: 1...64, about: "HTTP workers: they read every request and send every answer")
-    static let databaseConnections = Setting<Int>.number(
+    package static let databaseConnections = Setting<Int>.number(
         flag: "db-connections", in: 1...256,
         about: "pooled PostgreSQL connections: they bound the transactions in progress")
-    static let databaseURL = Setting<String>(
+    package static let databaseURL = Setting<String>(
         variable: "DATABASE_URL",
         about: "an external PostgreSQL (libpq URL or conninfo); unset: the embedded cluster under --data-dir")
-    static let poolMode = Setting<PoolMode>(
+    package static let poolMode = Setting<PoolMode>(
         flag: CommandLineInterface.poolModeFlag, variable: "DATABASE_POOL_MODE", placeholder: "MODE",
         about: "transaction when DATABASE_URL is PgBouncer with pool_mode = transaction (every command)",
         rule: "session or transaction", parse: { PoolMode(rawValue: $0) })
-    static let databaseReadURL = Setting<String>(
+    package static let databaseReadURL = Setting<String>(
         variable: "DATABASE_READ_URL", about: "a streaming replica of DATABASE_URL for history reads; unset: none")
-    static let replicaWaitMillis = Setting<Int>.number(
+    package static let replicaWaitMillis = Setting<Int>.number(
         variable: "IAP_LEDGER_REPLICA_WAIT_MS", in: 0...10_000,
         about: "how long a history read waits for the replica to catch up before the primary answers it")
-    static let keyCacheSeconds = Setting<Int>.number(
+    package static let keyCacheSeconds = Setting<Int>.number(
         variable: "IAP_LEDGER_KEY_CACHE_SECONDS", in: 0...3600,
         about: "how long serve trusts a key before asking PostgreSQL again: a key revoked with"
             + " `keys revoke` stops working within that time")
-    static let userCacheMegabytes = Setting<Int>.number(
+    package static let userCacheMegabytes = Setting<Int>.number(
         variable: "IAP_LEDGER_USER_CACHE_MB", in: 0...65536,
         about: "memory for cached user documents; 0 turns the cache off")
-    static let ingestCommitters = Setting<Int>.number(
+    package static let ingestCommitters = Setting<Int>.number(
         variable: "IAP_LEDGER_INGEST_COMMITTERS", in: 0...64,
         about: "group commit: ingest transactions at once, requests arriving meanwhile share the next; 0 off")
-    static let ingestBatchMax = Setting<Int>.number(
+    package static let ingestBatchMax = Setting<Int>.number(
         variable: "IAP_LEDGER_INGEST_BATCH_MAX", in: 1...64,
         about: "group commit: requests one transaction takes at most")
-    static let drainSeconds = Setting<Int>.number(
+    package static let drainSeconds = Setting<Int>.number(
         variable: "IAP_LEDGER_DRAIN_SECONDS", in: 0...300,
         about: "after SIGTERM, /readyz answers 503 this long before serve stops: behind a load balancer,"
             + " longer than its health check takes to notice")
-    static let instance = Setting<String>(
+    package static let instance = Setting<String>(
         flag: nil, variable: "IAP_LEDGER_INSTANCE", placeholder: "",
         about: "this instance's name as the holder of background jobs (GET /v1/admin/projections);"
             + " default <hostname>:<port>:<pid>",
@@ -68,7 +69,7 @@ enum ServiceSettings {
 
     /// serve's table, in the order the usage text lists it: each setting, the field it sets and
     /// how that field's default is shown (the defaults live in `ServiceApp.Options`, once).
-    static let serve: [OptionSetting] = [
+    package static let serve: [OptionSetting] = [
         OptionSetting(config, sets: { $0.configurationPath = $1 }),
         OptionSetting(port, sets: { $0.port = $1 }, shows: { "\($0.port)" }),
         OptionSetting(host, sets: { $0.host = $1 }, shows: { $0.host }),
@@ -94,19 +95,19 @@ enum ServiceSettings {
 
 /// A row of serve's table: a setting with the `ServiceApp.Options` field it sets, the types
 /// erased so one list holds numbers, text and the pool mode.
-struct OptionSetting: Sendable {
-    var flag: String?
-    var variable: String?
-    var placeholder: String
-    var about: String
-    var rule: String?
+package struct OptionSetting: Sendable {
+    package var flag: String?
+    package var variable: String?
+    package var placeholder: String
+    package var about: String
+    package var rule: String?
     /// The default as the usage text shows it, read from a fresh `ServiceApp.Options`; nil: none.
-    var shows: @Sendable (ServiceApp.Options) -> String?
+    package var shows: @Sendable (ServiceApp.Options) -> String?
     /// Reads the setting into `options`; the one line saying why its value is refused, if it is.
-    var apply:
+    package var apply:
         @Sendable (_ flags: [String: String], _ environment: [String: String], inout ServiceApp.Options) -> String?
 
-    init<Value>(
+    package init<Value>(
         _ setting: Setting<Value>, sets assign: @escaping @Sendable (inout ServiceApp.Options, Value) -> Void,
         shows: @escaping @Sendable (ServiceApp.Options) -> String? = { _ in nil }
     ) {

@@ -3,13 +3,14 @@ import EventStore
 import Foundation
 import Glibc
 import Infrastructure
+import Service
 import SystemCalls
 
 /// `iap-ledger psql [--role iap_analyst|iap_ledger_service] [--data-dir DIR] [-- PSQL-ARGS…]`:
 /// psql on the service's database, found exactly as every other command finds it
 /// (DatabaseLocator), so nobody has to dig out the embedded cluster's socket directory.
-enum PsqlCommand {
-    static let usage = """
+package enum PsqlCommand {
+    package static let usage = """
         usage: iap-ledger psql [--role iap_analyst|iap_ledger_service] [--data-dir DIR] [-- PSQL-ARGS…]
           opens psql on the service's database (DATABASE_URL, else the embedded cluster of --data-dir,
           default ./.iap-ledger) as its superuser; --role switches to that role first (SET ROLE).
@@ -17,9 +18,9 @@ enum PsqlCommand {
         """
 
     /// The roles the migrations create; any other name is a typo, refused before psql starts.
-    static let roles = ["iap_analyst", ServiceRole.name]
+    package static let roles = ["iap_analyst", ServiceRole.name]
 
-    static func run(_ arguments: [String]) throws -> Int32 {
+    package static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try CommandLineArguments(arguments, valued: ["role", "data-dir"], switches: [])
         if parsed.wantsHelp {
             print(usage)

@@ -6,8 +6,8 @@ import Replay
 import Schema
 
 /// `iap-ledger replay [--dry-run] [--projection NAME] [--json] [--data-dir DIR] [--config FILE]`.
-enum ReplayCommand {
-    static let usage = """
+package enum ReplayCommand {
+    package static let usage = """
         usage: iap-ledger replay [--dry-run] [--projection users|analytics] [--downgrade] [--json] [--data-dir DIR] [--config FILE]
           rebuilds projections from the event log (all of them unless --projection names one),
           compares with the live ones and swaps them in; --dry-run only reports what would change.
@@ -19,7 +19,7 @@ enum ReplayCommand {
           --config is needed only on a database where no catalog has been recorded yet.
         """
 
-    static func run(_ arguments: [String]) throws -> Int32 {
+    package static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try CommandLineArguments(
             arguments, valued: ["projection", "data-dir", "config"], switches: ["dry-run", "json", "downgrade"])
         if parsed.wantsHelp {
@@ -69,7 +69,7 @@ enum ReplayCommand {
     /// The catalog a replay renders under: the recorded one in force (a config cannot change
     /// it here: forgetting or mistyping --config changes no answer); the config's only while
     /// nothing is recorded (a database no `serve` of this version has started on).
-    static func catalog(_ configuration: Configuration, on connection: Connection) throws -> CatalogVersion {
+    package static func catalog(_ configuration: Configuration, on connection: Connection) throws -> CatalogVersion {
         let recorded = try CatalogVersions.newest(on: connection)
         let configured = configuration.catalog
         let note: String

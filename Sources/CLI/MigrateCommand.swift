@@ -8,8 +8,8 @@ import Schema
 /// `iap-ledger migrate`: applies pending migrations to the database `serve` would use, then the
 /// one-time log migration (`LogMigration`) when the log still holds rows from before subjects,
 /// and exits.
-enum MigrateCommand {
-    static func run(_ arguments: [String]) throws -> Int32 {
+package enum MigrateCommand {
+    package static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try CommandLineArguments(arguments, valued: ["data-dir"], switches: [])
         if parsed.wantsHelp {
             print(

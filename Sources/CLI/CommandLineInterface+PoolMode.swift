@@ -8,12 +8,12 @@ import Synchronization
 /// `pool_mode = transaction`: no named prepared statement, settings per transaction.
 /// Taken out of the arguments before the command parses its own, so every command has it.
 extension CommandLineInterface {
-    static let poolModeFlag = "database-pool-mode"
+    package static let poolModeFlag = "database-pool-mode"
     /// The flag's value as given (validated where a command connects).
     private static let poolModeArgument = Mutex<String?>(nil)
 
     /// `arguments` without `--database-pool-mode X` / `--database-pool-mode=X`, the value kept.
-    static func extractPoolMode(_ arguments: [String]) throws(CommandLineArguments.UsageError) -> [String] {
+    package static func extractPoolMode(_ arguments: [String]) throws(CommandLineArguments.UsageError) -> [String] {
         var rest: [String] = []
         var index = 0
         while index < arguments.count {
@@ -43,14 +43,14 @@ extension CommandLineInterface {
 
     /// The flags every command takes, taken out before its own are parsed, with the command's
     /// own: what `ServiceSettings` reads a setting from.
-    static func flags(_ parsed: CommandLineArguments) -> [String: String] {
+    package static func flags(_ parsed: CommandLineArguments) -> [String: String] {
         var flags = parsed.options
         if let mode = poolModeArgument.withLock({ $0 }) { flags[poolModeFlag] = mode }
         return flags
     }
 
     /// The flag, else `DATABASE_POOL_MODE`, else session; a bad value is a usage error naming it.
-    static func databasePoolMode() throws(CommandLineArguments.UsageError) -> PoolMode {
+    package static func databasePoolMode() throws(CommandLineArguments.UsageError) -> PoolMode {
         let flags = poolModeArgument.withLock { $0 }.map { [poolModeFlag: $0] } ?? [:]
         do throws(SettingError) {
             return try ServiceSettings.poolMode.value(flags: flags, environment: processEnvironment) ?? .session
@@ -60,7 +60,7 @@ extension CommandLineInterface {
     }
 
     /// A command's superuser connection (migrations, keys): no role, the pool mode only.
-    static func adminConnection(_ conninfo: String) throws -> Connection {
+    package static func adminConnection(_ conninfo: String) throws -> Connection {
         try Connection(conninfo, connectTimeout: 10, session: SessionSettings(poolMode: try databasePoolMode()))
     }
 }

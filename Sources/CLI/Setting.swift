@@ -7,23 +7,23 @@ import Infrastructure
 ///
 /// A flag wins over the variable. An empty variable counts as unset, as it always has: a unit
 /// file's `PORT=` must not make serve refuse to start.
-struct Setting<Value: Sendable>: Sendable {
+package struct Setting<Value: Sendable>: Sendable {
     /// `port` for `--port`; nil: no flag.
-    var flag: String?
+    package var flag: String?
     /// `PORT`; nil: no variable.
-    var variable: String?
+    package var variable: String?
     /// The flag's value in the usage text: `N`, `FILE`.
-    var placeholder: String
+    package var placeholder: String
     /// What it is for and its default: the line the usage text prints.
-    var about: String
+    package var about: String
     /// What a valid value is, as the usage text and the error say it (`0…65535`); nil: any text.
-    var rule: String?
-    var parse: @Sendable (String) -> Value?
+    package var rule: String?
+    package var parse: @Sendable (String) -> Value?
     /// The rejected text as the error shows it: quoted, unless echoing it would be unwise.
-    var shown: @Sendable (String) -> String = { "\"\($0)\"" }
+    package var shown: @Sendable (String) -> String = { "\"\($0)\"" }
 
     /// Who gave it (`--port` or `PORT`) and the text, nil when neither did.
-    func given(flags: [String: String], environment: [String: String]) -> (source: String, text: String)? {
+    package func given(flags: [String: String], environment: [String: String]) -> (source: String, text: String)? {
         if let flag, let text = flags[flag] { return ("--\(flag)", text) }
         if let variable, let text = environment[variable], !text.isEmpty { return (variable, text) }
         return nil
@@ -31,7 +31,7 @@ struct Setting<Value: Sendable>: Sendable {
 
     /// The value, nil when not given; a bad one is an error that names its source and the rule,
     /// worded as every other: `PORT must be 0…65535, got "eighty"`.
-    func value(
+    package func value(
         flags: [String: String] = [:], environment: [String: String]
     ) throws(SettingError) -> Value? {
         guard let (source, text) = given(flags: flags, environment: environment) else { return nil }
@@ -44,20 +44,20 @@ struct Setting<Value: Sendable>: Sendable {
 
 extension Setting where Value == String {
     /// Any text: a path, an address, a connection string.
-    init(flag: String? = nil, variable: String? = nil, placeholder: String = "", about: String) {
+    package init(flag: String? = nil, variable: String? = nil, placeholder: String = "", about: String) {
         self.init(
             flag: flag, variable: variable, placeholder: placeholder, about: about, rule: nil, parse: { $0 })
     }
 
     /// The text given, nil when none: any text is valid, so there is nothing to refuse.
-    func text(flags: [String: String] = [:], environment: [String: String]) -> String? {
+    package func text(flags: [String: String] = [:], environment: [String: String]) -> String? {
         given(flags: flags, environment: environment)?.text
     }
 }
 
 extension Setting where Value == Int {
     /// A whole number within `range`, written as digits.
-    static func number(
+    package static func number(
         flag: String? = nil, variable: String? = nil, in range: ClosedRange<Int>, about: String
     ) -> Setting {
         Setting(
@@ -68,6 +68,6 @@ extension Setting where Value == Int {
 }
 
 /// One bad setting, as one line (`ServiceSettings.load` joins several into one usage error).
-struct SettingError: Error, CustomStringConvertible, Sendable {
-    var description: String
+package struct SettingError: Error, CustomStringConvertible, Sendable {
+    package var description: String
 }

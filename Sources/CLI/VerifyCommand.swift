@@ -3,10 +3,11 @@ import Arguments
 import Foundation
 import Infrastructure
 import JSON
+import Service
 
 /// `iap-ledger verify`: verifies one signed payload exactly as ingestion would, offline.
-enum VerifyCommand {
-    static func run(_ arguments: [String]) throws -> Int32 {
+package enum VerifyCommand {
+    package static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try CommandLineArguments(arguments, valued: ["config", "kind"], switches: [])
         let verifyUsage = "usage: iap-ledger verify [--config FILE] [--kind transaction|renewal|notification] FILE|-"
         if parsed.wantsHelp {
@@ -48,11 +49,11 @@ enum VerifyCommand {
 }
 
 /// Reads a JWS payload without verifying it, only to pick the verifier method to run.
-enum PayloadPeek {
-    static func kind(of jws: String) -> String { detectedKind(of: jws) ?? "transaction" }
+package enum PayloadPeek {
+    package static func kind(of jws: String) -> String { detectedKind(of: jws) ?? "transaction" }
 
     /// The kind the payload's fields show, or nil when it shows none (not a JWS, no telling field).
-    static func detectedKind(of jws: String) -> String? {
+    package static func detectedKind(of jws: String) -> String? {
         let segments = jws.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3 else { return nil }
         var text = segments[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")

@@ -1,10 +1,11 @@
 import Arguments
 import Foundation
 import Infrastructure
+import Service
 
 /// `iap-ledger serve`: starts the service and runs it until SIGINT or SIGTERM.
-enum ServeCommand {
-    static func run(_ arguments: [String]) throws -> Int32 {
+package enum ServeCommand {
+    package static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try CommandLineArguments(arguments, valued: ServiceSettings.serveFlags, switches: [])
         if parsed.wantsHelp {
             print(ServiceSettings.serveUsage)

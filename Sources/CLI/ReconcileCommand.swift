@@ -5,13 +5,14 @@ import Foundation
 import Infrastructure
 import JSON
 import Schema
+import Service
 
 /// `iap-ledger reconcile [--config FILE] [--since T] [--until T] [--bundle-id B] [--environment E]`
 /// (docs/api.md §1, §5): what `POST /v1/admin/reconcile` does, from the command line — Apple's
 /// notification history for a window, recorded exactly as the notification endpoint records it.
 /// The database is found as `serve` finds it; the Server API keys come from the config.
-enum ReconcileCommand {
-    static let usage = """
+package enum ReconcileCommand {
+    package static let usage = """
         usage: iap-ledger reconcile [--config FILE] [--since T] [--until T] [--bundle-id B]
                                     [--environment Production|Sandbox] [--json] [--data-dir DIR]
           asks Apple's Get Notification History (every page, per app with a serverAPI key and per
@@ -24,14 +25,14 @@ enum ReconcileCommand {
         """
 
     /// What the command was asked, checked before any database or Apple is touched.
-    struct Request {
-        var since: Int64
-        var until: Int64
-        var bundleId: String?
-        var environment: String?
+    package struct Request {
+        package var since: Int64
+        package var until: Int64
+        package var bundleId: String?
+        package var environment: String?
     }
 
-    static func run(_ arguments: [String]) throws -> Int32 {
+    package static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try CommandLineArguments(
             arguments, valued: ["config", "since", "until", "bundle-id", "environment", "data-dir"], switches: ["json"])
         if parsed.wantsHelp {
@@ -83,7 +84,7 @@ enum ReconcileCommand {
 
     /// The flags, checked against the config: every mistake is a usage error (exit 2) naming it,
     /// found before the database is looked for or Apple asked.
-    static func check(
+    package static func check(
         _ options: [String: String], configuration: Configuration, configPath: String?, now: Int64
     ) throws(CommandLineArguments.UsageError) -> Request {
         func instant(_ flag: String) throws(CommandLineArguments.UsageError) -> Int64? {
@@ -145,7 +146,7 @@ enum ReconcileCommand {
 
     /// The catalog documents are rendered under: the recorded one in force (the config's only
     /// while none is recorded, as replay does), so reconciling can never change an answer by itself.
-    static func catalogs(_ configuration: Configuration, on connection: Connection) throws -> CatalogInForce {
+    package static func catalogs(_ configuration: Configuration, on connection: Connection) throws -> CatalogInForce {
         let versions = try CatalogVersions.versions(on: connection)
         guard versions.isEmpty else { return CatalogInForce(versions) }
         let configured = configuration.catalog
@@ -156,11 +157,11 @@ enum ReconcileCommand {
     }
 
     /// A failure after the checks: Apple or PostgreSQL, in one line (exit 1).
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
-    static func describe(_ error: ServiceError) -> String {
+    package static func describe(_ error: ServiceError) -> String {
         switch error {
         case .appleUnavailable(let detail): "Apple's App Store Server API is unavailable (try again later): \(detail)"
         case .appleRejected(let status, let code, let detail):

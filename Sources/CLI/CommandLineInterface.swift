@@ -5,7 +5,7 @@ import Infrastructure
 /// `iap-ledger <command>`: serve, migrate, keys, verify, replay. Every failure is one line on
 /// standard error and a non-zero exit, never a stack trace.
 public enum CommandLineInterface {
-    static let usage = """
+    package static let usage = """
         usage: iap-ledger <command> [options]
 
         commands:

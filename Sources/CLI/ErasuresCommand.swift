@@ -4,13 +4,14 @@ import Foundation
 import Infrastructure
 import JSON
 import Schema
+import Service
 
 /// `iap-ledger erasures [apply FILE]` (docs/operations.md, "Erasure and backups"): a restore from a
 /// backup taken before an erasure brings the person back, since the backup holds their keys. The
 /// log of a newer database says whom to erase again — each erasure is a `SubjectErased` event
 /// naming only the opaque subject — so the list can be kept with the backups for good.
-enum ErasuresCommand {
-    static let usage = """
+package enum ErasuresCommand {
+    package static let usage = """
         usage: iap-ledger erasures [--json] [--data-dir DIR]
           lists the erasures the log records (DELETE /v1/users/{id}), oldest first: when, and the
           person's opaque subject. It holds no personal data: keep it with your backups.
@@ -20,7 +21,7 @@ enum ErasuresCommand {
           database still knows, as DELETE /v1/users/{id} does; the others are erased here already.
         """
 
-    static func run(_ arguments: [String]) throws -> Int32 {
+    package static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try CommandLineArguments(arguments, valued: ["data-dir", "config"], switches: ["json"])
         if parsed.wantsHelp {
             print(usage)
@@ -51,7 +52,7 @@ enum ErasuresCommand {
     }
 
     /// The erasures of the log, oldest first.
-    static let erasures: Query = """
+    package static let erasures: Query = """
         SELECT data->>'userId', (data->>'at')::bigint FROM es.events WHERE type = 'SubjectErased' ORDER BY seq
         """
 
@@ -76,7 +77,7 @@ enum ErasuresCommand {
     }
 
     /// Every subject `text` names, in order, once.
-    static func subjects(in text: String) -> [String] {
+    package static func subjects(in text: String) -> [String] {
         var seen: Set<String> = []
         var found: [String] = []
         for word in text.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "_") }) {

@@ -6,25 +6,25 @@ import Infrastructure
 /// the admin connection found as `serve` finds its database.
 extension CommandLineInterface {
     /// libpq and other libraries write multi-line messages; an operator's log wants one line.
-    static func oneLine(_ text: String) -> String {
+    package static func oneLine(_ text: String) -> String {
         text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 
-    static func printError(_ text: String) {
+    package static func printError(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
     /// The process's environment as a value: what `ServiceSettings` reads settings from (a
     /// test hands its own instead).
-    static var processEnvironment: [String: String] { ProcessInfo.processInfo.environment }
+    package static var processEnvironment: [String: String] { ProcessInfo.processInfo.environment }
 
     /// `--config FILE`, else `IAP_LEDGER_CONFIG` (`ServiceSettings.config`), nil when neither.
-    static func configurationPath(_ parsed: CommandLineArguments) -> String? {
+    package static func configurationPath(_ parsed: CommandLineArguments) -> String? {
         ServiceSettings.config.text(flags: parsed.options, environment: processEnvironment)
     }
 
     /// The configuration file `configurationPath` names; none: the empty configuration.
-    static func loadConfiguration(_ parsed: CommandLineArguments) throws -> Configuration {
+    package static func loadConfiguration(_ parsed: CommandLineArguments) throws -> Configuration {
         guard let path = configurationPath(parsed) else { return .empty }
         return try Configuration.load(path: path)
     }
@@ -33,7 +33,7 @@ extension CommandLineInterface {
     /// DATABASE_URL; else the embedded cluster of the data directory: the one a running `serve`
     /// started (shared, left running), or an existing stopped one started for the duration and
     /// stopped after. Says on stderr which one; never creates a cluster (see DatabaseLocator).
-    static func withAdminConnection<T>(dataDirectory: String?, _ body: (String) throws -> T) throws -> T {
+    package static func withAdminConnection<T>(dataDirectory: String?, _ body: (String) throws -> T) throws -> T {
         try DatabaseLocator.withDatabase(dataDirectory: dataDirectory) { conninfo, _ in try body(conninfo) }
     }
 }

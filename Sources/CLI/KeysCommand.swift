@@ -5,8 +5,8 @@ import Infrastructure
 import Schema
 
 /// `iap-ledger keys create|list|revoke`: the API keys, on the database `serve` would use.
-enum KeysCommand {
-    static func run(_ arguments: [String]) throws -> Int32 {
+package enum KeysCommand {
+    package static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try CommandLineArguments(arguments, valued: ["name", "scopes", "data-dir"], switches: [])
         let keyUsage = """
             usage: iap-ledger keys create --name NAME --scopes read,write,admin [--data-dir DIR]

@@ -9,8 +9,8 @@ import Schema
 /// `iap-ledger catalog show|diff|record`: the recorded catalog in force (docs/api.md §1.1), which users
 /// a config's catalog would change if `serve` recorded it (a dry run that changes nothing), and
 /// an operator's explicit recording (the way back to an older version).
-enum CatalogCommand {
-    static let usage = """
+package enum CatalogCommand {
+    package static let usage = """
         usage: iap-ledger catalog show [--data-dir DIR]
                iap-ledger catalog diff --config FILE [--json] [--data-dir DIR]
                iap-ledger catalog record --config FILE [--data-dir DIR]
@@ -25,7 +25,7 @@ enum CatalogCommand {
                   within a second.
         """
 
-    static func run(_ arguments: [String]) throws -> Int32 {
+    package static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try CommandLineArguments(arguments, valued: ["config", "data-dir"], switches: ["json"])
         if parsed.wantsHelp {
             print(usage)
@@ -113,7 +113,7 @@ enum CatalogCommand {
         }
     }
 
-    static func showJSON(_ versions: [CatalogVersion]) -> [UInt8] {
+    package static func showJSON(_ versions: [CatalogVersion]) -> [UInt8] {
         let newest = versions.last ?? .none
         var w = JSONWriter(capacity: 1024)
         w.beginObject()
@@ -133,7 +133,7 @@ enum CatalogCommand {
     }
 
     /// A version's number, hash, source file and recording time, into an open object.
-    static func writeHeader(of version: CatalogVersion, to w: inout JSONWriter) {
+    package static func writeHeader(of version: CatalogVersion, to w: inout JSONWriter) {
         w.key("version")
         w.int(version.version)
         w.key("hash")
@@ -145,7 +145,9 @@ enum CatalogCommand {
     }
 
     /// What serve would do, in words and as the `serve` field of the JSON.
-    static func verdict(_ decision: CatalogRecorder.Decision, newest: CatalogVersion) -> (word: String, text: String) {
+    package static func verdict(_ decision: CatalogRecorder.Decision, newest: CatalogVersion) -> (
+        word: String, text: String
+    ) {
         switch decision {
         case .record: ("record", "serve would record it as version \(newest.version + 1) and re-render the users below")
         case .unchanged: ("unchanged", "it is the version in force: serve records nothing")
@@ -155,7 +157,7 @@ enum CatalogCommand {
         }
     }
 
-    static func diffJSON(
+    package static func diffJSON(
         _ newest: CatalogVersion, source: String, hash: String, decision: CatalogRecorder.Decision,
         change: CatalogChange
     ) -> [UInt8] {
@@ -188,7 +190,7 @@ enum CatalogCommand {
         return w.bytes
     }
 
-    static func diffText(
+    package static func diffText(
         _ newest: CatalogVersion, source: String, hash: String, decision: CatalogRecorder.Decision,
         change: CatalogChange
     ) -> String {

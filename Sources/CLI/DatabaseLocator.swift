@@ -1,15 +1,16 @@
 import EventStore
 import Foundation
 import Infrastructure
+import Service
 
 /// How every command but `serve` finds the service's database: exactly as `serve` does
 /// (`DATABASE_URL`, else the embedded cluster under `--data-dir`, default `./.iap-ledger`), saying
 /// on stderr which one it uses. It never creates a cluster: `keys create` run from the wrong
 /// directory used to create a fresh one beside the real one and print a key the running server
 /// rejected, and `replay --dry-run` there reported 0 events while the real log had 13.
-enum DatabaseLocator {
+package enum DatabaseLocator {
     /// What was found, before anything is started.
-    enum Found: Equatable {
+    package enum Found: Equatable {
         /// `DATABASE_URL`.
         case url(String)
         /// The cluster a running `serve` started: shared, left running.
@@ -22,20 +23,20 @@ enum DatabaseLocator {
 
     /// The data directory when `--data-dir` is not given: the same as `serve`'s
     /// (`ServiceApp.Options.dataDirectory`).
-    static let defaultDataDirectory = "./.iap-ledger"
+    package static let defaultDataDirectory = "./.iap-ledger"
 
-    struct NotFound: Error, CustomStringConvertible {
-        var description: String
+    package struct NotFound: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// `path` made absolute against the working directory (it need not exist), so the line an
     /// operator reads says exactly where we looked.
-    static func absolutePath(_ path: String) -> String {
+    package static func absolutePath(_ path: String) -> String {
         let base = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         return URL(fileURLWithPath: base).standardized.path
     }
 
-    static func find(dataDirectory: String?, databaseURL: String?) -> Found {
+    package static func find(dataDirectory: String?, databaseURL: String?) -> Found {
         if let databaseURL { return .url(databaseURL) }
         let directory = absolutePath(dataDirectory ?? defaultDataDirectory)
         if let conninfo = DataDirectoryLock.runningCluster(in: directory) {
@@ -49,7 +50,7 @@ enum DatabaseLocator {
     }
 
     /// The one line that says where nothing was found and the three ways out.
-    static func notFound(_ directory: String) -> NotFound {
+    package static func notFound(_ directory: String) -> NotFound {
         NotFound(
             description:
                 "no database: DATABASE_URL is not set and there is no embedded cluster in \(directory) (no pgdata there);"
@@ -60,7 +61,7 @@ enum DatabaseLocator {
     /// Runs `body` with an admin conninfo and whether the cluster behind it was started only for
     /// this command (it stops when `body` returns). A missing cluster is never created here: only
     /// `serve` creates one (in ServiceApp), on its first start.
-    static func withDatabase<T>(
+    package static func withDatabase<T>(
         dataDirectory: String?, _ body: (_ conninfo: String, _ temporary: Bool) throws -> T
     ) throws -> T {
         var found = find(
@@ -107,7 +108,7 @@ enum DatabaseLocator {
     }
 
     /// The stderr line naming the database (stdout stays the command's answer alone).
-    static func say(_ line: String) {
+    package static func say(_ line: String) {
         CommandLineInterface.printError("iap-ledger: \(line)")
     }
 }

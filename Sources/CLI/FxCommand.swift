@@ -7,8 +7,8 @@ import Schema
 /// `iap-ledger fx import --base USD FILE.csv` (api.md §3.1): records daily exchange rates into the
 /// reporting currency as an event, so `GET /v1/admin/metrics/overview?currency=USD` converts every
 /// money series with them (`ExchangeRates`).
-enum FxCommand {
-    static let usage = """
+package enum FxCommand {
+    package static let usage = """
         usage: iap-ledger fx import --base CUR FILE.csv [--data-dir DIR]
           Records the daily exchange rates of FILE.csv (header date,currency,rate; a row says one
           unit of currency was worth rate units of CUR on date, e.g. 2026-12-01,EUR,1.0542) as an
@@ -18,7 +18,7 @@ enum FxCommand {
           what the rates recorded by then gave. One bad row refuses the whole file, naming its line.
         """
 
-    static func run(_ arguments: [String]) throws -> Int32 {
+    package static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try CommandLineArguments(arguments, valued: ["base", "data-dir"], switches: [])
         if parsed.wantsHelp {
             print(usage)
