@@ -12,9 +12,11 @@ final class BenchCluster {
     let directory: String
     let server: EmbeddedPostgres
 
-    init() throws {
+    /// `extra`: server settings beyond the production ones (a profiling extension, say).
+    init(settings extra: [String: String] = [:]) throws {
         directory = try TestDatabase.makeTemporaryDirectory()
-        server = try EmbeddedPostgres.start(dataDirectory: directory, settings: Self.settings)
+        server = try EmbeddedPostgres.start(
+            dataDirectory: directory, settings: Self.settings.merging(extra) { _, added in added })
         server.stopWhenProcessExits(removingDataDirectory: true)
         try server.createDatabase("pgbench")
     }
@@ -33,8 +35,8 @@ final class BenchCluster {
         )
     }
 
-    func query(_ sql: String, database: String = "iap_ledger") throws -> Rows {
-        try Connection(server.connectionString(database: database)).query(sql)
+    func query(_ sql: String, _ params: [String?] = [], database: String = "iap_ledger") throws -> Rows {
+        try Connection(server.connectionString(database: database)).query(sql, params)
     }
 
     func stop() {

@@ -21,6 +21,9 @@ struct IngestBenchmark {
         var pause = 0
         /// Then A/B `GET /v1/users/{id}` too, on the users each service ingested.
         var reads = false
+        /// Load pg_stat_statements and print each service's statements by PostgreSQL time per
+        /// purchase (IngestBenchmark+Statements.swift).
+        var statements = false
     }
 
     /// One service under test: its binary, database, process and position in the bodies file.
@@ -35,6 +38,8 @@ struct IngestBenchmark {
         /// Service + PostgreSQL CPU time per request, µs: steadier than req/s on a shared machine.
         var cpuPerRequest: [Double] = []
         var errors = 0
+        /// Purchases answered over every run (what `--statements` divides by).
+        var requests = 0
 
         init(binary: String, service: ServiceProcess, key: String, database: String) {
             self.binary = binary
@@ -49,7 +54,7 @@ struct IngestBenchmark {
     static func run(_ options: Options) throws {
         let say = BenchmarkSuite.say
         say("starting PostgreSQL (fsync on, synchronous_commit on)")
-        let cluster = try BenchCluster()
+        let cluster = try BenchCluster(settings: options.statements ? Self.statementSettings : [:])
         defer { cluster.stop() }
         try cluster.initializePgbench(scale: options.pgbenchScale)
         let work = cluster.directory + "/bench"
@@ -85,6 +90,7 @@ struct IngestBenchmark {
         say("minting \(options.purchases) signed purchases")
         let bodies = work + "/purchases.jsonl"
         try PurchaseMinting.write(count: options.purchases, to: bodies)
+        if options.statements { try resetStatements(cluster: cluster, targets: targets) }
         if options.pause > 0 {
             say("pausing \(options.pause) s")
             sleep(UInt32(options.pause))
@@ -118,6 +124,7 @@ struct IngestBenchmark {
                 target.p99s.append(wrk.p99Milliseconds ?? .nan)
                 target.used += wrk.requests + 64 * options.connections  // in flight at the end were sent too
                 target.errors += wrk.errors
+                target.requests += wrk.requests
                 line += String(
                     format: "; [%d] %.0f req/s p99 %.1f ms %.0f µs CPU/req errors %d", index + 1,
                     wrk.requestsPerSecond, wrk.p99Milliseconds ?? .nan, target.cpuPerRequest.last!, wrk.errors)
@@ -141,6 +148,7 @@ struct IngestBenchmark {
                     target.cpuPerRequest.map { String(format: "%.0f", $0) }.joined(separator: ", "),
                     target.errors, duplicates))
         }
+        if options.statements { try printStatements(cluster: cluster, targets: targets) }
         if options.reads { try reads(options, cluster: cluster, targets: targets, work: work) }
     }
 

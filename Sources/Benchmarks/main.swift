@@ -19,9 +19,11 @@ let usage = """
                       ingest CPU per purchase with one webhook endpoint vs none, and delivery lag to a local receiver
       long-poll [--waiters N]   RSS added by N (1,000) idle long-poll waiters on an in-process HTTPServer
       ingest [--runs N] [--seconds S] [--purchases N] [--threads N] [--serve BINARY]... [--pause S] [--reads]
+             [--statements]
                       only the purchase-ingest benchmark (pgbench INSERT, then wrk POST); with several
                       --serve binaries (BINARY or BINARY@THREADS), each on its own database, measured in turn in every run (A/B);
-                      --reads then does the same for GET /v1/users/{id} (pgbench -S, CPU per read)
+                      --reads then does the same for GET /v1/users/{id} (pgbench -S, CPU per read);
+                      --statements loads pg_stat_statements and prints where PostgreSQL's time per purchase goes
       replay [--events N] [--users N] [--runs N] [--database-url URL]
                       only the replay benchmark of `run`, each run next to its COPY: on its own cluster,
                       or on URL's database (seeded only while its log is empty)
@@ -44,11 +46,11 @@ func option(_ name: String, in arguments: [String]) -> String? {
 let knownOptions: [String: Set<String>] = [
     "run": ["runs", "seconds", "purchases", "out", "only"], "verify": ["seconds"], "verify-cpu": ["count"],
     "fold": ["events"], "webhooks": ["runs", "seconds"], "long-poll": ["waiters"],
-    "ingest": ["runs", "seconds", "purchases", "threads", "serve", "pause", "reads"],
+    "ingest": ["runs", "seconds", "purchases", "threads", "serve", "pause", "reads", "statements"],
     "replay": ["events", "users", "runs", "database-url"], "cluster": ["runs", "seconds", "out"], "pool": [],
     "mint-purchases": ["count", "out"],
 ]
-/// Options whose value is text, not a number; `--reads` takes none.
+/// Options whose value is text, not a number; `--reads` and `--statements` take none.
 let textOptions: Set<String> = ["out", "only", "serve", "database-url"]
 /// Commands that hand wrk, pgbench and deploy/local-cluster the repository's scripts by relative path.
 let repositoryCommands: Set<String> = ["run", "webhooks", "ingest", "cluster"]
@@ -64,7 +66,7 @@ func problem(with arguments: ArraySlice<String>, of command: String) -> String? 
         }
         let name = String(argument.dropFirst(2))
         index += 1
-        if name == "reads" { continue }
+        if name == "reads" || name == "statements" { continue }
         guard index < arguments.endIndex else { return "--\(name) needs a value" }
         if !textOptions.contains(name), Double(arguments[index]) == nil {
             return "--\(name) needs a number, not \(arguments[index])"
@@ -142,6 +144,7 @@ func main() -> Int32 {
             if let purchases = option("purchases", in: arguments).flatMap(Int.init) { options.purchases = purchases }
             if let pause = option("pause", in: arguments).flatMap(Int.init) { options.pause = pause }
             options.reads = arguments.contains("--reads")
+            options.statements = arguments.contains("--statements")
             if let threads = option("threads", in: arguments).flatMap(Int.init) { options.serviceThreads = threads }
             options.binaries = arguments.indices.dropLast().filter { arguments[$0] == "--serve" }.map {
                 arguments[$0 + 1]
