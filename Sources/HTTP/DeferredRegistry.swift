@@ -1,5 +1,5 @@
 import CMicroHTTPD
-import Synchronization
+import SystemCalls
 
 /// The server's suspended connections, so that `stop()` can answer every one before
 /// `MHD_stop_daemon` (which aborts the process when it finds a connection still suspended).
@@ -12,7 +12,10 @@ final class DeferredRegistry: Sendable {
         var sparing = false
     }
 
-    private let state = Mutex(State())
+    /// Every deferred request takes it twice (suspended by its MHD worker, forgotten by
+    /// whoever completes it), from several threads at once: a plain mutex, not
+    /// Synchronization's spinning priority-inheritance one (PlainMutex says why).
+    private let state = PlainMutex(State())
 
     /// Suspended requests right now.
     var count: Int { state.withLock { $0.waiting.count } }

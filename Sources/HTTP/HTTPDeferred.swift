@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Dispatch
+import Glibc
 import Synchronization
 
 /// A response a handler gives later (a long poll): return `HTTPResponse.deferred(handle)` from
@@ -49,6 +50,12 @@ public final class HTTPDeferred: Sendable {
     }
 
     private let state = Mutex(State())
+    /// True while a `complete` resumes the connection it found suspended. The resume runs after
+    /// the lock is released: MHD_resume_connection wakes the worker, whose `take()` wants this
+    /// lock at once, and with the resume inside it the worker spun in `_lockSlow` (~1.3 % of a
+    /// cached read's samples). A `complete` that finds the handle ended waits for this to clear,
+    /// so `stop()`'s sweep still never returns before the connection is resumed.
+    private let resuming = Atomic<Bool>(false)
 
     /// One serial queue for every handle's deadline timer: expiring only flips a state and
     /// signals MHD, so one thread is plenty.
@@ -86,29 +93,36 @@ public final class HTTPDeferred: Sendable {
     public func complete(_ response: HTTPResponse) -> Bool {
         var response = response
         response.deferred = nil  // a deferred answer to a deferred request would never end
-        let (won, resumed) = state.withLock { state -> (Bool, DaemonContext?) in
-            var resumed: DaemonContext?
+        let (won, suspended) = state.withLock {
+            state -> (Bool, (connection: SuspendedConnection, context: DaemonContext)?) in
+            let suspended: (connection: SuspendedConnection, context: DaemonContext)?
             switch state.phase {
             case .ready, .delivered:
                 return (false, nil)
             case .waiting:
-                break
+                suspended = nil
             case .suspended(let connection, let context):
-                // Resumed under the lock: once a racing `complete` (e.g. `stop()`'s sweep) has
-                // seen the handle ended, the connection is resumed, so `MHD_stop_daemon` never
-                // meets it suspended. (Lock order: registry, handle, MHD's own mutex.)
-                MHD_resume_connection(connection.pointer)
-                resumed = context
+                suspended = (connection, context)
+                resuming.store(true, ordering: .relaxed)
             }
             for transform in state.transforms { response = transform(response) }
             state.transforms = []
             state.timer?.cancel()
             state.timer = nil
             state.phase = .ready(response)
-            return (true, resumed)
+            return (true, suspended)
         }
-        resumed?.deferreds.forget(self)
-        return won
+        guard won else {
+            // Lost to a `complete` that may still be resuming: once this returns, the connection
+            // is resumed (what `stop()` relies on before `MHD_stop_daemon`).
+            while resuming.load(ordering: .acquiring) { sched_yield() }
+            return false
+        }
+        guard let suspended else { return true }
+        MHD_resume_connection(suspended.connection.pointer)
+        resuming.store(false, ordering: .releasing)
+        suspended.context.deferreds.forget(self)
+        return true
     }
 
     /// True once the handle has ended (completed, timed out or answered by `stop()`): a waiter

@@ -15,8 +15,12 @@ public struct HTTPResponse: Sendable {
 
     /// A response with an `application/json` body (already serialized).
     public static func json(_ status: Int, _ body: [UInt8]) -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: body)
+        HTTPResponse(status: status, headers: jsonHeaders, body: body)
     }
+
+    /// Shared, not a dictionary built per response: the server adds `X-Request-Id` without
+    /// touching `headers`, so a JSON answer allocates no header storage of its own.
+    private static let jsonHeaders = ["Content-Type": "application/json"]
 
     /// A response with a `text/plain; charset=utf-8` body.
     public static func text(_ status: Int, _ text: String, contentType: String = "text/plain; charset=utf-8")

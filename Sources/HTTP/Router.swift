@@ -120,9 +120,10 @@ public struct Router: Sendable {
     }
 
     private func route(_ request: HTTPRequest) -> (response: HTTPResponse, pattern: String) {
-        let segments = Self.segments(of: Substring(request.path))
+        let path = Substring(request.path)
+        let trimmed = path.hasPrefix("/") ? path.dropFirst() : path
         var captured: [(name: String, value: String)] = []
-        guard let node = match(0, segments, 0, &captured), let pattern = nodes[node].pattern else {
+        guard let node = match(0, trimmed.isEmpty ? nil : trimmed, &captured), let pattern = nodes[node].pattern else {
             return (
                 .problem(
                     status: 404, code: "not_found", title: "Not Found",
@@ -175,48 +176,66 @@ public struct Router: Sendable {
         request.requestId.isEmpty ? [:] : ["requestId": .string(request.requestId)]
     }
 
+    /// The token of `Bearer <token>` (the scheme in any case, spaces and tabs around the token
+    /// dropped). Compared byte by byte: `prefix(7).lowercased()` and trimming by `Character`
+    /// cost a grapheme walk and a new string on every authenticated request.
     static func bearerToken(_ header: String?) -> String? {
-        guard let header, header.utf8.count > 7 else { return nil }
-        let scheme = header.prefix(7)
-        guard scheme.lowercased() == "bearer " else { return nil }
-        let token = header.dropFirst(7).trimmingSpaces()
-        return token.isEmpty ? nil : String(token)
+        guard let header else { return nil }
+        let utf8 = header.utf8
+        guard utf8.count > 7 else { return nil }
+        var start = utf8.startIndex
+        for expected in "bearer ".utf8 {
+            let byte = utf8[start]
+            let lower = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+            guard lower == expected else { return nil }
+            start = utf8.index(after: start)
+        }
+        var end = utf8.endIndex
+        while start < end, utf8[start] == UInt8(ascii: " ") || utf8[start] == UInt8(ascii: "\t") {
+            start = utf8.index(after: start)
+        }
+        while start < end {
+            let last = utf8[utf8.index(before: end)]
+            guard last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") else { break }
+            end = utf8.index(before: end)
+        }
+        return start == end ? nil : String(header[start..<end])
     }
 
-    /// Depth-first, literal before parameter, so `/users/me` beats `/users/{id}`.
-    private func match(
-        _ node: Int, _ segments: [Substring], _ i: Int, _ captured: inout [(name: String, value: String)]
-    )
-        -> Int?
-    {
-        if i == segments.count { return nodes[node].pattern == nil ? nil : node }
-        let segment = segments[i]
-        if let child = nodes[node].literals[PercentDecoding.decode(segment, plusIsSpace: false)],
-            let found = match(child, segments, i + 1, &captured)
+    /// Depth-first, literal before parameter, so `/users/me` beats `/users/{id}`. `rest` is the
+    /// path after the segments matched so far, nil when none is left: the segments are sliced
+    /// off at each byte `/` as the walk goes and each decoded once (no array of segments, no second decoding of
+    /// a parameter's value per request).
+    private func match(_ node: Int, _ rest: Substring?, _ captured: inout [(name: String, value: String)]) -> Int? {
+        guard let rest else { return nodes[node].pattern == nil ? nil : node }
+        let segment: Substring
+        let next: Substring?
+        if let slash = rest.utf8.firstIndex(of: UInt8(ascii: "/")) {
+            segment = rest[..<slash]
+            next = rest[rest.utf8.index(after: slash)...]
+        } else {
+            segment = rest
+            next = nil
+        }
+        let decoded = PercentDecoding.decode(segment, plusIsSpace: false)
+        if !nodes[node].literals.isEmpty, let child = nodes[node].literals[decoded],
+            let found = match(child, next, &captured)
         {
             return found
         }
         if let parameter = nodes[node].parameter, !segment.isEmpty {
-            captured.append((parameter.name, PercentDecoding.decode(segment, plusIsSpace: false)))
-            if let found = match(parameter.child, segments, i + 1, &captured) { return found }
+            captured.append((parameter.name, decoded))
+            if let found = match(parameter.child, next, &captured) { return found }
             captured.removeLast()
         }
         return nil
     }
 
     /// "/a/b" → ["a", "b"]; "/" → []; "/a/" → ["a", ""] (a trailing slash is a different path).
+    /// For patterns, when a route is added; a request's path is walked in place (`match`).
     private static func segments(of path: Substring) -> [Substring] {
         let trimmed = path.hasPrefix("/") ? path.dropFirst() : path
         if trimmed.isEmpty { return [] }
         return trimmed.split(separator: "/", omittingEmptySubsequences: false)
-    }
-}
-
-extension Substring {
-    fileprivate func trimmingSpaces() -> Substring {
-        var s = self
-        while s.first == " " || s.first == "\t" { s = s.dropFirst() }
-        while s.last == " " || s.last == "\t" { s = s.dropLast() }
-        return s
     }
 }

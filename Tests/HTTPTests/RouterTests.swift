@@ -75,6 +75,32 @@ import Testing
         #expect(router.handle(get("/v1/users/u", headers: ["authorization": "Bearer "])).status == 401)
     }
 
+    /// The scheme in any case, the token trimmed of spaces and tabs only: what the
+    /// authenticator is asked about, for each way a client may write the header.
+    @Test func theAuthenticatorGetsTheTrimmedTokenAfterTheSchemeInAnyCase() {
+        let asked = Mutex<[String]>([])
+        var router = Router(authenticator: { token in
+            asked.withLock { $0.append(token) }
+            return ["read"]
+        })
+        router.add("GET", "/private", scope: "read") { _, _ in .text(200, "ok") }
+        let headers = ["BEARER \t reader-key \t", "bEaReR a b", "Bearer  \t ", "Bearerx key", "Bearer", "Bäarer key"]
+        let statuses = headers.map { router.handle(get("/private", headers: ["authorization": $0])).status }
+        #expect(statuses == [200, 200, 401, 401, 401, 401])
+        #expect(asked.withLock { $0 } == ["reader-key", "a b"])
+    }
+
+    /// A path is cut at every `/` byte, each segment decoded after: `%2F` stays inside its segment.
+    @Test func anEncodedSlashStaysInItsSegmentAndEmptySegmentsCount() {
+        var router = Router()
+        router.add("GET", "/users/{id}") { _, p in .text(200, "id=\(p["id"]!)") }
+        router.add("GET", "/users/{id}/events") { _, p in .text(200, "events of \(p["id"]!)") }
+        #expect(router.handle(get("/users/a%2Fb")).body == Array("id=a/b".utf8))
+        #expect(router.handle(get("/users/a%2Fb/events")).body == Array("events of a/b".utf8))
+        #expect(router.handle(get("/users//events")).status == 404)
+        #expect(router.handle(get("//users/a")).status == 404)
+    }
+
     @Test func observerSeesTheRoutePatternNotTheRawPath() {
         let seen = Mutex<[String]>([])
         let router = TestRoutes.router { method, route, status, seconds in
