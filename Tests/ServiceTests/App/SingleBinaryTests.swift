@@ -16,10 +16,38 @@ import Testing
             chmod(root + "/" + folder, 0o755)
         }
         let binary = root + "/bin/iap-ledger"
-        try FileManager.default.copyItem(atPath: OpsBinary.path, toPath: binary)
-        chmod(binary, 0o755)
+        try copyExecutable(from: OpsBinary.path, to: binary)
         #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/work").isEmpty)
         return (root, binary, root + "/work")
+    }
+
+    struct CopyFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Copies the binary through close-on-exec descriptors. FileManager's copy leaves its
+    /// descriptors inheritable: a `serve` another test spawns meanwhile keeps the copy open for
+    /// writing for as long as it runs, and executing the copy then fails with ETXTBSY ("Text file
+    /// busy"), as it did once under a full suite.
+    private static func copyExecutable(from source: String, to destination: String) throws {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw CopyFailure(description: "open \(source): errno \(errno)") }
+        defer { close(input) }
+        let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
+        guard output >= 0 else { throw CopyFailure(description: "create \(destination): errno \(errno)") }
+        defer { close(output) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            guard count >= 0 else { throw CopyFailure(description: "read \(source): errno \(errno)") }
+            if count == 0 { return }
+            var written = 0
+            while written < count {
+                let step = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, count - written) }
+                guard step > 0 else { throw CopyFailure(description: "write \(destination): errno \(errno)") }
+                written += step
+            }
+        }
     }
 
     private static let staleMigrations = ["IAP_LEDGER_MIGRATIONS": "/nonexistent/iap-ledger/migrations"]
