@@ -43,9 +43,10 @@ let package = Package(
         // errors, jobs, leases and lifecycle (Shared/), the log as the Ledger reads and writes it
         // (EventLog/), the routes' shared rules (Routing/), API keys (Auth/), the projections'
         // tables and documents (Projections/), the catalog in force (Catalog/), the analytics
-        // overview (Analytics/) and the change feed's rows and writer, which every write path
-        // calls (ChangeFeed/). A target so the compiler keeps its arrows pointing down: nothing
-        // here can name a use case, a route or the composition root.
+        // overview (Analytics/), the change feed's rows and writer, which every write path calls
+        // (ChangeFeed/), and the shell every use case runs in (UnitOfWork/). A target so the
+        // compiler keeps its arrows pointing down: nothing here can name a use case, a route or
+        // the composition root.
         .target(
             name: "Infrastructure",
             dependencies: ["Ledger", "AppStore", "EventStore", "HTTP", "JSON", "SystemCalls"]),
@@ -90,8 +91,7 @@ let package = Package(
             name: "Service",
             dependencies: [
                 "Infrastructure", "Changes", "Identity", "Ingest", "Reads", "Replay", "AppleAPI", "Ledger", "AppStore",
-                "EventStore", "HTTP", "JSON",
-                "Schema", "SystemCalls", "Console", "Arguments",
+                "EventStore", "HTTP", "JSON", "Schema", "SystemCalls", "Console", "Arguments",
             ]),
         // The command line: dispatch, the one settings loader, one file per command (serve starts
         // Service's composition root).
