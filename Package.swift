@@ -137,6 +137,7 @@ let package = Package(
             dependencies: [
                 "Service", "CLI", "Infrastructure", "Changes", "Identity", "Ingest", "Reads", "Replay", "AppleAPI",
                 "TestSupport", "Ledger", "AppStore", "EventStore", "HTTP", "JSON", "Schema", "Console", "TestStore",
+                "SystemCalls",
             ]),
     ]
 )

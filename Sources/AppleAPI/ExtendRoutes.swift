@@ -7,12 +7,12 @@ import Reads
 /// `POST /v1/subscriptions/{originalTransactionId}/extend` (admin, api.md §5): support extends a
 /// subscriber's renewal date through Apple (an outage, a goodwill gesture); the outcome is recorded.
 package struct ExtendRoutes: Sendable {
-    package let service: LedgerService
     package let apple: AppleRequests
+    /// The shell, as the room's use cases hold it.
+    package var service: LedgerService { apple.ledger }
     package let reads: CustomerReads
 
-    package init(service: LedgerService, apple: AppleRequests, reads: CustomerReads) {
-        self.service = service
+    package init(apple: AppleRequests, reads: CustomerReads) {
         self.apple = apple
         self.reads = reads
     }

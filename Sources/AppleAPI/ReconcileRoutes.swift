@@ -6,11 +6,11 @@ import JSON
 /// `POST /v1/admin/reconcile` (admin, api.md §5): ask Apple's notification history now for what
 /// never reached this service, and record it.
 package struct ReconcileRoutes: Sendable {
-    package let service: LedgerService
     package let apple: AppleRequests
+    /// The shell, as the room's use cases hold it.
+    package var service: LedgerService { apple.ledger }
 
-    package init(service: LedgerService, apple: AppleRequests) {
-        self.service = service
+    package init(apple: AppleRequests) {
         self.apple = apple
     }
 

@@ -19,8 +19,9 @@ package final class Reconciler: Sendable {
     /// A first run (no checkpoint yet) looks back this far.
     package static let firstLookBackMillis: Int64 = 24 * 60 * 60 * 1000
 
-    package let service: LedgerService
     package let apple: AppleRequests
+    /// The shell, as the room's use cases hold it.
+    package var service: LedgerService { apple.ledger }
     package let conninfo: String
     package let interval: Double
     /// How often the instance checks the lock and whether a run is due.
@@ -37,7 +38,6 @@ package final class Reconciler: Sendable {
         apple: AppleRequests, conninfo: String, interval: Double, poll: Double = 1, leases: LeaseHolder,
         registry: MetricsRegistry
     ) {
-        self.service = apple.ledger
         self.apple = apple
         self.conninfo = conninfo
         self.leases = leases

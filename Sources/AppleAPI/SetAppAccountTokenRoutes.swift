@@ -7,17 +7,17 @@ import Reads
 /// `PUT /v1/subscriptions/{originalTransactionId}/app-account-token` (admin, api.md §8): Apple's
 /// Set App Account Token for an old purchase, registered for the chain's owner.
 package struct SetAppAccountTokenRoutes: Sendable {
-    package let service: LedgerService
     package let apple: AppleRequests
+    /// The shell, as the room's use cases hold it.
+    package var service: LedgerService { apple.ledger }
     package let reads: CustomerReads
     /// The API key's name, recorded in the event's metadata.
     package let keyNames: @Sendable (HTTPRequest) -> String?
 
     package init(
-        service: LedgerService, apple: AppleRequests, reads: CustomerReads,
+        apple: AppleRequests, reads: CustomerReads,
         keyNames: @escaping @Sendable (HTTPRequest) -> String?
     ) {
-        self.service = service
         self.apple = apple
         self.reads = reads
         self.keyNames = keyNames

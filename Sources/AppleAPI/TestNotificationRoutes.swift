@@ -21,11 +21,11 @@ import JSON
 /// as optional query parameters (older callers name them): needed only for a token this service
 /// did not ask for.
 package struct TestNotificationRoutes: Sendable {
-    package let service: LedgerService
     package let ingestion: Ingestion
+    /// The shell, as the room's use cases hold it.
+    package var service: LedgerService { ingestion.ledger }
 
-    package init(service: LedgerService, ingestion: Ingestion) {
-        self.service = service
+    package init(ingestion: Ingestion) {
         self.ingestion = ingestion
     }
 

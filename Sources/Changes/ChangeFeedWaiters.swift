@@ -14,8 +14,9 @@ import Synchronization
 /// once more; everything up to the watcher's cursor at registration was visible to that read
 /// (the feed is read below the xid horizon), and everything after it the watcher delivers.
 package final class ChangeFeedWaiters: Sendable {
-    package let service: LedgerService
     package let feed: ChangeFeedReads
+    /// The shell, as the room's use cases hold it.
+    package var service: LedgerService { feed.ledger }
     package let interval: Double
 
     private struct Waiter {
@@ -37,7 +38,6 @@ package final class ChangeFeedWaiters: Sendable {
     private let stopping = Atomic<Bool>(false)
 
     package init(feed: ChangeFeedReads, interval: Double = 0.1) {
-        self.service = feed.ledger
         self.feed = feed
         self.interval = interval
     }

@@ -5,14 +5,13 @@ import JSON
 /// `POST /v1/users/{userId}/aliases` (write, api.md §7): another id (typically the anonymous
 /// one an app used before sign-in) becomes an alias of the user, and what it had moves over.
 package struct AliasRoutes: Sendable {
-    package let service: LedgerService
     package let identities: Identities
+    /// The shell, as the room's use cases hold it.
+    package var service: LedgerService { identities.ledger }
     /// The API key's name, recorded in the events' metadata.
     package let keyNames: @Sendable (HTTPRequest) -> String?
 
-    package init(service: LedgerService, identities: Identities, keyNames: @escaping @Sendable (HTTPRequest) -> String?)
-    {
-        self.service = service
+    package init(identities: Identities, keyNames: @escaping @Sendable (HTTPRequest) -> String?) {
         self.identities = identities
         self.keyNames = keyNames
     }

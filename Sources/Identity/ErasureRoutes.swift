@@ -5,14 +5,13 @@ import JSON
 /// `DELETE /v1/users/{userId}` (admin, api.md §7): erases a person (`Identities.erase`).
 /// 200 `{"erased": true}`, the first time and every time after.
 package struct ErasureRoutes: Sendable {
-    package let service: LedgerService
     package let identities: Identities
+    /// The shell, as the room's use cases hold it.
+    package var service: LedgerService { identities.ledger }
     /// The API key's name, recorded in the erasure event's metadata.
     package let keyNames: @Sendable (HTTPRequest) -> String?
 
-    package init(service: LedgerService, identities: Identities, keyNames: @escaping @Sendable (HTTPRequest) -> String?)
-    {
-        self.service = service
+    package init(identities: Identities, keyNames: @escaping @Sendable (HTTPRequest) -> String?) {
         self.identities = identities
         self.keyNames = keyNames
     }

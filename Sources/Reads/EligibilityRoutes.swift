@@ -5,11 +5,11 @@ import JSON
 /// `GET /v1/users/{userId}/eligibility?productId=P` (read, api.md §8): may the user get P's
 /// introductory offer, as Apple decides it — the answer a paywall needs before it shows one.
 package struct EligibilityRoutes: Sendable {
-    package let service: LedgerService
     package let reads: CustomerReads
+    /// The shell, as the room's use cases hold it.
+    package var service: LedgerService { reads.ledger }
 
-    package init(service: LedgerService, reads: CustomerReads) {
-        self.service = service
+    package init(reads: CustomerReads) {
         self.reads = reads
     }
 

@@ -14,8 +14,9 @@ package final class ConsumptionResponder: Sendable {
     /// Requests handled per round at most (each may wait on Apple).
     package static let batch = 20
 
-    package let service: LedgerService
     package let apple: AppleRequests
+    /// The shell, as the room's use cases hold it.
+    package var service: LedgerService { apple.ledger }
     package let conninfo: String
     package let poll: Double
     package let leases: LeaseHolder
@@ -24,7 +25,6 @@ package final class ConsumptionResponder: Sendable {
     package init(
         apple: AppleRequests, conninfo: String, poll: Double = 2, leases: LeaseHolder, registry: MetricsRegistry
     ) {
-        self.service = apple.ledger
         self.apple = apple
         self.conninfo = conninfo
         self.leases = leases

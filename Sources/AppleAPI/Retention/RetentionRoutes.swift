@@ -14,13 +14,13 @@ import Ledger
 /// known) or `failed` (it could not be answered, e.g. the database was down: Apple then shows
 /// its default message); both with `bundle_id` empty.
 package struct RetentionRoutes: Sendable {
-    package let service: LedgerService
     package let apple: AppleRequests
+    /// The shell, as the room's use cases hold it.
+    package var service: LedgerService { apple.ledger }
     package let signers: OfferRoutes.SignerLookup
     package let requests: Counter
 
     package init(apple: AppleRequests, signers: @escaping OfferRoutes.SignerLookup, registry: MetricsRegistry) {
-        self.service = apple.ledger
         self.apple = apple
         self.signers = signers
         requests = registry.counter(

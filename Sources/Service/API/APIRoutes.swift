@@ -9,8 +9,9 @@ import Reads
 
 /// The HTTP API of docs/api.md §2: parses requests, calls the use cases, maps errors in one place.
 struct APIRoutes: Sendable {
-    let service: LedgerService
     let reads: CustomerReads
+    /// The shell, as the room's use cases hold it.
+    var service: LedgerService { reads.ledger }
     let ingestion: Ingestion
     let apple: AppleRequests
     let metrics: ServiceMetrics

@@ -8,8 +8,9 @@ import JSON
 /// a transactionId, an originalTransactionId, an appAccountToken or the order ID of the
 /// customer's App Store e-mail receipt.
 struct LookupRoutes: Sendable {
-    let service: LedgerService
     let identities: Identities
+    /// The shell, as the room's use cases hold it.
+    var service: LedgerService { identities.ledger }
     let apple: AppleRequests
     /// The API key's name, recorded in the metadata of what an order lookup records.
     let keyNames: @Sendable (HTTPRequest) -> String?

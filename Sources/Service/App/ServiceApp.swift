@@ -5,7 +5,6 @@ import Console
 import EventStore
 import Foundation
 import HTTP
-import Identity
 import Infrastructure
 import Ingest
 import JSON
@@ -204,7 +203,7 @@ public final class ServiceApp: Sendable {
             "iap_http_handlers_busy", help: "Requests queued for or running on a handler thread (--threads)."
         ) { Double(handlers.pending) }
         APIRoutes(
-            service: service, reads: rooms.reads, ingestion: rooms.ingestion, apple: rooms.apple, metrics: metrics,
+            reads: rooms.reads, ingestion: rooms.ingestion, apple: rooms.apple, metrics: metrics,
             keyNames: { authenticator.keyName(of: $0) }, handlers: handlers
         )
         .register(on: &router)
@@ -215,26 +214,7 @@ public final class ServiceApp: Sendable {
         ).register(on: &router)
         ConsoleRoutes().register(on: &router)
         AdminRoutes(engine: projections.engine, service: service, leases: leases).register(on: &router)
-        WebhookAdminRoutes(service: service).register(on: &router)
-        ReconcileRoutes(service: service, apple: rooms.apple).register(on: &router)
-        ExtendRoutes(service: service, apple: rooms.apple, reads: rooms.reads).register(on: &router)
-        OverviewRoutes(service: service).register(on: &router)
-        EligibilityRoutes(service: service, reads: rooms.reads).register(on: &router)
-        UnconfiguredProducts.register(service, on: &router)
-        GrantRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
-        AppAccountTokenRoutes(service: service, keyNames: { authenticator.keyName(of: $0) }).register(on: &router)
-        SetAppAccountTokenRoutes(
-            service: service, apple: rooms.apple, reads: rooms.reads, keyNames: { authenticator.keyName(of: $0) }
-        ).register(on: &router)
-        LookupRoutes(
-            service: service, identities: rooms.identities, apple: rooms.apple,
-            keyNames: { authenticator.keyName(of: $0) }
-        ).register(on: &router)
-        AliasRoutes(service: service, identities: rooms.identities, keyNames: { authenticator.keyName(of: $0) })
-            .register(on: &router)
-        ErasureRoutes(service: service, identities: rooms.identities, keyNames: { authenticator.keyName(of: $0) })
-            .register(on: &router)
-        TestNotificationRoutes(service: service, ingestion: rooms.ingestion).register(on: &router)
+        registerRoomRoutes(rooms, keyNames: { authenticator.keyName(of: $0) }, on: &router)
         let offerSigners = options.offerSigners ?? OfferRoutes.signers(from: options.configuration)
         OfferRoutes(
             apps: options.configuration.apps, signers: offerSigners, clock: options.clock, logger: logger

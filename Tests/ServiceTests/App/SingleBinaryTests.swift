@@ -1,5 +1,6 @@
 import Foundation
 import Schema
+import SystemCalls
 import TestSupport
 import Testing
 
@@ -31,20 +32,20 @@ import Testing
     /// busy"), as it did once under a full suite.
     private static func copyExecutable(from source: String, to destination: String) throws {
         let input = open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw CopyFailure(description: "open \(source): errno \(errno)") }
+        guard input >= 0 else { throw CopyFailure(description: "open \(source): \(SystemCallError.last)") }
         defer { close(input) }
         let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
-        guard output >= 0 else { throw CopyFailure(description: "create \(destination): errno \(errno)") }
+        guard output >= 0 else { throw CopyFailure(description: "create \(destination): \(SystemCallError.last)") }
         defer { close(output) }
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-            guard count >= 0 else { throw CopyFailure(description: "read \(source): errno \(errno)") }
+            guard count >= 0 else { throw CopyFailure(description: "read \(source): \(SystemCallError.last)") }
             if count == 0 { return }
             var written = 0
             while written < count {
                 let step = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, count - written) }
-                guard step > 0 else { throw CopyFailure(description: "write \(destination): errno \(errno)") }
+                guard step > 0 else { throw CopyFailure(description: "write \(destination): \(SystemCallError.last)") }
                 written += step
             }
         }
