@@ -249,42 +249,4 @@ struct BenchmarkSuite {
                     baselineCommand: ""))
         }
     }
-
-    // MARK: Replay
-
-    /// Replay of a generated log (1M events, 100k users) next to a plain COPY read of the same
-    /// log, on the same database in the same go.
-    mutating func replayBenchmark(cluster: BenchCluster) throws {
-        let events = 1_000_000
-        let users = 100_000
-        try cluster.server.createDatabase("replay")
-        let conninfo = cluster.server.connectionString(database: "replay")
-        try ServiceApp.migrate(conninfo: conninfo, logger: .silent)
-        Self.say("replay: seeding \(events) events for \(users) users")
-        try ReplayBenchmarkLog.seed(events: events, users: users, conninfo: conninfo)
-        var results: [ReplayBenchmark.Result] = []
-        for run in 1...parameters.runs {
-            let result = try ReplayBenchmark.measure(conninfo: conninfo)
-            Self.say("replay run \(run): \(result)")
-            results.append(result)
-        }
-        let rates = results.map(\.eventsPerSecond)
-        let copies = results.map(\.copySeconds)
-        let ratios = results.map(\.ratioToCopy)
-        let rate = rates.median!
-        let ratio = ratios.median!
-        rows.append(
-            BenchmarkRow(
-                name: "Replay of 1,000,000 events (100k users)",
-                figure:
-                    "\(BenchmarkReport.number(rate)) events/s (\(String(format: "%.1f", results.map(\.replaySeconds).median!)) s)",
-                runs: rates,
-                baseline: "COPY (SELECT * FROM es.events) TO STDOUT: \(String(format: "%.1f", copies.median!)) s",
-                baselineRuns: copies, ratio: String(format: "%.2f× COPY time", ratio),
-                aim: "≥ 300k events/s, ≤ 1.2× COPY time (#17)", met: rate >= 300_000 && ratio <= 1.2,
-                command:
-                    "DATABASE_URL='postgresql:///replay?host=$PGHOST&user=postgres' iap-ledger replay (a full replay with swap; the bench times the same engine through ReplayBenchmark.measure)",
-                baselineCommand:
-                    "psql -h $PGHOST -U postgres replay -c 'COPY (SELECT * FROM es.events) TO STDOUT' > /dev/null"))
-    }
 }

@@ -43,5 +43,6 @@ enum ReplayRuns {
                 format: "replay median: %.2f s (%.0f events/s); COPY median %.2f s; ratio median %.2f×",
                 results.map(\.replaySeconds).median!, results.map(\.eventsPerSecond).median!,
                 results.map(\.copySeconds).median!, results.map(\.ratioToCopy).median!))
+        print(try AnalyticsCatchUpBenchmark.measure(conninfo: conninfo))
     }
 }

@@ -102,6 +102,20 @@ package final class AnalyticsProjector: Sendable {
         return try EventStore().loadCheckpoint(name: checkpointName, on: connection)
     }
 
+    /// Empties every table `catch_up` writes and forgets its checkpoint (and a pending rebuild
+    /// request): the start of a rebuild, and of the bench's catch-up measure.
+    package static let emptying = """
+        DELETE FROM analytics.transactions;
+        DELETE FROM analytics.renewal_infos;
+        DELETE FROM analytics.chain_owners;
+        DELETE FROM analytics.notifications;
+        DELETE FROM analytics.balance_movements;
+        DELETE FROM analytics.transaction_versions;
+        DELETE FROM analytics.renewal_info_versions;
+        DELETE FROM analytics.exchange_rates;
+        DELETE FROM es.checkpoints WHERE name IN ('analytics', 'analytics:rebuild');
+        """
+
     /// Rebuilds the analytics tables from the whole log in one transaction, so an analyst never
     /// sees them empty or half filled: DELETE (not TRUNCATE, whose lock would block every reader)
     /// leaves the old rows visible to other snapshots until the rebuilt ones commit in their place.
@@ -117,16 +131,7 @@ package final class AnalyticsProjector: Sendable {
                 SET LOCAL synchronous_commit = on;
                 -- The checkpoint row first, as catch_up takes it: a running step finishes before us.
                 SELECT 1 FROM es.checkpoints WHERE name = 'analytics' FOR UPDATE;
-                DELETE FROM analytics.transactions;
-                DELETE FROM analytics.renewal_infos;
-                DELETE FROM analytics.chain_owners;
-                DELETE FROM analytics.notifications;
-                DELETE FROM analytics.balance_movements;
-                DELETE FROM analytics.transaction_versions;
-                DELETE FROM analytics.renewal_info_versions;
-                DELETE FROM analytics.exchange_rates;
-                DELETE FROM es.checkpoints WHERE name IN ('analytics', 'analytics:rebuild');
-                """)
+                """ + emptying)
             let applied = try catchUp(on: connection, limit: limit)
             try connection.executeScript("COMMIT")
             return applied
