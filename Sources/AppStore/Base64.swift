@@ -85,26 +85,43 @@ package enum Base64 {
     private static let urlAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     package static func encode(_ data: some Collection<UInt8>, url: Bool) -> String {
-        let a = url ? urlAlphabet : alphabet
         let bytes = Array(data)
-        var out = [UInt8]()
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var i = 0
-        while i + 3 <= bytes.count {
-            let v = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-            out += [a[Int(v >> 18)], a[Int(v >> 12 & 63)], a[Int(v >> 6 & 63)], a[Int(v & 63)]]
-            i += 3
+        let full = bytes.count / 3 * 3
+        let rest = bytes.count - full
+        let count = full / 3 * 4 + (rest == 0 ? 0 : url ? rest + 1 : 4)
+        // Written in place: appending a four-element array literal per group allocated it each
+        // time (issue 39's profile: 2.6 % of the service's CPU per ingest, sealing the changes).
+        return (url ? urlAlphabet : alphabet).withUnsafeBufferPointer { a in
+            bytes.withUnsafeBufferPointer { bytes in
+                String(unsafeUninitializedCapacity: count) { out in
+                    var i = 0
+                    var o = 0
+                    while i < full {
+                        let v = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+                        out[o] = a[Int(v >> 18)]
+                        out[o + 1] = a[Int(v >> 12 & 63)]
+                        out[o + 2] = a[Int(v >> 6 & 63)]
+                        out[o + 3] = a[Int(v & 63)]
+                        i += 3
+                        o += 4
+                    }
+                    if rest > 0 {
+                        let v = UInt32(bytes[i]) << 16 | (rest == 2 ? UInt32(bytes[i + 1]) << 8 : 0)
+                        out[o] = a[Int(v >> 18)]
+                        out[o + 1] = a[Int(v >> 12 & 63)]
+                        o += 2
+                        if rest == 2 {
+                            out[o] = a[Int(v >> 6 & 63)]
+                            o += 1
+                        }
+                        while !url && o < count {
+                            out[o] = UInt8(ascii: "=")
+                            o += 1
+                        }
+                    }
+                    return o
+                }
+            }
         }
-        let rest = bytes.count - i
-        if rest == 1 {
-            let v = UInt32(bytes[i]) << 16
-            out += [a[Int(v >> 18)], a[Int(v >> 12 & 63)]]
-            if !url { out += [61, 61] }
-        } else if rest == 2 {
-            let v = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
-            out += [a[Int(v >> 18)], a[Int(v >> 12 & 63)], a[Int(v >> 6 & 63)]]
-            if !url { out.append(61) }
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import AppStore
@@ -18,6 +19,27 @@ import Testing
         let all = Array(0...255).map(UInt8.init)
         #expect(url(Base64.encode(all, url: true)) == all)
         #expect(standard(Base64.encode(all, url: false)) == all)
+    }
+
+    /// RFC 4648 §10's vectors, padded in the standard alphabet and unpadded in the URL one, and
+    /// Foundation's encoder at every length (the round trips above cannot see a wrong padding:
+    /// the standard decoder accepts none).
+    @Test func encodesAsRFC4648AndFoundationDo() {
+        let vectors = [
+            ("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ]
+        for (plain, encoded) in vectors {
+            #expect(Base64.encode(Array(plain.utf8), url: false) == encoded)
+            #expect(Base64.encode(Array(plain.utf8), url: true) == encoded.replacingOccurrences(of: "=", with: ""))
+        }
+        #expect(Base64.encode([0xFB, 0xFF, 0xBF], url: false) == "+/+/")
+        #expect(Base64.encode([0xFB, 0xFF, 0xBF], url: true) == "-_-_")
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<70 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            #expect(Base64.encode(bytes, url: false) == Data(bytes).base64EncodedString())
+        }
     }
 
     @Test func acceptsStandardWithOrWithoutPadding() {
