@@ -1,0 +1,39 @@
+import EventStore
+import TestSupport
+import Testing
+
+@testable import Infrastructure
+
+/// A page of the feed never reads the whole of `identity.subjects`, whatever plan the plan cache
+/// keeps for it. In session mode every statement is prepared, and after five runs PostgreSQL may
+/// keep a generic plan, made without the parameters: it guesses a page's LIMIT at a tenth of the
+/// feed. For that many rows it hashed `identity.subjects` for the `known` column's EXISTS, and the
+/// first row in a page that needed the probe (a row in clear, an erased person's) made the page
+/// read every subject (26 ms per page at 100,000 users, more with more users).
+@Suite(.tags(.database)) struct ChangeFeedPlanTests {
+    @Test func aPageProbesSubjectsByIndexUnderItsGenericPlan() throws {
+        let connection = try Connection(try TestDatabase.shared.freshDatabase())
+        // 5,000 legacy users (subject = id) and 2,000 changes of people who are no longer there:
+        // each row's subject finds no identity row, so every row runs the `known` probe.
+        try connection.executeScript(
+            """
+            INSERT INTO identity.subjects (user_id, subject) SELECT 'u' || i, 'u' || i FROM generate_series(1, 5000) i;
+            INSERT INTO changes.feed (type, user_id, occurred_at, recorded_at, entitlement_ids, details, customer)
+            SELECT 'balance_debit', 'gone-' || i, 1, 1, '{}', '{}', '{}' FROM generate_series(1, 2000) i;
+            ANALYZE identity.subjects;
+            ANALYZE changes.feed;
+            SET plan_cache_mode = force_generic_plan;
+            """)
+        let page = ChangeFeedTable.page(after: .start, limit: 100, userId: nil)
+        try connection.executeScript("PREPARE page AS " + page.sql)
+        // The page's own parameters, as literals of this test (EXECUTE takes no bound values).
+        let arguments = page.params.map { "'\($0 ?? "")'" }.joined(separator: ", ")
+        let plan = try connection.query("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE page(\(arguments))")
+        let lines = (0..<plan.count).compactMap { plan[$0, 0] }
+        let text = lines.joined(separator: "\n")
+        #expect(lines.first?.hasPrefix("Limit") == true, "\(text)")
+        #expect(!text.contains("Seq Scan on subjects"), "\(text)")
+        #expect(text.contains("Index Only Scan using subjects_pkey"), "\(text)")
+        #expect(text.contains("rows=100 loops=1"), "the page read its 100 rows: \(text)")
+    }
+}
