@@ -13,16 +13,22 @@ extension IngestBenchmark {
         "pg_stat_statements.track_utility": "on",
     ]
 
-    static func resetStatements(cluster: BenchCluster, targets: [Target]) throws {
-        for target in targets {
-            _ = try cluster.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", database: target.database)
+    static func resetStatements(cluster: BenchCluster, databases: [String]) throws {
+        for database in databases {
+            _ = try cluster.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", database: database)
         }
-        _ = try cluster.query("SELECT pg_stat_statements_reset()")
+        // The counters are the cluster's; the function exists where the extension was created.
+        if let database = databases.first {
+            _ = try cluster.query("SELECT pg_stat_statements_reset()", database: database)
+        }
     }
 
-    static func printStatements(cluster: BenchCluster, targets: [Target], top: Int = 15) throws {
-        for (index, target) in targets.enumerated() {
-            let purchases = Double(max(target.requests, 1))
+    /// Each database's statements by time per purchase, `purchases` being what it answered.
+    static func printStatements(
+        cluster: BenchCluster, databases: [(database: String, purchases: Int)], top: Int = 15
+    ) throws {
+        for (index, target) in databases.enumerated() {
+            let purchases = Double(max(target.purchases, 1))
             let rows = try cluster.query(
                 """
                 SELECT s.calls, s.total_exec_time, s.rows, s.toplevel,
@@ -36,7 +42,7 @@ extension IngestBenchmark {
             print(
                 String(
                     format: "[%d] PostgreSQL time per purchase by statement (pg_stat_statements, %d purchases):",
-                    index + 1, target.requests))
+                    index + 1, target.purchases))
             for row in 0..<rows.count {
                 let calls = Double(rows[row, 0] ?? "") ?? 0
                 let milliseconds = Double(rows[row, 1] ?? "") ?? 0

@@ -90,7 +90,7 @@ struct IngestBenchmark {
         say("minting \(options.purchases) signed purchases")
         let bodies = work + "/purchases.jsonl"
         try PurchaseMinting.write(count: options.purchases, to: bodies)
-        if options.statements { try resetStatements(cluster: cluster, targets: targets) }
+        if options.statements { try resetStatements(cluster: cluster, databases: targets.map(\.database)) }
         if options.pause > 0 {
             say("pausing \(options.pause) s")
             sleep(UInt32(options.pause))
@@ -148,7 +148,9 @@ struct IngestBenchmark {
                     target.cpuPerRequest.map { String(format: "%.0f", $0) }.joined(separator: ", "),
                     target.errors, duplicates))
         }
-        if options.statements { try printStatements(cluster: cluster, targets: targets) }
+        if options.statements {
+            try printStatements(cluster: cluster, databases: targets.map { ($0.database, $0.requests) })
+        }
         if options.reads { try reads(options, cluster: cluster, targets: targets, work: work) }
     }
 

@@ -21,6 +21,9 @@ struct WebhookBenchmark {
         var connections = 32
         var wrkThreads = 2
         var serviceThreads = BenchmarkSuite.Parameters().serviceThreads
+        /// `iap-ledger-bench webhooks --statements`: PostgreSQL's time per purchase by statement
+        /// for each service (pg_stat_statements, as `ingest --statements`).
+        var statements = false
     }
 
     struct Result {
@@ -102,6 +105,10 @@ struct WebhookBenchmark {
             }
             targets.append((service, key, name))
         }
+        if options.statements {
+            try IngestBenchmark.resetStatements(cluster: cluster, databases: targets.map(\.database))
+        }
+        var purchases = [0, 0]
 
         var result = Result()
         var used = [0, 0]
@@ -118,6 +125,7 @@ struct WebhookBenchmark {
                         String(used[index]),
                     ]))
                 used[index] += wrk.requests + 64 * options.connections
+                purchases[index] += wrk.requests
                 if index == 1 {
                     // Until everything recorded so far has been delivered (the dispatcher's work counts).
                     let drainStart = Date()
@@ -154,6 +162,10 @@ struct WebhookBenchmark {
             }
         }
         result.lags = receiver.lags
+        if options.statements {
+            try IngestBenchmark.printStatements(
+                cluster: cluster, databases: zip(targets, purchases).map { ($0.database, $1) })
+        }
         return result
     }
 
@@ -173,7 +185,7 @@ struct WebhookBenchmark {
 extension WebhookBenchmark {
     /// `iap-ledger-bench webhooks`: this benchmark alone, on a cluster of its own.
     static func runAlone(_ options: Options) throws {
-        let cluster = try BenchCluster()
+        let cluster = try BenchCluster(settings: options.statements ? IngestBenchmark.statementSettings : [:])
         defer { cluster.stop() }
         let work = cluster.directory + "/bench"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)

@@ -15,8 +15,9 @@ let usage = """
       verify [--seconds S]      JWS verifications/s, warm chain cache, one thread
       verify-cpu [--count N]    CPU µs per warm-cache verification (count-bounded; for A/B of fixes)
       fold [--events N]         ledger fold events/s in memory, one thread
-      webhooks [--runs N] [--seconds S]
-                      ingest CPU per purchase with one webhook endpoint vs none, and delivery lag to a local receiver
+      webhooks [--runs N] [--seconds S] [--statements]
+                      ingest CPU per purchase with one webhook endpoint vs none, and delivery lag to a local receiver;
+                      --statements as for ingest, for each of the two services
       long-poll [--waiters N]   RSS added by N (1,000) idle long-poll waiters on an in-process HTTPServer
       ingest [--runs N] [--seconds S] [--purchases N] [--threads N] [--serve BINARY]... [--pause S] [--reads]
              [--statements]
@@ -45,7 +46,7 @@ func option(_ name: String, in arguments: [String]) -> String? {
 /// long benchmark with the defaults.
 let knownOptions: [String: Set<String>] = [
     "run": ["runs", "seconds", "purchases", "out", "only"], "verify": ["seconds"], "verify-cpu": ["count"],
-    "fold": ["events"], "webhooks": ["runs", "seconds"], "long-poll": ["waiters"],
+    "fold": ["events"], "webhooks": ["runs", "seconds", "statements"], "long-poll": ["waiters"],
     "ingest": ["runs", "seconds", "purchases", "threads", "serve", "pause", "reads", "statements"],
     "replay": ["events", "users", "runs", "database-url"], "cluster": ["runs", "seconds", "out"], "pool": [],
     "mint-purchases": ["count", "out"],
@@ -111,6 +112,7 @@ func main() -> Int32 {
             var options = WebhookBenchmark.Options()
             options.runs = option("runs", in: arguments).flatMap(Int.init) ?? options.runs
             options.seconds = option("seconds", in: arguments).flatMap(Int.init) ?? options.seconds
+            options.statements = arguments.contains("--statements")
             try WebhookBenchmark.runAlone(options)
         case "long-poll":
             print(try LongPollBenchmark.measure(waiters: option("waiters", in: arguments).flatMap(Int.init) ?? 1_000))
