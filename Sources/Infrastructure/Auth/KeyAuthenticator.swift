@@ -62,11 +62,22 @@ package final class KeyAuthenticator: Sendable {
     }
 
     private static func bearerSecret(of request: HTTPRequest) -> String? {
-        guard let header = request.header("authorization"), header.utf8.count > 7,
+        bearerSecret(authorization: request.header("authorization"))
+    }
+
+    /// The key of an `Authorization: Bearer <key>` header (scheme case-insensitive, blanks
+    /// around the key ignored); nil for anything else.
+    static func bearerSecret(authorization header: String?) -> String? {
+        guard let header, header.utf8.count > 7,
             header.prefix(7).lowercased() == "bearer "
         else { return nil }
-        let secret = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
-        return secret.isEmpty ? nil : secret
+        // Spaces and tabs trimmed byte-wise: Foundation's trimmingCharacters cost a CharacterSet
+        // walk on every request, and a key is ASCII (`iap_` and base62).
+        let blank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        let bytes = header.utf8.dropFirst(7)
+        guard let first = bytes.firstIndex(where: { !blank($0) }), let last = bytes.lastIndex(where: { !blank($0) })
+        else { return nil }
+        return String(decoding: bytes[first...last], as: UTF8.self)
     }
 
     private func entry(for secret: String) -> Entry? {

@@ -144,8 +144,10 @@ package enum ChangeSealing {
             column.utf8.count > prefix.utf8.count + suffix.utf8.count
         else { return nil }
         let body = column.dropFirst(prefix.count).dropLast(suffix.count)
-        // Base64 has no quote: a clear object that merely starts like this is not mistaken.
-        return body.contains("\"") ? nil : String(body)
+        // Base64 has no quote: a clear object that merely starts like this is not mistaken. A
+        // byte scan: `contains` with a string went through Foundation's CFStringFind (2 % of a
+        // webhook endpoint's service CPU per purchase, every row its dispatcher reads).
+        return body.utf8.contains(UInt8(ascii: "\"")) ? nil : String(body)
     }
 
     /// The ids of a TRANSFER's sides (nothing for other types).
