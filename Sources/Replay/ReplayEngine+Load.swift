@@ -108,7 +108,7 @@ extension ReplayEngine.Run {
             for index in (base + range.lowerBound)..<(base + range.upperBound) {
                 let userId = users[index]
                 let (document, validUntil, version) = state.render(userId, catalog: catalog, at: now)
-                if live[userId]?.document != document { differing.append((userId, document)) }
+                if !sameBytes(live[userId]?.document, document) { differing.append((userId, document)) }
                 if rows {
                     UserDocumentsTable.appendCopyRow(
                         userId: userId, version: version, document: document, renderedAt: now,
@@ -123,6 +123,17 @@ extension ReplayEngine.Run {
             result.differing.append(contentsOf: piece.differing)
         }
         return result
+    }
+
+    /// Whether a live document has exactly the rendered bytes, compared with `memcmp`: the
+    /// arrays' `==` went byte by byte through `UInt8`'s `Equatable` witness (~10 % of the
+    /// render's CPU in a profile, for every user).
+    package static func sameBytes(_ live: [UInt8]?, _ rendered: [UInt8]) -> Bool {
+        guard let live, live.count == rendered.count else { return false }
+        guard !rendered.isEmpty else { return true }
+        return live.withUnsafeBytes { a in
+            rendered.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, b.count) == 0 }
+        }
     }
 
     package func createNextTables() throws(ServiceError) {

@@ -235,15 +235,9 @@ package struct ReplayLogReader {
     /// `event` with the tokens behind the token subjects it carries (noting those not known).
     @inline(__always)
     private static func restoringTokens(_ event: LedgerEvent, subjects: Subjects, batch: inout Batch) -> LedgerEvent {
-        switch event {
-        case .transactionRecorded, .renewalInfoRecorded, .appAccountTokenRegistered:
-            let tokens = event.tokens.filter(TokenSubject.isSubject)
-            guard !tokens.isEmpty else { return event }
-            for token in tokens where subjects.byTokenSubject[token] == nil { batch.unknownTokenSubjects.insert(token) }
-            return subjects.restoringTokens(event)
-        default:
-            return event
-        }
+        guard let token = event.token, TokenSubject.isSubject(token) else { return event }
+        if subjects.byTokenSubject[token] == nil { batch.unknownTokenSubjects.insert(token) }
+        return subjects.restoringTokens(event)
     }
 
     /// A buffer handed to worker threads that only read it while its owner waits for them.

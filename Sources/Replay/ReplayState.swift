@@ -56,7 +56,9 @@ package struct ReplayState {
         let count = parts.reduce(0) { $0 + $1.count }
         guard !tracking, count >= 1024, ReplayEngine.parallelism > 1 else {
             for part in parts {
-                for (seq, event) in part { apply(event, seq: seq) }
+                part.withUnsafeBufferPointer { part in
+                    for index in part.indices { apply(part[index].event, seq: part[index].seq) }
+                }
             }
             return
         }
@@ -80,10 +82,13 @@ package struct ReplayState {
         func fold(_ parts: [ReplayLogReader.Batch.Events], chainEvents: Bool) {
             var state = ReplayState()
             if chainEvents { swap(&state, &chains) } else { swap(&state, &users) }
-            // By index: the other half's events are only looked at, not copied out.
+            // Through an unsafe buffer: its subscript lends each event where `Array`'s copies it
+            // (retaining every string of a Transaction, then releasing them again).
             for part in parts {
-                for index in part.indices where part[index].event.isChainEvent == chainEvents {
-                    state.apply(part[index].event, seq: part[index].seq)
+                part.withUnsafeBufferPointer { part in
+                    for index in part.indices where part[index].event.isChainEvent == chainEvents {
+                        state.apply(part[index].event, seq: part[index].seq)
+                    }
                 }
             }
             if chainEvents { swap(&state, &chains) } else { swap(&state, &users) }

@@ -64,6 +64,13 @@ package struct Subjects: Sendable {
         for token in tokens { insert(token) }
     }
 
+    /// Room for `count` more subjects (a replay reads them all at once: growing two tables of
+    /// 100k keys step by step rehashed each of them several times).
+    package mutating func reserveCapacity(_ count: Int) {
+        byUser.reserveCapacity(byUser.count + count)
+        bySubject.reserveCapacity(bySubject.count + count)
+    }
+
     package mutating func insert(_ subject: Subject) {
         byUser[subject.userId] = subject
         bySubject[subject.subject] = subject

@@ -72,12 +72,20 @@ package enum SubjectsTable {
     /// Registers user streams named by a user id (written in clear, by code older than 0047)
     /// that have no subject: their subject is their id, as 0047 registered those it found. A
     /// replay's swap runs it under its locks, after which older instances no longer write.
+    /// The streams that have a subject (all but a few once 0047 ran) are set aside first, and only
+    /// the rest are checked for a first event in clear, one index probe each (`OFFSET 0` keeps
+    /// the planner from merging the two steps): as one join with both conditions, the planner
+    /// hashed every version-1 event of the log instead, a scan of `es.events` under the locks
+    /// (345 ms against 75 ms for a 1M-event log, 100k users, none left to register).
     package static let registerLegacyStreams = """
         INSERT INTO identity.subjects (user_id, subject)
-        SELECT substr(s.stream_id, 6), substr(s.stream_id, 6) FROM es.streams s
-        WHERE s.stream_id LIKE 'user:%'
-          AND NOT EXISTS (SELECT 1 FROM identity.subjects i WHERE i.subject = substr(s.stream_id, 6))
-          AND EXISTS (SELECT 1 FROM es.events e WHERE e.stream_id = s.stream_id AND e.version = 1 AND e.schema_version = 1)
+        SELECT substr(s.stream_id, 6), substr(s.stream_id, 6)
+        FROM (SELECT s.stream_id FROM es.streams s
+              WHERE s.stream_id LIKE 'user:%'
+                AND NOT EXISTS (SELECT 1 FROM identity.subjects i WHERE i.subject = substr(s.stream_id, 6))
+              OFFSET 0) s
+        CROSS JOIN LATERAL (SELECT 1 FROM es.events e
+                            WHERE e.stream_id = s.stream_id AND e.version = 1 AND e.schema_version = 1 LIMIT 1) first
         ON CONFLICT DO NOTHING;
         """
 
@@ -87,6 +95,7 @@ package enum SubjectsTable {
     /// Rows of the queries above.
     package static func subjects(from rows: Rows) -> Subjects {
         var subjects = Subjects()
+        subjects.reserveCapacity(rows.count)
         for row in 0..<rows.count {
             guard let userId = rows[row, 0], let subject = rows[row, 1] else { continue }
             subjects.insert(Subject(userId: userId, subject: subject, key: rows[row, 2].flatMap(Hex.decode)))

@@ -32,12 +32,7 @@ extension ChainState {
     /// Renewal info signed before the current period began describes an older period: its
     /// grace and retry flags are ignored (a lost recovery renewal info must not hide a renewal).
     public func status(at now: Int64) -> ChainStatus? {
-        guard let current = currentTransaction else { return nil }
-        let renewal = latestRenewalInfo
-        let renewalIsCurrent = renewal.map { $0.signedDate >= current.purchaseDate } ?? false
-        // Billing Grace Period does not apply to commitment plans (Apple's commitment life-cycle
-        // guide): a failed monthly renewal is billing retry at once.
-        let grace = renewalIsCurrent && !current.isCommitmentPlan ? renewal?.gracePeriodExpiresDate : nil
+        guard let (current, renewal, renewalIsCurrent, grace) = judgedPeriod else { return nil }
         // Until Apple says otherwise, a new auto-renewable subscription renews (docs/domain.md); the
         // renewal info often arrives later, with the first notification.
         let renewsByDefault = current.productType == .subscription
@@ -72,11 +67,25 @@ extension ChainState {
     }
 
     /// The next instant after `now` at which `status(at:)` may change with no new fact.
+    /// Only the period's two ends count (the `expiresAt` and `gracePeriodExpiresAt` `status(at:)`
+    /// would give): building the whole status again cost every render a second `ChainStatus`.
     public func nextChange(after now: Int64) -> Int64? {
-        guard let judged = status(at: now) else { return nil }
+        guard let (current, _, _, grace) = judgedPeriod else { return nil }
         var next: Int64?
-        if let expires = judged.expiresAt, expires > now { next = expires }
-        if let grace = judged.gracePeriodExpiresAt, grace > now { next = min(next ?? grace, grace) }
+        if let expires = current.expiresDate, expires > now { next = expires }
+        if let grace, grace > now { next = min(next ?? grace, grace) }
         return next
+    }
+
+    /// What `status(at:)` judges from: the current period, the newest renewal info, whether that
+    /// info describes the current period, and the grace end that applies to it.
+    private var judgedPeriod: (current: Transaction, renewal: RenewalInfo?, renewalIsCurrent: Bool, grace: Int64?)? {
+        guard let current = currentTransaction else { return nil }
+        let renewal = latestRenewalInfo
+        let renewalIsCurrent = renewal.map { $0.signedDate >= current.purchaseDate } ?? false
+        // Billing Grace Period does not apply to commitment plans (Apple's commitment life-cycle
+        // guide): a failed monthly renewal is billing retry at once.
+        let grace = renewalIsCurrent && !current.isCommitmentPlan ? renewal?.gracePeriodExpiresDate : nil
+        return (current, renewal, renewalIsCurrent, grace)
     }
 }

@@ -13,19 +13,27 @@ struct FlatObjectReader {
     static func read(_ bytes: UnsafeBufferPointer<UInt8>) -> [EventValue?]? {
         var values = [EventValue?](repeating: nil, count: EventField.count)
         var written: [Int] = []
-        return read(bytes, into: &values, written: &written) ? values : nil
+        var recent: [String?] = []  // one object: nothing to share
+        return read(bytes, into: &values, written: &written, recent: &recent) ? values : nil
     }
 
     /// Reads into `values` (all nil on entry), appending each index it sets to `written` (so a
-    /// reused table can be cleared cheaply); false when the full parser is needed.
+    /// reused table can be cleared cheaply); false when the full parser is needed. `recent`
+    /// (one slot per field, kept by the caller across objects) holds the last string too long to
+    /// be stored inline that each field had: an equal one shares its storage instead of
+    /// allocating its own (a replay's bundle ids and product types repeat on every fact). Empty:
+    /// nothing is shared.
     static func read(
-        _ bytes: UnsafeBufferPointer<UInt8>, into values: inout [EventValue?], written: inout [Int]
+        _ bytes: UnsafeBufferPointer<UInt8>, into values: inout [EventValue?], written: inout [Int],
+        recent: inout [String?]
     ) -> Bool {
         var reader = FlatObjectReader(bytes)
-        return reader.object(into: &values, written: &written)
+        return reader.object(into: &values, written: &written, recent: &recent)
     }
 
-    private mutating func object(into values: inout [EventValue?], written: inout [Int]) -> Bool {
+    private mutating func object(
+        into values: inout [EventValue?], written: inout [Int], recent: inout [String?]
+    ) -> Bool {
         skipSpace()
         guard peek(0x7B) else { return false }
         i += 1
@@ -41,8 +49,9 @@ struct FlatObjectReader {
             guard peek(0x3A) else { return false }
             i += 1
             skipSpace()
-            guard let value = value() else { return false }
-            if let field = fields.field(UnsafeBufferPointer(rebasing: b[key])) {
+            let field = fields.field(UnsafeBufferPointer(rebasing: b[key]))
+            guard let value = value(recent: field.map { $0.rawValue }, in: &recent) else { return false }
+            if let field {
                 values[field.rawValue] = value
                 written.append(field.rawValue)
             }
@@ -84,12 +93,20 @@ struct FlatObjectReader {
         return nil
     }
 
-    private mutating func value() -> EventValue? {
+    private mutating func value(recent slot: Int?, in recent: inout [String?]) -> EventValue? {
         guard i < b.count else { return nil }
         switch b[i] {
         case 0x22:
             guard let range = stringRange() else { return nil }
-            return .string(String(decoding: UnsafeBufferPointer(rebasing: b[range]), as: UTF8.self))
+            let bytes = UnsafeBufferPointer(rebasing: b[range])
+            // Up to 15 UTF-8 bytes a String is stored inline: nothing to share.
+            guard bytes.count > 15, let slot, slot < recent.count else {
+                return .string(String(decoding: bytes, as: UTF8.self))
+            }
+            if let last = recent[slot], Self.equal(last, bytes) { return .string(last) }
+            let string = String(decoding: bytes, as: UTF8.self)
+            recent[slot] = string
+            return .string(string)
         case 0x2D, 0x30...0x39:
             let negative = b[i] == 0x2D
             if negative { i += 1 }
@@ -114,6 +131,10 @@ struct FlatObjectReader {
         default:
             return nil
         }
+    }
+
+    private static func equal(_ string: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        string.utf8.withContiguousStorageIfAvailable { $0.count == bytes.count && $0.elementsEqual(bytes) } ?? false
     }
 
     private mutating func literal(_ text: StaticString, _ value: EventValue) -> EventValue? {

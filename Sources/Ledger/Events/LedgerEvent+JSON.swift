@@ -207,13 +207,16 @@ extension LedgerEvent {
 public struct LedgerEventDecoder {
     private var values = [EventValue?](repeating: nil, count: EventField.count)
     private var written: [Int] = []
+    /// Each field's last long string (see `FlatObjectReader.read`), kept from event to event.
+    private var recent = [String?](repeating: nil, count: EventField.count)
 
     public init() { written.reserveCapacity(EventField.count) }
 
     public mutating func decode(
         type: String, schemaVersion: Int, data: UnsafeBufferPointer<UInt8>
     ) throws(EventDecodingError) -> LedgerEvent {
-        guard schemaVersion == 1, type != "AliasMerged", FlatObjectReader.read(data, into: &values, written: &written)
+        guard schemaVersion == 1, type != "AliasMerged",
+            FlatObjectReader.read(data, into: &values, written: &written, recent: &recent)
         else {
             clear()
             return try LedgerEvent.decode(type: type, schemaVersion: schemaVersion, data: data)

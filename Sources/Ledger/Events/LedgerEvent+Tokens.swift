@@ -25,6 +25,17 @@ extension LedgerEvent {
         }
     }
 
+    /// The token the event carries, if any, read in place: `tokens` maps a copy of the event
+    /// (retaining every string of a Transaction), which a replay paid for on every fact it decoded.
+    public var token: String? {
+        switch self {
+        case .transactionRecorded(let transaction): transaction.appAccountToken
+        case .renewalInfoRecorded(let renewal): renewal.appAccountToken
+        case .appAccountTokenRegistered(_, let token, _, _): token
+        default: nil
+        }
+    }
+
     /// The tokens the event carries (at most one).
     public var tokens: [String] {
         var tokens: [String] = []
