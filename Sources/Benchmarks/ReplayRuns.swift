@@ -9,7 +9,7 @@ import TestSupport
 /// an existing database (`--database-url`, seeded only while its log is empty) so that two builds
 /// can be timed against the same data one after the other.
 enum ReplayRuns {
-    static func run(events: Int, users: Int, runs: Int, databaseURL: String?) throws {
+    static func run(events: Int, users: Int, runs: Int, databaseURL: String?, analytics: Bool = false) throws {
         var cluster: BenchCluster?
         defer { cluster?.stop() }
         let conninfo: String
@@ -43,6 +43,7 @@ enum ReplayRuns {
                 format: "replay median: %.2f s (%.0f events/s); COPY median %.2f s; ratio median %.2f×",
                 results.map(\.replaySeconds).median!, results.map(\.eventsPerSecond).median!,
                 results.map(\.copySeconds).median!, results.map(\.ratioToCopy).median!))
-        print(try AnalyticsCatchUpBenchmark.measure(conninfo: conninfo))
+        // Opt-in: ~15–40 s that a comparison of two replay builds does not need.
+        if analytics { print(try AnalyticsCatchUpBenchmark.measure(conninfo: conninfo)) }
     }
 }

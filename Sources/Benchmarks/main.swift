@@ -25,9 +25,10 @@ let usage = """
                       --serve binaries (BINARY or BINARY@THREADS), each on its own database, measured in turn in every run (A/B);
                       --reads then does the same for GET /v1/users/{id} (pgbench -S, CPU per read);
                       --statements loads pg_stat_statements and prints where PostgreSQL's time per purchase goes
-      replay [--events N] [--users N] [--runs N] [--database-url URL]
+      replay [--events N] [--users N] [--runs N] [--database-url URL] [--analytics]
                       only the replay benchmark of `run`, each run next to its COPY: on its own cluster,
-                      or on URL's database (seeded only while its log is empty)
+                      or on URL's database (seeded only while its log is empty); --analytics then times
+                      the analytics catch-up over the same log, as `run` does
       cluster [--runs N] [--seconds S]
                       deploy/local-cluster (HAProxy, 3 instances, PgBouncer, streaming replica): ingest and
                       reads through HAProxy vs node1 directly, and the replica's replay lag
@@ -48,10 +49,11 @@ let knownOptions: [String: Set<String>] = [
     "run": ["runs", "seconds", "purchases", "out", "only"], "verify": ["seconds"], "verify-cpu": ["count"],
     "fold": ["events"], "webhooks": ["runs", "seconds", "statements"], "long-poll": ["waiters"],
     "ingest": ["runs", "seconds", "purchases", "threads", "serve", "pause", "reads", "statements"],
-    "replay": ["events", "users", "runs", "database-url"], "cluster": ["runs", "seconds", "out"], "pool": [],
+    "replay": ["events", "users", "runs", "database-url", "analytics"], "cluster": ["runs", "seconds", "out"],
+    "pool": [],
     "mint-purchases": ["count", "out"],
 ]
-/// Options whose value is text, not a number; `--reads` and `--statements` take none.
+/// Options whose value is text, not a number; `--reads`, `--statements` and `--analytics` take none.
 let textOptions: Set<String> = ["out", "only", "serve", "database-url"]
 /// Commands that hand wrk, pgbench and deploy/local-cluster the repository's scripts by relative path.
 let repositoryCommands: Set<String> = ["run", "webhooks", "ingest", "cluster"]
@@ -67,7 +69,7 @@ func problem(with arguments: ArraySlice<String>, of command: String) -> String? 
         }
         let name = String(argument.dropFirst(2))
         index += 1
-        if name == "reads" || name == "statements" { continue }
+        if name == "reads" || name == "statements" || name == "analytics" { continue }
         guard index < arguments.endIndex else { return "--\(name) needs a value" }
         if !textOptions.contains(name), Double(arguments[index]) == nil {
             return "--\(name) needs a number, not \(arguments[index])"
@@ -121,7 +123,7 @@ func main() -> Int32 {
                 events: option("events", in: arguments).flatMap(Int.init) ?? 1_000_000,
                 users: option("users", in: arguments).flatMap(Int.init) ?? 100_000,
                 runs: option("runs", in: arguments).flatMap(Int.init) ?? 3,
-                databaseURL: option("database-url", in: arguments))
+                databaseURL: option("database-url", in: arguments), analytics: arguments.contains("--analytics"))
         case "cluster":
             var parameters = BenchmarkSuite.Parameters()
             if let runs = option("runs", in: arguments).flatMap(Int.init) { parameters.runs = runs }
