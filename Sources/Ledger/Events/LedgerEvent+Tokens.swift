@@ -25,24 +25,22 @@ extension LedgerEvent {
         }
     }
 
-    /// The token the event carries, if any, read in place: `tokens` maps a copy of the event
-    /// (retaining every string of a Transaction), which a replay paid for on every fact it decoded.
+    /// The token the event carries, if any, read in place (mapping a copy of the event, as
+    /// `tokens` once did, retained every string of a Transaction: a replay paid for it on every
+    /// fact it decoded, and every append on its events).
     public var token: String? {
         switch self {
         case .transactionRecorded(let transaction): transaction.appAccountToken
         case .renewalInfoRecorded(let renewal): renewal.appAccountToken
         case .appAccountTokenRegistered(_, let token, _, _): token
-        default: nil
+        case .notificationReceived, .consumptionAnswered, .retentionAnswered, .renewalExtensionRequested,
+            .chainClaimed, .chainReleased, .balanceDebited, .balanceCredited, .entitlementGranted,
+            .entitlementRevoked, .promotionalGranted, .promotionalRevoked, .appleAccountShared, .consentRescinded,
+            .aliasMerged, .mergedInto, .subjectErased:
+            nil
         }
     }
 
     /// The tokens the event carries (at most one).
-    public var tokens: [String] {
-        var tokens: [String] = []
-        _ = mappingTokens { token in
-            tokens.append(token)
-            return token
-        }
-        return tokens
-    }
+    public var tokens: [String] { token.map { [$0] } ?? [] }
 }
