@@ -67,7 +67,11 @@ package enum WebhookDeliveriesTable {
 
     /// Writes finished attempts: each delivery's new state, and one attempts row each. Only a
     /// delivery still open changes (an admin's redeliver meanwhile is not undone by a late
-    /// outcome of an older send: it is queued again either way).
+    /// outcome of an older send: it is queued again either way). The deliveries are found by
+    /// their seqs in the primary key. "Open" is spelled as neither delivered nor dead (the same,
+    /// by the table's CHECK) so that no plan takes the open deliveries' partial index and reads
+    /// every open delivery of the endpoint to find them: a down endpoint's backlog can be large
+    /// (FreshDatabasePlanTests).
     package static func record(endpoint: String, _ updates: [WebhookPlanner.Update], now: Int64) -> [Query] {
         guard !updates.isEmpty else { return [] }
         let seqs = updates.map(\.seq)
@@ -80,7 +84,8 @@ package enum WebhookDeliveriesTable {
                 \(array: updates.map(\.failures))::integer[], \(array: updates.map(\.nextAttemptAt))::bigint[],
                 \(array: updates.map(\.httpStatus))::integer[], \(array: updates.map(\.error))::text[])
                 AS x(s, st, f, n, hs, e)
-            WHERE d.endpoint = \(endpoint) AND d.seq = x.s AND d.status IN ('pending', 'failed')
+            WHERE d.endpoint = \(endpoint) AND d.seq = ANY(\(array: seqs)::bigint[]) AND d.seq = x.s
+                AND d.status <> 'delivered' AND d.status <> 'dead'
             """,
             """
             INSERT INTO webhooks.attempts (endpoint, seq, attempted_at, http_status, error, duration_ms)
@@ -122,11 +127,13 @@ package enum WebhookDeliveriesTable {
 
     /// Ends open deliveries whose change is not served any more (its person was erased): dead,
     /// never sent, no attempt recorded; a dead delivery blocks none of the user's later ones.
+    /// Open is spelled as in `record`, for the same reason.
     package static func skip(endpoint: String, seqs: [Int64], now: Int64) -> Query {
         """
         UPDATE webhooks.deliveries SET status = 'dead', last_error = 'not sent: the change is not served (erased)',
             updated_at = \(now)
-        WHERE endpoint = \(endpoint) AND seq = ANY(\(array: seqs)::bigint[]) AND status IN ('pending', 'failed')
+        WHERE endpoint = \(endpoint) AND seq = ANY(\(array: seqs)::bigint[]) AND status <> 'delivered'
+            AND status <> 'dead'
         """
     }
 

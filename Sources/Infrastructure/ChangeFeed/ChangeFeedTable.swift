@@ -57,8 +57,13 @@ package enum ChangeFeedTable {
             OR EXISTS (SELECT 1 FROM identity.subjects u WHERE u.user_id = f.user_id OFFSET 0) AS known
         """
 
-    /// The feed with each row's identity row (by subject; none for an erased person's rows).
-    private static let source: StaticString = "changes.feed f LEFT JOIN identity.subjects s ON s.subject = f.user_id"
+    /// Each row's identity row (by subject; none for an erased person's rows), one index probe per
+    /// row. As a plain join, a generic plan made on a database not yet analyzed hashed every
+    /// subject on each page (FreshDatabasePlanTests); `LATERAL … OFFSET 0` cannot be hashed.
+    private static let identityJoin: StaticString = """
+        LEFT JOIN LATERAL (SELECT s.user_id, s.key FROM identity.subjects s WHERE s.subject = f.user_id OFFSET 0) s
+            ON true
+        """
 
     /// Up to `limit` changes after `cursor` (of `userId` and its aliases only, when given), oldest
     /// first, among those every older transaction has finished writing: a change that commits late
@@ -67,37 +72,45 @@ package enum ChangeFeedTable {
     ///
     /// For one user, index walks in (tx, seq) order, each stopping at `limit`: the user's subject
     /// (sealed rows), the user id itself (rows in clear: a legacy user, rows from before the feed
-    /// was sealed), and its aliases' ids and subjects (api.md §7; none: one index probe). A single
-    /// `user_id = ANY(...)` would read and sort every change of the user past the cursor.
+    /// was sealed), and each of its aliases' ids and subjects (api.md §7; none: one index probe).
+    /// A single `user_id = ANY(...)` would read and sort every change of the user past the cursor.
+    /// The rows are then fetched by seq, one probe each: with `f.seq = ANY(…)` a generic plan may
+    /// walk the whole feed in (tx, seq) order instead (FreshDatabasePlanTests).
     package static func page(after cursor: FeedCursor, limit: Int, userId: String?) -> Query {
         if let userId {
             return """
-                SELECT \(unescaped: columns) FROM \(unescaped: source) WHERE f.seq = ANY(ARRAY(
+                SELECT \(unescaped: columns)
+                FROM unnest(ARRAY(
                     (SELECT seq FROM changes.feed
                      WHERE user_id = (SELECT i.subject FROM identity.subjects i
                                       WHERE i.user_id = \(userId) AND i.subject <> i.user_id)
                          AND (tx, seq) > (\(cursor.tx)::text::xid8, \(cursor.seq)::bigint)
                          AND tx < pg_snapshot_xmin(pg_current_snapshot())
                      ORDER BY tx, seq LIMIT \(limit))
-                    UNION ALL
+                    UNION
                     (SELECT seq FROM changes.feed
                      WHERE user_id = \(userId) AND (tx, seq) > (\(cursor.tx)::text::xid8, \(cursor.seq)::bigint)
                          AND tx < pg_snapshot_xmin(pg_current_snapshot())
                      ORDER BY tx, seq LIMIT \(limit))
-                    UNION ALL
-                    (SELECT seq FROM changes.feed
-                     WHERE user_id IN (SELECT a.alias FROM proj.user_aliases a WHERE a.user_id = \(userId)
-                                       UNION ALL
-                                       SELECT i.subject FROM proj.user_aliases a
-                                       JOIN identity.subjects i ON i.user_id = a.alias WHERE a.user_id = \(userId))
-                         AND (tx, seq) > (\(cursor.tx)::text::xid8, \(cursor.seq)::bigint)
-                         AND tx < pg_snapshot_xmin(pg_current_snapshot())
-                     ORDER BY tx, seq LIMIT \(limit))))
+                    UNION
+                    (SELECT x.seq
+                     FROM (SELECT a.alias FROM proj.user_aliases a WHERE a.user_id = \(userId)
+                           UNION ALL
+                           SELECT (SELECT i.subject FROM identity.subjects i WHERE i.user_id = a.alias OFFSET 0)
+                           FROM proj.user_aliases a WHERE a.user_id = \(userId)) AS al(id)
+                     CROSS JOIN LATERAL (
+                         SELECT seq, tx FROM changes.feed
+                         WHERE user_id = al.id AND (tx, seq) > (\(cursor.tx)::text::xid8, \(cursor.seq)::bigint)
+                             AND tx < pg_snapshot_xmin(pg_current_snapshot())
+                         ORDER BY tx, seq LIMIT \(limit)) x
+                     ORDER BY x.tx, x.seq LIMIT \(limit)))) AS k(seq)
+                JOIN LATERAL (SELECT * FROM changes.feed r WHERE r.seq = k.seq OFFSET 0) f ON true
+                \(unescaped: identityJoin)
                 ORDER BY f.tx, f.seq LIMIT \(limit)
                 """
         }
         return """
-            SELECT \(unescaped: columns) FROM \(unescaped: source)
+            SELECT \(unescaped: columns) FROM changes.feed f \(unescaped: identityJoin)
             WHERE (f.tx, f.seq) > (\(cursor.tx)::text::xid8, \(cursor.seq)::bigint)
                 AND f.tx < pg_snapshot_xmin(pg_current_snapshot())
             ORDER BY f.tx, f.seq LIMIT \(limit)
@@ -107,7 +120,10 @@ package enum ChangeFeedTable {
     /// The changes with these seqs (an admin's redelivery, a webhook send), in feed order.
     package static func changes(seqs: [Int64]) -> Query {
         """
-        SELECT \(unescaped: columns) FROM \(unescaped: source) WHERE f.seq = ANY(\(array: seqs)::bigint[])
+        SELECT \(unescaped: columns)
+        FROM (SELECT DISTINCT unnest(\(array: seqs)::bigint[])) AS k(seq)
+        JOIN LATERAL (SELECT * FROM changes.feed r WHERE r.seq = k.seq OFFSET 0) f ON true
+        \(unescaped: identityJoin)
         ORDER BY f.tx, f.seq
         """
     }

@@ -71,7 +71,10 @@ package struct LedgerRepository: Sendable {
     /// behind a token subject the event carries. The stored names are an array the index scan
     /// takes (`= ANY(ARRAY(…))`): joined as a set, the generic plan hashed the whole log (a seq
     /// scan of es.events per read: ingest fell from ~2,600 to ~1,000 purchases/s, and kept
-    /// falling as the log grew).
+    /// falling as the log grew). The subject and token rows are one index probe per event
+    /// (`LATERAL … OFFSET 0`, which no plan can hash): as plain joins, a generic plan made on a
+    /// database not yet analyzed hashed all of `identity.subjects` and `identity.tokens` on
+    /// every read until autovacuum analyzed them (FreshDatabasePlanTests).
     private func readStatement(streams: [String], recordedUpTo: Int64?) -> Connection.Statement? {
         guard !streams.isEmpty else { return nil }
         return Connection.Statement(
@@ -81,8 +84,12 @@ package struct LedgerRepository: Sendable {
                 i.user_id AS subject_user, encode(i.key, 'hex') AS subject_key,
                 t.subject AS token_subject, t.token AS token
             FROM es.events e
-            LEFT JOIN identity.subjects i ON e.stream_id LIKE 'user:%' AND i.subject = substr(e.stream_id, 6)
-            LEFT JOIN identity.tokens t ON t.subject = e.data->>'appAccountToken'
+            LEFT JOIN LATERAL (
+                SELECT i.user_id, i.key FROM identity.subjects i
+                WHERE e.stream_id LIKE 'user:%' AND i.subject = substr(e.stream_id, 6) OFFSET 0) i ON true
+            LEFT JOIN LATERAL (
+                SELECT t.subject, t.token FROM identity.tokens t WHERE t.subject = e.data->>'appAccountToken' OFFSET 0
+            ) t ON true
             WHERE e.stream_id = ANY(ARRAY(
                     SELECT CASE WHEN n LIKE 'user:%'
                         THEN (SELECT 'user:' || s.subject FROM identity.subjects s WHERE s.user_id = substr(n, 6))
