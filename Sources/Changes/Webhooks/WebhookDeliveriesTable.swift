@@ -102,6 +102,15 @@ package enum WebhookDeliveriesTable {
         SELECT endpoint, status, count(*), min(queued_at) FROM webhooks.deliveries GROUP BY endpoint, status
         """
 
+    /// Per endpoint, only its open deliveries (pending or failed): their count and the oldest one's
+    /// queue time, what the metrics gauges report. Read through the open deliveries' partial
+    /// index, so a scrape costs the backlog; `summary` counts every delivery ever made (the table
+    /// keeps them all), a full scan that grew with the history on every scrape.
+    package static let openSummary: Query = """
+        SELECT endpoint, status, count(*), min(queued_at) FROM webhooks.deliveries
+        WHERE status IN ('pending', 'failed') GROUP BY endpoint, status
+        """
+
     package struct Summary: Sendable, Equatable {
         package var counts: [String: Int64] = ["pending": 0, "delivered": 0, "failed": 0, "dead": 0]
         /// The queue time of the oldest pending or failed delivery.

@@ -4,7 +4,8 @@ import Infrastructure
 
 /// The webhook metrics of api.md / issue 13: attempts by endpoint and result, and per endpoint
 /// the open deliveries and the age of the oldest (sampled from the table at scrape time, so
-/// every instance reports the same truth whichever one delivers).
+/// every instance reports the same truth whichever one delivers; only the open deliveries are
+/// read, so a scrape does not grow with the deliveries made so far).
 package final class WebhookMetrics: Sendable {
     /// Attempts by endpoint and result: `delivered`, `failed` (to be retried), `dead`.
     package let deliveries: Counter
@@ -18,7 +19,7 @@ package final class WebhookMetrics: Sendable {
         guard !endpoints.isEmpty else { return }
         let sample: @Sendable () -> [String: WebhookDeliveriesTable.Summary] = {
             (try? pool.withConnection { connection in
-                WebhookDeliveriesTable.decodeSummary(try connection.query(WebhookDeliveriesTable.summary))
+                WebhookDeliveriesTable.decodeSummary(try connection.query(WebhookDeliveriesTable.openSummary))
             }) ?? [:]
         }
         registry.gauge(

@@ -286,6 +286,11 @@ final class WebhookReceiver: Sendable {
         try eventually("the first retried") { receiver.requests(id: changes[0].id).count >= 3 }
         #expect(receiver.requests(id: changes[1].id).isEmpty, "sent while the first of its user was failing")
         #expect(try status(service, "backend", changes[1].id) == "pending")
+        // The gauge counts what is open: the failing first and the second behind it (the other
+        // user's and the probe are delivered).
+        try eventually("the pending gauge at 2") {
+            try service.client(nil).get("/metrics").text.contains(#"iap_webhook_pending{endpoint="backend"} 2"#)
+        }
 
         failing.store(false, ordering: .relaxed)
         try eventually("both delivered") { try status(service, "backend", changes[1].id) == "delivered" }

@@ -76,6 +76,7 @@ import Testing
         for (index, query) in WebhookDeliveriesTable.record(endpoint: "e", [update], now: 1).enumerated() {
             list.append(("record attempts \(index)", query.statement))
         }
+        list.append(("webhook gauges", WebhookDeliveriesTable.openSummary.statement))
         list.append(("skip erased", WebhookDeliveriesTable.skip(endpoint: "e", seqs: [7], now: 1).statement))
         return list
     }
