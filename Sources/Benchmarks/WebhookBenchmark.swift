@@ -163,8 +163,9 @@ struct WebhookBenchmark {
         }
         result.lags = receiver.lags
         if options.statements {
+            // The dispatcher's statements rank below the ingest's: 40 lines reach them.
             try IngestBenchmark.printStatements(
-                cluster: cluster, databases: zip(targets, purchases).map { ($0.database, $1) })
+                cluster: cluster, databases: zip(targets, purchases).map { ($0.database, $1) }, top: 40)
         }
         return result
     }
