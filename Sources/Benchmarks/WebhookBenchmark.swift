@@ -24,14 +24,21 @@ struct WebhookBenchmark {
         /// `iap-ledger-bench webhooks --statements`: PostgreSQL's time per purchase by statement
         /// for each service (pg_stat_statements, as `ingest --statements`).
         var statements = false
+        /// `--serve BINARY` (repeatable): the services with the endpoint, each on its own database
+        /// and receiver, measured in turn in every run against the one without (A/B); by default
+        /// the release build's.
+        var binaries: [String] = []
     }
 
     struct Result {
         var withoutCPU: [Double] = []
-        var withCPU: [Double] = []
         var withoutRates: [Double] = []
-        var withRates: [Double] = []
-        /// Milliseconds per delivery, every delivery of every run.
+        /// Per service with the endpoint (one unless `--serve` named several), each run's figure.
+        var withCPUByService: [[Double]] = []
+        var withRatesByService: [[Double]] = []
+        var withCPU: [Double] { withCPUByService.first ?? [] }
+        var withRates: [Double] { withRatesByService.first ?? [] }
+        /// Milliseconds per delivery, every delivery of every run (the first service's).
         var lags: [Double] = []
         var recorded = 0
         var delivered = 0
@@ -59,11 +66,15 @@ struct WebhookBenchmark {
 
     static func run(_ options: Options, cluster: BenchCluster, work: String, bodies: String) throws -> Result {
         let say = BenchmarkSuite.say
-        let receiver = Receiver()
+        let binaries = options.binaries.isEmpty ? [BenchmarkSuite.binaryDirectory + "/iap-ledger"] : options.binaries
+        // One receiver per service: change ids restart at 1 in each database.
+        let receivers = binaries.map { _ in Receiver() }
         var router = Router()
-        router.add("POST", "/hook") { request, _ in
-            receiver.received(request.body)
-            return HTTPResponse(status: 204)
+        for (index, receiver) in receivers.enumerated() {
+            router.add("POST", "/hook\(index)") { request, _ in
+                receiver.received(request.body)
+                return HTTPResponse(status: 204)
+            }
         }
         let handler = router
         var configuration = HTTPServer.Configuration()
@@ -74,24 +85,29 @@ struct WebhookBenchmark {
 
         let suite = BenchmarkSuite(parameters: BenchmarkSuite.Parameters())
         let plain = try suite.writeConfiguration(in: work)
-        let hooked = work + "/bench-config-webhook.json"
         let secret = "whsec_" + Data((0..<32).map { UInt8($0 * 7 % 251) }).base64EncodedString()
-        var config = try JSONValue.parse(Array(try Data(contentsOf: URL(fileURLWithPath: plain))))
-        if case .object(var members) = config {
-            members["webhooks"] = .array([
-                .object([
-                    "name": .string("bench"), "url": .string("http://127.0.0.1:\(port)/hook"),
-                    "secret": .string(secret),
+        var services = [
+            (name: "iap_ledger_nohook", config: plain, binary: BenchmarkSuite.binaryDirectory + "/iap-ledger")
+        ]
+        for (index, binary) in binaries.enumerated() {
+            let hooked = work + "/bench-config-webhook\(index == 0 ? "" : "-\(index + 1)").json"
+            var config = try JSONValue.parse(Array(try Data(contentsOf: URL(fileURLWithPath: plain))))
+            if case .object(var members) = config {
+                members["webhooks"] = .array([
+                    .object([
+                        "name": .string("bench"), "url": .string("http://127.0.0.1:\(port)/hook\(index)"),
+                        "secret": .string(secret),
+                    ])
                 ])
-            ])
-            config = .object(members)
+                config = .object(members)
+            }
+            try Data(config.serialized()).write(to: URL(fileURLWithPath: hooked))
+            services.append(("iap_ledger_hook" + (index == 0 ? "" : "_\(index + 1)"), hooked, binary))
         }
-        try Data(config.serialized()).write(to: URL(fileURLWithPath: hooked))
 
-        let binary = BenchmarkSuite.binaryDirectory + "/iap-ledger"
         var targets: [(service: ServiceProcess, key: String, database: String)] = []
         defer { for target in targets { target.service.stop() } }
-        for (name, configPath) in [("iap_ledger_nohook", plain), ("iap_ledger_hook", hooked)] {
+        for (name, configPath, binary) in services {
             try cluster.server.createDatabase(name)
             let databaseURL = cluster.server.connectionString(database: name)
             let service = try ServiceProcess(
@@ -108,10 +124,12 @@ struct WebhookBenchmark {
         if options.statements {
             try IngestBenchmark.resetStatements(cluster: cluster, databases: targets.map(\.database))
         }
-        var purchases = [0, 0]
+        var purchases = targets.map { _ in 0 }
 
         var result = Result()
-        var used = [0, 0]
+        result.withCPUByService = binaries.map { _ in [] }
+        result.withRatesByService = binaries.map { _ in [] }
+        var used = targets.map { _ in 0 }
         for run in 1...options.runs {
             for (index, target) in targets.enumerated() {
                 let pids = { [target.service.pid] }
@@ -126,14 +144,21 @@ struct WebhookBenchmark {
                     ]))
                 used[index] += wrk.requests + 64 * options.connections
                 purchases[index] += wrk.requests
-                if index == 1 {
+                var delivered = ""
+                if index > 0 {
                     // Until everything recorded so far has been delivered (the dispatcher's work counts).
+                    let receiver = receivers[index - 1]
                     let drainStart = Date()
                     let recorded = try count("SELECT count(*) FROM changes.feed", cluster, target.database)
                     while receiver.count < recorded && Date().timeIntervalSince(drainStart) < 120 { usleep(20_000) }
-                    result.drainSeconds.append(Date().timeIntervalSince(drainStart))
-                    result.recorded = recorded
-                    result.delivered = receiver.count
+                    let drain = Date().timeIntervalSince(drainStart)
+                    delivered = String(
+                        format: ", delivered %d/%d, drained %.1f s after wrk", receiver.count, recorded, drain)
+                    if index == 1 {
+                        result.drainSeconds.append(drain)
+                        result.recorded = recorded
+                        result.delivered = receiver.count
+                    }
                 }
                 let serviceCPU = IngestBenchmark.cpuSeconds(of: pids()) - serviceBefore
                 let cpu =
@@ -145,23 +170,21 @@ struct WebhookBenchmark {
                     result.withoutCPU.append(perRequest)
                     result.withoutRates.append(wrk.requestsPerSecond)
                 } else {
-                    result.withCPU.append(perRequest)
-                    result.withRates.append(wrk.requestsPerSecond)
+                    result.withCPUByService[index - 1].append(perRequest)
+                    result.withRatesByService[index - 1].append(wrk.requestsPerSecond)
                 }
+                let label =
+                    index == 0
+                    ? "no endpoint" : binaries.count == 1 ? "one endpoint" : "one endpoint, \(binaries[index - 1])"
                 say(
                     String(
                         format:
                             "webhooks run %d/%d [%@]: %.0f req/s, %.0f µs CPU/purchase (service %.0f, PostgreSQL %.0f)%@",
-                        run, options.runs, index == 0 ? "no endpoint" : "one endpoint", wrk.requestsPerSecond,
-                        perRequest,
-                        servicePerRequest, perRequest - servicePerRequest,
-                        index == 1
-                            ? String(
-                                format: ", delivered %d/%d, drained %.1f s after wrk", receiver.count, result.recorded,
-                                result.drainSeconds.last ?? 0) : ""))
+                        run, options.runs, label, wrk.requestsPerSecond, perRequest, servicePerRequest,
+                        perRequest - servicePerRequest, delivered))
             }
         }
-        result.lags = receiver.lags
+        result.lags = receivers[0].lags
         if options.statements {
             // The dispatcher's statements rank below the ingest's: 40 lines reach them.
             try IngestBenchmark.printStatements(
@@ -200,6 +223,14 @@ extension WebhookBenchmark {
                 result.withCPU.median!, result.withoutCPU.median!, result.withCPU.median! / result.withoutCPU.median!,
                 percentile(result.lags, 50) ?? .nan, percentile(result.lags, 99) ?? .nan, result.delivered,
                 result.recorded))
+        guard options.binaries.count > 1 else { return }
+        for (binary, runs) in zip(options.binaries, result.withCPUByService) {
+            print(
+                String(
+                    format: "  %@: %.0f µs with the endpoint (runs %@), %.2f× the service without",
+                    binary, runs.median!, runs.map { String(format: "%.0f", $0) }.joined(separator: ", "),
+                    runs.median! / result.withoutCPU.median!))
+        }
     }
 }
 

@@ -15,9 +15,10 @@ let usage = """
       verify [--seconds S]      JWS verifications/s, warm chain cache, one thread
       verify-cpu [--count N]    CPU µs per warm-cache verification (count-bounded; for A/B of fixes)
       fold [--events N]         ledger fold events/s in memory, one thread
-      webhooks [--runs N] [--seconds S] [--statements]
+      webhooks [--runs N] [--seconds S] [--statements] [--serve BINARY]...
                       ingest CPU per purchase with one webhook endpoint vs none, and delivery lag to a local receiver;
-                      --statements as for ingest, for each of the two services
+                      --statements as for ingest, for each service; with several --serve binaries, each runs the
+                      endpoint's service on its own database and receiver, in turn in every run (A/B)
       long-poll [--waiters N]   RSS added by N (1,000) idle long-poll waiters on an in-process HTTPServer
       ingest [--runs N] [--seconds S] [--purchases N] [--threads N] [--serve BINARY]... [--pause S] [--reads]
              [--statements]
@@ -47,7 +48,7 @@ func option(_ name: String, in arguments: [String]) -> String? {
 /// long benchmark with the defaults.
 let knownOptions: [String: Set<String>] = [
     "run": ["runs", "seconds", "purchases", "out", "only"], "verify": ["seconds"], "verify-cpu": ["count"],
-    "fold": ["events"], "webhooks": ["runs", "seconds", "statements"], "long-poll": ["waiters"],
+    "fold": ["events"], "webhooks": ["runs", "seconds", "statements", "serve"], "long-poll": ["waiters"],
     "ingest": ["runs", "seconds", "purchases", "threads", "serve", "pause", "reads", "statements"],
     "replay": ["events", "users", "runs", "database-url", "analytics"], "cluster": ["runs", "seconds", "out"],
     "pool": [],
@@ -115,6 +116,9 @@ func main() -> Int32 {
             options.runs = option("runs", in: arguments).flatMap(Int.init) ?? options.runs
             options.seconds = option("seconds", in: arguments).flatMap(Int.init) ?? options.seconds
             options.statements = arguments.contains("--statements")
+            options.binaries = arguments.indices.dropLast().filter { arguments[$0] == "--serve" }.map {
+                arguments[$0 + 1]
+            }
             try WebhookBenchmark.runAlone(options)
         case "long-poll":
             print(try LongPollBenchmark.measure(waiters: option("waiters", in: arguments).flatMap(Int.init) ?? 1_000))
