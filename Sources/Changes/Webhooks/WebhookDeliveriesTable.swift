@@ -72,29 +72,57 @@ package enum WebhookDeliveriesTable {
     /// by the table's CHECK) so that no plan takes the open deliveries' partial index and reads
     /// every open delivery of the endpoint to find them: a down endpoint's backlog can be large
     /// (FreshDatabasePlanTests).
+    ///
+    /// Delivered ones (nearly all) are one UPDATE per answer status, with nothing per row but the
+    /// seq: joined with the per-row arrays, the generic plan (ten rows guessed on each side) was a
+    /// nested loop testing every pair, 9,900 rejected pairs for a round of 100 (3.6 ms, against
+    /// 1.6 ms for the hash join over every open delivery it replaced). Their failures and next
+    /// attempt time are left as they are: nothing reads them once delivered.
     package static func record(endpoint: String, _ updates: [WebhookPlanner.Update], now: Int64) -> [Query] {
         guard !updates.isEmpty else { return [] }
-        let seqs = updates.map(\.seq)
-        return [
-            """
-            UPDATE webhooks.deliveries d SET status = x.st, failures = x.f, next_attempt_at = x.n,
-                attempts = d.attempts + 1, last_status = x.hs, last_error = x.e, updated_at = \(now)::bigint,
-                delivered_at = CASE WHEN x.st = 'delivered' THEN \(now)::bigint ELSE d.delivered_at END
-            FROM unnest(\(array: seqs)::bigint[], \(array: updates.map(\.status.rawValue))::text[],
-                \(array: updates.map(\.failures))::integer[], \(array: updates.map(\.nextAttemptAt))::bigint[],
-                \(array: updates.map(\.httpStatus))::integer[], \(array: updates.map(\.error))::text[])
-                AS x(s, st, f, n, hs, e)
-            WHERE d.endpoint = \(endpoint) AND d.seq = ANY(\(array: seqs)::bigint[]) AND d.seq = x.s
-                AND d.status <> 'delivered' AND d.status <> 'dead'
-            """,
+        var queries: [Query] = []
+        var delivered: [Int: [Int64]] = [:]
+        var others: [WebhookPlanner.Update] = []
+        for update in updates {
+            if update.status == .delivered, update.error == nil, let status = update.httpStatus {
+                delivered[status, default: []].append(update.seq)
+            } else {
+                others.append(update)
+            }
+        }
+        for (status, seqs) in delivered.sorted(by: { $0.key < $1.key }) {
+            queries.append(
+                """
+                UPDATE webhooks.deliveries SET status = 'delivered', attempts = attempts + 1, last_status = \(status),
+                    last_error = NULL, updated_at = \(now)::bigint, delivered_at = \(now)::bigint
+                WHERE endpoint = \(endpoint) AND seq = ANY(\(array: seqs)::bigint[])
+                    AND status <> 'delivered' AND status <> 'dead'
+                """)
+        }
+        if !others.isEmpty {
+            let seqs = others.map(\.seq)
+            queries.append(
+                """
+                UPDATE webhooks.deliveries d SET status = x.st, failures = x.f, next_attempt_at = x.n,
+                    attempts = d.attempts + 1, last_status = x.hs, last_error = x.e, updated_at = \(now)::bigint,
+                    delivered_at = CASE WHEN x.st = 'delivered' THEN \(now)::bigint ELSE d.delivered_at END
+                FROM unnest(\(array: seqs)::bigint[], \(array: others.map(\.status.rawValue))::text[],
+                    \(array: others.map(\.failures))::integer[], \(array: others.map(\.nextAttemptAt))::bigint[],
+                    \(array: others.map(\.httpStatus))::integer[], \(array: others.map(\.error))::text[])
+                    AS x(s, st, f, n, hs, e)
+                WHERE d.endpoint = \(endpoint) AND d.seq = ANY(\(array: seqs)::bigint[]) AND d.seq = x.s
+                    AND d.status <> 'delivered' AND d.status <> 'dead'
+                """)
+        }
+        queries.append(
             """
             INSERT INTO webhooks.attempts (endpoint, seq, attempted_at, http_status, error, duration_ms)
             SELECT \(endpoint), s, a, hs, e, du
-            FROM unnest(\(array: seqs)::bigint[], \(array: updates.map(\.attemptedAt))::bigint[],
+            FROM unnest(\(array: updates.map(\.seq))::bigint[], \(array: updates.map(\.attemptedAt))::bigint[],
                 \(array: updates.map(\.httpStatus))::integer[], \(array: updates.map(\.error))::text[],
                 \(array: updates.map(\.durationMs))::integer[]) AS x(s, a, hs, e, du)
-            """,
-        ]
+            """)
+        return queries
     }
 
     /// Per endpoint: the count of each status and the oldest open delivery's queue time.
