@@ -45,6 +45,7 @@ package enum AppAccountTokensTable {
     /// it did when it was recorded (a later one by another user was refused, never appended).
     /// Run in the replay's swap transaction, which holds the table's lock. The events name
     /// subjects and token subjects (`identity.user_of` and `identity.token_of` give them back).
+    /// Its events are read through `events_app_account_token_registered_idx` (migration 0053).
     package static let rebuild = """
         DELETE FROM proj.app_account_tokens;
         INSERT INTO proj.app_account_tokens (app_account_token, user_id, minted, registered_at)

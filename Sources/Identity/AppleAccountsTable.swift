@@ -77,7 +77,8 @@ package enum AppleAccountsTable {
         DELETE FROM proj.apple_accounts p USING proj.user_aliases a WHERE p.user_id = a.alias;
         """
 
-    /// A replay rebuilds the table from the log (migration 0044's function: the one place the
-    /// rule is written), in its swap transaction.
+    /// A replay rebuilds the table from the log (migration 0044's function, as 0047 left it: the
+    /// one place the rule is written), in its swap transaction. It reads only the transactions
+    /// that carry an appTransactionId and their chains' claims, through 0053's partial indexes.
     package static let rebuild = "SELECT proj.rebuild_apple_accounts();"
 }

@@ -70,8 +70,9 @@ extension ReplayEngine.Run {
                     failure = error
                     throw ServiceErrorBox(error: error)
                 }
-                // The alias index from the log, before the locks (a pass over the log; merges
-                // committing meanwhile keep their rows: UserAliasesTable.rebuild).
+                // The alias index from the log, before the locks (its events through a partial
+                // index since 0053, but a log may hold many; merges committing meanwhile keep
+                // their rows: UserAliasesTable.rebuild).
                 try connection.executeScript(UserAliasesTable.rebuild)
                 if let fence {
                     do {
@@ -127,7 +128,8 @@ extension ReplayEngine.Run {
                     throw ServiceErrorBox(error: error)
                 }
                 try connection.executeScript(UserDocumentsTable.swapNext + "\n" + ChainOwnersTable.swapNext)
-                // The token index follows the log too; registrations wait on the lock above.
+                // The token index follows the log too; registrations wait on the lock above. Both
+                // read only their own events, through 0053's partial indexes (ReplaySwapPlanTests).
                 try connection.executeScript(AppAccountTokensTable.rebuild + "\n" + AppleAccountsTable.rebuild)
                 // The aliases' tokens are their targets' again (the alias index was rebuilt above).
                 try connection.executeScript(

@@ -54,7 +54,8 @@ package enum UserAliasesTable {
     }
 
     /// A replay rebuilds the table from the log, in its swap transaction before the tables are
-    /// locked (a pass over the whole log: writers must not wait for it). Merges may commit
+    /// locked (it reads the AliasMerged events through `events_alias_merged_idx`, migration 0053,
+    /// but a log may hold many: writers must not wait for it). Merges may commit
     /// meanwhile, and write their own rows: so rows are added and corrected, never all deleted,
     /// and only a row whose AliasMerged event is not in the log is removed (each statement sees
     /// every merge committed before it began, its row and its event alike). The events name
