@@ -22,16 +22,11 @@ import Testing
             SELECT 'balance_debit', 'gone-' || i, 1, 1, '{}', '{}', '{}' FROM generate_series(1, 2000) i;
             ANALYZE identity.subjects;
             ANALYZE changes.feed;
-            SET plan_cache_mode = force_generic_plan;
             """)
         let page = ChangeFeedTable.page(after: .start, limit: 100, userId: nil)
-        try connection.executeScript("PREPARE page AS " + page.sql)
-        // The page's own parameters, as literals of this test (EXECUTE takes no bound values).
-        let arguments = page.params.map { "'\($0 ?? "")'" }.joined(separator: ", ")
-        let plan = try connection.query("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE page(\(arguments))")
-        let lines = (0..<plan.count).compactMap { plan[$0, 0] }
-        let text = lines.joined(separator: "\n")
-        #expect(lines.first?.hasPrefix("Limit") == true, "\(text)")
+        let text = try connection.genericPlan(
+            of: page.statement, named: "page", options: "ANALYZE, COSTS OFF, TIMING OFF")
+        #expect(text.hasPrefix("Limit"), "\(text)")
         #expect(!text.contains("Seq Scan on subjects"), "\(text)")
         #expect(text.contains("Index Only Scan using subjects_pkey"), "\(text)")
         #expect(text.contains("rows=100 loops=1"), "the page read its 100 rows: \(text)")

@@ -141,10 +141,7 @@ import Testing
             FROM generate_series(1, 40000) c, generate_series(1, 3) v
             """)
         _ = try connection.execute("ANALYZE es.events")
-        func plan(_ query: Query) throws -> String {
-            let rows = try connection.query("EXPLAIN " + query.sql, query.params)
-            return (0..<rows.count).compactMap { rows[$0, 0] }.joined(separator: "\n")
-        }
+        func plan(_ query: Query) throws -> String { try connection.explain(query.sql, query.params) }
         for id in ["3000005002", "3999999999"] {
             let byTransaction = try plan(SupportLookup.chain(ofTransaction: id))
             #expect(byTransaction.contains("events_transaction_id_idx"), "\(byTransaction)")

@@ -21,20 +21,6 @@ import Testing
         "apple_accounts", "user_aliases",
     ]
 
-    /// The generic plan of `statement` on a database never analyzed.
-    static func genericPlan(_ statement: Connection.Statement, named name: String, on connection: Connection) throws
-        -> String
-    {
-        try connection.executeScript("SET plan_cache_mode = force_generic_plan")
-        try connection.executeScript("PREPARE \(name) AS " + statement.sql)
-        let arguments = statement.params.map {
-            $0.map { "'\($0.replacingOccurrences(of: "'", with: "''"))'" } ?? "NULL"
-        }
-        let call = arguments.isEmpty ? name : "\(name)(\(arguments.joined(separator: ", ")))"
-        let plan = try connection.query("EXPLAIN (COSTS OFF) EXECUTE \(call)")
-        return (0..<plan.count).compactMap { plan[$0, 0] }.joined(separator: "\n")
-    }
-
     /// The scans that read a growing table whole: a sequential scan, or an index walked with no
     /// condition on it (only a filter).
     static func wholeReads(_ plan: String) -> [String] {
@@ -94,7 +80,7 @@ import Testing
     @Test func hotStatementsProbeGrowingTablesByIndexOnAFreshDatabase() throws {
         let connection = try Connection(try TestDatabase.shared.freshDatabase())
         for (index, (name, statement)) in Self.statements().enumerated() {
-            let plan = try Self.genericPlan(statement, named: "probe\(index)", on: connection)
+            let plan = try connection.genericPlan(of: statement, named: "probe\(index)")
             #expect(Self.wholeReads(plan).isEmpty, "\(name) reads a growing table whole:\n\(plan)")
             if (name.hasPrefix("record attempts") && plan.hasPrefix("Update")) || name == "skip erased" {
                 #expect(plan.contains("deliveries_pkey"), "finds its deliveries by seq:\n\(plan)")

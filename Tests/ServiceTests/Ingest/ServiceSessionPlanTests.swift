@@ -16,8 +16,7 @@ import Testing
         """
 
     static func plan(_ connection: Connection) throws -> String {
-        let rows = try connection.query("EXPLAIN SELECT count(*) FROM es.events WHERE type <> ''")
-        return (0..<rows.count).compactMap { rows[$0, 0] }.joined(separator: "\n")
+        try connection.explain("SELECT count(*) FROM es.events WHERE type <> ''")
     }
 
     @Test func theServicesSessionsNeitherCompileNorParallelize() throws {

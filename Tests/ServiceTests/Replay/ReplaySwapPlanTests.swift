@@ -49,8 +49,7 @@ import Testing
             #expect(!statements.isEmpty, "\(rebuild.what): no statement reads es.events")
             var plans = ""
             for statement in statements {
-                let plan = try connection.query("EXPLAIN (COSTS OFF) " + statement)
-                let text = (0..<plan.count).compactMap { plan[$0, 0] }.joined(separator: "\n")
+                let text = try connection.explain(statement, options: "COSTS OFF")
                 #expect(!text.contains("Seq Scan on events"), "\(rebuild.what): \(text)")
                 plans += text + "\n"
             }
