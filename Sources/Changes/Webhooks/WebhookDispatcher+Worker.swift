@@ -182,13 +182,16 @@ extension WebhookDispatcher {
             var cursor = WebhookDeliveriesTable.cursor(
                 from: try connection.query(WebhookDeliveriesTable.cursor(endpoint: endpoint.name)))
             if cursor == nil {
-                let head = ChangeFeedTable.cursor(fromHead: try connection.query(ChangeFeedTable.head))
-                try connection.execute(
-                    WebhookDeliveriesTable.startCursor(endpoint: endpoint.name, at: head, now: clock()))
+                // Placed at start-up by the service; here for a dispatcher started on its own.
+                if let head = try WebhookDispatcher.placeNewEndpoints([endpoint.name], on: connection, now: clock())[
+                    endpoint.name]
+                {
+                    logger.info(
+                        "webhooks: endpoint starts at the feed's head",
+                        ["endpoint": endpoint.name, "cursor": "\(head)"])
+                }
                 cursor = WebhookDeliveriesTable.cursor(
                     from: try connection.query(WebhookDeliveriesTable.cursor(endpoint: endpoint.name)))
-                logger.info(
-                    "webhooks: endpoint starts at the feed's head", ["endpoint": endpoint.name, "cursor": "\(head)"])
             }
             guard var position = cursor else { return }
             for _ in 0..<10 {

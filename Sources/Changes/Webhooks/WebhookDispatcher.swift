@@ -20,7 +20,8 @@ import Synchronization
 /// (up to `maxInFlight` at once, a user's changes one at a time in cursor order). It also claims
 /// `readyPerSlot` more per slot, which a finished send starts at once (WebhookSendSlots); their
 /// outcomes are written by the next round, in one transaction.
-/// A new endpoint starts at the feed's head when it first runs, not at its beginning.
+/// A new endpoint starts at the feed's head when the first service that has it starts
+/// (`placeNewEndpoints`, before that service answers a request), not at the feed's beginning.
 package final class WebhookDispatcher: Sendable {
     package let conninfo: String
     package let endpoints: [WebhookEndpoint]
@@ -73,6 +74,36 @@ package final class WebhookDispatcher: Sendable {
         for worker in workers { worker.join() }
         // After the workers: their last sends in flight were recorded (or given up) by then.
         poster?.stop()
+    }
+
+    /// Creates the cursor of each of `endpoints` that has none, at the feed's head: the endpoint
+    /// receives the changes written from then on (docs/changes.md, "Where a new endpoint
+    /// starts"). The service does it before its HTTP server opens, so every change it
+    /// acknowledges reaches a new endpoint; when a worker first ran it, the purchases answered
+    /// before that run (a lease wait, a slow start) were behind the head and never sent. A
+    /// cursor already there stays. Answers the head where endpoints were placed now, by name.
+    @discardableResult
+    package static func placeNewEndpoints(_ endpoints: [String], on connection: Connection, now: Int64) throws
+        -> [String: FeedCursor]
+    {
+        guard !endpoints.isEmpty else { return [:] }
+        let head = ChangeFeedTable.cursor(fromHead: try connection.query(ChangeFeedTable.head))
+        var placed: [String: FeedCursor] = [:]
+        for endpoint in endpoints
+        where try connection.execute(WebhookDeliveriesTable.startCursor(endpoint: endpoint, at: head, now: now)) > 0 {
+            placed[endpoint] = head
+        }
+        return placed
+    }
+
+    /// `placeNewEndpoints` at start-up, each placed endpoint logged.
+    package static func placeNewEndpoints(_ endpoints: [WebhookEndpoint], pool: ConnectionPool, logger: Logger) throws {
+        let placed = try pool.withConnection { connection in
+            try placeNewEndpoints(endpoints.map(\.name), on: connection, now: Timestamp.nowMillis())
+        }
+        for (endpoint, head) in placed.sorted(by: { $0.key < $1.key }) {
+            logger.info("webhooks: endpoint starts at the feed's head", ["endpoint": endpoint, "cursor": "\(head)"])
+        }
     }
 
     /// The lease of an endpoint's deliverer.

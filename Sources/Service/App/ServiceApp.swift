@@ -229,6 +229,13 @@ public final class ServiceApp: Sendable {
         let server = HTTPServer(configuration: httpConfiguration) { request in
             ProblemRequestID.stamp(handler.handle(request), requestId: request.requestId)
         }
+        // New webhook endpoints start at the feed's head now, before any request is answered: a
+        // change acknowledged from here on is delivered to them (the dispatcher starts below).
+        do {
+            try WebhookDispatcher.placeNewEndpoints(options.configuration.webhooks, pool: pool, logger: logger)
+        } catch {
+            throw StartupError(description: "webhooks: cannot place the new endpoints' cursors: \(error)")
+        }
         let port: Int
         do {
             port = try server.start()

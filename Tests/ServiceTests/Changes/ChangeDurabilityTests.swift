@@ -91,8 +91,29 @@ import Testing
                 })
         }
         try eventually(
-            "\(ids.subtracting(received()).count) acknowledged purchases never reached the receiver: \(second.stderr.suffix(1500))",
+            "\(ids.subtracting(received()).count) acknowledged purchases never reached the receiver: "
+                + Self.deliveries(of: ids.subtracting(received()), on: connection) + "\n" + second.stderr.suffix(1500),
             within: 120
         ) { ids.isSubset(of: received()) }
+    }
+
+    /// Where each missing purchase stands: its feed row, its delivery (none: never created) and
+    /// the endpoint's cursor, so a failure says which step lost it.
+    static func deliveries(of missing: Set<String>, on connection: Connection) -> String {
+        let rows = try? connection.query(
+            """
+            SELECT f.transaction_id, f.seq, f.tx::text, f.user_id, d.status, d.attempts, d.last_status, d.last_error,
+                d.tx::text, (SELECT s.key IS NOT NULL FROM identity.subjects s WHERE s.subject = f.user_id),
+                (SELECT c.tx::text || '/' || c.seq FROM webhooks.cursors c WHERE c.endpoint = 'backend')
+            FROM changes.feed f LEFT JOIN webhooks.deliveries d ON d.endpoint = 'backend' AND d.seq = f.seq
+            WHERE f.transaction_id = ANY($1::text[]) ORDER BY f.seq LIMIT 10
+            """, [PostgresArray.literal(missing.sorted())])
+        guard let rows else { return "(the deliveries could not be read)" }
+        return (0..<rows.count).map { row in
+            "transaction \(rows[row, 0] ?? "-"): feed seq \(rows[row, 1] ?? "-") tx \(rows[row, 2] ?? "-") user "
+                + "\(rows[row, 3] ?? "-") keyed \(rows[row, 9] ?? "-"); delivery \(rows[row, 4] ?? "none") attempts "
+                + "\(rows[row, 5] ?? "-") last \(rows[row, 6] ?? "-") \(rows[row, 7] ?? "-") tx \(rows[row, 8] ?? "-"); "
+                + "cursor \(rows[row, 10] ?? "-")"
+        }.joined(separator: "\n")
     }
 }

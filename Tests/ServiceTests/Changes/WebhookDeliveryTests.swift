@@ -394,6 +394,32 @@ final class WebhookReceiver: Sendable {
         try eventually("delivered by the survivor", within: 60) { receiver.requests(id: late.id).count == 1 }
     }
 
+    /// A new endpoint starts at the head when the service starts, before it answers anything:
+    /// a change written after that reaches it even when its deliverer first runs much later
+    /// (here another instance holds its lease, as after a `kill -9`; before, the deliverer
+    /// placed the cursor on its first run, past every change written meanwhile).
+    @Test func aNewEndpointGetsTheChangesWrittenBeforeItsDelivererFirstRuns() throws {
+        let receiver = try receiver()
+        let first = try service([])
+        let admin = try Connection(first.conninfo)
+        try emit(first, [(.renewal, "u-before", "Production")])
+        let lease = WebhookDispatcher.leaseName("backend")
+        try admin.execute(
+            """
+            INSERT INTO ops.leases (name, holder, claim, token, acquired_at, renewed_at, expires_at)
+            VALUES ($1, 'elsewhere:1', 'another-claim', nextval('ops.lease_tokens'), now(), now(), now() + interval '1 hour')
+            """, [lease])
+        let second = try service([endpoint("backend", receiver)], sharing: first)
+        let change = try emit(second, [(.renewal, "u-1", "Production")])[0]
+        #expect(receiver.requests.isEmpty, "sent while another instance holds the lease")
+        try admin.execute("UPDATE ops.leases SET expires_at = now() - interval '1 second' WHERE name = $1", [lease])
+        try eventually("delivered once the lease came free", within: 30) {
+            receiver.requests(id: change.id).count == 1
+        }
+        // The change from before the endpoint existed is not sent (it starts at the head).
+        #expect(receiver.requests.map(\.id) == [change.id])
+    }
+
     @Test func unknownEndpointAndBadQueriesAreRefusedClearly() throws {
         let receiver = try receiver()
         let service = try service([endpoint("backend", receiver)])
