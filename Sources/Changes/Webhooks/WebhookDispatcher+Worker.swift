@@ -183,9 +183,8 @@ extension WebhookDispatcher {
                 from: try connection.query(WebhookDeliveriesTable.cursor(endpoint: endpoint.name)))
             if cursor == nil {
                 // Placed at start-up by the service; here for a dispatcher started on its own.
-                if let head = try WebhookDispatcher.placeNewEndpoints([endpoint.name], on: connection, now: clock())[
-                    endpoint.name]
-                {
+                let placed = try WebhookDispatcher.placeNewEndpoints([endpoint.name], on: connection, now: clock())
+                if let head = placed[endpoint.name] {
                     logger.info(
                         "webhooks: endpoint starts at the feed's head",
                         ["endpoint": endpoint.name, "cursor": "\(head)"])
