@@ -31,8 +31,10 @@ public final class TestDatabase: Sendable {
     /// Test-only server settings: durability is pointless for throwaway data and costs time
     /// on a shared disk. (`serve` keeps the defaults, synchronous_commit on.) Many test services
     /// run at once, each with up to 8 pooled connections (its handler pool and its inline reads
-    /// can use them all) beside its background jobs' own.
-    public static let settings = ["fsync": "off", "full_page_writes": "off", "max_connections": "600"]
+    /// can use them all) beside its background jobs' own: a whole debug suite peaked at 497
+    /// client connections (sampled every 0.5 s, 2026-12-07), and two suites on one box (tests
+    /// run longer, more of them overlap) went past 600. 1000 leaves room.
+    public static let settings = ["fsync": "off", "full_page_writes": "off", "max_connections": "1000"]
 
     /// The repository's `migrations/` directory: the source of `SchemaMigrations.all`, read only
     /// by the test that keeps the two equal.

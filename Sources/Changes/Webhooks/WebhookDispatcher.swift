@@ -98,6 +98,7 @@ package final class WebhookDispatcher: Sendable {
 
     /// `placeNewEndpoints` at start-up, each placed endpoint logged.
     package static func placeNewEndpoints(_ endpoints: [WebhookEndpoint], pool: ConnectionPool, logger: Logger) throws {
+        guard !endpoints.isEmpty else { return }
         let placed = try pool.withConnection { connection in
             try placeNewEndpoints(endpoints.map(\.name), on: connection, now: Timestamp.nowMillis())
         }

@@ -402,7 +402,12 @@ final class WebhookReceiver: Sendable {
         let receiver = try receiver()
         let first = try service([])
         let admin = try Connection(first.conninfo)
-        try emit(first, [(.renewal, "u-before", "Production")])
+        let before = try emit(first, [(.renewal, "u-before", "Production")])[0]
+        // Below the horizon before the endpoint is placed (transaction ids are the cluster's: a
+        // parallel test's open transaction holds the horizon back, and the head with it).
+        try eventually("the first change below the horizon") {
+            ChangeFeedTable.cursor(fromHead: try admin.query(ChangeFeedTable.head)).seq == before.seq
+        }
         let lease = WebhookDispatcher.leaseName("backend")
         try admin.execute(
             """
